@@ -1,0 +1,94 @@
+// The control protocol between the controller and its workers.
+//
+// Transport: one ZeroMQ ROUTER socket in the controller (loopback tcp or an
+// ipc path), one DEALER socket per worker rank, plus one DEALER per worker for
+// heartbeats (so a long train step never delays them). Every ZeroMQ message is
+// a single frame: a msgpack map with at least
+//     "v": kVersion (int)    "t": message type (string, below)
+// and the fields of that type. Unknown extra fields are ignored (so a newer
+// peer may add fields); a missing or mistyped field, an unknown type, another
+// version or bytes that are not msgpack are a ProtocolError, which the
+// controller logs and drops without touching any trial.
+//
+// The conversation of one rank, in order:
+//   worker -> HELLO {trial_id, rank, attempt, pid}
+//   ctrl   -> START {trainable, config, trial_dir, experiment, world_size, checkpoint}
+//   worker -> REPORT {iteration, metrics, time_this_iter_s, time_total_s}   (k = 1, 2, ...)
+//   ctrl   -> DECISION {iteration, decision}      after every rank reported k
+//   ...
+//   worker -> DONE {iterations}                   train function returned or was stopped
+//   worker -> ERROR {message, where}              train function raised
+//   worker -> HEARTBEAT {trial_id, rank, attempt} every heartbeat period, own socket
+// The controller may send DECISION STOP at any report; the rank's report()
+// call then unwinds the train function and the rank answers DONE.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <variant>
+
+#include "core/config.h"
+#include "core/types.h"
+
+namespace tune::protocol {
+
+inline constexpr int kVersion = 1;
+// A frame larger than this is rejected before it is parsed (metrics and
+// configs are small; checkpoints travel as directories, never as messages).
+inline constexpr size_t kMaxMessageBytes = 16 << 20;
+
+struct Hello {
+  std::string trial_id;
+  int rank = 0;
+  int attempt = 0;  // 0 for the first run of a trial, +1 per restart
+  int64_t pid = 0;
+};
+
+struct Start {
+  std::string trainable;  // registered name the worker runs
+  Json config;            // the trial's resolved config (a JSON object)
+  std::string trial_dir;
+  std::string experiment;
+  int world_size = 1;
+  std::string checkpoint;  // directory to resume from; empty for a fresh start
+};
+
+struct Report {
+  int64_t iteration = 0;  // 1-based, the rank's count of report() calls
+  Json metrics;           // a JSON object of the user's metrics
+  double time_this_iter_s = 0;
+  double time_total_s = 0;
+};
+
+struct DecisionMsg {
+  int64_t iteration = 0;
+  Decision decision = Decision::kContinue;
+};
+
+struct Done {
+  int64_t iterations = 0;
+};
+
+struct ErrorMsg {
+  std::string message;
+  std::string where;  // e.g. "rank 1: train function", or a file:line when known
+};
+
+struct Heartbeat {
+  std::string trial_id;
+  int rank = 0;
+  int attempt = 0;
+};
+
+using Message = std::variant<Hello, Start, Report, DecisionMsg, Done, ErrorMsg, Heartbeat>;
+
+// The wire name of a message's type ("hello", "start", ...).
+std::string_view type_name(const Message& message);
+
+std::string encode(const Message& message);
+
+// Throws ProtocolError saying why `bytes` is not a valid message.
+Message decode(std::string_view bytes);
+
+}  // namespace tune::protocol

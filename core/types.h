@@ -1,0 +1,31 @@
+// Names shared by the controller, the plug-ins, the store and the wire:
+// trial states and scheduler decisions. Enums inside the code; the string
+// forms exist only for SQL, TOML, CLI output and logs.
+#pragma once
+
+#include <optional>
+#include <string_view>
+
+namespace tune {
+
+// PENDING -> RUNNING -> (PAUSED -> RUNNING)* -> TERMINATED | ERROR
+enum class TrialStatus { kPending, kRunning, kPaused, kTerminated, kError };
+
+// What a scheduler (or stopper) decides after a result.
+enum class Decision { kContinue, kPause, kStop };
+
+enum class Mode { kMin, kMax };
+
+std::string_view to_string(TrialStatus status);
+std::string_view to_string(Decision decision);
+std::string_view to_string(Mode mode);
+
+std::optional<TrialStatus> trial_status_from_string(std::string_view text);
+std::optional<Decision> decision_from_string(std::string_view text);
+std::optional<Mode> mode_from_string(std::string_view text);
+
+inline bool is_finished(TrialStatus status) {
+  return status == TrialStatus::kTerminated || status == TrialStatus::kError;
+}
+
+}  // namespace tune

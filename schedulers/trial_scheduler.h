@@ -1,0 +1,64 @@
+// TrialScheduler: the plug-in that decides, after each result, whether a
+// trial continues, pauses or stops, and which waiting trial runs next.
+//
+// Modelled on Ray Tune's TrialScheduler. The controller's event loop owns it
+// and calls it from one thread; it needs no locks. Hooks and the trial state
+// in which each fires:
+//   on_trial_add       a trial was created (PENDING)
+//   on_trial_result    a RUNNING trial completed an iteration -> Decision
+//   on_trial_complete  a trial finished normally (now TERMINATED)
+//   on_trial_error     a trial failed (now ERROR)
+//   on_trial_remove    a trial was stopped by the controller or a stopper
+//   choose_trial_to_run among PENDING and PAUSED trials; idempotent: asking
+//                      twice without a state change gives the same answer
+//   save / restore     experiment checkpoint and resume
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/config.h"
+#include "core/types.h"
+
+namespace tune::schedulers {
+
+// What a scheduler may see of a trial. The controller owns the trials; this
+// view is valid during the call only.
+struct TrialView {
+  const std::string& trial_id;
+  TrialStatus status;
+  const Json& config;
+};
+
+class TrialScheduler {
+ public:
+  virtual ~TrialScheduler() = default;
+
+  // `metric`/`mode` are the experiment's (metric may be empty for FIFO).
+  virtual void set_search_properties(const std::string& metric, Mode mode) {}
+
+  virtual void on_trial_add(const TrialView& trial) {}
+  // `result`: user metrics plus training_iteration, time_this_iter_s,
+  // time_total_s, timestamp, trial_id.
+  virtual Decision on_trial_result(const TrialView& trial, const Json& result) = 0;
+  virtual void on_trial_complete(const TrialView& trial, const Json* last_result) {}
+  virtual void on_trial_error(const TrialView& trial) {}
+  virtual void on_trial_remove(const TrialView& trial) {}
+
+  // Index into `candidates` (each PENDING or PAUSED) of the trial to run
+  // next, or -1 to run none now.
+  virtual int choose_trial_to_run(const std::vector<TrialView>& candidates) = 0;
+
+  virtual Json save() const { return Json::object(); }
+  virtual void restore(const Json& state) {}
+
+  // One line for `tunerun status`, e.g. "FIFO" or "ASHA: 3 rungs, ...".
+  virtual std::string debug_string() const = 0;
+};
+
+// Creates a scheduler from a name ("fifo") and its options table. Throws
+// tune::ConfigError whose key() names the offending option or "type".
+std::unique_ptr<TrialScheduler> make_scheduler(const std::string& type, const Json& options);
+
+}  // namespace tune::schedulers

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Installs missing packages, then configures and builds tunerun into build/
+# (Ninja, ccache, -j2: these machines have 2 cores). Safe to run repeatedly.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${TUNERUN_BUILD_DIR:-$root/build}
+
+"$root/scripts/install_deps.sh"
+if [[ ! -f "$build/build.ninja" ]]; then
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+fi
+cmake --build "$build" -j "${TUNERUN_JOBS:-2}" "$@"

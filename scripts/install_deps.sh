@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs every Debian package tunerun needs. Idempotent: packages already
+# present are skipped; `apt-get update` runs only when something is missing.
+# TUNERUN_WITH_TORCH=1 adds libtorch, OpenBLAS and Fashion-MNIST (the trainer).
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build ccache pkg-config git
+  libzmq3-dev cppzmq-dev libmsgpack-cxx-dev libsqlite3-dev sqlite3
+  libeigen3-dev libcli11-dev libfmt-dev doctest-dev libtomlplusplus-dev
+  nlohmann-json3-dev
+)
+if [[ "${TUNERUN_WITH_TORCH:-0}" != 0 ]]; then
+  packages+=(libtorch-dev libopenblas0-pthread dataset-fashion-mnist)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("$p")
+  fi
+done
+if ((${#missing[@]} == 0)); then
+  exit 0
+fi
+
+echo "install_deps: installing ${missing[*]}" >&2
+SUDO=""
+if [[ $(id -u) != 0 ]]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,89 @@
+#include "search/basic_variant.h"
+
+#include <fmt/format.h>
+
+#include "core/errors.h"
+
+namespace tune::search {
+namespace {
+
+// The Rng for config `index`, from (seed, index) alone, so restoring needs
+// only the counter. seed_seq and mt19937_64 are both fully specified by the
+// standard, so the draws match across platforms.
+Rng config_rng(uint64_t seed, uint64_t index) {
+  auto lo32 = [](uint64_t v) { return static_cast<uint32_t>(v); };
+  auto hi32 = [](uint64_t v) { return static_cast<uint32_t>(v >> 32); };
+  std::seed_seq seq{lo32(seed), hi32(seed), lo32(index), hi32(index)};
+  return Rng(seq);
+}
+
+// Overlays `point` on `config`: objects merge key by key, anything else
+// replaces what was drawn.
+void deep_merge(Json& config, const Json& point) {
+  for (const auto& [key, value] : point.items()) {
+    auto it = config.find(key);
+    if (it != config.end() && it->is_object() && value.is_object()) {
+      deep_merge(*it, value);
+    } else {
+      config[key] = value;
+    }
+  }
+}
+
+}  // namespace
+
+BasicVariantGenerator::BasicVariantGenerator(BasicVariantOptions options)
+    : options_(std::move(options)) {
+  if (options_.num_samples < 1 && options_.num_samples != -1) {
+    throw ConfigError(
+        fmt::format("must be at least 1, or -1 for unlimited, got {}", options_.num_samples), {}, 0,
+        "num_samples");
+  }
+  for (const Json& point : options_.points_to_evaluate) {
+    if (!point.is_object()) {
+      throw ConfigError("each point must be a table, got " + point.dump(), {}, 0,
+                        "points_to_evaluate");
+    }
+  }
+}
+
+void BasicVariantGenerator::set_search_properties(const std::string& metric, Mode mode,
+                                                  const ParamSpace& space) {
+  space_ = space;
+}
+
+int64_t BasicVariantGenerator::total_trials() const {
+  if (options_.num_samples == -1) return -1;
+  const auto cells = static_cast<int64_t>(space_.num_grid_cells());
+  return static_cast<int64_t>(options_.points_to_evaluate.size()) + options_.num_samples * cells;
+}
+
+Suggestion BasicVariantGenerator::suggest(const std::string& trial_id) {
+  const int64_t total = total_trials();
+  if (total != -1 && next_ >= total) return Suggestion::finished();
+
+  const auto index = static_cast<uint64_t>(next_++);
+  Rng rng = config_rng(options_.seed, index);
+  const auto& points = options_.points_to_evaluate;
+  if (index < points.size()) {
+    Json config = space_.resolve(0, rng);
+    deep_merge(config, points[index]);
+    return Suggestion::of(std::move(config));
+  }
+  // All cells of repeat 0, then all cells of repeat 1..., as Ray orders them.
+  const uint64_t sample = index - points.size();
+  return Suggestion::of(space_.resolve(sample % space_.num_grid_cells(), rng));
+}
+
+Json BasicVariantGenerator::save() const { return {{"next", next_}}; }
+
+void BasicVariantGenerator::restore(const Json& state) {
+  const auto it = state.find("next");  // end() when `state` is not an object
+  if (it == state.end() || !it->is_number_integer() || it->get<int64_t>() < 0) {
+    throw Error("malformed BasicVariantGenerator state " + state.dump() +
+                "; expected {\"next\": <count of configs suggested>}");
+  }
+  next_ = it->get<int64_t>();
+}
+
+}  // namespace tune::search

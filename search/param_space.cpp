@@ -1,0 +1,120 @@
+#include "search/param_space.h"
+
+#include <fmt/format.h>
+
+#include <limits>
+
+#include "core/errors.h"
+
+namespace tune {
+namespace {
+
+void collect_grid(const ParamSpace& space, const std::string& prefix,
+                  std::vector<std::pair<std::string, const Domain*>>& out) {
+  for (const auto& [key, node] : space.entries()) {
+    if (const Domain* domain = node.domain(); domain && domain->is_grid()) {
+      out.emplace_back(prefix + key, domain);
+    } else if (const ParamSpace* nested = node.nested()) {
+      collect_grid(*nested, prefix + key + ".", out);
+    }
+  }
+}
+
+// Walks `space` depth-first in insertion order: grid domains take the next of
+// `grid_values`, other domains draw from `rng`, in that order.
+Json resolve_node(const ParamSpace& space, const std::vector<const Json*>& grid_values,
+                  size_t& next_grid, Rng& rng) {
+  Json out = Json::object();
+  for (const auto& [key, node] : space.entries()) {
+    if (const Domain* domain = node.domain()) {
+      out[key] = domain->is_grid() ? *grid_values[next_grid++] : domain->sample(rng);
+    } else if (const ParamSpace* nested = node.nested()) {
+      out[key] = resolve_node(*nested, grid_values, next_grid, rng);
+    } else {
+      out[key] = *node.constant();
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+ParamSpace::Node::Node(Domain domain) : value_(std::move(domain)) {}
+
+ParamSpace::Node::Node(ParamSpace nested)
+    : value_(std::make_shared<const ParamSpace>(std::move(nested))) {}
+
+const ParamSpace* ParamSpace::Node::nested() const {
+  const auto* ptr = std::get_if<std::shared_ptr<const ParamSpace>>(&value_);
+  return ptr ? ptr->get() : nullptr;
+}
+
+ParamSpace::ParamSpace(std::initializer_list<std::pair<std::string, Node>> entries) {
+  for (const auto& [key, node] : entries) set(key, node);
+}
+
+void ParamSpace::set(const std::string& key, Node node) {
+  if (key.empty()) throw ConfigError("a param space key must not be empty");
+  if (key.find('.') != std::string::npos) {
+    throw ConfigError("a param space key must not contain '.'; nest a ParamSpace instead", {}, 0,
+                      key);
+  }
+  for (auto& [existing, old] : entries_) {
+    if (existing == key) {
+      old = std::move(node);
+      return;
+    }
+  }
+  entries_.emplace_back(key, std::move(node));
+}
+
+std::vector<std::pair<std::string, const Domain*>> ParamSpace::grid_domains() const {
+  std::vector<std::pair<std::string, const Domain*>> out;
+  collect_grid(*this, "", out);
+  return out;
+}
+
+size_t ParamSpace::num_grid_cells() const {
+  size_t cells = 1;
+  for (const auto& [path, domain] : grid_domains()) {
+    const size_t n = domain->values().size();
+    if (cells > std::numeric_limits<size_t>::max() / n) {
+      throw ConfigError("the grid has too many cells to count", {}, 0, path);
+    }
+    cells *= n;
+  }
+  return cells;
+}
+
+Json ParamSpace::resolve(size_t cell, Rng& rng) const {
+  const size_t cells = num_grid_cells();
+  if (cell >= cells) {
+    throw Error(fmt::format("grid cell {} is out of range; the space has {} cells", cell, cells));
+  }
+  // Mixed-radix decode, last grid key varying fastest.
+  const auto grid = grid_domains();
+  std::vector<const Json*> values(grid.size());
+  for (size_t k = grid.size(); k-- > 0;) {
+    const auto& choices = grid[k].second->values();
+    values[k] = &choices[cell % choices.size()];
+    cell /= choices.size();
+  }
+  size_t next_grid = 0;
+  return resolve_node(*this, values, next_grid, rng);
+}
+
+Json ParamSpace::describe() const {
+  Json out = Json::object();
+  for (const auto& [key, node] : entries_) {
+    if (const Domain* domain = node.domain()) {
+      out[key] = domain->describe();
+    } else if (const ParamSpace* nested = node.nested()) {
+      out[key] = nested->describe();
+    } else {
+      out[key] = *node.constant();
+    }
+  }
+  return out;
+}
+
+}  // namespace tune

@@ -1,0 +1,65 @@
+// Searcher: the plug-in that decides which config each new trial tries.
+//
+// Modelled on Ray Tune's Searcher. The controller's event loop owns it and
+// calls it from one thread; it needs no locks. Hooks and when they fire:
+//   set_search_properties  once, before the first suggest
+//   suggest(trial_id)      when the controller has room for a new trial
+//   on_trial_result        every complete iteration of a RUNNING trial
+//   on_trial_complete      once, when a trial is TERMINATED or in ERROR
+//   save / restore         experiment checkpoint and resume
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "core/config.h"
+#include "core/types.h"
+#include "search/param_space.h"
+
+namespace tune::search {
+
+struct Suggestion {
+  enum class Status {
+    kConfig,    // `config` holds the next trial's config
+    kNotReady,  // nothing now; ask again after a trial reports or completes
+    kFinished,  // the searcher will never suggest again
+  };
+  Status status = Status::kFinished;
+  Json config;  // set when status == kConfig
+
+  static Suggestion of(Json config) { return {Status::kConfig, std::move(config)}; }
+  static Suggestion not_ready() { return {Status::kNotReady, {}}; }
+  static Suggestion finished() { return {Status::kFinished, {}}; }
+};
+
+class Searcher {
+ public:
+  virtual ~Searcher() = default;
+
+  // `metric` and `mode` are the experiment's; `space` the sweep's param space.
+  virtual void set_search_properties(const std::string& metric, Mode mode,
+                                     const ParamSpace& space) = 0;
+
+  virtual Suggestion suggest(const std::string& trial_id) = 0;
+
+  // `result` is the full result row: user metrics plus the auto-filled
+  // training_iteration, time_this_iter_s, time_total_s, timestamp, trial_id.
+  virtual void on_trial_result(const std::string& trial_id, const Json& result) {}
+
+  // `last_result` is null when the trial reported nothing; `error` is true
+  // when the trial ended in ERROR.
+  virtual void on_trial_complete(const std::string& trial_id, const Json* last_result, bool error) {
+  }
+
+  // The searcher's whole state as JSON, such that restore(save()) on a fresh
+  // searcher of the same kind and options yields the same next suggestions.
+  virtual Json save() const = 0;
+  virtual void restore(const Json& state) = 0;
+
+  // How many trials the controller may create ahead of free resources: many
+  // for searchers that do not learn from results, 1 for model-based ones.
+  virtual int max_pending_trials() const { return 1; }
+};
+
+}  // namespace tune::search

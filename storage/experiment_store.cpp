@@ -1,0 +1,401 @@
+#include "storage/experiment_store.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdio>
+#include <string_view>
+#include <utility>
+
+#include "core/errors.h"
+#include "storage/internal/statement.h"
+#include "storage/schema_sql.h"  // generated from schema.sql
+
+namespace tune::storage {
+namespace {
+
+using internal::exec;
+using internal::Statement;
+
+constexpr const char* kDatabaseFile = "experiment.db";
+constexpr int kBusyTimeoutMs = 5000;
+
+double now_seconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// nlohmann throws on invalid UTF-8 in a string; a metric must never make the
+// store throw, so bad bytes are replaced instead.
+std::string dump(const Json& json) {
+  return json.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+Json parse(const std::string& text, const std::filesystem::path& path, std::string_view what) {
+  if (text.empty()) return Json();
+  try {
+    return Json::parse(text);
+  } catch (const Json::parse_error& e) {
+    throw StorageError(fmt::format("{}: {} is not valid JSON: {}", path.string(), what, e.what()));
+  }
+}
+
+sqlite3* open_connection(const std::filesystem::path& file, int flags) {
+  sqlite3* db = nullptr;
+  int rc = sqlite3_open_v2(file.c_str(), &db, flags, nullptr);
+  if (rc != SQLITE_OK) {
+    std::string message = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+    sqlite3_close(db);
+    throw StorageError(fmt::format("{}: cannot open: {}", file.string(), message));
+  }
+  sqlite3_extended_result_codes(db, 1);
+  return db;
+}
+
+int user_version(sqlite3* db) {
+  Statement query(db, "PRAGMA user_version");
+  return query.step() ? static_cast<int>(query.column_int(0)) : 0;
+}
+
+void check_version(sqlite3* db, const std::filesystem::path& file) {
+  int version = user_version(db);
+  if (version > kSchemaVersion) {
+    throw StorageError(fmt::format("{} has schema version {}; this tunerun understands up to {}",
+                                   file.string(), version, kSchemaVersion));
+  }
+}
+
+void use_wal(sqlite3* db, const std::filesystem::path& file) {
+  Statement journal(db, "PRAGMA journal_mode = WAL");
+  if (!journal.step() || journal.column_text(0) != "wal") {
+    throw StorageError(fmt::format("{}: cannot switch to WAL mode", file.string()));
+  }
+}
+
+Mode read_mode(const std::string& text, const std::filesystem::path& path) {
+  if (auto mode = mode_from_string(text)) return *mode;
+  throw StorageError(
+      fmt::format("{}: experiment mode '{}' is not min or max", path.string(), text));
+}
+
+// The trials columns in TrialRecord order; read_trial() reads them back.
+constexpr std::string_view kTrialColumns =
+    "trial_id, trial_index, config, status, status_reason, trial_dir, created_at, started_at, "
+    "finished_at, last_iteration, num_failures, error";
+
+TrialRecord read_trial(const Statement& row, const std::filesystem::path& path) {
+  TrialRecord trial;
+  trial.trial_id = row.column_text(0);
+  trial.trial_index = row.column_int(1);
+  trial.config = parse(row.column_text(2), path, "config of trial " + trial.trial_id);
+  std::string status = row.column_text(3);
+  auto parsed = trial_status_from_string(status);
+  if (!parsed) {
+    throw StorageError(
+        fmt::format("{}: trial {} has unknown status '{}'", path.string(), trial.trial_id, status));
+  }
+  trial.status = *parsed;
+  trial.status_reason = row.column_text(4);
+  trial.trial_dir = row.column_text(5);
+  trial.created_at = row.column_double(6);
+  trial.started_at = row.column_optional_double(7);
+  trial.finished_at = row.column_optional_double(8);
+  trial.last_iteration = row.column_int(9);
+  trial.num_failures = row.column_int(10);
+  trial.error = row.column_text(11);
+  return trial;
+}
+
+}  // namespace
+
+// The writes the controller makes for every result and state change.
+struct ExperimentStore::Statements {
+  explicit Statements(sqlite3* db)
+      : trial_status(db, "SELECT status, status_reason FROM trials WHERE trial_id = ?1"),
+        put_trial(db, fmt::format(R"(
+            INSERT INTO trials ({})
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
+            ON CONFLICT (trial_id) DO UPDATE SET
+              trial_index = excluded.trial_index, config = excluded.config,
+              status = excluded.status, status_reason = excluded.status_reason,
+              trial_dir = excluded.trial_dir, created_at = excluded.created_at,
+              started_at = excluded.started_at, finished_at = excluded.finished_at,
+              last_iteration = excluded.last_iteration,
+              num_failures = excluded.num_failures, error = excluded.error)",
+                                  kTrialColumns)),
+        set_trial_status(db, R"(
+            UPDATE trials SET status = ?2, status_reason = ?3,
+              started_at = CASE WHEN ?2 = 'RUNNING' THEN coalesce(started_at, ?4)
+                                ELSE started_at END,
+              finished_at = CASE WHEN ?2 IN ('TERMINATED', 'ERROR') THEN ?4 END
+            WHERE trial_id = ?1)"),
+        add_event(db, R"(
+            INSERT INTO trial_events (trial_id, at, from_status, to_status, reason)
+            VALUES (?1, ?2, ?3, ?4, ?5))"),
+        // OR IGNORE: a result written again (a replay after restore) keeps
+        // the first row; the schema promises no duplicates.
+        append_result(db, R"(
+            INSERT OR IGNORE INTO results (trial_id, training_iteration, timestamp,
+                                           time_this_iter_s, time_total_s, metrics)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6))") {}
+
+  Statement trial_status;
+  Statement put_trial;
+  Statement set_trial_status;
+  Statement add_event;
+  Statement append_result;
+};
+
+ExperimentStore::ExperimentStore(std::filesystem::path path, sqlite3* db)
+    : path_(std::move(path)), db_(db) {}
+
+ExperimentStore::ExperimentStore(ExperimentStore&& other) noexcept
+    : path_(std::move(other.path_)),
+      db_(std::exchange(other.db_, nullptr)),
+      in_batch_(std::exchange(other.in_batch_, false)),
+      statements_(std::move(other.statements_)) {}
+
+ExperimentStore& ExperimentStore::operator=(ExperimentStore&& other) noexcept {
+  if (this != &other) {
+    close();
+    path_ = std::move(other.path_);
+    db_ = std::exchange(other.db_, nullptr);
+    in_batch_ = std::exchange(other.in_batch_, false);
+    statements_ = std::move(other.statements_);
+  }
+  return *this;
+}
+
+ExperimentStore::~ExperimentStore() { close(); }
+
+void ExperimentStore::close() noexcept {
+  if (db_ == nullptr) return;
+  if (in_batch_ && sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK) {
+    // A destructor cannot throw; say what was lost rather than hide it.
+    std::fprintf(stderr, "tunerun: %s: could not commit pending writes: %s\n", path_.c_str(),
+                 sqlite3_errmsg(db_));
+  }
+  statements_.reset();  // finalized before the connection closes
+  sqlite3_close(db_);   // rolls back a transaction that did not commit
+  db_ = nullptr;
+  in_batch_ = false;
+}
+
+ExperimentStore ExperimentStore::open(const std::filesystem::path& dir) {
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  if (error) {
+    throw StorageError(fmt::format("cannot create {}: {}", dir.string(), error.message()));
+  }
+  std::filesystem::path file = dir / kDatabaseFile;
+  ExperimentStore store(file, open_connection(file, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE));
+  sqlite3_busy_timeout(store.db_, kBusyTimeoutMs);
+  check_version(store.db_, file);
+
+  use_wal(store.db_, file);
+  exec(store.db_, "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON");
+
+  // Version 1 is the first: a file at 0 is new. Later versions add their
+  // migrations from each older version here, in the same transaction.
+  if (user_version(store.db_) < kSchemaVersion) {
+    exec(store.db_, "BEGIN IMMEDIATE");
+    exec(store.db_, internal::kSchemaSql);  // a failure leaves it to close()'s rollback
+    exec(store.db_, "COMMIT");
+  }
+  return store;
+}
+
+ExperimentStore ExperimentStore::open_read_only(const std::filesystem::path& dir) {
+  std::filesystem::path file = dir / kDatabaseFile;
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(file, error)) {
+    throw StorageError(fmt::format("no experiment database at {}", file.string()));
+  }
+  ExperimentStore store(file, open_connection(file, SQLITE_OPEN_READONLY));
+  sqlite3_busy_timeout(store.db_, kBusyTimeoutMs);
+  check_version(store.db_, file);
+  return store;
+}
+
+void ExperimentStore::begin_batch() {
+  if (in_batch_) return;
+  if (sqlite3_db_readonly(db_, "main") == 1) {
+    throw StorageError(fmt::format("{}: opened read-only; cannot write", path_.string()));
+  }
+  if (!statements_) statements_ = std::make_unique<Statements>(db_);
+  exec(db_, "BEGIN IMMEDIATE");
+  in_batch_ = true;
+}
+
+void ExperimentStore::flush() {
+  if (!in_batch_) return;
+  if (sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK) {
+    in_batch_ = sqlite3_get_autocommit(db_) == 0;  // a failed COMMIT may leave it open
+    internal::throw_error(db_, "COMMIT");
+  }
+  in_batch_ = false;
+}
+
+void ExperimentStore::put_experiment(const ExperimentRecord& experiment) {
+  begin_batch();
+  Statement put(db_, R"(
+      INSERT INTO experiment (id, name, metric, mode, spec, created_at, status, updated_at)
+      VALUES (1, ?1, ?2, ?3, ?4, ?5, ?6, ?7)
+      ON CONFLICT (id) DO UPDATE SET
+        name = excluded.name, metric = excluded.metric, mode = excluded.mode,
+        spec = excluded.spec, created_at = excluded.created_at, status = excluded.status,
+        updated_at = excluded.updated_at)");
+  put.bind(1, experiment.name)
+      .bind(2, experiment.metric)
+      .bind(3, to_string(experiment.mode))
+      .bind(4, dump(experiment.spec))
+      .bind(5, experiment.created_at)
+      .bind(6, experiment.status)
+      .bind(7, now_seconds())
+      .run();
+}
+
+void ExperimentStore::set_experiment_status(const std::string& status) {
+  begin_batch();
+  Statement update(db_, "UPDATE experiment SET status = ?1, updated_at = ?2 WHERE id = 1");
+  update.bind(1, status).bind(2, now_seconds()).run();
+  if (sqlite3_changes(db_) == 0) {
+    throw StorageError(
+        fmt::format("{}: set_experiment_status before put_experiment", path_.string()));
+  }
+}
+
+void ExperimentStore::put_trial(const TrialRecord& trial) {
+  begin_batch();
+  Statement& query = statements_->trial_status;
+  query.bind(1, trial.trial_id);
+  bool is_new = !query.step();
+  std::string old_status = is_new ? std::string() : query.column_text(0);
+  query.reset();
+
+  std::string status(to_string(trial.status));
+  statements_->put_trial.bind(1, trial.trial_id)
+      .bind(2, trial.trial_index)
+      .bind(3, dump(trial.config))
+      .bind(4, status)
+      .bind(5, trial.status_reason)
+      .bind(6, trial.trial_dir)
+      .bind(7, trial.created_at)
+      .bind(8, trial.started_at)
+      .bind(9, trial.finished_at)
+      .bind(10, trial.last_iteration)
+      .bind(11, trial.num_failures)
+      .bind(12, trial.error)
+      .run();
+
+  if (is_new || old_status != status) {
+    Statement& event = statements_->add_event;
+    event.bind(1, trial.trial_id).bind(2, is_new ? trial.created_at : now_seconds());
+    if (is_new) {
+      event.bind_null(3);  // from nothing: created
+    } else {
+      event.bind(3, old_status);
+    }
+    event.bind(4, status).bind(5, trial.status_reason).run();
+  }
+}
+
+void ExperimentStore::set_trial_status(const std::string& trial_id, TrialStatus status,
+                                       const std::string& reason, double at) {
+  begin_batch();
+  Statement& query = statements_->trial_status;
+  query.bind(1, trial_id);
+  if (!query.step()) {
+    query.reset();
+    throw StorageError(
+        fmt::format("{}: set_trial_status: no trial '{}'", path_.string(), trial_id));
+  }
+  std::string old_status = query.column_text(0);
+  std::string old_reason = query.column_text(1);
+  query.reset();
+
+  std::string new_status(to_string(status));
+  statements_->set_trial_status.bind(1, trial_id).bind(2, new_status).bind(3, reason).bind(4, at);
+  statements_->set_trial_status.run();
+  // The controller may repeat an unchanged status every loop turn; only
+  // changes are history.
+  if (old_status != new_status || old_reason != reason) {
+    statements_->add_event.bind(1, trial_id)
+        .bind(2, at)
+        .bind(3, old_status)
+        .bind(4, new_status)
+        .bind(5, reason)
+        .run();
+  }
+}
+
+void ExperimentStore::append_result(const ResultRecord& result) {
+  begin_batch();
+  statements_->append_result.bind(1, result.trial_id)
+      .bind(2, result.training_iteration)
+      .bind(3, result.timestamp)
+      .bind(4, result.time_this_iter_s)
+      .bind(5, result.time_total_s)
+      .bind(6, result.metrics.is_null() ? std::string("{}") : dump(result.metrics))
+      .run();
+}
+
+std::optional<ExperimentRecord> ExperimentStore::experiment() const {
+  Statement query(db_, "SELECT name, metric, mode, spec, created_at, status FROM experiment");
+  if (!query.step()) return std::nullopt;
+  ExperimentRecord experiment;
+  experiment.name = query.column_text(0);
+  experiment.metric = query.column_text(1);
+  experiment.mode = read_mode(query.column_text(2), path_);
+  experiment.spec = parse(query.column_text(3), path_, "experiment spec");
+  experiment.created_at = query.column_double(4);
+  experiment.status = query.column_text(5);
+  return experiment;
+}
+
+std::vector<TrialRecord> ExperimentStore::trials() const {
+  Statement query(db_, fmt::format("SELECT {} FROM trials ORDER BY trial_index", kTrialColumns));
+  std::vector<TrialRecord> trials;
+  while (query.step()) trials.push_back(read_trial(query, path_));
+  return trials;
+}
+
+std::vector<ResultRecord> ExperimentStore::results(const std::string& trial_id) const {
+  Statement query(db_, R"(
+      SELECT training_iteration, timestamp, time_this_iter_s, time_total_s, metrics
+      FROM results WHERE trial_id = ?1 ORDER BY training_iteration)");
+  query.bind(1, trial_id);
+  std::vector<ResultRecord> results;
+  while (query.step()) {
+    ResultRecord& result = results.emplace_back();
+    result.trial_id = trial_id;
+    result.training_iteration = query.column_int(0);
+    result.timestamp = query.column_double(1);
+    result.time_this_iter_s = query.column_double(2);
+    result.time_total_s = query.column_double(3);
+    result.metrics = parse(query.column_text(4), path_, "metrics of trial " + trial_id);
+  }
+  return results;
+}
+
+int64_t ExperimentStore::num_results() const {
+  Statement query(db_, "SELECT count(*) FROM results");
+  return query.step() ? query.column_int(0) : 0;
+}
+
+std::optional<ExperimentStore::Best> ExperimentStore::best_trial() const {
+  // The view picks the trial; its full record comes from trials.
+  Statement query(db_, fmt::format(R"(
+      WITH b AS (SELECT trial_id AS best_id, metric_value, metrics AS last_metrics
+                 FROM best_trial)
+      SELECT {}, metric_value, last_metrics FROM trials JOIN b ON trial_id = best_id)",
+                                   kTrialColumns));
+  if (!query.step()) return std::nullopt;
+  Best best;
+  best.trial = read_trial(query, path_);
+  best.value = query.column_double(12);
+  best.last_metrics =
+      parse(query.column_text(13), path_, "metrics of trial " + best.trial.trial_id);
+  return best;
+}
+
+}  // namespace tune::storage

@@ -1,0 +1,130 @@
+// ExperimentStore: the SQLite file that holds one experiment.
+//
+// Layout: <storage_path>/<experiment>/experiment.db (WAL mode). The
+// controller is the only writer; any number of readers (the sqlite3 CLI, a
+// notebook, `tunerun status`) may read while it runs and never block it.
+// The schema and its views are documented in storage/schema.sql, and are a
+// user-facing contract: columns are added, never renamed or removed, and
+// schema_version says which revision a file has.
+//
+// Writes are batched: every write joins the open transaction (one is begun
+// on demand); flush() commits it. The controller flushes once per event-loop
+// turn, before it answers the workers whose reports the batch holds, so an
+// acknowledged result is on disk (WAL, synchronous=NORMAL: survives a crash
+// of any process; a power loss may drop the last commits).
+//
+// Not thread-safe: one store object per thread. Errors throw StorageError
+// naming the database path and SQLite's message.
+#pragma once
+
+#include <sqlite3.h>
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/config.h"
+#include "core/types.h"
+
+namespace tune::storage {
+
+inline constexpr int kSchemaVersion = 1;
+
+struct ExperimentRecord {
+  std::string name;
+  std::string metric;  // may be empty when the sweep sets none
+  Mode mode = Mode::kMin;
+  Json spec;              // the whole sweep specification, for display and resume
+  double created_at = 0;  // unix seconds
+  std::string status;     // "RUNNING", "FINISHED", "INTERRUPTED", "FAILED"
+};
+
+struct TrialRecord {
+  std::string trial_id;  // deterministic: "<experiment>_<index:05d>"
+  int64_t trial_index = 0;
+  Json config;
+  TrialStatus status = TrialStatus::kPending;
+  std::string status_reason;  // why it is in that state (shown by `tunerun status`)
+  std::string trial_dir;
+  double created_at = 0;
+  std::optional<double> started_at;
+  std::optional<double> finished_at;
+  int64_t last_iteration = 0;
+  int64_t num_failures = 0;
+  std::string error;  // message and where, for ERROR
+};
+
+struct ResultRecord {
+  std::string trial_id;
+  int64_t training_iteration = 0;
+  double timestamp = 0;  // unix seconds at the controller when iteration completed
+  double time_this_iter_s = 0;
+  double time_total_s = 0;
+  Json metrics;  // the user's metrics (JSON object), auto-filled fields excluded
+};
+
+class ExperimentStore {
+ public:
+  // Opens or creates <dir>/experiment.db (creating `dir`), sets WAL mode and
+  // applies the schema. Throws StorageError if the file has a schema_version
+  // newer than this build understands.
+  static ExperimentStore open(const std::filesystem::path& dir);
+
+  // Opens an existing database read-only for queries (status, best, results).
+  // Throws StorageError if it does not exist.
+  static ExperimentStore open_read_only(const std::filesystem::path& dir);
+
+  ExperimentStore(ExperimentStore&& other) noexcept;
+  ExperimentStore& operator=(ExperimentStore&& other) noexcept;
+  ~ExperimentStore();
+
+  const std::filesystem::path& path() const { return path_; }
+
+  // --- writes (batched until flush) ---
+  void put_experiment(const ExperimentRecord& experiment);  // insert or replace
+  void set_experiment_status(const std::string& status);
+  // Insert or replace. A new trial, or a status different from the stored
+  // one, is recorded in trial_events (at created_at for a new trial, else now).
+  void put_trial(const TrialRecord& trial);
+  // Changes a trial's status and reason and records the change in
+  // trial_events (with from/to status, reason and time); a call that changes
+  // neither status nor reason records nothing. Also sets
+  // started_at on the first RUNNING, and finished_at to `at` when the status
+  // is TERMINATED or ERROR (NULL otherwise). Throws for an unknown trial.
+  void set_trial_status(const std::string& trial_id, TrialStatus status, const std::string& reason,
+                        double at);
+  void append_result(const ResultRecord& result);  // (trial_id, iteration) unique
+  void flush();                                    // commits the open batch
+
+  // --- reads (see the committed state plus this writer's open batch) ---
+  std::optional<ExperimentRecord> experiment() const;
+  std::vector<TrialRecord> trials() const;
+  std::vector<ResultRecord> results(const std::string& trial_id) const;
+  int64_t num_results() const;
+
+  // The best trial by its last result's value of the experiment metric under
+  // the experiment mode (the best_trial view). nullopt when no trial has a
+  // finite value for the metric.
+  struct Best {
+    TrialRecord trial;
+    double value = 0;
+    Json last_metrics;
+  };
+  std::optional<Best> best_trial() const;
+
+ private:
+  struct Statements;  // the hot writes, prepared once (experiment_store.cpp)
+
+  ExperimentStore(std::filesystem::path path, sqlite3* db);
+  void begin_batch();
+  void close() noexcept;  // commits an open batch, finalizes, closes
+
+  std::filesystem::path path_;
+  sqlite3* db_ = nullptr;
+  bool in_batch_ = false;
+  std::unique_ptr<Statements> statements_;  // null until the first write
+};
+
+}  // namespace tune::storage

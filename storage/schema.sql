@@ -1,0 +1,147 @@
+-- tunerun experiment database, schema version 1.
+--
+-- One file per experiment: <storage_path>/<experiment>/experiment.db, in WAL
+-- mode, so you can query it with the sqlite3 CLI or pandas while the sweep
+-- runs without slowing it down:
+--
+--   sqlite3 -readonly runs/mnist/experiment.db 'SELECT * FROM best_trial'
+--   pandas.read_sql('SELECT * FROM last_results', sqlite3.connect(path))
+--
+-- Start with the views at the end (all_results, last_results, best_trial,
+-- best_result); they need no knowledge of the tables. Tables and views are a
+-- contract: later versions add columns, never rename or remove them.
+--
+-- Conventions: times are unix seconds (REAL, fractional). Statuses are
+-- upper-case words: trials PENDING, RUNNING, PAUSED, TERMINATED or ERROR;
+-- the experiment RUNNING, FINISHED, INTERRUPTED or FAILED. JSON columns hold
+-- text with sorted keys; read a field with json_extract(metrics, '$.loss').
+-- A metric that was NaN or infinite is stored as JSON null.
+--
+-- tunerun applies this file, in one transaction, to a database whose
+-- user_version is 0; `sqlite3 new.db < schema.sql` builds an empty one too.
+
+-- Which revision of this schema the file holds. PRAGMA user_version carries
+-- the same number and is the one tunerun checks: it refuses to open a file
+-- newer than it understands.
+CREATE TABLE IF NOT EXISTS schema_info (
+  key TEXT PRIMARY KEY,  -- 'schema_version'
+  value TEXT             -- '1'
+);
+INSERT OR REPLACE INTO schema_info (key, value) VALUES ('schema_version', '1');
+PRAGMA user_version = 1;
+
+-- The experiment itself: always exactly one row, id = 1.
+CREATE TABLE IF NOT EXISTS experiment (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  name TEXT NOT NULL,          -- the experiment name (also its directory name)
+  metric TEXT,                 -- the metric being optimised; '' when the sweep names none
+  mode TEXT NOT NULL CHECK (mode IN ('min', 'max')),  -- direction of "better" for metric
+  spec TEXT,                   -- JSON: the whole sweep specification, as resolved
+  created_at REAL,             -- when the experiment was first started
+  status TEXT,                 -- RUNNING, FINISHED, INTERRUPTED or FAILED
+  updated_at REAL              -- when this row last changed
+);
+
+-- One row per trial (one sampled configuration), created when the searcher
+-- suggests it and updated as it runs.
+CREATE TABLE IF NOT EXISTS trials (
+  trial_id TEXT PRIMARY KEY,   -- "<experiment>_<index:05d>", e.g. mnist_00003
+  trial_index INTEGER NOT NULL,  -- 0, 1, 2... in creation order
+  config TEXT NOT NULL,        -- JSON: the hyperparameters this trial runs with
+  status TEXT NOT NULL,        -- PENDING, RUNNING, PAUSED, TERMINATED or ERROR
+  status_reason TEXT,          -- why it is in that state, e.g. "no free CPUs"
+  trial_dir TEXT,              -- its directory: logs and checkpoint_<iteration:06d>/
+  created_at REAL,             -- when the trial was created
+  started_at REAL,             -- when it first started RUNNING; NULL until then
+  finished_at REAL,            -- when it became TERMINATED or ERROR; NULL otherwise
+  last_iteration INTEGER NOT NULL DEFAULT 0,  -- last training_iteration the controller recorded
+  num_failures INTEGER NOT NULL DEFAULT 0,    -- failures so far (restarts use max_failures)
+  error TEXT                   -- for ERROR: the message and where it was raised
+);
+
+-- One row per completed training iteration of a trial (one train::report
+-- call across all ranks). (trial_id, training_iteration) is unique: tunerun
+-- writes with INSERT OR IGNORE, so a result reported again (e.g. replayed
+-- after a restore) never adds a second row; the first one written stays.
+CREATE TABLE IF NOT EXISTS results (
+  trial_id TEXT NOT NULL REFERENCES trials (trial_id),
+  training_iteration INTEGER NOT NULL,  -- 1, 2, 3... per trial
+  timestamp REAL,              -- when the iteration completed, at the controller
+  time_this_iter_s REAL,       -- seconds this iteration took
+  time_total_s REAL,           -- seconds of training so far, over all iterations
+  metrics TEXT NOT NULL,       -- JSON object: the metrics the trainable reported
+  PRIMARY KEY (trial_id, training_iteration)
+);
+
+-- Every status change of every trial, oldest first: `tunerun status` reads
+-- the reason a trial is pending or paused from here.
+CREATE TABLE IF NOT EXISTS trial_events (
+  id INTEGER PRIMARY KEY,      -- increasing: the order of the changes
+  trial_id TEXT NOT NULL REFERENCES trials (trial_id),
+  at REAL NOT NULL,            -- when the change happened
+  from_status TEXT,            -- NULL for the trial's creation
+  to_status TEXT NOT NULL,
+  reason TEXT                  -- e.g. "no free CPUs", "stopped by ASHA", the error
+);
+CREATE INDEX IF NOT EXISTS trial_events_by_trial ON trial_events (trial_id, id);
+
+-- Every result with its trial's config and status, and metric_value: the
+-- value of the experiment's metric in that result, NULL when the result
+-- lacks it or it is not a finite number (a NaN or a string).
+CREATE VIEW IF NOT EXISTS all_results AS
+SELECT
+  r.trial_id,
+  r.training_iteration,
+  r.timestamp,
+  r.time_this_iter_s,
+  r.time_total_s,
+  r.metrics,
+  t.config,
+  t.status,
+  -- The quoted path ($."name") lets metric names contain dots.
+  CASE WHEN json_type(r.metrics, '$."' || e.metric || '"') IN ('integer', 'real')
+       THEN json_extract(r.metrics, '$."' || e.metric || '"') END AS metric_value,
+  t.trial_index
+FROM results AS r
+JOIN trials AS t ON t.trial_id = r.trial_id
+LEFT JOIN experiment AS e ON e.id = 1;
+
+-- The latest result of each trial (its highest training_iteration), same
+-- columns as all_results: one row per trial that has reported.
+CREATE VIEW IF NOT EXISTS last_results AS
+SELECT a.*
+FROM all_results AS a
+WHERE a.training_iteration =
+      (SELECT MAX(r.training_iteration) FROM results AS r WHERE r.trial_id = a.trial_id);
+
+-- The best trial: the one whose LAST result has the best metric_value under
+-- the experiment's mode (min: smallest, max: largest). Trials whose last
+-- result lacks a finite value are skipped. Ties go to the earlier trial.
+-- Empty when no trial qualifies.
+CREATE VIEW IF NOT EXISTS best_trial AS
+SELECT
+  l.trial_id,
+  l.config,
+  e.metric,
+  l.metric_value,
+  l.training_iteration,
+  l.status,
+  l.metrics
+FROM last_results AS l
+JOIN experiment AS e ON e.id = 1
+WHERE l.metric_value IS NOT NULL
+ORDER BY CASE e.mode WHEN 'max' THEN -l.metric_value ELSE l.metric_value END,
+         l.trial_index, l.training_iteration
+LIMIT 1;
+
+-- The best single result over all iterations of all trials (a trial may
+-- have been better before it got worse), with all_results' columns and the
+-- metric name. Ties go to the earlier trial, then the earlier iteration.
+CREATE VIEW IF NOT EXISTS best_result AS
+SELECT a.*, e.metric
+FROM all_results AS a
+JOIN experiment AS e ON e.id = 1
+WHERE a.metric_value IS NOT NULL
+ORDER BY CASE e.mode WHEN 'max' THEN -a.metric_value ELSE a.metric_value END,
+         a.trial_index, a.training_iteration
+LIMIT 1;

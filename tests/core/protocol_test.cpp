@@ -1,0 +1,95 @@
+#include "core/protocol.h"
+
+#include <doctest/doctest.h>
+
+#include <random>
+
+namespace proto = tune::protocol;
+using tune::Json;
+using tune::ProtocolError;
+
+namespace {
+
+template <class T>
+T round_trip(const T& message) {
+  proto::Message decoded = proto::decode(proto::encode(message));
+  REQUIRE(std::holds_alternative<T>(decoded));
+  return std::get<T>(decoded);
+}
+
+}  // namespace
+
+TEST_CASE("every message type survives encode and decode") {
+  auto hello = round_trip(proto::Hello{"exp_00003", 1, 2, 4242});
+  CHECK(hello.trial_id == "exp_00003");
+  CHECK(hello.rank == 1);
+  CHECK(hello.attempt == 2);
+  CHECK(hello.pid == 4242);
+
+  Json config = {{"lr", 1e-3}, {"layers", -3},      {"act", "relu"},
+                 {"on", true}, {"sizes", {32, 64}}, {"model", {{"width", 64}, {"none", nullptr}}}};
+  auto start = round_trip(proto::Start{"quadratic", config, "/tmp/t", "exp", 4, "/ckpt"});
+  CHECK(start.trainable == "quadratic");
+  CHECK(start.config == config);
+  CHECK(start.world_size == 4);
+  CHECK(start.checkpoint == "/ckpt");
+
+  Json metrics = {{"loss", 0.25}, {"step", 7}, {"big", 1ull << 63}};
+  auto report = round_trip(proto::Report{12, metrics, 0.5, 6.0});
+  CHECK(report.iteration == 12);
+  CHECK(report.metrics == metrics);
+  CHECK(report.time_total_s == 6.0);
+
+  CHECK(round_trip(proto::DecisionMsg{3, tune::Decision::kStop}).decision == tune::Decision::kStop);
+  CHECK(round_trip(proto::Done{9}).iterations == 9);
+  CHECK(round_trip(proto::ErrorMsg{"boom", "rank 0"}).message == "boom");
+  CHECK(round_trip(proto::Heartbeat{"t", 3, 1}).rank == 3);
+}
+
+TEST_CASE("garbage bytes are rejected with a reason, never a crash") {
+  CHECK_THROWS_WITH_AS(proto::decode(""), doctest::Contains("not a msgpack message"),
+                       ProtocolError);
+  CHECK_THROWS_AS(proto::decode("hello world"), ProtocolError);
+  // A forged array32 header claiming 4 billion elements must not allocate them.
+  CHECK_THROWS_AS(proto::decode(std::string("\xdd\xff\xff\xff\xff", 5)), ProtocolError);
+  CHECK_THROWS_AS(proto::decode(std::string("\xdf\xff\xff\xff\xff", 5)), ProtocolError);
+
+  std::mt19937_64 rng(1);
+  const std::string valid = proto::encode(proto::Report{1, {{"loss", 1.0}}, 0, 0});
+  for (int i = 0; i < 2000; ++i) {
+    std::string bytes = valid;
+    bytes[rng() % bytes.size()] = static_cast<char>(rng());
+    bytes.resize(rng() % (bytes.size() + 1));
+    try {
+      proto::decode(bytes);  // a mutation may still be a valid message
+    } catch (const ProtocolError&) {
+    }
+  }
+}
+
+TEST_CASE("well-formed msgpack that is not our message is rejected") {
+  // The msgpack map {"v": 1, "t": "launch"}: an unknown type.
+  const std::string unknown_type = "\x82\xa1v\x01\xa1t\xa6launch";
+  CHECK_THROWS_WITH_AS(proto::decode(unknown_type), doctest::Contains("unknown message type"),
+                       ProtocolError);
+  // {"v": 2, "t": "done"}: another protocol version.
+  CHECK_THROWS_WITH_AS(proto::decode("\x82\xa1v\x02\xa1t\xa4\x64one"),
+                       doctest::Contains("protocol version 2"), ProtocolError);
+  // {"v": 1, "t": "done"}: a field missing.
+  CHECK_THROWS_WITH_AS(proto::decode("\x82\xa1v\x01\xa1t\xa4\x64one"),
+                       doctest::Contains("missing field 'iterations'"), ProtocolError);
+  // A msgpack array, not a map.
+  CHECK_THROWS_AS(proto::decode("\x92\x01\x02"), ProtocolError);
+  // Trailing bytes after a valid message.
+  CHECK_THROWS_WITH_AS(proto::decode(proto::encode(proto::Done{1}) + "x"),
+                       doctest::Contains("trailing"), ProtocolError);
+  // A report whose metrics are not a map.
+  std::string bad_metrics = proto::encode(proto::Report{1, Json::array({1, 2}), 0, 0});
+  CHECK_THROWS_WITH_AS(proto::decode(bad_metrics), doctest::Contains("'metrics' is not a map"),
+                       ProtocolError);
+}
+
+TEST_CASE("oversized frames are refused before parsing") {
+  std::string huge(proto::kMaxMessageBytes + 1, '\0');
+  CHECK_THROWS_WITH_AS(proto::decode(huge), doctest::Contains("exceeds"), ProtocolError);
+}

@@ -1,0 +1,397 @@
+#include "storage/experiment_store.h"
+
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "core/errors.h"
+
+namespace fs = std::filesystem;
+using tune::Json;
+using tune::Mode;
+using tune::StorageError;
+using tune::TrialStatus;
+using tune::storage::ExperimentRecord;
+using tune::storage::ExperimentStore;
+using tune::storage::ResultRecord;
+using tune::storage::TrialRecord;
+
+namespace {
+
+// A fresh directory under the system temp dir, removed with everything in it.
+class TempDir {
+ public:
+  TempDir() {
+    static std::atomic<int> counter{0};
+    auto stamp = std::chrono::steady_clock::now().time_since_epoch().count();
+    path_ = fs::temp_directory_path() /
+            ("tunerun_storage_test_" + std::to_string(stamp) + "_" + std::to_string(counter++));
+    fs::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    fs::remove_all(path_, ignored);
+  }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+// A raw connection, the way a user queries with the sqlite3 CLI or pandas.
+class Sql {
+ public:
+  explicit Sql(const fs::path& file, int flags = SQLITE_OPEN_READONLY) {
+    REQUIRE(sqlite3_open_v2(file.c_str(), &db_, flags, nullptr) == SQLITE_OK);
+  }
+  ~Sql() { sqlite3_close(db_); }
+  sqlite3* get() const { return db_; }
+
+  void exec(const std::string& sql) {
+    char* error = nullptr;
+    int rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &error);
+    std::string message = error ? error : "";
+    sqlite3_free(error);
+    REQUIRE_MESSAGE(rc == SQLITE_OK, sql << ": " << message);
+  }
+
+  // Every row, every column as text ("NULL" for NULL).
+  std::vector<std::vector<std::string>> rows(const std::string& sql) {
+    sqlite3_stmt* stmt = nullptr;
+    REQUIRE_MESSAGE(sqlite3_prepare_v2(db_, sql.c_str(), -1, &stmt, nullptr) == SQLITE_OK,
+                    sqlite3_errmsg(db_));
+    std::vector<std::vector<std::string>> rows;
+    while (sqlite3_step(stmt) == SQLITE_ROW) {
+      auto& row = rows.emplace_back();
+      for (int i = 0; i < sqlite3_column_count(stmt); ++i) {
+        const auto* text = sqlite3_column_text(stmt, i);
+        row.emplace_back(text ? reinterpret_cast<const char*>(text) : "NULL");
+      }
+    }
+    sqlite3_finalize(stmt);
+    return rows;
+  }
+
+  std::string scalar(const std::string& sql) {
+    auto all = rows(sql);
+    REQUIRE_MESSAGE(all.size() == 1, sql);
+    return all[0][0];
+  }
+
+ private:
+  sqlite3* db_ = nullptr;
+};
+
+ExperimentRecord experiment(Mode mode, std::string metric = "loss") {
+  return {.name = "exp",
+          .metric = std::move(metric),
+          .mode = mode,
+          .spec = Json{{"num_samples", 4}},
+          .created_at = 1700000000.5,
+          .status = "RUNNING"};
+}
+
+TrialRecord trial(int index, Json config = Json{{"lr", 0.1}}) {
+  char id[32];
+  std::snprintf(id, sizeof id, "exp_%05d", index);
+  TrialRecord trial;
+  trial.trial_id = id;
+  trial.trial_index = index;
+  trial.config = std::move(config);
+  trial.status_reason = "created";
+  trial.trial_dir = std::string("/runs/exp/trials/") + id;
+  trial.created_at = 1700000001.0 + index;
+  return trial;
+}
+
+ResultRecord result(const std::string& trial_id, int64_t iteration, Json metrics) {
+  return {.trial_id = trial_id,
+          .training_iteration = iteration,
+          .timestamp = 1700000010.0 + iteration,
+          .time_this_iter_s = 0.5,
+          .time_total_s = 0.5 * iteration,
+          .metrics = std::move(metrics)};
+}
+
+// Four trials whose last losses are 0.3, NaN, (no loss) and 0.7; trial 0 was
+// at 0.9 and trial 3 at 0.1 earlier, so best by last and best overall differ.
+void write_sweep(ExperimentStore& store, Mode mode) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  store.put_experiment(experiment(mode));
+  for (int i = 0; i < 4; ++i) store.put_trial(trial(i, Json{{"lr", 0.1 * (i + 1)}}));
+  store.append_result(result("exp_00000", 1, {{"loss", 0.9}}));
+  store.append_result(result("exp_00000", 2, {{"loss", 0.3}}));
+  store.append_result(result("exp_00001", 1, {{"loss", 0.05}}));
+  store.append_result(result("exp_00001", 2, {{"loss", nan}}));
+  store.append_result(result("exp_00002", 1, {{"accuracy", 0.99}}));
+  store.append_result(result("exp_00003", 1, {{"loss", 0.1}}));
+  store.append_result(result("exp_00003", 2, {{"loss", 0.7}}));
+  store.flush();
+}
+
+}  // namespace
+
+TEST_CASE("a store round-trips experiment, trials and results through a reopen") {
+  TempDir dir;
+  {
+    ExperimentStore first = ExperimentStore::open(dir.path() / "exp");
+    ExperimentStore store = std::move(first);  // the cached statements move with it
+    store.put_experiment(experiment(Mode::kMax, "acc"));
+    TrialRecord t = trial(0, Json{{"lr", 0.01}, {"model", {{"width", 64}}}});
+    t.started_at = 1700000002.25;
+    t.num_failures = 1;
+    t.error = "boom at train.cpp:12";
+    store.put_trial(t);
+    store.append_result(result("exp_00000", 1, {{"acc", 0.5}, {"note", "warm"}}));
+    store.append_result(result("exp_00000", 2, {{"acc", 0.75}}));
+  }  // destroyed with an open batch: it commits
+
+  ExperimentStore store = ExperimentStore::open(dir.path() / "exp");
+  CHECK(store.path() == dir.path() / "exp" / "experiment.db");
+  auto exp = store.experiment();
+  REQUIRE(exp);
+  CHECK(exp->name == "exp");
+  CHECK(exp->metric == "acc");
+  CHECK(exp->mode == Mode::kMax);
+  CHECK(exp->spec == Json{{"num_samples", 4}});
+  CHECK(exp->created_at == 1700000000.5);
+  CHECK(exp->status == "RUNNING");
+
+  auto trials = store.trials();
+  REQUIRE(trials.size() == 1);
+  CHECK(trials[0].trial_id == "exp_00000");
+  CHECK(trials[0].config == Json{{"lr", 0.01}, {"model", {{"width", 64}}}});
+  CHECK(trials[0].status == TrialStatus::kPending);
+  CHECK(trials[0].trial_dir == "/runs/exp/trials/exp_00000");
+  CHECK(trials[0].started_at == 1700000002.25);
+  CHECK_FALSE(trials[0].finished_at);
+  CHECK(trials[0].num_failures == 1);
+  CHECK(trials[0].error == "boom at train.cpp:12");
+
+  auto results = store.results("exp_00000");
+  REQUIRE(results.size() == 2);
+  CHECK(results[0].training_iteration == 1);
+  CHECK(results[0].metrics == Json{{"acc", 0.5}, {"note", "warm"}});
+  CHECK(results[1].time_total_s == 1.0);
+  CHECK(store.num_results() == 2);
+
+  store.set_experiment_status("FINISHED");
+  CHECK(store.experiment()->status == "FINISHED");
+}
+
+TEST_CASE("the database is in WAL mode with schema version 1") {
+  TempDir dir;
+  ExperimentStore::open(dir.path());
+  Sql sql(dir.path() / "experiment.db");
+  CHECK(sql.scalar("PRAGMA journal_mode") == "wal");
+  CHECK(sql.scalar("PRAGMA user_version") == "1");
+  CHECK(sql.scalar("SELECT value FROM schema_info WHERE key = 'schema_version'") == "1");
+}
+
+TEST_CASE("results are visible to another connection after flush, not before") {
+  TempDir dir;
+  ExperimentStore writer = ExperimentStore::open(dir.path());
+  writer.put_experiment(experiment(Mode::kMin));
+  writer.put_trial(trial(0));
+  writer.flush();
+
+  ExperimentStore reader = ExperimentStore::open_read_only(dir.path());
+  for (int i = 1; i <= 3; ++i) writer.append_result(result("exp_00000", i, {{"loss", 1.0 / i}}));
+  CHECK(writer.num_results() == 3);  // the writer sees its own open batch
+  CHECK(reader.num_results() == 0);
+  writer.flush();
+  CHECK(reader.num_results() == 3);
+  CHECK(reader.results("exp_00000").back().metrics == Json{{"loss", 1.0 / 3}});
+  CHECK_THROWS_AS(reader.put_trial(trial(1)), StorageError);
+}
+
+TEST_CASE("a result written twice for the same iteration is stored once") {
+  TempDir dir;
+  ExperimentStore store = ExperimentStore::open(dir.path());
+  store.put_experiment(experiment(Mode::kMin));
+  store.put_trial(trial(0));
+  store.append_result(result("exp_00000", 1, {{"loss", 0.5}}));
+  store.append_result(result("exp_00000", 1, {{"loss", 0.4}}));  // replayed after a restore
+  store.flush();
+  auto results = store.results("exp_00000");
+  REQUIRE(results.size() == 1);
+  CHECK(results[0].metrics == Json{{"loss", 0.5}});  // the first one stays
+}
+
+TEST_CASE("a result for an unknown trial is refused") {
+  TempDir dir;
+  ExperimentStore store = ExperimentStore::open(dir.path());
+  CHECK_THROWS_WITH_AS(store.append_result(result("nobody", 1, {{"loss", 1}})),
+                       doctest::Contains("FOREIGN KEY"), StorageError);
+  CHECK_THROWS_AS(store.set_trial_status("nobody", TrialStatus::kRunning, "", 1), StorageError);
+  store.put_trial(trial(0));  // the batch survives the failed statements
+  store.flush();
+  CHECK(store.trials().size() == 1);
+}
+
+TEST_CASE("status changes are recorded in trial_events with their reasons") {
+  TempDir dir;
+  ExperimentStore store = ExperimentStore::open(dir.path());
+  store.put_trial(trial(0));
+  store.set_trial_status("exp_00000", TrialStatus::kPending, "no free CPUs", 10);
+  store.set_trial_status("exp_00000", TrialStatus::kPending, "no free CPUs", 11);  // no change
+  store.set_trial_status("exp_00000", TrialStatus::kRunning, "started", 12);
+  store.set_trial_status("exp_00000", TrialStatus::kPaused, "paused by PBT", 13);
+  store.set_trial_status("exp_00000", TrialStatus::kRunning, "resumed", 14);
+  store.set_trial_status("exp_00000", TrialStatus::kTerminated, "max iterations", 15);
+  store.flush();
+
+  Sql sql(store.path());
+  auto events = sql.rows(
+      "SELECT at, from_status, to_status, reason FROM trial_events "
+      "WHERE trial_id = 'exp_00000' ORDER BY id");
+  std::vector<std::vector<std::string>> expected{
+      {"1700000001.0", "NULL", "PENDING", "created"},
+      {"10.0", "PENDING", "PENDING", "no free CPUs"},
+      {"12.0", "PENDING", "RUNNING", "started"},
+      {"13.0", "RUNNING", "PAUSED", "paused by PBT"},
+      {"14.0", "PAUSED", "RUNNING", "resumed"},
+      {"15.0", "RUNNING", "TERMINATED", "max iterations"},
+  };
+  CHECK(events == expected);
+
+  TrialRecord t = store.trials().at(0);
+  CHECK(t.status == TrialStatus::kTerminated);
+  CHECK(t.status_reason == "max iterations");
+  CHECK(t.started_at == 12.0);  // the first start, not the resume
+  CHECK(t.finished_at == 15.0);
+}
+
+TEST_CASE("best_trial picks by each trial's last result, skipping NaN and missing metrics") {
+  TempDir dir;
+  SUBCASE("min") {
+    ExperimentStore store = ExperimentStore::open(dir.path());
+    write_sweep(store, Mode::kMin);
+    auto best = store.best_trial();
+    REQUIRE(best);
+    CHECK(best->trial.trial_id == "exp_00000");  // 0.3; trial 1's NaN is not a minimum
+    CHECK(best->value == doctest::Approx(0.3));
+    CHECK(best->last_metrics == Json{{"loss", 0.3}});
+    CHECK(best->trial.config == Json{{"lr", 0.1}});
+
+    Sql sql(store.path());
+    auto rows =
+        sql.rows("SELECT trial_id, metric, metric_value, training_iteration FROM best_trial");
+    CHECK(rows == std::vector<std::vector<std::string>>{{"exp_00000", "loss", "0.3", "2"}});
+  }
+  SUBCASE("max") {
+    ExperimentStore store = ExperimentStore::open(dir.path());
+    write_sweep(store, Mode::kMax);
+    auto best = store.best_trial();
+    REQUIRE(best);
+    CHECK(best->trial.trial_id == "exp_00003");  // 0.7 last; 0.9 was only trial 0's first
+    CHECK(best->value == doctest::Approx(0.7));
+  }
+  SUBCASE("no finite value") {
+    ExperimentStore store = ExperimentStore::open(dir.path());
+    store.put_experiment(experiment(Mode::kMin));
+    store.put_trial(trial(0));
+    store.append_result(result("exp_00000", 1, {{"loss", "high"}}));
+    CHECK_FALSE(store.best_trial());
+  }
+}
+
+TEST_CASE("ties in best_trial go to the earlier trial") {
+  TempDir dir;
+  ExperimentStore store = ExperimentStore::open(dir.path());
+  store.put_experiment(experiment(Mode::kMin));
+  for (int i : {2, 0, 1}) store.put_trial(trial(i));
+  for (int i : {2, 0, 1}) store.append_result(result(trial(i).trial_id, 1, {{"loss", 1}}));
+  CHECK(store.best_trial()->trial.trial_id == "exp_00000");
+}
+
+TEST_CASE("all_results, last_results and best_result answer a user's SQL") {
+  TempDir dir;
+  ExperimentStore store = ExperimentStore::open(dir.path());
+  write_sweep(store, Mode::kMin);
+  Sql sql(store.path());
+
+  CHECK(sql.scalar("SELECT count(*) FROM all_results") == "7");
+  auto first = sql.rows(
+      "SELECT trial_id, training_iteration, time_total_s, metrics, config, status, metric_value "
+      "FROM all_results ORDER BY trial_id, training_iteration LIMIT 1");
+  CHECK(first == std::vector<std::vector<std::string>>{{"exp_00000", "1", "0.5", R"({"loss":0.9})",
+                                                        R"({"lr":0.1})", "PENDING", "0.9"}});
+  // NaN is stored as JSON null; a trial without the metric has no value.
+  CHECK(sql.scalar("SELECT metrics FROM all_results WHERE trial_id = 'exp_00001' AND "
+                   "training_iteration = 2") == R"({"loss":null})");
+  CHECK(sql.scalar("SELECT count(*) FROM all_results WHERE metric_value IS NULL") == "2");
+
+  auto last = sql.rows(
+      "SELECT trial_id, training_iteration, metric_value FROM last_results "
+      "ORDER BY trial_id");
+  CHECK(last == std::vector<std::vector<std::string>>{{"exp_00000", "2", "0.3"},
+                                                      {"exp_00001", "2", "NULL"},
+                                                      {"exp_00002", "1", "NULL"},
+                                                      {"exp_00003", "2", "0.7"}});
+
+  auto best =
+      sql.rows("SELECT trial_id, training_iteration, metric, metric_value FROM best_result");
+  CHECK(best == std::vector<std::vector<std::string>>{{"exp_00001", "1", "loss", "0.05"}});
+}
+
+TEST_CASE("metric names with dots are looked up whole") {
+  TempDir dir;
+  ExperimentStore store = ExperimentStore::open(dir.path());
+  store.put_experiment(experiment(Mode::kMax, "val.acc"));
+  store.put_trial(trial(0));
+  store.append_result(result("exp_00000", 1, {{"val.acc", 0.8}, {"val", {{"acc", 0.1}}}}));
+  REQUIRE(store.best_trial());
+  CHECK(store.best_trial()->value == doctest::Approx(0.8));
+}
+
+TEST_CASE("a database from a newer tunerun refuses to open") {
+  TempDir dir;
+  ExperimentStore::open(dir.path());
+  {
+    Sql sql(dir.path() / "experiment.db", SQLITE_OPEN_READWRITE);
+    sql.exec("PRAGMA user_version = 2");
+    sql.exec("UPDATE schema_info SET value = '2' WHERE key = 'schema_version'");
+  }
+  std::string expected = (dir.path() / "experiment.db").string() +
+                         " has schema version 2; this tunerun understands up to 1";
+  CHECK_THROWS_WITH_AS(ExperimentStore::open(dir.path()), expected.c_str(), StorageError);
+  CHECK_THROWS_WITH_AS(ExperimentStore::open_read_only(dir.path()), expected.c_str(), StorageError);
+}
+
+TEST_CASE("open_read_only on a missing experiment throws and creates nothing") {
+  TempDir dir;
+  fs::path missing = dir.path() / "nope";
+  CHECK_THROWS_WITH_AS(ExperimentStore::open_read_only(missing),
+                       doctest::Contains("no experiment database at"), StorageError);
+  CHECK_FALSE(fs::exists(missing));
+}
+
+TEST_CASE("a reader inside a read transaction does not block the writer") {
+  TempDir dir;
+  ExperimentStore writer = ExperimentStore::open(dir.path());
+  writer.put_experiment(experiment(Mode::kMin));
+  writer.put_trial(trial(0));
+  writer.append_result(result("exp_00000", 1, {{"loss", 1}}));
+  writer.flush();
+
+  Sql reader(writer.path());
+  reader.exec("BEGIN");
+  CHECK(reader.scalar("SELECT count(*) FROM results") == "1");  // holds a snapshot
+
+  auto start = std::chrono::steady_clock::now();
+  writer.append_result(result("exp_00000", 2, {{"loss", 0.5}}));
+  writer.flush();
+  // Well under the 5 s busy timeout a blocked commit would wait.
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(1));
+
+  CHECK(reader.scalar("SELECT count(*) FROM results") == "1");  // still its snapshot
+  reader.exec("COMMIT");
+  CHECK(reader.scalar("SELECT count(*) FROM results") == "2");
+}

@@ -1,0 +1,181 @@
+// The controller against real worker processes (the tunerun binary in
+// worker mode), checked through the experiment database as a user would.
+#include "tune/controller.h"
+
+#include <doctest/doctest.h>
+
+#include <thread>
+#include <zmq.hpp>
+
+#include "core/protocol.h"
+#include "storage/experiment_store.h"
+#include "test_util.h"
+
+using namespace tune;
+
+namespace {
+
+ExperimentSpec curve_spec(const test::ScratchDir& dir, const std::string& name) {
+  ExperimentSpec spec;
+  spec.name = name;
+  spec.storage_path = dir.path();
+  spec.metric = "accuracy";
+  spec.mode = Mode::kMax;
+  spec.total_cpus = 2;
+  spec.trainable.name = "learning_curve";
+  spec.param_space.set("speed", grid_search({0.1, 0.3}));
+  spec.param_space.set("iterations", 8);
+  return spec;
+}
+
+ExperimentSummary run(const ExperimentSpec& spec, ControllerOptions options = {}) {
+  options.worker_argv = {TUNERUN_BINARY};
+  options.verbosity = 0;
+  TrialController controller(spec, options);
+  return controller.run();
+}
+
+storage::ExperimentStore open_store(const ExperimentSpec& spec) {
+  return storage::ExperimentStore::open_read_only(spec.experiment_dir());
+}
+
+}  // namespace
+
+TEST_CASE("two-rank trials report every iteration once and stop at the criterion") {
+  test::ScratchDir dir;
+  ExperimentSpec spec = curve_spec(dir, "two_ranks");
+  spec.trainable.num_workers = 2;
+  spec.stop = {{"training_iteration", 5, StopCriterion::Comparison::kAtLeast}};
+
+  ExperimentSummary summary = run(spec);
+  CHECK(summary.num_trials == 2);
+  CHECK(summary.num_terminated == 2);
+  CHECK(summary.num_results == 10);
+
+  auto store = open_store(spec);
+  for (const auto& trial : store.trials()) {
+    CHECK(trial.status == TrialStatus::kTerminated);
+    CHECK(trial.status_reason.find("training_iteration >= 5") != std::string::npos);
+    CHECK(trial.last_iteration == 5);
+    auto results = store.results(trial.trial_id);
+    REQUIRE(results.size() == 5);
+    for (size_t i = 0; i < results.size(); ++i) {
+      CHECK(results[i].training_iteration == static_cast<int64_t>(i + 1));
+      const double expected =
+          0.9 * (1 - std::exp(-trial.config["speed"].get<double>() * static_cast<double>(i + 1)));
+      CHECK(results[i].metrics["accuracy"].get<double>() == doctest::Approx(expected));
+    }
+    CHECK(std::filesystem::exists(std::filesystem::path(trial.trial_dir) / "rank_0.log"));
+    CHECK(std::filesystem::exists(std::filesystem::path(trial.trial_dir) / "rank_1.log"));
+  }
+  REQUIRE(summary.best);
+  CHECK(summary.best->config["speed"] == 0.3);  // the faster curve is ahead at iteration 5
+}
+
+TEST_CASE("a raising train function ends its trial in ERROR with the message, others go on") {
+  test::ScratchDir dir;
+  ExperimentSpec spec = curve_spec(dir, "raises");
+  spec.param_space.set("fail_at", grid_search({0, 3}));  // 0: never
+
+  ExperimentSummary summary = run(spec);
+  CHECK(summary.num_trials == 4);
+  CHECK(summary.num_terminated == 2);
+  CHECK(summary.num_errors == 2);
+  auto store = open_store(spec);
+  for (const auto& trial : store.trials()) {
+    const auto results = store.results(trial.trial_id);
+    if (trial.config["fail_at"] == 3) {
+      CHECK(trial.status == TrialStatus::kError);
+      CHECK(trial.error.find("injected failure at iteration 3") != std::string::npos);
+      CHECK(trial.error.find("rank 0") != std::string::npos);
+      CHECK(results.size() == 2);  // iterations before the failure are kept
+    } else {
+      CHECK(trial.status == TrialStatus::kTerminated);
+      CHECK(results.size() == 8);
+    }
+  }
+}
+
+TEST_CASE("a rank that dies abnormally fails the trial with its exit status") {
+  test::ScratchDir dir;
+  ExperimentSpec spec = curve_spec(dir, "crashes");
+  spec.trainable.num_workers = 2;
+  spec.param_space.set("speed", 0.1);
+  spec.param_space.set("crash_at", 2);
+
+  ExperimentSummary summary = run(spec);
+  CHECK(summary.num_errors == 1);
+  auto trials = open_store(spec).trials();
+  REQUIRE(trials.size() == 1);
+  CHECK(trials[0].status == TrialStatus::kError);
+  CHECK(trials[0].error.find("exited with code 3") != std::string::npos);
+  CHECK(trials[0].last_iteration == 1);
+}
+
+TEST_CASE("max_concurrent_trials bounds the trials running at once") {
+  test::ScratchDir dir;
+  ExperimentSpec spec = curve_spec(dir, "serial");
+  spec.max_concurrent_trials = 1;
+  spec.param_space.set("iterations", 3);
+  spec.param_space.set("sleep_s", 0.02);
+  spec.num_samples = 2;
+
+  run(spec);
+  auto trials = open_store(spec).trials();
+  REQUIRE(trials.size() == 4);
+  std::sort(trials.begin(), trials.end(),
+            [](const auto& a, const auto& b) { return *a.started_at < *b.started_at; });
+  for (size_t i = 1; i < trials.size(); ++i) {
+    CHECK(*trials[i].started_at >= *trials[i - 1].finished_at);
+  }
+}
+
+TEST_CASE("heartbeats keep a trial alive through steps longer than the timeout") {
+  test::ScratchDir dir;
+  ExperimentSpec spec = curve_spec(dir, "slow_steps");
+  spec.param_space.set("speed", 0.1);
+  spec.param_space.set("iterations", 2);
+  spec.param_space.set("sleep_s", 1.0);
+  spec.heartbeat_timeout_s = 0.6;
+  spec.heartbeat_period_s = 0.1;
+
+  ExperimentSummary summary = run(spec);
+  CHECK(summary.num_terminated == 1);
+  CHECK(summary.num_errors == 0);
+}
+
+TEST_CASE("garbage and impostor messages are rejected and the experiment goes on") {
+  test::ScratchDir dir;
+  ExperimentSpec spec = curve_spec(dir, "hostile");
+  spec.param_space.set("sleep_s", 0.05);
+  zmq::context_t ctx;
+  std::thread attacker;
+  ControllerOptions options;
+  options.on_listen = [&](const std::string& endpoint) {
+    attacker = std::thread([&ctx, endpoint] {
+      zmq::socket_t socket(ctx, zmq::socket_type::dealer);
+      socket.set(zmq::sockopt::linger, 1000);
+      socket.connect(endpoint);
+      socket.send(zmq::str_buffer("\xc1 not msgpack"), zmq::send_flags::none);
+      socket.send(zmq::buffer(protocol::encode(protocol::Report{1, {{"accuracy", 1.0}}, 0, 0})),
+                  zmq::send_flags::none);  // a report before HELLO
+      socket.send(zmq::buffer(protocol::encode(protocol::Hello{"hostile_00000", 7, 0, 1})),
+                  zmq::send_flags::none);  // a rank that does not exist
+      socket.send(zmq::buffer(protocol::encode(protocol::Hello{"hostile_00000", 0, 0, 1})),
+                  zmq::send_flags::none);  // a pid that is not the worker's
+    });
+  };
+  ExperimentSummary summary = run(spec, options);
+  attacker.join();
+  CHECK(summary.rejected_messages == 4);
+  CHECK(summary.num_terminated == 2);
+  CHECK(summary.num_results == 16);
+}
+
+TEST_CASE("a trial needing more CPUs than exist is refused before anything is written") {
+  test::ScratchDir dir;
+  ExperimentSpec spec = curve_spec(dir, "too_big");
+  spec.trainable.num_workers = 3;
+  CHECK_THROWS_WITH_AS(run(spec), doctest::Contains("needs 3 CPUs"), ConfigError);
+  CHECK_FALSE(std::filesystem::exists(spec.experiment_dir()));
+}

@@ -1,0 +1,155 @@
+// `tunerun` as a user runs it: a sweep file in, an experiment directory and a
+// SQLite database out, queried with plain SQL.
+#include <doctest/doctest.h>
+#include <sqlite3.h>
+
+#include "core/config.h"
+#include "test_util.h"
+
+using tune::Json;
+using tune::test::run_tunerun;
+using tune::test::ScratchDir;
+
+namespace {
+
+// Rows of a query as strings, through the plain SQLite C API (no tunerun code).
+std::vector<std::vector<std::string>> query(const std::filesystem::path& db,
+                                            const std::string& sql) {
+  sqlite3* handle = nullptr;
+  REQUIRE(sqlite3_open_v2(db.c_str(), &handle, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK);
+  std::vector<std::vector<std::string>> rows;
+  sqlite3_exec(
+      handle, sql.c_str(),
+      [](void* out, int n, char** values, char**) {
+        auto& rows = *static_cast<std::vector<std::vector<std::string>>*>(out);
+        rows.emplace_back();
+        for (int i = 0; i < n; ++i) rows.back().emplace_back(values[i] ? values[i] : "NULL");
+        return 0;
+      },
+      &rows, nullptr);
+  sqlite3_close(handle);
+  return rows;
+}
+
+std::string quick_start_sweep() {
+  std::ifstream in(std::string(TUNERUN_SOURCE_DIR) + "/examples/quadratic.toml");
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+TEST_CASE("the quick-start sweep runs every trial and the best_trial view finds the optimum") {
+  ScratchDir dir;
+  dir.write("quadratic.toml", quick_start_sweep());
+  auto run = run_tunerun("quadratic.toml", dir.path());
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  CHECK(run.output.find("25 trials (25 TERMINATED, 0 ERROR)") != std::string::npos);
+
+  const auto db = dir.path() / "runs/quadratic/experiment.db";
+  auto trials = query(db, "SELECT trial_id, status, config FROM trials ORDER BY trial_index");
+  REQUIRE(trials.size() == 25);
+  std::set<std::string> configs;
+  for (const auto& row : trials) {
+    CHECK(row[1] == "TERMINATED");
+    configs.insert(row[2]);
+  }
+  CHECK(configs.size() == 25);  // every grid cell once
+  auto results = query(db, "SELECT trial_id, training_iteration, metrics FROM results");
+  CHECK(results.size() == 25);
+
+  auto best = query(db, "SELECT config, metric_value FROM best_trial");
+  REQUIRE(best.size() == 1);
+  Json config = Json::parse(best[0][0]);
+  CHECK(config["x"] == 3);
+  CHECK(config["y"] == -1);
+  CHECK(std::stod(best[0][1]) == 0.0);
+
+  auto best_cmd = run_tunerun("best runs/quadratic --json", dir.path());
+  REQUIRE(best_cmd.exit_code == 0);
+  CHECK(Json::parse(best_cmd.output)["config"] == config);
+
+  auto status = run_tunerun("status runs/quadratic", dir.path());
+  CHECK(status.exit_code == 0);
+  CHECK(status.output.find("25 TERMINATED") != std::string::npos);
+}
+
+TEST_CASE("the same seed gives the same configs, `run` is the default subcommand") {
+  ScratchDir dir;
+  dir.write("s.toml", R"(
+name = "seeded"
+seed = 5
+num_samples = 4
+[trainable]
+builtin = "branin"
+[param_space]
+x1 = { uniform = [-5, 10] }
+x2 = { uniform = [0, 15] }
+)");
+  REQUIRE(run_tunerun("-q s.toml", dir.path()).exit_code == 0);
+  // An existing experiment is never overwritten.
+  auto again = run_tunerun("run -q s.toml", dir.path());
+  CHECK(again.exit_code == 2);
+  CHECK(again.output.find("already exists") != std::string::npos);
+  REQUIRE(run_tunerun("run -q s.toml --name seeded_again", dir.path()).exit_code == 0);
+  auto a = query(dir.path() / "runs/seeded/experiment.db",
+                 "SELECT config FROM trials ORDER BY trial_index");
+  auto b = query(dir.path() / "runs/seeded_again/experiment.db",
+                 "SELECT config FROM trials ORDER BY trial_index");
+  CHECK(a.size() == 4);
+  CHECK(a == b);
+}
+
+TEST_CASE("a bad sweep file exits 2 with file, line and key, and writes nothing") {
+  ScratchDir dir;
+  dir.write("typo.toml", "name = \"typo\"\n[trainable]\nbuiltin = \"quadratic\"\nnum_worker = 2\n");
+  auto typo = run_tunerun("typo.toml", dir.path());
+  CHECK(typo.exit_code == 2);
+  CHECK(typo.output.find("typo.toml:4: key 'trainable.num_worker': unknown key") !=
+        std::string::npos);
+
+  dir.write("broken.toml", "name = \"broken\"\n[param_space\n");
+  auto broken = run_tunerun("broken.toml", dir.path());
+  CHECK(broken.exit_code == 2);
+  CHECK(broken.output.find("broken.toml:2:") != std::string::npos);
+
+  CHECK(run_tunerun("missing.toml", dir.path()).exit_code == 2);
+  CHECK_FALSE(std::filesystem::exists(dir.path() / "runs"));
+
+  auto validate = run_tunerun("validate typo.toml", dir.path());
+  CHECK(validate.exit_code == 2);
+}
+
+TEST_CASE("a sweep with failing trials exits 1 and status says why") {
+  ScratchDir dir;
+  dir.write("fails.toml", R"(
+metric = "loss"
+[trainable]
+builtin = "learning_curve"
+[param_space]
+iterations = 3
+fail_at = { grid_search = [0, 2] }
+)");
+  auto run = run_tunerun("fails.toml", dir.path());
+  CHECK(run.exit_code == 1);
+  auto status = run_tunerun("status runs/fails", dir.path());
+  CHECK(status.output.find("injected failure at iteration 2") != std::string::npos);
+  CHECK(status.output.find("1 ERROR") != std::string::npos);
+}
+
+TEST_CASE("--version, --help and unknown experiments") {
+  ScratchDir dir;
+  auto version = run_tunerun("--version", dir.path());
+  CHECK(version.exit_code == 0);
+  CHECK(version.output.find("tunerun 0.1.0") != std::string::npos);
+  auto help = run_tunerun("--help", dir.path());
+  CHECK(help.exit_code == 0);
+  CHECK(help.output.find("status") != std::string::npos);
+  CHECK(run_tunerun("best nowhere", dir.path()).exit_code == 2);
+  std::filesystem::create_directories(dir.path() / "empty");
+  auto empty = run_tunerun("status empty", dir.path());
+  CHECK(empty.exit_code == 2);
+  CHECK(empty.output.find("no experiment database") != std::string::npos);
+}

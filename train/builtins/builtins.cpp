@@ -1,0 +1,63 @@
+#include "train/builtins/builtins.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <numbers>
+#include <thread>
+
+#include "train/session.h"
+#include "train/trainable.h"
+
+namespace train {
+namespace {
+
+void quadratic(const tune::Config& config) {
+  const double x = config.get<double>("x", 0.0);
+  const double y = config.get<double>("y", 0.0);
+  report({{"loss", (x - 3) * (x - 3) + (y + 1) * (y + 1)}});
+}
+
+void branin(const tune::Config& config) {
+  using std::numbers::pi;
+  const double x1 = config.get<double>("x1", 0.0);
+  const double x2 = config.get<double>("x2", 0.0);
+  const double b = 5.1 / (4 * pi * pi), c = 5 / pi, t = 1 / (8 * pi);
+  const double value =
+      std::pow(x2 - b * x1 * x1 + c * x1 - 6, 2) + 10 * (1 - t) * std::cos(x1) + 10;
+  report({{"loss", value}});
+}
+
+void learning_curve(const tune::Config& config) {
+  const int64_t iterations = config.get<int64_t>("iterations", 100);
+  const double ceiling = config.get<double>("ceiling", 0.9);
+  const double speed = config.get<double>("speed", 0.1);
+  const double sleep_s = config.get<double>("sleep_s", 0.0);
+  const int64_t fail_at = config.get<int64_t>("fail_at", 0);
+  const int64_t crash_at = config.get<int64_t>("crash_at", 0);
+  for (int64_t t = 1; t <= iterations; ++t) {
+    if (sleep_s > 0) std::this_thread::sleep_for(std::chrono::duration<double>(sleep_s));
+    if (t == fail_at) throw std::runtime_error(fmt::format("injected failure at iteration {}", t));
+    if (t == crash_at) std::_Exit(3);
+    const double accuracy = ceiling * (1 - std::exp(-speed * static_cast<double>(t)));
+    report({{"accuracy", accuracy}, {"loss", 1 - accuracy}});
+  }
+}
+
+void noop(const tune::Config& config) {
+  const int64_t iterations = config.get<int64_t>("iterations", 1);
+  for (int64_t t = 1; t <= iterations; ++t) report({{"value", t}});
+}
+
+}  // namespace
+
+void register_builtin_trainables() {
+  register_trainable("quadratic", quadratic);
+  register_trainable("branin", branin);
+  register_trainable("learning_curve", learning_curve);
+  register_trainable("noop", noop);
+}
+
+}  // namespace train

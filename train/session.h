@@ -1,0 +1,40 @@
+// What a train function calls while it runs inside a worker: its context and
+// report(). Every rank of a trial calls report() the same number of times.
+#pragma once
+
+#include <string>
+
+#include "core/config.h"
+
+namespace train {
+
+struct Context {
+  int world_rank = 0;
+  int world_size = 1;
+  int local_rank = 0;  // all ranks of a trial run on this machine for now
+  std::string trial_id;
+  std::string trial_dir;  // <storage>/<experiment>/trials/<trial_id>
+  std::string experiment;
+  int attempt = 0;  // 0 for a trial's first run, +1 per restart
+};
+
+// The calling worker's context. Throws tune::Error outside a worker.
+const Context& get_context();
+
+// Reports one iteration's metrics (a JSON object of numbers, strings or
+// booleans; metrics come from rank 0). Blocks until every rank has reported
+// this iteration and the controller has decided. If it decides to stop, this
+// throws an exception of tunerun's own (not a std::exception, so
+// `catch (const std::exception&)` in user code does not swallow it) that the
+// worker runtime catches: let it propagate.
+//
+// training_iteration, time_this_iter_s, time_total_s, timestamp and
+// trial_id are filled in automatically.
+void report(const tune::Json& metrics);
+
+namespace detail {
+// Thrown by report() when the controller stops the trial.
+struct StopTrial {};
+}  // namespace detail
+
+}  // namespace train

@@ -1,0 +1,38 @@
+// The environment a controller gives each worker process it starts. The
+// controller writes these variables; the worker runtime reads them. Also set,
+// as torchrun does: RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE.
+#pragma once
+
+#include <optional>
+#include <string>
+
+namespace train {
+
+inline constexpr const char* kEnvWorker = "TUNERUN_WORKER";          // "1" in a worker
+inline constexpr const char* kEnvController = "TUNERUN_CONTROLLER";  // ZeroMQ endpoint
+inline constexpr const char* kEnvTrialId = "TUNERUN_TRIAL_ID";
+inline constexpr const char* kEnvAttempt = "TUNERUN_ATTEMPT";
+inline constexpr const char* kEnvParentPid = "TUNERUN_PARENT_PID";
+inline constexpr const char* kEnvHeartbeatS = "TUNERUN_HEARTBEAT_S";  // seconds between beats
+
+struct WorkerEnv {
+  std::string controller;
+  std::string trial_id;
+  int rank = 0;
+  int world_size = 1;
+  int attempt = 0;
+  long parent_pid = 0;
+  double heartbeat_s = 2.0;
+
+  // Reads the variables above; throws tune::Error naming a missing or
+  // malformed one.
+  static WorkerEnv from_environment();
+};
+
+}  // namespace train
+
+namespace tune {
+// True in a process started by a tunerun controller as a worker. Code of a
+// C++ program before Tuner::fit() runs in the driver and in every worker.
+bool is_worker();
+}  // namespace tune

@@ -1,0 +1,186 @@
+#include "train/worker_runtime.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <csignal>
+#include <mutex>
+#include <thread>
+#include <zmq.hpp>
+
+#include "core/protocol.h"
+#include "train/session.h"
+#include "train/trainable.h"
+#include "train/worker_env.h"
+
+namespace train {
+namespace {
+
+namespace proto = tune::protocol;
+using Clock = std::chrono::steady_clock;
+
+// Long enough for the last DONE/ERROR to leave before the process exits.
+constexpr int kLingerMs = 5000;
+// How long a worker waits for START after HELLO before giving up.
+constexpr auto kStartTimeout = std::chrono::seconds(60);
+
+double seconds_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+// The live session of this worker process: owned by run_worker, reached by
+// report() and get_context() through `g_session`.
+struct Session {
+  zmq::socket_t* socket = nullptr;
+  Context context;
+  int64_t iteration = 0;
+  Clock::time_point started = Clock::now();
+  Clock::time_point last_report = started;
+};
+Session* g_session = nullptr;
+
+void send(zmq::socket_t& socket, const proto::Message& message) {
+  std::string bytes = proto::encode(message);
+  socket.send(zmq::buffer(bytes), zmq::send_flags::none);
+}
+
+proto::Message receive(zmq::socket_t& socket) {
+  zmq::message_t frame;
+  if (!socket.recv(frame)) throw tune::ProtocolError("no message from the controller");
+  return proto::decode(frame.to_string_view());
+}
+
+// Beats on its own socket until stopped, so a long step in the train
+// function never looks like a hang to the controller.
+class HeartbeatThread {
+ public:
+  HeartbeatThread(zmq::context_t& ctx, const WorkerEnv& env)
+      : socket_(ctx, zmq::socket_type::dealer) {
+    socket_.set(zmq::sockopt::linger, 0);
+    socket_.connect(env.controller);
+    const proto::Heartbeat beat{env.trial_id, env.rank, env.attempt};
+    const auto period = std::chrono::duration<double>(env.heartbeat_s);
+    thread_ = std::thread([this, beat, period] {
+      std::unique_lock lock(mutex_);
+      while (!stop_) {
+        send(socket_, beat);
+        wake_.wait_for(lock, period, [this] { return stop_; });
+      }
+    });
+  }
+  ~HeartbeatThread() {
+    {
+      std::lock_guard lock(mutex_);
+      stop_ = true;
+    }
+    wake_.notify_one();
+    thread_.join();
+  }
+
+ private:
+  zmq::socket_t socket_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+proto::Start wait_for_start(zmq::socket_t& socket) {
+  zmq::pollitem_t item{socket.handle(), 0, ZMQ_POLLIN, 0};
+  if (zmq::poll(&item, 1, std::chrono::duration_cast<std::chrono::milliseconds>(kStartTimeout)) ==
+      0) {
+    throw tune::ProtocolError("the controller did not send START within 60 s");
+  }
+  proto::Message message = receive(socket);
+  if (auto* start = std::get_if<proto::Start>(&message)) return std::move(*start);
+  throw tune::ProtocolError(fmt::format("expected START, got {}", proto::type_name(message)));
+}
+
+void set_torchrun_like_env(const WorkerEnv& env) {
+  setenv("LOCAL_RANK", std::to_string(env.rank).c_str(), 1);
+  setenv("LOCAL_WORLD_SIZE", std::to_string(env.world_size).c_str(), 1);
+}
+
+}  // namespace
+
+const Context& get_context() {
+  if (g_session == nullptr) throw tune::Error("train::get_context() called outside a worker");
+  return g_session->context;
+}
+
+void report(const tune::Json& metrics) {
+  if (g_session == nullptr) throw tune::Error("train::report() called outside a worker");
+  if (!metrics.is_object()) {
+    throw tune::Error(
+        fmt::format("train::report() needs a table of metrics, got {}", metrics.dump()));
+  }
+  Session& s = *g_session;
+  const auto now = Clock::now();
+  proto::Report message{++s.iteration, metrics, seconds_between(s.last_report, now),
+                        seconds_between(s.started, now)};
+  send(*s.socket, message);
+  proto::Message answer = receive(*s.socket);
+  auto* decision = std::get_if<proto::DecisionMsg>(&answer);
+  if (decision == nullptr || decision->iteration != s.iteration) {
+    throw tune::ProtocolError(fmt::format("expected DECISION for iteration {}, got {}", s.iteration,
+                                          proto::type_name(answer)));
+  }
+  s.last_report = Clock::now();
+  if (decision->decision != tune::Decision::kContinue) throw detail::StopTrial{};
+}
+
+int run_worker() {
+  WorkerEnv env;
+  try {
+    env = WorkerEnv::from_environment();
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "tunerun worker: {}\n", e.what());
+    return 1;
+  }
+  // Die with the controller; if it is already gone, do not start at all.
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != env.parent_pid) return 1;
+  set_torchrun_like_env(env);
+
+  zmq::context_t ctx(1);
+  zmq::socket_t socket(ctx, zmq::socket_type::dealer);
+  socket.set(zmq::sockopt::linger, kLingerMs);
+  socket.connect(env.controller);
+
+  const std::string where = fmt::format("rank {} of trial {}", env.rank, env.trial_id);
+  int exit_code = 0;
+  try {
+    send(socket, proto::Hello{env.trial_id, env.rank, env.attempt, getpid()});
+    proto::Start start = wait_for_start(socket);
+    const TrainFunc* func = find_trainable(start.trainable);
+    if (func == nullptr) {
+      throw tune::Error(fmt::format("no trainable named '{}' in this worker; known: {}",
+                                    start.trainable, fmt::join(trainable_names(), ", ")));
+    }
+    Session session{&socket, Context{env.rank, start.world_size, env.rank, env.trial_id,
+                                     start.trial_dir, start.experiment, env.attempt}};
+    g_session = &session;
+    HeartbeatThread heartbeat(ctx, env);
+    try {
+      (*func)(tune::Config(std::move(start.config)));
+    } catch (const detail::StopTrial&) {
+      // The controller stopped the trial at the last report: a normal end.
+    }
+    g_session = nullptr;
+    send(socket, proto::Done{session.iteration});
+  } catch (const std::exception& e) {
+    g_session = nullptr;
+    fmt::print(stderr, "tunerun worker ({}): {}\n", where, e.what());
+    send(socket, proto::ErrorMsg{e.what(), where});
+    exit_code = 1;
+  }
+  std::fflush(stdout);
+  return exit_code;
+}
+
+}  // namespace train

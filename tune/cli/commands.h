@@ -1,0 +1,29 @@
+// The `tunerun` subcommands, one file each (CLI11's subcom_in_files
+// pattern): setup_X adds the subcommand and its options to the app and sets
+// the callback that runs it.
+//
+// Exit codes: 0 success; 1 the experiment ran but some trial ended in ERROR;
+// 2 bad input (command line, sweep file, missing experiment); 3 a failure of
+// tunerun itself (storage, sockets, processes).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace tune::cli {
+
+inline constexpr int kExitTrialErrors = 1;
+inline constexpr int kExitBadInput = 2;
+inline constexpr int kExitInternal = 3;
+
+// Thrown by a subcommand callback to end the program with `code` after it
+// has printed what the user needs.
+struct ExitRequest {
+  int code;
+};
+
+void setup_run(CLI::App& app);
+void setup_validate(CLI::App& app);
+void setup_best(CLI::App& app);
+void setup_status(CLI::App& app);
+
+}  // namespace tune::cli

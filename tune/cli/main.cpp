@@ -1,0 +1,66 @@
+// tunerun: run hyperparameter sweeps described in TOML.
+//
+// The same executable is also every worker: started by a controller with
+// TUNERUN_WORKER=1, it runs the worker runtime and never parses arguments.
+
+#include <fmt/format.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/errors.h"
+#include "train/builtins/builtins.h"
+#include "train/worker_env.h"
+#include "train/worker_runtime.h"
+#include "tune/cli/commands.h"
+
+namespace {
+
+// `tunerun [options] sweep.toml` means `tunerun run [options] sweep.toml`:
+// "run" is implied when no argument names a subcommand and one is not an
+// option.
+std::vector<std::string> with_default_subcommand(int argc, char** argv) {
+  static const std::set<std::string> kSubcommands = {"run", "validate", "best", "status"};
+  std::vector<std::string> args(argv + 1, argv + argc);
+  bool has_subcommand = false, has_positional = false;
+  for (const auto& arg : args) {
+    has_subcommand = has_subcommand || kSubcommands.contains(arg);
+    has_positional = has_positional || !arg.starts_with("-");
+  }
+  if (!has_subcommand && has_positional) args.insert(args.begin(), "run");
+  std::reverse(args.begin(), args.end());  // CLI11 takes a reversed vector
+  return args;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  train::register_builtin_trainables();
+  if (tune::is_worker()) return train::run_worker();
+
+  CLI::App app{"tunerun: hyperparameter sweeps with distributed trials, results in SQLite"};
+  app.set_version_flag("--version", fmt::format("tunerun {}", TUNERUN_VERSION));
+  app.require_subcommand(1);
+  tune::cli::setup_run(app);
+  tune::cli::setup_validate(app);
+  tune::cli::setup_best(app);
+  tune::cli::setup_status(app);
+
+  try {
+    auto args = with_default_subcommand(argc, argv);
+    app.parse(args);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : tune::cli::kExitBadInput;
+  } catch (const tune::cli::ExitRequest& request) {
+    return request.code;
+  } catch (const tune::ConfigError& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return tune::cli::kExitBadInput;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return tune::cli::kExitInternal;
+  }
+  return 0;
+}

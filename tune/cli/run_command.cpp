@@ -1,0 +1,84 @@
+// `tunerun run SWEEP.toml` (or just `tunerun SWEEP.toml`): runs a sweep.
+// `tunerun validate SWEEP.toml`: checks a sweep file and writes nothing.
+
+#include <fmt/format.h>
+
+#include "tune/cli/commands.h"
+#include "tune/controller.h"
+#include "tune/sweep_file.h"
+
+namespace tune::cli {
+namespace {
+
+struct RunOptions {
+  std::string sweep_file;
+  std::string storage_path;  // overrides the file's storage_path when set
+  std::string name;          // overrides the file's name when set
+  int verbosity = 1;
+};
+
+ExperimentSpec load(const RunOptions& options) {
+  ExperimentSpec spec = load_sweep_file(options.sweep_file);
+  if (!options.storage_path.empty()) spec.storage_path = options.storage_path;
+  if (!options.name.empty()) spec.name = options.name;
+  return spec;
+}
+
+void print_summary(const ExperimentSpec& spec, const ExperimentSummary& s) {
+  fmt::print("\nExperiment {}: {} trials ({} TERMINATED, {} ERROR), {} results in {:.2f} s\n",
+             spec.name, s.num_trials, s.num_terminated, s.num_errors, s.num_results, s.wall_s);
+  if (s.best) {
+    fmt::print("Best trial {}: {} = {}\n  config: {}\n", s.best->trial_id, spec.metric,
+               s.best->value, s.best->config.dump());
+  }
+  const auto db = s.experiment_dir / "experiment.db";
+  fmt::print("Results: {}\n  sqlite3 {} 'SELECT * FROM best_trial'\n", db.string(), db.string());
+}
+
+void run(const RunOptions& options) {
+  ExperimentSpec spec = load(options);
+  TrialController controller(spec, ControllerOptions{.verbosity = options.verbosity});
+  ExperimentSummary summary = controller.run();
+  if (options.verbosity > 0) print_summary(spec, summary);
+  if (summary.num_errors > 0) {
+    fmt::print(stderr, "{} trial(s) ended in ERROR; see `tunerun status {}`\n", summary.num_errors,
+               summary.experiment_dir.string());
+    throw ExitRequest{kExitTrialErrors};
+  }
+}
+
+}  // namespace
+
+void setup_run(CLI::App& app) {
+  auto options = std::make_shared<RunOptions>();
+  CLI::App* cmd = app.add_subcommand("run", "Run the sweep a TOML file describes (the default)");
+  cmd->add_option("sweep", options->sweep_file, "Sweep file (TOML)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--storage-path", options->storage_path,
+                  "Directory that holds experiments (overrides the file's storage_path)");
+  cmd->add_option("--name", options->name, "Experiment name (overrides the file's name)");
+  cmd->add_flag_callback(
+      "-q,--quiet", [options] { options->verbosity = 0; }, "Print nothing but errors");
+  cmd->add_flag_callback(
+      "-v,--verbose", [options] { options->verbosity = 2; }, "Print every result");
+  cmd->callback([options] { run(*options); });
+}
+
+void setup_validate(CLI::App& app) {
+  auto options = std::make_shared<RunOptions>();
+  CLI::App* cmd = app.add_subcommand("validate", "Check a sweep file without running it");
+  cmd->add_option("sweep", options->sweep_file, "Sweep file (TOML)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->callback([options] {
+    ExperimentSpec spec = load(*options);
+    fmt::print(
+        "{}: ok. Experiment '{}', trainable '{}' x {} workers, {} grid cells x "
+        "num_samples {}, search '{}', scheduler '{}'\n",
+        options->sweep_file, spec.name, spec.trainable.name, spec.trainable.num_workers,
+        spec.param_space.num_grid_cells(), spec.num_samples, spec.search_algorithm, spec.scheduler);
+  });
+}
+
+}  // namespace tune::cli

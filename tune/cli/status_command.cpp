@@ -1,0 +1,68 @@
+// `tunerun status EXPERIMENT_DIR`: every trial's state and why it is in it.
+// Reads the database while an experiment runs without blocking it.
+
+#include <fmt/format.h>
+
+#include <map>
+
+#include "storage/experiment_store.h"
+#include "tune/cli/commands.h"
+
+namespace tune::cli {
+namespace {
+
+struct StatusOptions {
+  std::string experiment_dir;
+};
+
+std::string metric_of(const storage::ExperimentStore& store, const storage::TrialRecord& trial,
+                      const std::string& metric) {
+  if (metric.empty() || trial.last_iteration == 0) return "";
+  auto results = store.results(trial.trial_id);
+  if (results.empty() || !results.back().metrics.contains(metric)) return "";
+  const Json& v = results.back().metrics[metric];
+  return v.is_number() ? fmt::format("{:.6g}", v.get<double>()) : v.dump();
+}
+
+void status(const StatusOptions& options) {
+  storage::ExperimentStore store = [&] {
+    try {
+      return storage::ExperimentStore::open_read_only(options.experiment_dir);
+    } catch (const StorageError& e) {
+      fmt::print(stderr, "error: {}\n", e.what());
+      throw ExitRequest{kExitBadInput};
+    }
+  }();
+  auto experiment = store.experiment();
+  if (!experiment) {
+    fmt::print(stderr, "error: {} holds no experiment yet\n", options.experiment_dir);
+    throw ExitRequest{kExitBadInput};
+  }
+  auto trials = store.trials();
+  std::map<std::string_view, int> counts;
+  for (const auto& t : trials) ++counts[to_string(t.status)];
+  fmt::print("Experiment {} ({}), {} trials:", experiment->name, experiment->status, trials.size());
+  for (const auto& [status, n] : counts) fmt::print(" {} {}", n, status);
+  fmt::print("\n");
+  const std::string& metric = experiment->metric;
+  fmt::print("{:<28} {:<10} {:>5} {:>12}  {}\n", "trial", "status", "iter",
+             metric.empty() ? "metric" : metric, "reason");
+  for (const auto& t : trials) {
+    fmt::print("{:<28} {:<10} {:>5} {:>12}  {}\n", t.trial_id, to_string(t.status),
+               t.last_iteration, metric_of(store, t, metric),
+               t.status == TrialStatus::kError ? t.error : t.status_reason);
+  }
+}
+
+}  // namespace
+
+void setup_status(CLI::App& app) {
+  auto options = std::make_shared<StatusOptions>();
+  CLI::App* cmd = app.add_subcommand("status", "Show every trial of an experiment and its state");
+  cmd->add_option("experiment", options->experiment_dir, "Experiment directory (runs/NAME)")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+  cmd->callback([options] { status(*options); });
+}
+
+}  // namespace tune::cli

@@ -1,0 +1,664 @@
+#include "tune/controller.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <csignal>
+#include <thread>
+#include <unordered_map>
+#include <zmq.hpp>
+
+#include "core/protocol.h"
+#include "schedulers/trial_scheduler.h"
+#include "search/factory.h"
+#include "storage/experiment_store.h"
+#include "train/worker_env.h"
+#include "tune/trial.h"
+
+extern char** environ;
+
+namespace tune {
+namespace {
+
+namespace proto = protocol;
+
+// After every rank exited, how long to wait for a DONE or ERROR still in
+// flight before judging the group on its exit codes alone.
+constexpr auto kSettleTime = std::chrono::milliseconds(500);
+// Between SIGTERM to a failed group and SIGKILL.
+constexpr auto kKillGrace = std::chrono::seconds(3);
+// Messages handled per turn before the loop commits and answers.
+constexpr int kMaxMessagesPerTurn = 4096;
+
+double unix_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+// The environment every worker inherits: ours, minus the variables the
+// controller sets per rank.
+std::vector<std::string> base_environment() {
+  static const std::vector<std::string_view> kOwn = {
+      "TUNERUN_", "RANK=", "WORLD_SIZE=", "LOCAL_RANK=", "LOCAL_WORLD_SIZE="};
+  std::vector<std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    std::string_view var(*e);
+    bool own = false;
+    for (auto prefix : kOwn) own = own || var.starts_with(prefix);
+    if (!own) env.emplace_back(var);
+  }
+  return env;
+}
+
+schedulers::TrialView view_of(const Trial& trial) { return {trial.id, trial.status, trial.config}; }
+
+}  // namespace
+
+class TrialController::Impl {
+ public:
+  Impl(ExperimentSpec spec, ControllerOptions options)
+      : spec_(std::move(spec)), options_(std::move(options)) {
+    if (options_.worker_argv.empty()) options_.worker_argv = {self_executable()};
+    if (spec_.total_cpus <= 0) spec_.total_cpus = std::thread::hardware_concurrency();
+    cpus_per_trial_ = spec_.trainable.num_workers * spec_.trainable.cpus_per_worker;
+    if (cpus_per_trial_ > spec_.total_cpus) {
+      throw ConfigError(fmt::format("a trial needs {} CPUs ({} workers x {}), but only {} exist",
+                                    cpus_per_trial_, spec_.trainable.num_workers,
+                                    spec_.trainable.cpus_per_worker, spec_.total_cpus),
+                        {}, 0, "trainable.num_workers");
+    }
+    searcher_ = search::make_searcher(spec_.search_algorithm, spec_.search_options,
+                                      {spec_.num_samples, spec_.seed});
+    searcher_->set_search_properties(spec_.metric, spec_.mode, spec_.param_space);
+    scheduler_ = schedulers::make_scheduler(spec_.scheduler, spec_.scheduler_options);
+    scheduler_->set_search_properties(spec_.metric, spec_.mode);
+    if (!spec_.stop.empty()) stoppers_.push_back(std::make_unique<CriteriaStopper>(spec_.stop));
+    if (std::filesystem::exists(spec_.experiment_dir() / "experiment.db")) {
+      throw ConfigError(fmt::format("experiment '{}' already exists in {}; choose another name "
+                                    "(--name) or remove it",
+                                    spec_.name, spec_.experiment_dir().string()),
+                        {}, 0, "name");
+    }
+  }
+
+  ~Impl() {
+    for (auto& [id, trial] : trials_) {
+      if (trial.status == TrialStatus::kRunning) {
+        signal_process_group(trial.process_group, SIGKILL);
+        for (auto& w : trial.workers) {
+          if (w.process) {
+            while (!w.process->try_reap())
+              std::this_thread::sleep_for(std::chrono::milliseconds(1));
+          }
+        }
+      }
+    }
+  }
+
+  ExperimentSummary run() {
+    started_ = Clock::now();
+    open();
+    while (true) {
+      create_trials();
+      start_trials();
+      store_->flush();
+      send_outbox();
+      if (finished()) break;
+      poll_once();
+      handle_timers(Clock::now());
+    }
+    store_->set_experiment_status("FINISHED");
+    store_->flush();
+    return summarize();
+  }
+
+ private:
+  // ---- setup -------------------------------------------------------------
+
+  void open() {
+    const auto dir = spec_.experiment_dir();
+    store_.emplace(storage::ExperimentStore::open(dir));
+    storage::ExperimentRecord record{spec_.name,   spec_.metric, spec_.mode,
+                                     spec_.source, unix_now(),   "RUNNING"};
+    store_->put_experiment(record);
+    store_->flush();
+
+    router_ = zmq::socket_t(zmq_, zmq::socket_type::router);
+    router_.set(zmq::sockopt::linger, 0);
+    router_.set(zmq::sockopt::router_mandatory, true);
+    router_.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(proto::kMaxMessageBytes));
+    router_.bind("tcp://127.0.0.1:*");
+    endpoint_ = router_.get(zmq::sockopt::last_endpoint);
+    env_ = base_environment();
+    log(1, "experiment {} in {} (controller at {})", spec_.name, dir.string(), endpoint_);
+    if (options_.on_listen) options_.on_listen(endpoint_);
+  }
+
+  // ---- trial creation and start -------------------------------------------
+
+  int count(TrialStatus status) const {
+    int n = 0;
+    for (const auto& [id, t] : trials_) n += t.status == status;
+    return n;
+  }
+
+  void create_trials() {
+    while (!searcher_finished_ && count(TrialStatus::kPending) < searcher_->max_pending_trials()) {
+      const std::string id = fmt::format("{}_{:05d}", spec_.name, next_index_);
+      search::Suggestion s = searcher_->suggest(id);
+      if (s.status == search::Suggestion::Status::kFinished) {
+        searcher_finished_ = true;
+        break;
+      }
+      if (s.status == search::Suggestion::Status::kNotReady) break;
+      Trial& trial = trials_[id];
+      trial.id = id;
+      trial.index = next_index_++;
+      trial.config = std::move(s.config);
+      trial.dir = spec_.experiment_dir() / "trials" / id;
+      trial.created_at = unix_now();
+      trial.status_reason = "created";
+      order_.push_back(id);
+      store_->put_trial(record_of(trial));
+      store_->set_trial_status(id, TrialStatus::kPending, "created", trial.created_at);
+      scheduler_->on_trial_add(view_of(trial));
+    }
+  }
+
+  // Why no further trial can start now, or empty when one can.
+  std::string blocked_reason() const {
+    if (spec_.max_concurrent_trials > 0 && running_ >= spec_.max_concurrent_trials) {
+      return fmt::format("waiting: max_concurrent_trials={} reached", spec_.max_concurrent_trials);
+    }
+    const double free = spec_.total_cpus - running_ * cpus_per_trial_;
+    if (free + 1e-9 < cpus_per_trial_) {
+      return fmt::format("waiting for resources: needs {} CPUs, {} of {} free", cpus_per_trial_,
+                         free, spec_.total_cpus);
+    }
+    return {};
+  }
+
+  void start_trials() {
+    while (true) {
+      std::vector<Trial*> waiting;
+      for (const auto& id : order_) {
+        Trial& t = trials_.at(id);
+        if (t.status == TrialStatus::kPending || t.status == TrialStatus::kPaused) {
+          waiting.push_back(&t);
+        }
+      }
+      if (waiting.empty()) return;
+      if (std::string reason = blocked_reason(); !reason.empty()) {
+        for (Trial* t : waiting) set_reason(*t, reason);
+        return;
+      }
+      std::vector<schedulers::TrialView> views;
+      for (Trial* t : waiting) views.push_back(view_of(*t));
+      const int pick = scheduler_->choose_trial_to_run(views);
+      if (pick < 0 || pick >= static_cast<int>(waiting.size())) {
+        for (Trial* t : waiting) set_reason(*t, "waiting: the scheduler chose none");
+        return;
+      }
+      launch(*waiting[pick]);
+    }
+  }
+
+  void set_reason(Trial& trial, const std::string& reason) {
+    if (trial.status_reason == reason) return;
+    trial.status_reason = reason;
+    store_->set_trial_status(trial.id, trial.status, reason, unix_now());
+  }
+
+  void launch(Trial& trial) {
+    std::filesystem::create_directories(trial.dir);
+    trial.workers.clear();
+    trial.pending.clear();
+    trial.stopping = trial.failing = trial.error_from_worker = false;
+    trial.error.clear();
+    trial.stop_reason.clear();
+    trial.settle_deadline.reset();
+    trial.kill_deadline.reset();
+    trial.process_group = 0;
+    const int n = spec_.trainable.num_workers;
+    const int threads = std::max(1, static_cast<int>(spec_.trainable.cpus_per_worker));
+    for (int rank = 0; rank < n; ++rank) {
+      SpawnOptions spawn{options_.worker_argv, env_, trial.dir / fmt::format("rank_{}.log", rank),
+                         trial.process_group};
+      spawn.env.push_back(fmt::format("{}=1", train::kEnvWorker));
+      spawn.env.push_back(fmt::format("{}={}", train::kEnvController, endpoint_));
+      spawn.env.push_back(fmt::format("{}={}", train::kEnvTrialId, trial.id));
+      spawn.env.push_back(fmt::format("{}={}", train::kEnvAttempt, trial.attempt));
+      spawn.env.push_back(fmt::format("{}={}", train::kEnvParentPid, getpid()));
+      spawn.env.push_back(fmt::format("{}={}", train::kEnvHeartbeatS, spec_.heartbeat_period_s));
+      spawn.env.push_back(fmt::format("RANK={}", rank));
+      spawn.env.push_back(fmt::format("WORLD_SIZE={}", n));
+      if (std::getenv("OMP_NUM_THREADS") == nullptr) {
+        spawn.env.push_back(fmt::format("OMP_NUM_THREADS={}", threads));
+      }
+      Worker worker;
+      worker.rank = rank;
+      worker.last_seen = Clock::now();
+      worker.process.emplace(ChildProcess::spawn(spawn));
+      if (rank == 0) trial.process_group = worker.process->pid();
+      trial.workers.push_back(std::move(worker));
+    }
+    ++running_;
+    trial.started_at = unix_now();
+    change_status(trial, TrialStatus::kRunning, fmt::format("started (attempt {})", trial.attempt));
+    log(1, "{} RUNNING {}", trial.id, trial.config.dump());
+  }
+
+  // ---- the loop --------------------------------------------------------------
+
+  bool finished() const {
+    if (!searcher_finished_) return false;
+    for (const auto& [id, t] : trials_) {
+      if (!is_finished(t.status)) return false;
+    }
+    return true;
+  }
+
+  void poll_once() {
+    std::vector<zmq::pollitem_t> items{{router_.handle(), 0, ZMQ_POLLIN, 0}};
+    std::vector<std::pair<Trial*, Worker*>> owners;
+    for (auto& [id, trial] : trials_) {
+      if (trial.status != TrialStatus::kRunning) continue;
+      for (auto& w : trial.workers) {
+        if (w.process && !w.process->exit_status()) {
+          items.push_back({nullptr, w.process->pidfd(), ZMQ_POLLIN, 0});
+          owners.emplace_back(&trial, &w);
+        }
+      }
+    }
+    zmq::poll(items.data(), items.size(), next_timeout());
+    if (items[0].revents & ZMQ_POLLIN) drain_router();
+    for (size_t i = 1; i < items.size(); ++i) {
+      if (items[i].revents & ZMQ_POLLIN) handle_exit(*owners[i - 1].first, *owners[i - 1].second);
+    }
+  }
+
+  std::chrono::milliseconds next_timeout() const {
+    auto now = Clock::now();
+    auto due = now + std::chrono::milliseconds(static_cast<int>(spec_.heartbeat_period_s * 1000));
+    for (const auto& [id, t] : trials_) {
+      if (t.settle_deadline) due = std::min(due, *t.settle_deadline);
+      if (t.kill_deadline) due = std::min(due, *t.kill_deadline);
+    }
+    auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(due - now);
+    return std::max(wait, std::chrono::milliseconds(0));
+  }
+
+  void drain_router() {
+    for (int i = 0; i < kMaxMessagesPerTurn; ++i) {
+      zmq::message_t identity;
+      if (!router_.recv(identity, zmq::recv_flags::dontwait)) return;
+      std::vector<zmq::message_t> frames;
+      while (router_.get(zmq::sockopt::rcvmore)) {
+        frames.emplace_back();
+        (void)router_.recv(frames.back(), zmq::recv_flags::none);
+      }
+      const std::string peer = identity.to_string();
+      if (frames.size() != 1) {
+        reject(peer, fmt::format("expected one frame, got {}", frames.size()));
+        continue;
+      }
+      try {
+        handle_message(peer, proto::decode(frames[0].to_string_view()));
+      } catch (const ProtocolError& e) {
+        reject(peer, e.what());
+      }
+    }
+  }
+
+  void reject(const std::string& peer, const std::string& reason) {
+    ++rejected_;
+    log(0, "warning: rejected a control message from peer {:?}: {}", peer_name(peer), reason);
+  }
+
+  static std::string peer_name(const std::string& routing_id) {
+    std::string hex;
+    for (unsigned char c : routing_id) hex += fmt::format("{:02x}", c);
+    return hex;
+  }
+
+  // ---- messages ------------------------------------------------------------
+
+  void handle_message(const std::string& peer, proto::Message message) {
+    if (auto* hello = std::get_if<proto::Hello>(&message)) return on_hello(peer, *hello);
+    if (auto* beat = std::get_if<proto::Heartbeat>(&message)) return on_heartbeat(*beat);
+    auto it = peers_.find(peer);
+    if (it == peers_.end()) {
+      throw ProtocolError(
+          fmt::format("{} from a peer that has not said HELLO", proto::type_name(message)));
+    }
+    Trial& trial = trials_.at(it->second.first);
+    Worker& worker = trial.workers.at(it->second.second);
+    worker.last_seen = Clock::now();
+    if (auto* report = std::get_if<proto::Report>(&message))
+      return on_report(trial, worker, *report);
+    if (std::get_if<proto::Done>(&message)) {
+      worker.done = true;
+      return maybe_finalize(trial);
+    }
+    if (auto* error = std::get_if<proto::ErrorMsg>(&message)) {
+      return fail(trial, fmt::format("{}: {}", error->where, error->message), true);
+    }
+    throw ProtocolError(
+        fmt::format("{} is not a worker-to-controller message", proto::type_name(message)));
+  }
+
+  Worker* find_worker(const std::string& trial_id, int rank, int attempt, Trial** trial_out) {
+    auto it = trials_.find(trial_id);
+    if (it == trials_.end()) return nullptr;
+    Trial& trial = it->second;
+    if (trial.status != TrialStatus::kRunning || trial.attempt != attempt || rank < 0 ||
+        rank >= static_cast<int>(trial.workers.size())) {
+      return nullptr;
+    }
+    *trial_out = &trial;
+    return &trial.workers[rank];
+  }
+
+  void on_hello(const std::string& peer, const proto::Hello& hello) {
+    Trial* trial = nullptr;
+    Worker* worker = find_worker(hello.trial_id, hello.rank, hello.attempt, &trial);
+    if (worker == nullptr) {
+      throw ProtocolError(fmt::format("HELLO for trial {} rank {} attempt {}, which is not running",
+                                      hello.trial_id, hello.rank, hello.attempt));
+    }
+    if (!worker->routing_id.empty() || worker->process->pid() != hello.pid) {
+      throw ProtocolError(fmt::format("HELLO claims trial {} rank {} (pid {}), already taken",
+                                      hello.trial_id, hello.rank, hello.pid));
+    }
+    worker->routing_id = peer;
+    worker->last_seen = Clock::now();
+    peers_[peer] = {trial->id, hello.rank};
+    queue(peer, proto::Start{spec_.trainable.name, trial->config, trial->dir.string(), spec_.name,
+                             static_cast<int>(trial->workers.size()), ""});
+  }
+
+  void on_heartbeat(const proto::Heartbeat& beat) {
+    Trial* trial = nullptr;
+    // Beats from a group already torn down are expected and harmless.
+    if (Worker* worker = find_worker(beat.trial_id, beat.rank, beat.attempt, &trial)) {
+      worker->last_seen = Clock::now();
+    }
+  }
+
+  void on_report(Trial& trial, Worker& worker, const proto::Report& report) {
+    if (trial.failing || trial.stopping) return;  // the group is on its way out
+    if (report.iteration != worker.reported + 1) {
+      throw ProtocolError(fmt::format("{} rank {} reported iteration {} after {}", trial.id,
+                                      worker.rank, report.iteration, worker.reported));
+    }
+    worker.reported = report.iteration;
+    PendingIteration& p = trial.pending[report.iteration];
+    ++p.ranks;
+    if (worker.rank == 0) {
+      p.metrics = report.metrics;
+      p.time_this_iter_s = report.time_this_iter_s;
+      p.time_total_s = report.time_total_s;
+    }
+    if (p.ranks == static_cast<int>(trial.workers.size())) {
+      PendingIteration done = std::move(p);
+      trial.pending.erase(report.iteration);
+      complete_iteration(trial, report.iteration, std::move(done));
+    }
+  }
+
+  void complete_iteration(Trial& trial, int64_t iteration, PendingIteration p) {
+    const double now = unix_now();
+    Json result = p.metrics;
+    result["training_iteration"] = iteration;
+    result["time_this_iter_s"] = p.time_this_iter_s;
+    result["time_total_s"] = p.time_total_s;
+    result["timestamp"] = now;
+    result["trial_id"] = trial.id;
+    store_->append_result(
+        {trial.id, iteration, now, p.time_this_iter_s, p.time_total_s, std::move(p.metrics)});
+    ++num_results_;
+    trial.iteration = iteration;
+    trial.last_result = result;
+    searcher_->on_trial_result(trial.id, result);
+
+    Decision decision = scheduler_->on_trial_result(view_of(trial), result);
+    std::string reason = fmt::format("stopped by scheduler {} at iteration {}",
+                                     scheduler_->debug_string(), iteration);
+    if (decision == Decision::kPause) {
+      // Pausing needs checkpoints, which arrive with the trainer; until then
+      // a pause ends the trial, and says so.
+      decision = Decision::kStop;
+      reason =
+          fmt::format("paused by scheduler at iteration {} (pause not supported yet)", iteration);
+    }
+    for (auto& stopper : stoppers_) {
+      if (decision == Decision::kContinue && stopper->should_stop_trial(trial.id, result)) {
+        decision = Decision::kStop;
+        reason = stopper->reason();
+      }
+    }
+    if (decision == Decision::kStop) {
+      trial.stopping = true;
+      trial.stop_reason = reason;
+      scheduler_->on_trial_remove(view_of(trial));
+    }
+    log(2, "{} iteration {}: {}", trial.id, iteration, result.dump());
+    for (const auto& w : trial.workers)
+      queue(w.routing_id, proto::DecisionMsg{iteration, decision});
+  }
+
+  // ---- failures and exits ----------------------------------------------------
+
+  // Starts tearing the group down. `from_worker`: the error is a rank's own
+  // ERROR message, which says more than an exit status and replaces one.
+  void fail(Trial& trial, const std::string& error, bool from_worker) {
+    if (trial.failing) {
+      if (from_worker && !trial.error_from_worker) {
+        trial.error = error;
+        trial.error_from_worker = true;
+        maybe_finalize(trial);
+      }
+      return;
+    }
+    trial.failing = true;
+    trial.error = error;
+    trial.error_from_worker = from_worker;
+    signal_process_group(trial.process_group, SIGTERM);
+    trial.kill_deadline = Clock::now() + kKillGrace;
+    log(1, "{} failing: {}", trial.id, error);
+    maybe_finalize(trial);
+  }
+
+  void handle_exit(Trial& trial, Worker& worker) {
+    auto status = worker.process->try_reap();
+    if (!status) return;
+    if (!status->ok()) {
+      fail(trial,
+           fmt::format("rank {} {} (log: {})", worker.rank, status->describe(),
+                       (trial.dir / fmt::format("rank_{}.log", worker.rank)).string()),
+           false);
+    }
+    maybe_finalize(trial);
+  }
+
+  // Finalizes a trial whose ranks have all exited once its outcome is known:
+  // every rank said DONE, or a rank said ERROR. Otherwise a DONE or ERROR may
+  // still be in flight (ZeroMQ delivers after the exit can be seen): wait
+  // kSettleTime for it, then judge by what arrived.
+  void maybe_finalize(Trial& trial) {
+    if (trial.status != TrialStatus::kRunning || !trial.all_exited()) return;
+    trial.kill_deadline.reset();
+    if (trial.failing ? trial.error_from_worker : trial.all_done()) {
+      finalize(trial);
+    } else if (!trial.settle_deadline) {
+      trial.settle_deadline = Clock::now() + kSettleTime;
+    }
+  }
+
+  void handle_timers(Clock::time_point now) {
+    for (auto& [id, trial] : trials_) {
+      if (trial.status != TrialStatus::kRunning) continue;
+      if (trial.kill_deadline && now >= *trial.kill_deadline) {
+        signal_process_group(trial.process_group, SIGKILL);
+        trial.kill_deadline.reset();
+      }
+      if (trial.settle_deadline && now >= *trial.settle_deadline) {
+        finalize(trial);
+        continue;
+      }
+      if (trial.failing) continue;
+      const auto timeout = std::chrono::duration<double>(spec_.heartbeat_timeout_s);
+      for (const auto& w : trial.workers) {
+        if (w.process->exit_status() || now - w.last_seen < timeout) continue;
+        fail(trial,
+             fmt::format("rank {} sent nothing for {:.1f} s (heartbeat timeout)", w.rank,
+                         seconds(now - w.last_seen)),
+             false);
+        signal_process_group(trial.process_group, SIGKILL);  // a stopped process ignores SIGTERM
+        break;
+      }
+    }
+  }
+
+  void finalize(Trial& trial) {
+    trial.settle_deadline.reset();
+    trial.kill_deadline.reset();
+    for (const auto& w : trial.workers) peers_.erase(w.routing_id);
+    --running_;
+    trial.finished_at = unix_now();
+    const bool ok = !trial.failing && trial.all_done();
+    if (ok) {
+      const std::string reason =
+          trial.stopping ? trial.stop_reason
+                         : fmt::format("completed after {} iterations", trial.iteration);
+      change_status(trial, TrialStatus::kTerminated, reason);
+      scheduler_->on_trial_complete(view_of(trial),
+                                    trial.last_result.is_null() ? nullptr : &trial.last_result);
+      log(1, "{} TERMINATED: {}{}", trial.id, reason, metric_suffix(trial));
+    } else {
+      if (trial.error.empty()) {
+        for (const auto& w : trial.workers) {
+          if (!w.done) {
+            trial.error = fmt::format("rank {} {} without reporting DONE", w.rank,
+                                      w.process->exit_status()->describe());
+            break;
+          }
+        }
+      }
+      ++trial.num_failures;
+      change_status(trial, TrialStatus::kError, trial.error);
+      scheduler_->on_trial_error(view_of(trial));
+      log(1, "{} ERROR: {}", trial.id, trial.error);
+    }
+    searcher_->on_trial_complete(trial.id,
+                                 trial.last_result.is_null() ? nullptr : &trial.last_result, !ok);
+    trial.workers.clear();
+  }
+
+  std::string metric_suffix(const Trial& trial) const {
+    if (spec_.metric.empty() || !trial.last_result.contains(spec_.metric)) return "";
+    return fmt::format(", {}={}", spec_.metric, trial.last_result[spec_.metric].dump());
+  }
+
+  void change_status(Trial& trial, TrialStatus status, const std::string& reason) {
+    trial.status = status;
+    trial.status_reason = reason;
+    store_->set_trial_status(trial.id, status, reason, unix_now());
+    store_->put_trial(record_of(trial));
+  }
+
+  storage::TrialRecord record_of(const Trial& t) const {
+    storage::TrialRecord r;
+    r.trial_id = t.id;
+    r.trial_index = t.index;
+    r.config = t.config;
+    r.status = t.status;
+    r.status_reason = t.status_reason;
+    r.trial_dir = t.dir.string();
+    r.created_at = t.created_at;
+    r.started_at = t.started_at;
+    r.finished_at = t.finished_at;
+    r.last_iteration = t.iteration;
+    r.num_failures = t.num_failures;
+    r.error = t.status == TrialStatus::kError ? t.error : "";
+    return r;
+  }
+
+  // ---- replies ---------------------------------------------------------------
+
+  void queue(const std::string& peer, proto::Message message) {
+    outbox_.emplace_back(peer, proto::encode(message));
+  }
+
+  void send_outbox() {
+    for (auto& [peer, bytes] : outbox_) {
+      try {
+        router_.send(zmq::buffer(peer), zmq::send_flags::sndmore);
+        router_.send(zmq::buffer(bytes), zmq::send_flags::none);
+      } catch (const zmq::error_t& e) {
+        // EHOSTUNREACH: the rank is gone; its exit is handled through its pidfd.
+        log(1, "warning: could not answer peer {}: {}", peer_name(peer), e.what());
+      }
+    }
+    outbox_.clear();
+  }
+
+  // ---- output ----------------------------------------------------------------
+
+  template <class... Args>
+  void log(int level, fmt::format_string<Args...> format, Args&&... args) {
+    if (level > options_.verbosity) return;
+    fmt::print(stderr, "[{:8.2f}s] {}\n", seconds(Clock::now() - started_),
+               fmt::format(format, std::forward<Args>(args)...));
+  }
+
+  ExperimentSummary summarize() {
+    ExperimentSummary s;
+    s.experiment_dir = spec_.experiment_dir();
+    s.num_trials = static_cast<int64_t>(trials_.size());
+    s.num_terminated = count(TrialStatus::kTerminated);
+    s.num_errors = count(TrialStatus::kError);
+    s.num_results = num_results_;
+    s.rejected_messages = rejected_;
+    s.wall_s = seconds(Clock::now() - started_);
+    if (auto best = store_->best_trial()) {
+      s.best = ExperimentSummary::Best{best->trial.trial_id, best->value, best->trial.config};
+    }
+    return s;
+  }
+
+  ExperimentSpec spec_;
+  ControllerOptions options_;
+  double cpus_per_trial_ = 1;
+  std::unique_ptr<search::Searcher> searcher_;
+  std::unique_ptr<schedulers::TrialScheduler> scheduler_;
+  std::vector<std::unique_ptr<Stopper>> stoppers_;
+  std::optional<storage::ExperimentStore> store_;
+
+  zmq::context_t zmq_{1};
+  zmq::socket_t router_;
+  std::string endpoint_;
+  std::vector<std::string> env_;
+
+  std::unordered_map<std::string, Trial> trials_;
+  std::vector<std::string> order_;  // trial ids in creation order
+  std::unordered_map<std::string, std::pair<std::string, int>> peers_;  // routing id -> trial, rank
+  std::vector<std::pair<std::string, std::string>> outbox_;
+  int64_t next_index_ = 0;
+  bool searcher_finished_ = false;
+  int running_ = 0;
+  int64_t num_results_ = 0;
+  int64_t rejected_ = 0;
+  Clock::time_point started_;
+};
+
+TrialController::TrialController(ExperimentSpec spec, ControllerOptions options)
+    : impl_(std::make_unique<Impl>(std::move(spec), std::move(options))) {}
+
+TrialController::~TrialController() = default;
+
+ExperimentSummary TrialController::run() { return impl_->run(); }
+
+}  // namespace tune

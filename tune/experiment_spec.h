@@ -1,0 +1,49 @@
+// ExperimentSpec: everything one sweep needs, whether it came from a TOML
+// file (tune/sweep_file.h) or from the C++ API. Plain data; defaults follow
+// Ray Tune where Ray has one.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "core/config.h"
+#include "core/types.h"
+#include "search/param_space.h"
+#include "tune/stopper.h"
+
+namespace tune {
+
+struct TrainableSpec {
+  std::string name;            // a registered trainable (built-in or from a library)
+  int num_workers = 1;         // ranks per trial
+  double cpus_per_worker = 1;  // Ray's default resources_per_worker = {CPU: 1}
+};
+
+struct ExperimentSpec {
+  std::string name;                             // names the directory and the trials
+  std::filesystem::path storage_path = "runs";  // experiment dir is storage_path / name
+  std::string metric;                           // may be empty: no best trial then
+  Mode mode = Mode::kMin;
+  int64_t num_samples = 1;          // repeats of the grid; Ray's default
+  int max_concurrent_trials = 0;    // 0: as many as the CPUs allow (Ray: None)
+  uint64_t seed = 0;                // seeds the searcher: same seed, same configs
+  double total_cpus = 0;            // 0: the machine's cores
+  double heartbeat_timeout_s = 30;  // a rank silent this long fails its trial
+  double heartbeat_period_s = 2;    // how often ranks beat
+
+  TrainableSpec trainable;
+  ParamSpace param_space;
+  std::string search_algorithm = "random";
+  Json search_options = Json::object();
+  std::string scheduler = "fifo";
+  Json scheduler_options = Json::object();
+  std::vector<StopCriterion> stop;
+
+  Json source = Json::object();  // the sweep as the user wrote it, stored for display
+
+  std::filesystem::path experiment_dir() const { return storage_path / name; }
+};
+
+}  // namespace tune

@@ -1,0 +1,352 @@
+#include "tune/sweep_file.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <toml++/toml.h>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "schedulers/trial_scheduler.h"
+#include "search/factory.h"
+#include "train/trainable.h"
+
+namespace tune {
+namespace {
+
+int64_t line_of(const toml::node& node) { return node.source().begin.line; }
+
+// toml++ keeps a table's keys sorted; the file's order is what a user
+// wrote, and what grid expansion and sampling follow.
+std::vector<std::pair<std::string, const toml::node*>> in_file_order(const toml::table& table) {
+  std::vector<std::pair<std::string, const toml::node*>> entries;
+  for (const auto& [key, node] : table) entries.emplace_back(std::string(key.str()), &node);
+  std::stable_sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) {
+    const auto& pa = a.second->source().begin;
+    const auto& pb = b.second->source().begin;
+    return std::tie(pa.line, pa.column) < std::tie(pb.line, pb.column);
+  });
+  return entries;
+}
+
+Json to_json(const toml::node& node) {
+  if (auto* t = node.as_table()) {
+    Json object = Json::object();
+    for (const auto& [key, value] : *t) object[std::string(key.str())] = to_json(value);
+    return object;
+  }
+  if (auto* a = node.as_array()) {
+    Json array = Json::array();
+    for (const auto& value : *a) array.push_back(to_json(value));
+    return array;
+  }
+  if (auto v = node.value_exact<int64_t>()) return *v;
+  if (auto v = node.value_exact<double>()) return *v;
+  if (auto v = node.value_exact<bool>()) return *v;
+  if (auto v = node.value_exact<std::string>()) return *v;
+  std::ostringstream text;  // dates and times: kept as their TOML text
+  if (auto* d = node.as_date()) text << *d;
+  if (auto* t = node.as_time()) text << *t;
+  if (auto* dt = node.as_date_time()) text << *dt;
+  return text.str();
+}
+
+// Reads one TOML table, remembering which keys were used so that finish()
+// can reject the rest as unknown. Every error names file, line and key.
+class TableReader {
+ public:
+  TableReader(const toml::table& table, std::string prefix, const std::string& file)
+      : table_(table), prefix_(std::move(prefix)), file_(file) {}
+
+  std::string key_path(std::string_view key) const {
+    return prefix_.empty() ? std::string(key) : prefix_ + "." + std::string(key);
+  }
+
+  ConfigError error(std::string_view key, const std::string& message) const {
+    const toml::node* node = table_.get(key);
+    return ConfigError(message, file_, node ? line_of(*node) : line_of(table_), key_path(key));
+  }
+
+  const toml::node* node(std::string_view key) {
+    used_.insert(std::string(key));
+    return table_.get(key);
+  }
+
+  template <class T>
+  std::optional<T> get(std::string_view key) {
+    const toml::node* n = node(key);
+    if (n == nullptr) return std::nullopt;
+    if constexpr (std::is_same_v<T, double>) {
+      if (auto v = n->value<double>(); v && n->is_number()) return *v;
+      throw error(key, "expected a number");
+    } else if constexpr (std::is_same_v<T, int64_t>) {
+      if (auto v = n->value_exact<int64_t>()) return *v;
+      throw error(key, "expected an integer");
+    } else if constexpr (std::is_same_v<T, bool>) {
+      if (auto v = n->value_exact<bool>()) return *v;
+      throw error(key, "expected true or false");
+    } else {
+      if (auto v = n->value_exact<std::string>()) return *v;
+      throw error(key, "expected a string");
+    }
+  }
+
+  const toml::table* table(std::string_view key) {
+    const toml::node* n = node(key);
+    if (n == nullptr) return nullptr;
+    if (!n->is_table()) throw error(key, "expected a table");
+    return n->as_table();
+  }
+
+  // Every key not read yet, as a JSON object (options passed to a plug-in).
+  Json rest() {
+    Json options = Json::object();
+    for (const auto& [key, value] : table_) {
+      if (!used_.contains(std::string(key.str()))) {
+        options[std::string(key.str())] = to_json(value);
+        used_.insert(std::string(key.str()));
+      }
+    }
+    return options;
+  }
+
+  void finish(const std::vector<std::string_view>& known) const {
+    for (const auto& [key, value] : table_) {
+      if (!used_.contains(std::string(key.str()))) {
+        throw error(key.str(), fmt::format("unknown key; known here: {}", fmt::join(known, ", ")));
+      }
+    }
+  }
+
+  // Re-throws a plug-in's ConfigError, adding the file and the line of the
+  // option it names.
+  [[noreturn]] void rethrow(const ConfigError& e) const { throw error(e.key(), e.message()); }
+
+ private:
+  const toml::table& table_;
+  std::string prefix_;
+  const std::string& file_;
+  std::set<std::string> used_;
+};
+
+constexpr std::string_view kDomains[] = {"uniform", "loguniform", "randint", "choice",
+                                         "grid_search"};
+
+// `{ uniform = [lo, hi] }` and its kin.
+Domain parse_domain(const toml::table& inline_table, const std::string& key_path,
+                    const std::string& file) {
+  auto fail = [&](const std::string& message) {
+    return ConfigError(message, file, line_of(inline_table), key_path);
+  };
+  if (inline_table.size() != 1) {
+    throw fail(fmt::format("a domain is an inline table with one key, one of: {}",
+                           fmt::join(kDomains, ", ")));
+  }
+  // toml++'s iterator owns the pair it yields: keep it alive.
+  const auto entry = inline_table.begin();
+  const auto& [name_key, args_node] = *entry;
+  const std::string name(name_key.str());
+  const toml::array* args = args_node.as_array();
+  if (std::find(std::begin(kDomains), std::end(kDomains), name) == std::end(kDomains)) {
+    throw fail(fmt::format("unknown domain '{}'; known: {} (write a [section] for a nested space)",
+                           name, fmt::join(kDomains, ", ")));
+  }
+  if (args == nullptr) throw fail(fmt::format("{} takes an array, e.g. {} = [...]", name, name));
+  std::vector<Json> values;
+  for (const auto& v : *args) values.push_back(to_json(v));
+  try {
+    if (name == "choice") return choice(values);
+    if (name == "grid_search") return grid_search(values);
+    if (values.size() != 2) {
+      throw ConfigError(fmt::format("{} takes [lower, upper], got {} values", name, values.size()));
+    }
+    if (name == "randint") {
+      if (!values[0].is_number_integer() || !values[1].is_number_integer()) {
+        throw ConfigError("randint bounds must be integers");
+      }
+      return randint(values[0].get<int64_t>(), values[1].get<int64_t>());
+    }
+    if (!values[0].is_number() || !values[1].is_number()) {
+      throw ConfigError(fmt::format("{} bounds must be numbers", name));
+    }
+    const double lo = values[0].get<double>(), hi = values[1].get<double>();
+    return name == "uniform" ? uniform(lo, hi) : loguniform(lo, hi);
+  } catch (const ConfigError& e) {
+    throw fail(e.message());
+  }
+}
+
+ParamSpace parse_space(const toml::table& table, const std::string& prefix,
+                       const std::string& file) {
+  ParamSpace space;
+  for (const auto& [name, node] : in_file_order(table)) {
+    const std::string path = prefix + "." + name;
+    if (const toml::table* t = node->as_table()) {
+      space.set(name, t->is_inline() ? ParamSpace::Node(parse_domain(*t, path, file))
+                                     : ParamSpace::Node(parse_space(*t, path, file)));
+    } else {
+      space.set(name, to_json(*node));
+    }
+  }
+  return space;
+}
+
+std::vector<StopCriterion> parse_stop(const toml::table& table, const std::string& file) {
+  std::vector<StopCriterion> criteria;
+  for (const auto& [name, node_ptr] : in_file_order(table)) {
+    const toml::node& node = *node_ptr;
+    auto fail = [&](const std::string& message) {
+      return ConfigError(message, file, line_of(node), "stop." + name);
+    };
+    if (auto v = node.value<double>(); v && node.is_number()) {
+      criteria.push_back({name, *v, StopCriterion::Comparison::kAtLeast});
+    } else if (const toml::table* t = node.as_table(); t && t->size() == 1) {
+      const auto entry = t->begin();  // owns the pair it yields
+      const auto& [op, bound] = *entry;
+      auto value = bound.value<double>();
+      if (!value || !bound.is_number()) throw fail("the bound must be a number");
+      if (op.str() == "at_least") {
+        criteria.push_back({name, *value, StopCriterion::Comparison::kAtLeast});
+      } else if (op.str() == "at_most") {
+        criteria.push_back({name, *value, StopCriterion::Comparison::kAtMost});
+      } else {
+        throw fail(fmt::format("unknown comparison '{}'; use at_least or at_most", op.str()));
+      }
+    } else {
+      throw fail("expected a number (stop once >= it) or { at_most = x } / { at_least = x }");
+    }
+  }
+  return criteria;
+}
+
+bool valid_name(const std::string& name) {
+  if (name.empty() || name == "." || name == "..") return false;
+  for (char c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != '.') {
+      return false;
+    }
+  }
+  return true;
+}
+
+void read_trainable(TableReader& top, const std::string& file, ExperimentSpec& spec) {
+  const toml::table* table = top.table("trainable");
+  if (table == nullptr) throw top.error("trainable", "missing [trainable] table");
+  TableReader r(*table, "trainable", file);
+  auto builtin = r.get<std::string>("builtin");
+  if (!builtin)
+    throw r.error("builtin", "missing: name the trainable to run, e.g. builtin = \"quadratic\"");
+  if (train::find_trainable(*builtin) == nullptr) {
+    throw r.error("builtin", fmt::format("no trainable named '{}'; known: {}", *builtin,
+                                         fmt::join(train::trainable_names(), ", ")));
+  }
+  spec.trainable.name = *builtin;
+  if (auto n = r.get<int64_t>("num_workers")) {
+    if (*n < 1 || *n > 1024) throw r.error("num_workers", "must be between 1 and 1024");
+    spec.trainable.num_workers = static_cast<int>(*n);
+  }
+  if (auto c = r.get<double>("cpus_per_worker")) {
+    if (*c <= 0) throw r.error("cpus_per_worker", "must be > 0");
+    spec.trainable.cpus_per_worker = *c;
+  }
+  r.finish({"builtin", "num_workers", "cpus_per_worker"});
+}
+
+}  // namespace
+
+ExperimentSpec parse_sweep(std::string_view text, const std::string& source_name) {
+  toml::table root;
+  try {
+    root = toml::parse(text, source_name);
+  } catch (const toml::parse_error& e) {
+    throw ConfigError(std::string(e.description()), source_name,
+                      static_cast<int64_t>(e.source().begin.line));
+  }
+  ExperimentSpec spec;
+  spec.source = to_json(root);
+  TableReader top(root, "", source_name);
+
+  const std::string stem = std::filesystem::path(source_name).stem().string();
+  spec.name = top.get<std::string>("name").value_or(stem);
+  if (!valid_name(spec.name)) {
+    throw top.error("name", fmt::format("'{}' is not a valid experiment name (letters, digits, "
+                                        "'_', '-', '.')",
+                                        spec.name));
+  }
+  if (auto p = top.get<std::string>("storage_path")) spec.storage_path = *p;
+  spec.metric = top.get<std::string>("metric").value_or("");
+  if (auto m = top.get<std::string>("mode")) {
+    auto mode = mode_from_string(*m);
+    if (!mode) throw top.error("mode", fmt::format("'{}' is not a mode; use min or max", *m));
+    spec.mode = *mode;
+  }
+  if (auto n = top.get<int64_t>("num_samples")) {
+    if (*n < 1) throw top.error("num_samples", "must be at least 1");
+    spec.num_samples = *n;
+  }
+  if (auto n = top.get<int64_t>("max_concurrent_trials")) {
+    if (*n < 0) throw top.error("max_concurrent_trials", "must be >= 0 (0: no limit)");
+    spec.max_concurrent_trials = static_cast<int>(*n);
+  }
+  if (auto s = top.get<int64_t>("seed")) spec.seed = static_cast<uint64_t>(*s);
+
+  read_trainable(top, source_name, spec);
+
+  if (const toml::table* space = top.table("param_space")) {
+    spec.param_space = parse_space(*space, "param_space", source_name);
+  }
+  if (const toml::table* search = top.table("search")) {
+    TableReader r(*search, "search", source_name);
+    spec.search_algorithm = r.get<std::string>("algorithm").value_or("random");
+    spec.search_options = r.rest();
+    try {
+      search::make_searcher(spec.search_algorithm, spec.search_options,
+                            {spec.num_samples, spec.seed});
+    } catch (const ConfigError& e) {
+      r.rethrow(e);
+    }
+  }
+  if (const toml::table* scheduler = top.table("scheduler")) {
+    TableReader r(*scheduler, "scheduler", source_name);
+    spec.scheduler = r.get<std::string>("type").value_or("fifo");
+    spec.scheduler_options = r.rest();
+    try {
+      schedulers::make_scheduler(spec.scheduler, spec.scheduler_options);
+    } catch (const ConfigError& e) {
+      r.rethrow(e);
+    }
+  }
+  if (const toml::table* stop = top.table("stop")) spec.stop = parse_stop(*stop, source_name);
+  if (const toml::table* resources = top.table("resources")) {
+    TableReader r(*resources, "resources", source_name);
+    if (auto cpus = r.get<double>("cpus")) {
+      if (*cpus <= 0) throw r.error("cpus", "must be > 0");
+      spec.total_cpus = *cpus;
+    }
+    r.finish({"cpus"});
+  }
+  if (const toml::table* failure = top.table("failure")) {
+    TableReader r(*failure, "failure", source_name);
+    if (auto t = r.get<double>("heartbeat_timeout_s")) {
+      if (*t <= 0) throw r.error("heartbeat_timeout_s", "must be > 0");
+      spec.heartbeat_timeout_s = *t;
+      spec.heartbeat_period_s = std::min(spec.heartbeat_period_s, *t / 4);
+    }
+    r.finish({"heartbeat_timeout_s"});
+  }
+  top.finish({"name", "storage_path", "metric", "mode", "num_samples", "max_concurrent_trials",
+              "seed", "trainable", "param_space", "search", "scheduler", "stop", "resources",
+              "failure"});
+  return spec;
+}
+
+ExperimentSpec load_sweep_file(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) throw ConfigError("cannot read the sweep file", path.string());
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse_sweep(text.str(), path.string());
+}
+
+}  // namespace tune
