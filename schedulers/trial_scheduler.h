@@ -15,6 +15,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,15 @@ struct TrialView {
   const std::string& trial_id;
   TrialStatus status;
   const Json& config;
+  const Json* last_result = nullptr;  // null until the trial's first result
+  int64_t checkpoint_iteration = 0;   // iteration of its latest checkpoint; 0: none
+};
+
+// PBT's exploit: the paused trial restarts from the donor's latest checkpoint
+// with `new_config` (the donor's config, explored).
+struct Exploit {
+  std::string donor_id;
+  Json new_config;
 };
 
 class TrialScheduler {
@@ -49,6 +59,12 @@ class TrialScheduler {
   // Index into `candidates` (each PENDING or PAUSED) of the trial to run
   // next, or -1 to run none now.
   virtual int choose_trial_to_run(const std::vector<TrialView>& candidates) = 0;
+
+  // After on_trial_result returned kPause for `trial_id`: the exploit to
+  // apply before the trial resumes, if the pause is one (PBT). The controller
+  // calls it once per pause, clones the donor's checkpoint, records the
+  // exploit in the store, and resumes the trial with the new config.
+  virtual std::optional<Exploit> take_exploit(const std::string& trial_id) { return std::nullopt; }
 
   virtual Json save() const { return Json::object(); }
   virtual void restore(const Json& state) {}

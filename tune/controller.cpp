@@ -52,7 +52,10 @@ std::vector<std::string> base_environment() {
   return env;
 }
 
-schedulers::TrialView view_of(const Trial& trial) { return {trial.id, trial.status, trial.config}; }
+schedulers::TrialView view_of(const Trial& trial) {
+  return {trial.id, trial.status, trial.config,
+          trial.last_result.is_null() ? nullptr : &trial.last_result, trial.checkpoint_iteration};
+}
 
 }  // namespace
 

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "schedulers/trial_scheduler.h"
+#include "search/domain_spec.h"
 #include "search/factory.h"
 #include "train/trainable.h"
 
@@ -130,50 +131,14 @@ class TableReader {
   std::set<std::string> used_;
 };
 
-constexpr std::string_view kDomains[] = {"uniform", "loguniform", "randint", "choice",
-                                         "grid_search"};
-
-// `{ uniform = [lo, hi] }` and its kin.
+// `{ uniform = [lo, hi] }` and its kin (search/domain_spec.h).
 Domain parse_domain(const toml::table& inline_table, const std::string& key_path,
                     const std::string& file) {
-  auto fail = [&](const std::string& message) {
-    return ConfigError(message, file, line_of(inline_table), key_path);
-  };
-  if (inline_table.size() != 1) {
-    throw fail(fmt::format("a domain is an inline table with one key, one of: {}",
-                           fmt::join(kDomains, ", ")));
-  }
-  // toml++'s iterator owns the pair it yields: keep it alive.
-  const auto entry = inline_table.begin();
-  const auto& [name_key, args_node] = *entry;
-  const std::string name(name_key.str());
-  const toml::array* args = args_node.as_array();
-  if (std::find(std::begin(kDomains), std::end(kDomains), name) == std::end(kDomains)) {
-    throw fail(fmt::format("unknown domain '{}'; known: {} (write a [section] for a nested space)",
-                           name, fmt::join(kDomains, ", ")));
-  }
-  if (args == nullptr) throw fail(fmt::format("{} takes an array, e.g. {} = [...]", name, name));
-  std::vector<Json> values;
-  for (const auto& v : *args) values.push_back(to_json(v));
   try {
-    if (name == "choice") return choice(values);
-    if (name == "grid_search") return grid_search(values);
-    if (values.size() != 2) {
-      throw ConfigError(fmt::format("{} takes [lower, upper], got {} values", name, values.size()));
-    }
-    if (name == "randint") {
-      if (!values[0].is_number_integer() || !values[1].is_number_integer()) {
-        throw ConfigError("randint bounds must be integers");
-      }
-      return randint(values[0].get<int64_t>(), values[1].get<int64_t>());
-    }
-    if (!values[0].is_number() || !values[1].is_number()) {
-      throw ConfigError(fmt::format("{} bounds must be numbers", name));
-    }
-    const double lo = values[0].get<double>(), hi = values[1].get<double>();
-    return name == "uniform" ? uniform(lo, hi) : loguniform(lo, hi);
+    return domain_from_spec(to_json(inline_table));
   } catch (const ConfigError& e) {
-    throw fail(e.message());
+    throw ConfigError(e.message() + " (a [section] is a nested space; an inline table a domain)",
+                      file, line_of(inline_table), key_path);
   }
 }
 

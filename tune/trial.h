@@ -50,6 +50,7 @@ struct Trial {
   int64_t num_failures = 0;
   int64_t iteration = 0;  // last complete iteration
   Json last_result;       // null until the first complete iteration
+  int64_t checkpoint_iteration = 0;  // iteration of the latest published checkpoint; 0: none
 
   // The live group, while RUNNING.
   std::vector<Worker> workers;
