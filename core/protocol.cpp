@@ -159,21 +159,25 @@ struct Encoder {
     return w.str();
   }
   std::string operator()(const Start& m) const {
-    Writer w("start", 6);
+    Writer w("start", 8);
     w.field("trainable", m.trainable);
+    w.field("library", m.library);
     w.field("config", m.config);
     w.field("trial_dir", m.trial_dir);
     w.field("experiment", m.experiment);
     w.field("world_size", m.world_size);
     w.field("checkpoint", m.checkpoint);
+    w.field("start_iteration", m.start_iteration);
     return w.str();
   }
   std::string operator()(const Report& m) const {
-    Writer w("report", 4);
+    Writer w("report", 6);
     w.field("iteration", m.iteration);
     w.field("metrics", m.metrics);
     w.field("time_this_iter_s", m.time_this_iter_s);
     w.field("time_total_s", m.time_total_s);
+    w.field("checkpoint", m.checkpoint);
+    w.field("reduce", m.reduce.is_object() ? m.reduce : Json::object());
     return w.str();
   }
   std::string operator()(const DecisionMsg& m) const {
@@ -208,13 +212,19 @@ Message decode_fields(const std::string& type, const Reader& r) {
                  r.get<int64_t>("pid")};
   }
   if (type == "start") {
-    return Start{r.get<std::string>("trainable"), r.object("config"),
-                 r.get<std::string>("trial_dir"), r.get<std::string>("experiment"),
-                 r.get<int>("world_size"),        r.get<std::string>("checkpoint")};
+    return Start{r.get<std::string>("trainable"),
+                 r.get<std::string>("library"),
+                 r.object("config"),
+                 r.get<std::string>("trial_dir"),
+                 r.get<std::string>("experiment"),
+                 r.get<int>("world_size"),
+                 r.get<std::string>("checkpoint"),
+                 r.get<int64_t>("start_iteration")};
   }
   if (type == "report") {
-    return Report{r.get<int64_t>("iteration"), r.object("metrics"),
-                  r.get<double>("time_this_iter_s"), r.get<double>("time_total_s")};
+    return Report{r.get<int64_t>("iteration"),       r.object("metrics"),
+                  r.get<double>("time_this_iter_s"), r.get<double>("time_total_s"),
+                  r.get<bool>("checkpoint"),         r.object("reduce")};
   }
   if (type == "decision") {
     return DecisionMsg{r.get<int64_t>("iteration"), decision_of(r.get<std::string>("decision"))};

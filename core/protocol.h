@@ -12,15 +12,19 @@
 //
 // The conversation of one rank, in order:
 //   worker -> HELLO {trial_id, rank, attempt, pid}
-//   ctrl   -> START {trainable, config, trial_dir, experiment, world_size, checkpoint}
-//   worker -> REPORT {iteration, metrics, time_this_iter_s, time_total_s}   (k = 1, 2, ...)
+//   ctrl   -> START {trainable, library, config, trial_dir, experiment, world_size,
+//                   checkpoint, start_iteration}
+//   worker -> REPORT {iteration, metrics, time_this_iter_s, time_total_s, checkpoint, reduce}
+//             (iteration = start_iteration + 1, + 2, ...; checkpoint: this rank's files
+//             for it are staged, see train/checkpoint.h)
 //   ctrl   -> DECISION {iteration, decision}      after every rank reported k
 //   ...
 //   worker -> DONE {iterations}                   train function returned or was stopped
 //   worker -> ERROR {message, where}              train function raised
 //   worker -> HEARTBEAT {trial_id, rank, attempt} every heartbeat period, own socket
-// The controller may send DECISION STOP at any report; the rank's report()
-// call then unwinds the train function and the rank answers DONE.
+// The controller may send DECISION STOP or PAUSE at any report; the rank's
+// report() call then unwinds the train function and the rank answers DONE.
+// A paused trial later gets a new group whose START names the checkpoint.
 #pragma once
 
 #include <cstdint>
@@ -47,18 +51,22 @@ struct Hello {
 
 struct Start {
   std::string trainable;  // registered name the worker runs
+  std::string library;    // shared library to load first; empty: the worker's own
   Json config;            // the trial's resolved config (a JSON object)
   std::string trial_dir;
   std::string experiment;
   int world_size = 1;
-  std::string checkpoint;  // directory to resume from; empty for a fresh start
+  std::string checkpoint;       // directory to resume from; empty for a fresh start
+  int64_t start_iteration = 0;  // iterations done before this run (the checkpoint's)
 };
 
 struct Report {
-  int64_t iteration = 0;  // 1-based, the rank's count of report() calls
+  int64_t iteration = 0;  // the trial's training_iteration: start_iteration + report() calls
   Json metrics;           // a JSON object of the user's metrics
   double time_this_iter_s = 0;
-  double time_total_s = 0;
+  double time_total_s = 0;  // since this run started
+  bool checkpoint = false;  // this rank staged checkpoint files for this iteration
+  Json reduce;              // {metric: "mean"|"sum"|"min"|"max"}: reduced over ranks; else rank 0's
 };
 
 struct DecisionMsg {

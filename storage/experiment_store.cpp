@@ -339,6 +339,62 @@ void ExperimentStore::append_result(const ResultRecord& result) {
       .run();
 }
 
+void ExperimentStore::add_checkpoint(const CheckpointRecord& c) {
+  begin_batch();
+  Statement insert(db_, R"(
+      INSERT OR REPLACE INTO checkpoints (trial_id, training_iteration, path, created_at, source)
+      VALUES (?1, ?2, ?3, ?4, ?5))");
+  insert.bind(1, c.trial_id)
+      .bind(2, c.training_iteration)
+      .bind(3, c.path)
+      .bind(4, c.created_at)
+      .bind(5, c.source)
+      .run();
+}
+
+void ExperimentStore::add_exploit(const ExploitRecord& e) {
+  begin_batch();
+  Statement insert(db_, R"(
+      INSERT INTO exploits (trial_id, donor_id, training_iteration, donor_iteration, old_config,
+                            new_config, at)
+      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7))");
+  insert.bind(1, e.trial_id)
+      .bind(2, e.donor_id)
+      .bind(3, e.training_iteration)
+      .bind(4, e.donor_iteration)
+      .bind(5, dump(e.old_config))
+      .bind(6, dump(e.new_config))
+      .bind(7, e.at)
+      .run();
+}
+
+std::vector<CheckpointRecord> ExperimentStore::checkpoints(const std::string& trial_id) const {
+  Statement query(db_, R"(
+      SELECT trial_id, training_iteration, path, created_at, source FROM checkpoints
+      WHERE trial_id = ?1 ORDER BY training_iteration)");
+  query.bind(1, trial_id);
+  std::vector<CheckpointRecord> out;
+  while (query.step()) {
+    out.push_back({query.column_text(0), query.column_int(1), query.column_text(2),
+                   query.column_double(3), query.column_text(4)});
+  }
+  return out;
+}
+
+std::vector<ExploitRecord> ExperimentStore::exploits() const {
+  Statement query(db_, R"(
+      SELECT trial_id, donor_id, training_iteration, donor_iteration, old_config, new_config, at
+      FROM exploits ORDER BY id)");
+  std::vector<ExploitRecord> out;
+  while (query.step()) {
+    out.push_back({query.column_text(0), query.column_text(1), query.column_int(2),
+                   query.column_int(3), parse(query.column_text(4), path_, "exploit old_config"),
+                   parse(query.column_text(5), path_, "exploit new_config"),
+                   query.column_double(6)});
+  }
+  return out;
+}
+
 std::optional<ExperimentRecord> ExperimentStore::experiment() const {
   Statement query(db_, "SELECT name, metric, mode, spec, created_at, status FROM experiment");
   if (!query.step()) return std::nullopt;

@@ -65,6 +65,24 @@ struct ResultRecord {
   Json metrics;  // the user's metrics (JSON object), auto-filled fields excluded
 };
 
+struct CheckpointRecord {
+  std::string trial_id;
+  int64_t training_iteration = 0;
+  std::string path;
+  double created_at = 0;
+  std::string source = "report";  // or "clone of TRIAL_ID"
+};
+
+struct ExploitRecord {
+  std::string trial_id;  // the recipient
+  std::string donor_id;
+  int64_t training_iteration = 0;  // the recipient's, when it paused
+  int64_t donor_iteration = 0;     // the cloned checkpoint's
+  Json old_config;
+  Json new_config;
+  double at = 0;
+};
+
 class ExperimentStore {
  public:
   // Opens or creates <dir>/experiment.db (creating `dir`), sets WAL mode and
@@ -95,14 +113,18 @@ class ExperimentStore {
   // is TERMINATED or ERROR (NULL otherwise). Throws for an unknown trial.
   void set_trial_status(const std::string& trial_id, TrialStatus status, const std::string& reason,
                         double at);
-  void append_result(const ResultRecord& result);  // (trial_id, iteration) unique
-  void flush();                                    // commits the open batch
+  void append_result(const ResultRecord& result);           // (trial_id, iteration) unique
+  void add_checkpoint(const CheckpointRecord& checkpoint);  // insert or replace
+  void add_exploit(const ExploitRecord& exploit);
+  void flush();  // commits the open batch
 
   // --- reads (see the committed state plus this writer's open batch) ---
   std::optional<ExperimentRecord> experiment() const;
   std::vector<TrialRecord> trials() const;
   std::vector<ResultRecord> results(const std::string& trial_id) const;
   int64_t num_results() const;
+  std::vector<CheckpointRecord> checkpoints(const std::string& trial_id) const;  // by iteration
+  std::vector<ExploitRecord> exploits() const;                                   // oldest first
 
   // The best trial by its last result's value of the experiment metric under
   // the experiment mode (the best_trial view). nullopt when no trial has a

@@ -85,6 +85,30 @@ CREATE TABLE IF NOT EXISTS trial_events (
 );
 CREATE INDEX IF NOT EXISTS trial_events_by_trial ON trial_events (trial_id, id);
 
+-- Every published checkpoint: trials/<trial_id>/checkpoint_<iteration:06d>/,
+-- complete (published by an atomic rename) once its row exists.
+CREATE TABLE IF NOT EXISTS checkpoints (
+  trial_id TEXT NOT NULL REFERENCES trials (trial_id),
+  training_iteration INTEGER NOT NULL,  -- the iteration whose report carried it
+  path TEXT NOT NULL,          -- the checkpoint directory
+  created_at REAL NOT NULL,    -- when it was published
+  source TEXT NOT NULL DEFAULT 'report',  -- 'report', or 'clone of TRIAL_ID' (PBT)
+  PRIMARY KEY (trial_id, training_iteration)
+);
+
+-- Every PBT exploit: the recipient trial restarted from the donor's
+-- checkpoint with an explored config.
+CREATE TABLE IF NOT EXISTS exploits (
+  id INTEGER PRIMARY KEY,      -- increasing: the order of the exploits
+  trial_id TEXT NOT NULL REFERENCES trials (trial_id),  -- the recipient
+  donor_id TEXT NOT NULL REFERENCES trials (trial_id),
+  training_iteration INTEGER NOT NULL,  -- the recipient's iteration when it paused
+  donor_iteration INTEGER NOT NULL,     -- the donor checkpoint's iteration, where it resumes
+  old_config TEXT NOT NULL,    -- JSON
+  new_config TEXT NOT NULL,    -- JSON
+  at REAL NOT NULL
+);
+
 -- Every result with its trial's config and status, and metric_value: the
 -- value of the experiment's metric in that result, NULL when the result
 -- lacks it or it is not a finite number (a NaN or a string).

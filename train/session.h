@@ -2,9 +2,12 @@
 // report(). Every rank of a trial calls report() the same number of times.
 #pragma once
 
+#include <map>
+#include <optional>
 #include <string>
 
 #include "core/config.h"
+#include "train/checkpoint.h"
 
 namespace train {
 
@@ -12,8 +15,10 @@ struct Context {
   int world_rank = 0;
   int world_size = 1;
   int local_rank = 0;  // all ranks of a trial run on this machine for now
+  int local_world_size = 1;
   std::string trial_id;
-  std::string trial_dir;  // <storage>/<experiment>/trials/<trial_id>
+  std::string trial_name;  // equal to trial_id: names are deterministic already
+  std::string trial_dir;   // <storage>/<experiment>/trials/<trial_id>
   std::string experiment;
   int attempt = 0;  // 0 for a trial's first run, +1 per restart
 };
@@ -21,16 +26,29 @@ struct Context {
 // The calling worker's context. Throws tune::Error outside a worker.
 const Context& get_context();
 
+// Cross-rank reductions report() can apply to named numeric metrics.
+enum class Reduce { kMean, kSum, kMin, kMax };
+
+struct ReportOptions {
+  // Metrics reduced over all ranks' values; any other metric is rank 0's.
+  // Every rank must pass the same map.
+  std::map<std::string, Reduce> reduce;
+};
+
 // Reports one iteration's metrics (a JSON object of numbers, strings or
-// booleans; metrics come from rank 0). Blocks until every rank has reported
-// this iteration and the controller has decided. If it decides to stop, this
-// throws an exception of tunerun's own (not a std::exception, so
-// `catch (const std::exception&)` in user code does not swallow it) that the
-// worker runtime catches: let it propagate.
+// booleans; metrics come from rank 0 unless reduced) and optionally a
+// checkpoint (see train/checkpoint.h). Blocks until every rank has reported
+// this iteration, the checkpoint is published and the controller has
+// decided. If it decides to stop or pause, this throws an exception of
+// tunerun's own (not a std::exception, so `catch (const std::exception&)` in
+// user code does not swallow it) that the worker runtime catches: let it
+// propagate.
 //
 // training_iteration, time_this_iter_s, time_total_s, timestamp and
-// trial_id are filled in automatically.
-void report(const tune::Json& metrics);
+// trial_id are filled in automatically. training_iteration continues across
+// restarts from a checkpoint: it counts from the checkpoint's iteration.
+void report(const tune::Json& metrics, std::optional<Checkpoint> checkpoint = std::nullopt,
+            const ReportOptions& options = {});
 
 namespace detail {
 // Thrown by report() when the controller stops the trial.

@@ -14,6 +14,8 @@
 #include <zmq.hpp>
 
 #include "core/protocol.h"
+#include "train/checkpoint_staging.h"
+#include "train/plugin.h"
 #include "train/session.h"
 #include "train/trainable.h"
 #include "train/worker_env.h"
@@ -38,7 +40,9 @@ double seconds_between(Clock::time_point a, Clock::time_point b) {
 struct Session {
   zmq::socket_t* socket = nullptr;
   Context context;
-  int64_t iteration = 0;
+  int64_t iteration = 0;  // starts at START's start_iteration
+  std::optional<Checkpoint> resume_from;
+  int64_t scratch_dirs = 0;  // make_checkpoint_dir() calls so far
   Clock::time_point started = Clock::now();
   Clock::time_point last_report = started;
 };
@@ -113,7 +117,23 @@ const Context& get_context() {
   return g_session->context;
 }
 
-void report(const tune::Json& metrics) {
+std::optional<Checkpoint> get_checkpoint() {
+  if (g_session == nullptr) throw tune::Error("train::get_checkpoint() called outside a worker");
+  return g_session->resume_from;
+}
+
+std::filesystem::path make_checkpoint_dir() {
+  if (g_session == nullptr) {
+    throw tune::Error("train::make_checkpoint_dir() called outside a worker");
+  }
+  Session& s = *g_session;
+  auto dir = detail::scratch_dir(s.context.trial_dir, s.context.world_rank, s.scratch_dirs++);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+void report(const tune::Json& metrics, std::optional<Checkpoint> checkpoint,
+            const ReportOptions& options) {
   if (g_session == nullptr) throw tune::Error("train::report() called outside a worker");
   if (!metrics.is_object()) {
     throw tune::Error(
@@ -121,8 +141,21 @@ void report(const tune::Json& metrics) {
   }
   Session& s = *g_session;
   const auto now = Clock::now();
-  proto::Report message{++s.iteration, metrics, seconds_between(s.last_report, now),
-                        seconds_between(s.started, now)};
+  const int64_t iteration = s.iteration + 1;
+  if (checkpoint) {
+    detail::stage_checkpoint(checkpoint->path(),
+                             detail::staging_dir(s.context.trial_dir, iteration));
+  }
+  tune::Json reduce = tune::Json::object();
+  static constexpr const char* kOps[] = {"mean", "sum", "min", "max"};
+  for (const auto& [name, op] : options.reduce) reduce[name] = kOps[static_cast<int>(op)];
+  proto::Report message{iteration,
+                        metrics,
+                        seconds_between(s.last_report, now),
+                        seconds_between(s.started, now),
+                        checkpoint.has_value(),
+                        reduce};
+  s.iteration = iteration;
   send(*s.socket, message);
   proto::Message answer = receive(*s.socket);
   auto* decision = std::get_if<proto::DecisionMsg>(&answer);
@@ -157,13 +190,28 @@ int run_worker() {
   try {
     send(socket, proto::Hello{env.trial_id, env.rank, env.attempt, getpid()});
     proto::Start start = wait_for_start(socket);
+    if (!start.library.empty()) load_trainable_library(start.library);
     const TrainFunc* func = find_trainable(start.trainable);
     if (func == nullptr) {
-      throw tune::Error(fmt::format("no trainable named '{}' in this worker; known: {}",
-                                    start.trainable, fmt::join(trainable_names(), ", ")));
+      throw tune::Error(fmt::format("no trainable named '{}' in {}; known: {}", start.trainable,
+                                    start.library.empty() ? "this worker" : start.library,
+                                    fmt::join(trainable_names(), ", ")));
     }
-    Session session{&socket, Context{env.rank, start.world_size, env.rank, env.trial_id,
-                                     start.trial_dir, start.experiment, env.attempt}};
+    Session session;
+    session.socket = &socket;
+    session.context = Context{.world_rank = env.rank,
+                              .world_size = start.world_size,
+                              .local_rank = env.rank,
+                              .local_world_size = start.world_size,
+                              .trial_id = env.trial_id,
+                              .trial_name = env.trial_id,
+                              .trial_dir = start.trial_dir,
+                              .experiment = start.experiment,
+                              .attempt = env.attempt};
+    session.iteration = start.start_iteration;
+    if (!start.checkpoint.empty()) {
+      session.resume_from = Checkpoint::from_directory(start.checkpoint);
+    }
     g_session = &session;
     HeartbeatThread heartbeat(ctx, env);
     try {

@@ -1,6 +1,9 @@
 #include "tune/controller.h"
 
+#include <arpa/inet.h>
 #include <fmt/format.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -13,6 +16,7 @@
 #include "schedulers/trial_scheduler.h"
 #include "search/factory.h"
 #include "storage/experiment_store.h"
+#include "train/checkpoint_staging.h"
 #include "train/worker_env.h"
 #include "tune/trial.h"
 
@@ -36,6 +40,23 @@ double unix_now() {
 }
 
 double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+// A loopback TCP port free right now, for a trial's c10d store (rank 0
+// binds it moments later; the kernel does not hand it out again that soon).
+int free_tcp_port() {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    if (fd >= 0) close(fd);
+    throw Error(fmt::format("cannot find a free loopback port: {}", strerror(errno)));
+  }
+  close(fd);
+  return ntohs(addr.sin_port);
+}
 
 // The environment every worker inherits: ours, minus the variables the
 // controller sets per rank.
@@ -72,10 +93,16 @@ class TrialController::Impl {
                                     spec_.trainable.cpus_per_worker, spec_.total_cpus),
                         {}, 0, "trainable.num_workers");
     }
-    searcher_ = search::make_searcher(spec_.search_algorithm, spec_.search_options,
-                                      {spec_.num_samples, spec_.seed});
+    searcher_ =
+        spec_.custom_searcher
+            ? spec_.custom_searcher
+            : std::shared_ptr<search::Searcher>(search::make_searcher(
+                  spec_.search_algorithm, spec_.search_options, {spec_.num_samples, spec_.seed}));
     searcher_->set_search_properties(spec_.metric, spec_.mode, spec_.param_space);
-    scheduler_ = schedulers::make_scheduler(spec_.scheduler, spec_.scheduler_options);
+    scheduler_ = spec_.custom_scheduler
+                     ? spec_.custom_scheduler
+                     : std::shared_ptr<schedulers::TrialScheduler>(
+                           schedulers::make_scheduler(spec_.scheduler, spec_.scheduler_options));
     scheduler_->set_search_properties(spec_.metric, spec_.mode);
     if (!spec_.stop.empty()) stoppers_.push_back(std::make_unique<CriteriaStopper>(spec_.stop));
     if (std::filesystem::exists(spec_.experiment_dir() / "experiment.db")) {
@@ -199,10 +226,16 @@ class TrialController::Impl {
       }
       std::vector<schedulers::TrialView> views;
       for (Trial* t : waiting) views.push_back(view_of(*t));
-      const int pick = scheduler_->choose_trial_to_run(views);
+      int pick = scheduler_->choose_trial_to_run(views);
       if (pick < 0 || pick >= static_cast<int>(waiting.size())) {
-        for (Trial* t : waiting) set_reason(*t, "waiting: the scheduler chose none");
-        return;
+        if (running_ > 0) {
+          for (Trial* t : waiting) set_reason(*t, "waiting: the scheduler chose none");
+          return;
+        }
+        // Nothing runs, so nothing would ever change the scheduler's mind.
+        log(1, "warning: scheduler {} chose no trial while none runs; starting {}",
+            scheduler_->debug_string(), waiting[0]->id);
+        pick = 0;
       }
       launch(*waiting[pick]);
     }
@@ -216,9 +249,18 @@ class TrialController::Impl {
 
   void launch(Trial& trial) {
     std::filesystem::create_directories(trial.dir);
+    // Files a previous run staged but never published are not a checkpoint.
+    std::filesystem::remove_all(trial.dir / ".staging");
+    std::filesystem::remove_all(trial.dir / ".scratch");
+    const bool resuming = trial.checkpoint_iteration > 0;
+    trial.iteration = trial.checkpoint_iteration;
+    trial.time_offset_s = resuming && trial.last_result.contains("time_total_s")
+                              ? trial.last_result["time_total_s"].get<double>()
+                              : 0.0;
     trial.workers.clear();
     trial.pending.clear();
-    trial.stopping = trial.failing = trial.error_from_worker = false;
+    trial.stopping = trial.pausing = trial.failing = trial.error_from_worker = false;
+    trial.exploit.reset();
     trial.error.clear();
     trial.stop_reason.clear();
     trial.settle_deadline.reset();
@@ -226,6 +268,7 @@ class TrialController::Impl {
     trial.process_group = 0;
     const int n = spec_.trainable.num_workers;
     const int threads = std::max(1, static_cast<int>(spec_.trainable.cpus_per_worker));
+    const int master_port = free_tcp_port();
     for (int rank = 0; rank < n; ++rank) {
       SpawnOptions spawn{options_.worker_argv, env_, trial.dir / fmt::format("rank_{}.log", rank),
                          trial.process_group};
@@ -237,20 +280,26 @@ class TrialController::Impl {
       spawn.env.push_back(fmt::format("{}={}", train::kEnvHeartbeatS, spec_.heartbeat_period_s));
       spawn.env.push_back(fmt::format("RANK={}", rank));
       spawn.env.push_back(fmt::format("WORLD_SIZE={}", n));
+      spawn.env.push_back("MASTER_ADDR=127.0.0.1");
+      spawn.env.push_back(fmt::format("MASTER_PORT={}", master_port));
       if (std::getenv("OMP_NUM_THREADS") == nullptr) {
         spawn.env.push_back(fmt::format("OMP_NUM_THREADS={}", threads));
       }
       Worker worker;
       worker.rank = rank;
       worker.last_seen = Clock::now();
+      worker.reported = trial.iteration;
       worker.process.emplace(ChildProcess::spawn(spawn));
       if (rank == 0) trial.process_group = worker.process->pid();
       trial.workers.push_back(std::move(worker));
     }
     ++running_;
     trial.started_at = unix_now();
-    change_status(trial, TrialStatus::kRunning, fmt::format("started (attempt {})", trial.attempt));
-    log(1, "{} RUNNING {}", trial.id, trial.config.dump());
+    change_status(trial, TrialStatus::kRunning,
+                  resuming ? fmt::format("resumed from checkpoint {}", trial.checkpoint_iteration)
+                           : fmt::format("started (attempt {})", trial.attempt));
+    log(1, "{} RUNNING {}{}", trial.id, trial.config.dump(),
+        resuming ? fmt::format(" from checkpoint {}", trial.checkpoint_iteration) : "");
   }
 
   // ---- the loop --------------------------------------------------------------
@@ -378,8 +427,11 @@ class TrialController::Impl {
     worker->routing_id = peer;
     worker->last_seen = Clock::now();
     peers_[peer] = {trial->id, hello.rank};
-    queue(peer, proto::Start{spec_.trainable.name, trial->config, trial->dir.string(), spec_.name,
-                             static_cast<int>(trial->workers.size()), ""});
+    const bool resuming = trial->checkpoint_iteration > 0;
+    queue(peer, proto::Start{
+                    spec_.trainable.name, spec_.trainable.library, trial->config,
+                    trial->dir.string(), spec_.name, static_cast<int>(trial->workers.size()),
+                    resuming ? checkpoint_path(*trial).string() : "", trial->checkpoint_iteration});
   }
 
   void on_heartbeat(const proto::Heartbeat& beat) {
@@ -398,9 +450,12 @@ class TrialController::Impl {
     }
     worker.reported = report.iteration;
     PendingIteration& p = trial.pending[report.iteration];
+    if (p.metrics.empty()) p.metrics.resize(trial.workers.size());
     ++p.ranks;
+    p.metrics[worker.rank] = report.metrics;
+    p.checkpoint = p.checkpoint || report.checkpoint;
     if (worker.rank == 0) {
-      p.metrics = report.metrics;
+      p.reduce = report.reduce;
       p.time_this_iter_s = report.time_this_iter_s;
       p.time_total_s = report.time_total_s;
     }
@@ -413,14 +468,17 @@ class TrialController::Impl {
 
   void complete_iteration(Trial& trial, int64_t iteration, PendingIteration p) {
     const double now = unix_now();
-    Json result = p.metrics;
+    Json metrics = reduce_metrics(p);
+    const double time_total_s = trial.time_offset_s + p.time_total_s;
+    Json result = metrics;
     result["training_iteration"] = iteration;
     result["time_this_iter_s"] = p.time_this_iter_s;
-    result["time_total_s"] = p.time_total_s;
+    result["time_total_s"] = time_total_s;
     result["timestamp"] = now;
     result["trial_id"] = trial.id;
+    if (p.checkpoint) publish(trial, iteration, now);
     store_->append_result(
-        {trial.id, iteration, now, p.time_this_iter_s, p.time_total_s, std::move(p.metrics)});
+        {trial.id, iteration, now, p.time_this_iter_s, time_total_s, std::move(metrics)});
     ++num_results_;
     trial.iteration = iteration;
     trial.last_result = result;
@@ -429,20 +487,30 @@ class TrialController::Impl {
     Decision decision = scheduler_->on_trial_result(view_of(trial), result);
     std::string reason = fmt::format("stopped by scheduler {} at iteration {}",
                                      scheduler_->debug_string(), iteration);
-    if (decision == Decision::kPause) {
-      // Pausing needs checkpoints, which arrive with the trainer; until then
-      // a pause ends the trial, and says so.
-      decision = Decision::kStop;
-      reason =
-          fmt::format("paused by scheduler at iteration {} (pause not supported yet)", iteration);
-    }
     for (auto& stopper : stoppers_) {
       if (decision == Decision::kContinue && stopper->should_stop_trial(trial.id, result)) {
         decision = Decision::kStop;
         reason = stopper->reason();
       }
     }
-    if (decision == Decision::kStop) {
+    if (decision == Decision::kPause) {
+      if (trial.checkpoint_iteration == 0) {
+        // Resuming would silently restart from scratch: refuse instead.
+        decision = Decision::kStop;
+        trial.stopping = true;
+        fail(trial,
+             fmt::format("scheduler {} paused the trial at iteration {}, but its trainable "
+                         "never reported a checkpoint; pausing schedulers need trainables that "
+                         "pass a checkpoint to train::report",
+                         scheduler_->debug_string(), iteration),
+             true);
+      } else {
+        trial.stopping = trial.pausing = true;
+        trial.stop_reason = fmt::format("paused by scheduler at iteration {} (checkpoint {})",
+                                        iteration, trial.checkpoint_iteration);
+        trial.exploit = scheduler_->take_exploit(trial.id);
+      }
+    } else if (decision == Decision::kStop) {
       trial.stopping = true;
       trial.stop_reason = reason;
       scheduler_->on_trial_remove(view_of(trial));
@@ -532,6 +600,13 @@ class TrialController::Impl {
     --running_;
     trial.finished_at = unix_now();
     const bool ok = !trial.failing && trial.all_done();
+    if (ok && trial.pausing) {
+      change_status(trial, TrialStatus::kPaused, trial.stop_reason);
+      log(1, "{} PAUSED: {}", trial.id, trial.stop_reason);
+      if (trial.exploit) apply_exploit(trial, *trial.exploit);
+      trial.workers.clear();
+      return;
+    }
     if (ok) {
       const std::string reason =
           trial.stopping ? trial.stop_reason
@@ -558,6 +633,71 @@ class TrialController::Impl {
     searcher_->on_trial_complete(trial.id,
                                  trial.last_result.is_null() ? nullptr : &trial.last_result, !ok);
     trial.workers.clear();
+  }
+
+  // ---- checkpoints -----------------------------------------------------------
+
+  std::filesystem::path checkpoint_path(const Trial& trial) const {
+    return train::detail::checkpoint_dir(trial.dir, trial.checkpoint_iteration);
+  }
+
+  // Publishes the files the ranks staged for `iteration` as the trial's
+  // checkpoint_<iteration>, before any rank hears the decision.
+  void publish(Trial& trial, int64_t iteration, double now) {
+    const auto published = train::detail::checkpoint_dir(trial.dir, iteration);
+    train::detail::publish_checkpoint(train::detail::staging_dir(trial.dir, iteration), published);
+    store_->add_checkpoint({trial.id, iteration, published.string(), now, "report"});
+    trial.checkpoint_iteration = iteration;
+  }
+
+  // PBT: the paused `trial` takes the donor's latest checkpoint, iteration
+  // count and an explored config; it resumes from there when next started.
+  void apply_exploit(Trial& trial, const schedulers::Exploit& exploit) {
+    auto donor = trials_.find(exploit.donor_id);
+    if (donor == trials_.end() || donor->second.checkpoint_iteration == 0) {
+      log(0, "warning: exploit of {} names donor {}, which has no checkpoint; ignored", trial.id,
+          exploit.donor_id);
+      return;
+    }
+    const Trial& d = donor->second;
+    const int64_t iteration = d.checkpoint_iteration;
+    const auto cloned = train::detail::checkpoint_dir(trial.dir, iteration);
+    train::detail::clone_checkpoint(checkpoint_path(d), cloned);
+    const double now = unix_now();
+    store_->add_checkpoint({trial.id, iteration, cloned.string(), now, "clone of " + d.id});
+    store_->add_exploit(
+        {trial.id, d.id, trial.iteration, iteration, trial.config, exploit.new_config, now});
+    log(1, "{} exploits {}: resumes at iteration {} with {}", trial.id, d.id, iteration,
+        exploit.new_config.dump());
+    trial.config = exploit.new_config;
+    trial.checkpoint_iteration = iteration;
+    trial.last_result = d.last_result;  // its time_total_s carries on
+    set_reason(trial, fmt::format("paused; exploited {} at iteration {}", d.id, iteration));
+    store_->put_trial(record_of(trial));
+  }
+
+  // Rank 0's metrics, with the metrics named in `reduce` reduced over ranks.
+  static Json reduce_metrics(PendingIteration& p) {
+    Json metrics = std::move(p.metrics[0]);
+    if (!p.reduce.is_object()) return metrics;
+    for (const auto& [name, op_json] : p.reduce.items()) {
+      const std::string op = op_json.is_string() ? op_json.get<std::string>() : "";
+      double acc = 0;
+      int n = 0;
+      for (size_t rank = 0; rank < p.metrics.size(); ++rank) {
+        const Json& m = rank == 0 ? metrics : p.metrics[rank];
+        auto it = m.find(name);
+        if (it == m.end() || !it->is_number()) continue;
+        const double v = it->get<double>();
+        acc = n == 0        ? v
+              : op == "min" ? std::min(acc, v)
+              : op == "max" ? std::max(acc, v)
+                            : acc + v;
+        ++n;
+      }
+      if (n > 0) metrics[name] = op == "mean" ? acc / n : acc;
+    }
+    return metrics;
   }
 
   std::string metric_suffix(const Trial& trial) const {
@@ -635,8 +775,8 @@ class TrialController::Impl {
   ExperimentSpec spec_;
   ControllerOptions options_;
   double cpus_per_trial_ = 1;
-  std::unique_ptr<search::Searcher> searcher_;
-  std::unique_ptr<schedulers::TrialScheduler> scheduler_;
+  std::shared_ptr<search::Searcher> searcher_;
+  std::shared_ptr<schedulers::TrialScheduler> scheduler_;
   std::vector<std::unique_ptr<Stopper>> stoppers_;
   std::optional<storage::ExperimentStore> store_;
 

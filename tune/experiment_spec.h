@@ -5,18 +5,22 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "core/config.h"
 #include "core/types.h"
+#include "schedulers/trial_scheduler.h"
 #include "search/param_space.h"
+#include "search/searcher.h"
 #include "tune/stopper.h"
 
 namespace tune {
 
 struct TrainableSpec {
   std::string name;            // a registered trainable (built-in or from a library)
+  std::string library;         // shared library that registers it; empty: the worker executable
   int num_workers = 1;         // ranks per trial
   double cpus_per_worker = 1;  // Ray's default resources_per_worker = {CPU: 1}
 };
@@ -39,6 +43,9 @@ struct ExperimentSpec {
   Json search_options = Json::object();
   std::string scheduler = "fifo";
   Json scheduler_options = Json::object();
+  // Plug-in objects from the C++ API; when set they replace the named ones.
+  std::shared_ptr<search::Searcher> custom_searcher;
+  std::shared_ptr<schedulers::TrialScheduler> custom_scheduler;
   std::vector<StopCriterion> stop;
 
   Json source = Json::object();  // the sweep as the user wrote it, stored for display

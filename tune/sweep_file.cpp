@@ -11,7 +11,9 @@
 #include "schedulers/trial_scheduler.h"
 #include "search/domain_spec.h"
 #include "search/factory.h"
+#include "train/plugin.h"
 #include "train/trainable.h"
+#include "tune/process.h"
 
 namespace tune {
 namespace {
@@ -195,18 +197,47 @@ bool valid_name(const std::string& name) {
   return true;
 }
 
+// `builtin = NAME`, or `name = NAME` with `library = PATH` (relative to the
+// sweep file). Built-ins that need libtorch live in a plugin library next to
+// the executable.
 void read_trainable(TableReader& top, const std::string& file, ExperimentSpec& spec) {
   const toml::table* table = top.table("trainable");
   if (table == nullptr) throw top.error("trainable", "missing [trainable] table");
   TableReader r(*table, "trainable", file);
   auto builtin = r.get<std::string>("builtin");
-  if (!builtin)
-    throw r.error("builtin", "missing: name the trainable to run, e.g. builtin = \"quadratic\"");
-  if (train::find_trainable(*builtin) == nullptr) {
-    throw r.error("builtin", fmt::format("no trainable named '{}'; known: {}", *builtin,
-                                         fmt::join(train::trainable_names(), ", ")));
+  auto name = r.get<std::string>("name");
+  auto library = r.get<std::string>("library");
+  if (builtin && (name || library)) {
+    throw r.error("builtin", "use either builtin = NAME or name = NAME with library = PATH");
   }
-  spec.trainable.name = *builtin;
+  if (builtin) {
+    spec.trainable.name = *builtin;
+    if (auto plugin = train::builtin_plugin_library(*builtin)) {
+      const auto path = std::filesystem::path(self_executable()).parent_path() / *plugin;
+      if (!std::filesystem::exists(path)) {
+        throw r.error("builtin", fmt::format("'{}' needs {}, which this build lacks (build "
+                                             "with libtorch: TUNERUN_WITH_TORCH=1)",
+                                             *builtin, path.string()));
+      }
+      spec.trainable.library = path.string();
+    } else if (train::find_trainable(*builtin) == nullptr) {
+      throw r.error("builtin", fmt::format("no trainable named '{}'; known: {}", *builtin,
+                                           fmt::join(train::trainable_names(), ", ")));
+    }
+  } else if (library) {
+    if (!name) throw r.error("library", "a library trainable also needs name = NAME");
+    auto path = std::filesystem::path(*library);
+    if (path.is_relative())
+      path = std::filesystem::absolute(std::filesystem::path(file).parent_path() / path);
+    if (!std::filesystem::exists(path)) {
+      throw r.error("library", fmt::format("no library at {}", path.string()));
+    }
+    spec.trainable.name = *name;
+    spec.trainable.library = path.string();
+  } else {
+    throw r.error(name ? "name" : "builtin",
+                  "missing: name the trainable to run, e.g. builtin = \"quadratic\"");
+  }
   if (auto n = r.get<int64_t>("num_workers")) {
     if (*n < 1 || *n > 1024) throw r.error("num_workers", "must be between 1 and 1024");
     spec.trainable.num_workers = static_cast<int>(*n);
@@ -215,7 +246,7 @@ void read_trainable(TableReader& top, const std::string& file, ExperimentSpec& s
     if (*c <= 0) throw r.error("cpus_per_worker", "must be > 0");
     spec.trainable.cpus_per_worker = *c;
   }
-  r.finish({"builtin", "num_workers", "cpus_per_worker"});
+  r.finish({"builtin", "name", "library", "num_workers", "cpus_per_worker"});
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 
 #include "core/config.h"
 #include "core/types.h"
+#include "schedulers/trial_scheduler.h"
 #include "tune/process.h"
 
 namespace tune {
@@ -31,7 +32,9 @@ struct Worker {
 // Reports of one iteration, gathered until every rank has sent its own.
 struct PendingIteration {
   int ranks = 0;
-  Json metrics;  // rank 0's
+  std::vector<Json> metrics;  // per rank, for cross-rank reductions
+  Json reduce;                // rank 0's {metric: op}
+  bool checkpoint = false;    // some rank staged checkpoint files
   double time_this_iter_s = 0;
   double time_total_s = 0;
 };
@@ -56,8 +59,11 @@ struct Trial {
   std::vector<Worker> workers;
   pid_t process_group = 0;
   std::map<int64_t, PendingIteration> pending;
-  bool stopping = false;  // STOP was sent; ranks should finish with DONE
+  bool stopping = false;  // STOP or PAUSE was sent; ranks should finish with DONE
   std::string stop_reason;
+  bool pausing = false;   // the STOP was a PAUSE: the trial ends PAUSED, resumable
+  std::optional<schedulers::Exploit> exploit;  // PBT: applied when the pause completes
+  double time_offset_s = 0;  // time_total_s before this run (resumed trials)
   bool failing = false;            // the group is being torn down after a failure
   std::string error;               // the failure's message
   bool error_from_worker = false;  // `error` came from a rank's ERROR, not an exit status

@@ -28,17 +28,22 @@ TEST_CASE("every message type survives encode and decode") {
 
   Json config = {{"lr", 1e-3}, {"layers", -3},      {"act", "relu"},
                  {"on", true}, {"sizes", {32, 64}}, {"model", {{"width", 64}, {"none", nullptr}}}};
-  auto start = round_trip(proto::Start{"quadratic", config, "/tmp/t", "exp", 4, "/ckpt"});
+  auto start =
+      round_trip(proto::Start{"quadratic", "/lib/x.so", config, "/tmp/t", "exp", 4, "/ckpt", 7});
   CHECK(start.trainable == "quadratic");
+  CHECK(start.library == "/lib/x.so");
   CHECK(start.config == config);
   CHECK(start.world_size == 4);
   CHECK(start.checkpoint == "/ckpt");
+  CHECK(start.start_iteration == 7);
 
   Json metrics = {{"loss", 0.25}, {"step", 7}, {"big", 1ull << 63}};
-  auto report = round_trip(proto::Report{12, metrics, 0.5, 6.0});
+  auto report = round_trip(proto::Report{12, metrics, 0.5, 6.0, true, {{"loss", "mean"}}});
   CHECK(report.iteration == 12);
   CHECK(report.metrics == metrics);
   CHECK(report.time_total_s == 6.0);
+  CHECK(report.checkpoint);
+  CHECK(report.reduce == Json{{"loss", "mean"}});
 
   CHECK(round_trip(proto::DecisionMsg{3, tune::Decision::kStop}).decision == tune::Decision::kStop);
   CHECK(round_trip(proto::Done{9}).iterations == 9);

@@ -153,3 +153,37 @@ TEST_CASE("--version, --help and unknown experiments") {
   CHECK(empty.exit_code == 2);
   CHECK(empty.output.find("no experiment database") != std::string::npos);
 }
+
+TEST_CASE("a trainable from a user's shared library runs on every rank") {
+  ScratchDir dir;
+  dir.write("plugin.toml", std::string(R"(
+metric = "loss"
+[trainable]
+name = "plugin_square"
+library = ")") + TUNERUN_TEST_PLUGIN +
+                               R"("
+num_workers = 2
+[param_space]
+x = { grid_search = [-2, 1, 3] }
+)");
+  auto run = run_tunerun("plugin.toml", dir.path());
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  auto best = query(dir.path() / "runs/plugin/experiment.db",
+                    "SELECT json_extract(config, '$.x'), metric_value FROM best_trial");
+  REQUIRE(best.size() == 1);
+  CHECK(best[0][0] == "1");
+  CHECK(std::stod(best[0][1]) == 1.0);
+
+  dir.write("missing.toml", "[trainable]\nname = \"x\"\nlibrary = \"nope.so\"\n");
+  auto missing = run_tunerun("missing.toml", dir.path());
+  CHECK(missing.exit_code == 2);
+  CHECK(missing.output.find("key 'trainable.library': no library at") != std::string::npos);
+
+  dir.write("unknown.toml", std::string("[trainable]\nname = \"cube\"\nlibrary = \"") +
+                                TUNERUN_TEST_PLUGIN + "\"\n");
+  auto unknown = run_tunerun("unknown.toml", dir.path());
+  CHECK(unknown.exit_code == 1);  // the trial fails; the worker names what the library has
+  auto status = run_tunerun("status runs/unknown", dir.path());
+  CHECK(status.output.find("no trainable named 'cube'") != std::string::npos);
+}

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <fstream>
 #include <numbers>
 #include <thread>
 
@@ -35,14 +36,27 @@ void learning_curve(const tune::Config& config) {
   const double ceiling = config.get<double>("ceiling", 0.9);
   const double speed = config.get<double>("speed", 0.1);
   const double sleep_s = config.get<double>("sleep_s", 0.0);
+  const int64_t checkpoint_every = config.get<int64_t>("checkpoint_every", 0);
   const int64_t fail_at = config.get<int64_t>("fail_at", 0);
   const int64_t crash_at = config.get<int64_t>("crash_at", 0);
-  for (int64_t t = 1; t <= iterations; ++t) {
+  int64_t start = 1;
+  if (auto checkpoint = get_checkpoint()) {
+    std::ifstream in(checkpoint->path() / "state.json");
+    start = tune::Json::parse(in).at("t").get<int64_t>() + 1;
+  }
+  for (int64_t t = start; t <= iterations; ++t) {
     if (sleep_s > 0) std::this_thread::sleep_for(std::chrono::duration<double>(sleep_s));
     if (t == fail_at) throw std::runtime_error(fmt::format("injected failure at iteration {}", t));
     if (t == crash_at) std::_Exit(3);
     const double accuracy = ceiling * (1 - std::exp(-speed * static_cast<double>(t)));
-    report({{"accuracy", accuracy}, {"loss", 1 - accuracy}});
+    const tune::Json metrics = {{"accuracy", accuracy}, {"loss", 1 - accuracy}};
+    if (checkpoint_every > 0 && t % checkpoint_every == 0) {
+      auto dir = make_checkpoint_dir();
+      if (get_context().world_rank == 0) std::ofstream(dir / "state.json") << tune::Json{{"t", t}};
+      report(metrics, Checkpoint::from_directory(dir));
+    } else {
+      report(metrics);
+    }
   }
 }
 

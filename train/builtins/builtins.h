@@ -7,7 +7,8 @@
 //                   optimum 0.397887 at (-pi, 12.275), (pi, 2.275), (9.42478, 2.475).
 //   learning_curve  reports every iteration t = 1..iterations (default 100):
 //                   accuracy = ceiling * (1 - exp(-speed * t)), loss = 1 - accuracy;
-//                   ceiling (0.9), speed (0.1), sleep_s per iteration (0).
+//                   ceiling (0.9), speed (0.1), sleep_s per iteration (0),
+//                   checkpoint_every (0: never) saves {"t": t} and resumes after it.
 //                   Failure injection for tests: fail_at (raise at that
 //                   iteration), crash_at (exit abnormally at that iteration).
 //   noop            reports `iterations` (default 1) times at once: for overhead

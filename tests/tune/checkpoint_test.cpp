@@ -1,0 +1,163 @@
+// Checkpoints through real worker processes: publishing, pause and resume,
+// and PBT-style exploits, driven by small test schedulers.
+#include <doctest/doctest.h>
+
+#include <set>
+
+#include "schedulers/fifo.h"
+#include "storage/experiment_store.h"
+#include "test_util.h"
+#include "tune/controller.h"
+
+using namespace tune;
+
+namespace {
+
+// Pauses each trial once, at `at`; FIFO otherwise (paused trials go first).
+class PauseOnce : public schedulers::TrialScheduler {
+ public:
+  explicit PauseOnce(int64_t at) : at_(at) {}
+  int choose_trial_to_run(const std::vector<schedulers::TrialView>& candidates) override {
+    return fifo_.choose_trial_to_run(candidates);
+  }
+  std::string debug_string() const override { return "PauseOnce"; }
+  Decision on_trial_result(const schedulers::TrialView& trial, const Json& result) override {
+    if (result["training_iteration"] == at_ && paused_.insert(trial.trial_id).second) {
+      return Decision::kPause;
+    }
+    return Decision::kContinue;
+  }
+
+ private:
+  int64_t at_;
+  std::set<std::string> paused_;
+  schedulers::FifoScheduler fifo_;
+};
+
+// Trial 1 pauses at `at` and exploits trial 0 with speed = 0.5.
+class ExploitOnce : public PauseOnce {
+ public:
+  explicit ExploitOnce(int64_t at) : PauseOnce(at) {}
+  Decision on_trial_result(const schedulers::TrialView& trial, const Json& result) override {
+    if (!trial.trial_id.ends_with("_00001")) return Decision::kContinue;
+    return PauseOnce::on_trial_result(trial, result);
+  }
+  std::optional<schedulers::Exploit> take_exploit(const std::string& trial_id) override {
+    Json config = donor_config;
+    config["speed"] = 0.5;
+    return schedulers::Exploit{trial_id.substr(0, trial_id.size() - 1) + "0", config};
+  }
+  Json donor_config;
+};
+
+ExperimentSpec curve_spec(const test::ScratchDir& dir, const std::string& name) {
+  ExperimentSpec spec;
+  spec.name = name;
+  spec.storage_path = dir.path();
+  spec.metric = "accuracy";
+  spec.mode = Mode::kMax;
+  spec.total_cpus = 2;
+  spec.trainable.name = "learning_curve";
+  spec.param_space.set("iterations", 8);
+  spec.param_space.set("checkpoint_every", 1);
+  return spec;
+}
+
+ExperimentSummary run(const ExperimentSpec& spec) {
+  TrialController controller(spec, {.worker_argv = {TUNERUN_BINARY}, .verbosity = 0});
+  return controller.run();
+}
+
+double curve(double speed, int64_t t) { return 0.9 * (1 - std::exp(-speed * double(t))); }
+
+}  // namespace
+
+TEST_CASE("every reported checkpoint is published with its row, merged across ranks") {
+  test::ScratchDir dir;
+  ExperimentSpec spec = curve_spec(dir, "published");
+  spec.trainable.num_workers = 2;
+  spec.param_space.set("checkpoint_every", 3);
+  REQUIRE(run(spec).num_terminated == 1);
+  auto store = storage::ExperimentStore::open_read_only(spec.experiment_dir());
+  const auto trial = store.trials().at(0);
+  auto checkpoints = store.checkpoints(trial.trial_id);
+  REQUIRE(checkpoints.size() == 2);
+  CHECK(checkpoints[0].training_iteration == 3);
+  CHECK(checkpoints[1].training_iteration == 6);
+  for (const auto& c : checkpoints) {
+    CHECK(std::filesystem::exists(std::filesystem::path(c.path) / "state.json"));
+  }
+  CHECK(checkpoints[1].path.ends_with("checkpoint_000006"));
+  // Nothing is left staged once published.
+  CHECK(std::filesystem::is_empty(std::filesystem::path(trial.trial_dir) / ".staging"));
+}
+
+TEST_CASE("a paused trial resumes from its checkpoint, not from iteration 0") {
+  test::ScratchDir dir;
+  ExperimentSpec spec = curve_spec(dir, "paused");
+  spec.param_space.set("speed", grid_search({0.1, 0.2}));
+  spec.custom_scheduler = std::make_shared<PauseOnce>(3);
+  ExperimentSummary summary = run(spec);
+  CHECK(summary.num_terminated == 2);
+  CHECK(summary.num_results == 16);
+
+  auto store = storage::ExperimentStore::open_read_only(spec.experiment_dir());
+  for (const auto& trial : store.trials()) {
+    auto results = store.results(trial.trial_id);
+    REQUIRE(results.size() == 8);
+    for (size_t i = 0; i < results.size(); ++i) {
+      CHECK(results[i].training_iteration == int64_t(i) + 1);
+      CHECK(results[i].metrics["accuracy"].get<double>() ==
+            doctest::Approx(curve(trial.config["speed"].get<double>(), int64_t(i) + 1)));
+    }
+    // time_total_s keeps growing across the pause.
+    for (size_t i = 1; i < results.size(); ++i) {
+      CHECK(results[i].time_total_s >= results[i - 1].time_total_s);
+    }
+    CHECK(trial.status == TrialStatus::kTerminated);
+  }
+}
+
+TEST_CASE("an exploit clones the donor's checkpoint and the recipient continues from it") {
+  test::ScratchDir dir;
+  ExperimentSpec spec = curve_spec(dir, "exploit");
+  spec.max_concurrent_trials = 1;  // the donor finishes first, checkpoints 1..8
+  spec.param_space.set("speed", grid_search({0.3, 0.05}));
+  auto scheduler = std::make_shared<ExploitOnce>(2);
+  spec.custom_scheduler = scheduler;
+  // The donor's config, as the searcher will resolve it.
+  scheduler->donor_config = {{"checkpoint_every", 1}, {"iterations", 8}, {"speed", 0.3}};
+  ExperimentSummary summary = run(spec);
+  CHECK(summary.num_terminated == 2);
+
+  auto store = storage::ExperimentStore::open_read_only(spec.experiment_dir());
+  auto exploits = store.exploits();
+  REQUIRE(exploits.size() == 1);
+  CHECK(exploits[0].trial_id == "exploit_00001");
+  CHECK(exploits[0].donor_id == "exploit_00000");
+  CHECK(exploits[0].training_iteration == 2);
+  CHECK(exploits[0].donor_iteration == 8);
+  CHECK(exploits[0].old_config["speed"] == 0.05);
+  CHECK(exploits[0].new_config["speed"] == 0.5);
+
+  auto recipient = store.results("exploit_00001");
+  // Its own iterations 1-2, then nothing left to run: the donor was at 8.
+  REQUIRE(recipient.size() == 2);
+  auto trials = store.trials();
+  CHECK(trials[1].config["speed"] == 0.5);
+  auto cloned = store.checkpoints("exploit_00001");
+  REQUIRE_FALSE(cloned.empty());
+  CHECK(cloned.back().source == "clone of exploit_00000");
+}
+
+TEST_CASE("a pausing scheduler on a trainable that never checkpoints is a clear error") {
+  test::ScratchDir dir;
+  ExperimentSpec spec = curve_spec(dir, "no_checkpoints");
+  spec.param_space.set("checkpoint_every", 0);
+  spec.custom_scheduler = std::make_shared<PauseOnce>(2);
+  ExperimentSummary summary = run(spec);
+  CHECK(summary.num_errors == 1);
+  auto trial = storage::ExperimentStore::open_read_only(spec.experiment_dir()).trials().at(0);
+  CHECK(trial.error.find("never reported a checkpoint") != std::string::npos);
+  CHECK(trial.last_iteration == 2);
+}

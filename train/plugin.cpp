@@ -1,0 +1,40 @@
+#include "train/plugin.h"
+
+#include <dlfcn.h>
+#include <fmt/format.h>
+
+#include <map>
+#include <set>
+
+#include "core/errors.h"
+
+namespace train {
+
+void load_trainable_library(const std::filesystem::path& path) {
+  static std::set<std::string> loaded;
+  const std::string key = std::filesystem::absolute(path).string();
+  if (loaded.contains(key)) return;
+  void* handle = dlopen(key.c_str(), RTLD_NOW | RTLD_GLOBAL);
+  if (handle == nullptr) {
+    throw tune::Error(fmt::format("cannot load trainable library {}: {}", key, dlerror()));
+  }
+  auto* register_all = reinterpret_cast<void (*)()>(dlsym(handle, kRegisterSymbol));
+  if (register_all == nullptr) {
+    throw tune::Error(
+        fmt::format("trainable library {} defines no extern \"C\" {}()", key, kRegisterSymbol));
+  }
+  register_all();
+  loaded.insert(key);
+}
+
+std::optional<std::string> builtin_plugin_library(const std::string& name) {
+  static const std::map<std::string, std::string> kPlugins = {
+      {"fashion_mnist_mlp", "libtunerun_fashion_mnist.so"},
+      {"fashion_mnist_lenet", "libtunerun_fashion_mnist.so"},
+  };
+  auto it = kPlugins.find(name);
+  if (it == kPlugins.end()) return std::nullopt;
+  return it->second;
+}
+
+}  // namespace train
