@@ -159,7 +159,7 @@ struct Encoder {
     return w.str();
   }
   std::string operator()(const Start& m) const {
-    Writer w("start", 8);
+    Writer w("start", 9);
     w.field("trainable", m.trainable);
     w.field("library", m.library);
     w.field("config", m.config);
@@ -168,6 +168,7 @@ struct Encoder {
     w.field("world_size", m.world_size);
     w.field("checkpoint", m.checkpoint);
     w.field("start_iteration", m.start_iteration);
+    w.field("command", m.command);
     return w.str();
   }
   std::string operator()(const Report& m) const {
@@ -219,7 +220,8 @@ Message decode_fields(const std::string& type, const Reader& r) {
                  r.get<std::string>("experiment"),
                  r.get<int>("world_size"),
                  r.get<std::string>("checkpoint"),
-                 r.get<int64_t>("start_iteration")};
+                 r.get<int64_t>("start_iteration"),
+                 r.get<std::vector<std::string>>("command")};
   }
   if (type == "report") {
     return Report{r.get<int64_t>("iteration"),       r.object("metrics"),

@@ -13,7 +13,7 @@
 // The conversation of one rank, in order:
 //   worker -> HELLO {trial_id, rank, attempt, pid}
 //   ctrl   -> START {trainable, library, config, trial_dir, experiment, world_size,
-//                   checkpoint, start_iteration}
+//                   checkpoint, start_iteration, command}
 //   worker -> REPORT {iteration, metrics, time_this_iter_s, time_total_s, checkpoint, reduce}
 //             (iteration = start_iteration + 1, + 2, ...; checkpoint: this rank's files
 //             for it are staged, see train/checkpoint.h)
@@ -31,6 +31,7 @@
 #include <string>
 #include <string_view>
 #include <variant>
+#include <vector>
 
 #include "core/config.h"
 #include "core/types.h"
@@ -56,8 +57,9 @@ struct Start {
   std::string trial_dir;
   std::string experiment;
   int world_size = 1;
-  std::string checkpoint;       // directory to resume from; empty for a fresh start
-  int64_t start_iteration = 0;  // iterations done before this run (the checkpoint's)
+  std::string checkpoint;            // directory to resume from; empty for a fresh start
+  int64_t start_iteration = 0;       // iterations done before this run (the checkpoint's)
+  std::vector<std::string> command;  // an external command trainable's argv template; else empty
 };
 
 struct Report {

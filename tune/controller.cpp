@@ -85,6 +85,8 @@ class TrialController::Impl {
   Impl(ExperimentSpec spec, ControllerOptions options)
       : spec_(std::move(spec)), options_(std::move(options)) {
     if (options_.worker_argv.empty()) options_.worker_argv = {self_executable()};
+    // Workers may start elsewhere (working_dir): every path they get is absolute.
+    spec_.storage_path = std::filesystem::absolute(spec_.storage_path);
     if (spec_.total_cpus <= 0) spec_.total_cpus = std::thread::hardware_concurrency();
     cpus_per_trial_ = spec_.trainable.num_workers * spec_.trainable.cpus_per_worker;
     if (cpus_per_trial_ > spec_.total_cpus) {
@@ -271,7 +273,7 @@ class TrialController::Impl {
     const int master_port = free_tcp_port();
     for (int rank = 0; rank < n; ++rank) {
       SpawnOptions spawn{options_.worker_argv, env_, trial.dir / fmt::format("rank_{}.log", rank),
-                         trial.process_group};
+                         trial.process_group, spec_.trainable.working_dir};
       spawn.env.push_back(fmt::format("{}=1", train::kEnvWorker));
       spawn.env.push_back(fmt::format("{}={}", train::kEnvController, endpoint_));
       spawn.env.push_back(fmt::format("{}={}", train::kEnvTrialId, trial.id));
@@ -428,10 +430,11 @@ class TrialController::Impl {
     worker->last_seen = Clock::now();
     peers_[peer] = {trial->id, hello.rank};
     const bool resuming = trial->checkpoint_iteration > 0;
-    queue(peer, proto::Start{
-                    spec_.trainable.name, spec_.trainable.library, trial->config,
-                    trial->dir.string(), spec_.name, static_cast<int>(trial->workers.size()),
-                    resuming ? checkpoint_path(*trial).string() : "", trial->checkpoint_iteration});
+    queue(peer,
+          proto::Start{spec_.trainable.name, spec_.trainable.library, trial->config,
+                       trial->dir.string(), spec_.name, static_cast<int>(trial->workers.size()),
+                       resuming ? checkpoint_path(*trial).string() : "",
+                       trial->checkpoint_iteration, spec_.trainable.command});
   }
 
   void on_heartbeat(const proto::Heartbeat& beat) {

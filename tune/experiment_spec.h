@@ -19,10 +19,14 @@
 namespace tune {
 
 struct TrainableSpec {
-  std::string name;            // a registered trainable (built-in or from a library)
-  std::string library;         // shared library that registers it; empty: the worker executable
-  int num_workers = 1;         // ranks per trial
-  double cpus_per_worker = 1;  // Ray's default resources_per_worker = {CPU: 1}
+  std::string name;     // a registered trainable (built-in or from a library)
+  std::string library;  // shared library that registers it; empty: the worker executable
+  // An external command instead of a registered function: argv with {key}
+  // placeholders filled from the config (train/external_command.h).
+  std::vector<std::string> command;
+  std::filesystem::path working_dir;  // workers start here; empty: the controller's
+  int num_workers = 1;                // ranks per trial
+  double cpus_per_worker = 1;         // Ray's default resources_per_worker = {CPU: 1}
 };
 
 struct ExperimentSpec {

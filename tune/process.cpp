@@ -55,6 +55,8 @@ ChildProcess ChildProcess::spawn(const SpawnOptions& options) {
   posix_spawn_file_actions_addopen(&setup.actions, STDOUT_FILENO, log.c_str(),
                                    O_WRONLY | O_CREAT | O_APPEND, 0644);
   posix_spawn_file_actions_adddup2(&setup.actions, STDOUT_FILENO, STDERR_FILENO);
+  const std::string cwd = options.working_dir.string();
+  if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&setup.actions, cwd.c_str());
   // The controller blocks no signals, but its caller might have: workers
   // start with the default mask and dispositions.
   sigset_t empty, all;

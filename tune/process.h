@@ -14,10 +14,11 @@
 namespace tune {
 
 struct SpawnOptions {
-  std::vector<std::string> argv;   // argv[0] is the executable path
-  std::vector<std::string> env;    // "NAME=value", the whole environment
-  std::filesystem::path log_file;  // stdout and stderr, appended; stdin is /dev/null
-  pid_t process_group = 0;         // 0: lead a new group; else join this one
+  std::vector<std::string> argv;      // argv[0] is the executable path
+  std::vector<std::string> env;       // "NAME=value", the whole environment
+  std::filesystem::path log_file;     // stdout and stderr, appended; stdin is /dev/null
+  pid_t process_group = 0;            // 0: lead a new group; else join this one
+  std::filesystem::path working_dir;  // empty: the parent's
 };
 
 // How a child ended.

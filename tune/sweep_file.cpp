@@ -207,10 +207,27 @@ void read_trainable(TableReader& top, const std::string& file, ExperimentSpec& s
   auto builtin = r.get<std::string>("builtin");
   auto name = r.get<std::string>("name");
   auto library = r.get<std::string>("library");
-  if (builtin && (name || library)) {
-    throw r.error("builtin", "use either builtin = NAME or name = NAME with library = PATH");
+  const toml::node* command = r.node("command");
+  if ((builtin ? 1 : 0) + (library ? 1 : 0) + (command ? 1 : 0) > 1) {
+    throw r.error(builtin ? "builtin" : "library",
+                  "use one of builtin = NAME, name = NAME with library = PATH, or command = [...]");
   }
-  if (builtin) {
+  if (command) {
+    const toml::array* argv = command->as_array();
+    if (argv == nullptr || argv->empty()) {
+      throw r.error("command",
+                    "expected a non-empty array of strings, e.g. [\"python3\", "
+                    "\"train.py\", \"--lr\", \"{lr}\"]");
+    }
+    for (const auto& arg : *argv) {
+      auto text = arg.value_exact<std::string>();
+      if (!text) throw r.error("command", "every element must be a string");
+      spec.trainable.command.push_back(*text);
+    }
+    spec.trainable.name = name.value_or(spec.trainable.command[0]);
+    // The command runs where the sweep file is, so `python3 train.py` finds it.
+    spec.trainable.working_dir = std::filesystem::absolute(file).parent_path();
+  } else if (builtin) {
     spec.trainable.name = *builtin;
     if (auto plugin = train::builtin_plugin_library(*builtin)) {
       const auto path = std::filesystem::path(self_executable()).parent_path() / *plugin;
@@ -246,7 +263,7 @@ void read_trainable(TableReader& top, const std::string& file, ExperimentSpec& s
     if (*c <= 0) throw r.error("cpus_per_worker", "must be > 0");
     spec.trainable.cpus_per_worker = *c;
   }
-  r.finish({"builtin", "name", "library", "num_workers", "cpus_per_worker"});
+  r.finish({"builtin", "name", "library", "command", "num_workers", "cpus_per_worker"});
 }
 
 }  // namespace

@@ -51,8 +51,8 @@ struct Trial {
   std::optional<double> finished_at;
   int attempt = 0;
   int64_t num_failures = 0;
-  int64_t iteration = 0;  // last complete iteration
-  Json last_result;       // null until the first complete iteration
+  int64_t iteration = 0;             // last complete iteration
+  Json last_result;                  // null until the first complete iteration
   int64_t checkpoint_iteration = 0;  // iteration of the latest published checkpoint; 0: none
 
   // The live group, while RUNNING.
@@ -61,11 +61,11 @@ struct Trial {
   std::map<int64_t, PendingIteration> pending;
   bool stopping = false;  // STOP or PAUSE was sent; ranks should finish with DONE
   std::string stop_reason;
-  bool pausing = false;   // the STOP was a PAUSE: the trial ends PAUSED, resumable
+  bool pausing = false;  // the STOP was a PAUSE: the trial ends PAUSED, resumable
   std::optional<schedulers::Exploit> exploit;  // PBT: applied when the pause completes
-  double time_offset_s = 0;  // time_total_s before this run (resumed trials)
-  bool failing = false;            // the group is being torn down after a failure
-  std::string error;               // the failure's message
+  double time_offset_s = 0;                    // time_total_s before this run (resumed trials)
+  bool failing = false;                        // the group is being torn down after a failure
+  std::string error;                           // the failure's message
   bool error_from_worker = false;  // `error` came from a rank's ERROR, not an exit status
   std::optional<Clock::time_point> settle_deadline;  // all ranks exited; wait for late messages
   std::optional<Clock::time_point> kill_deadline;    // SIGKILL the group then

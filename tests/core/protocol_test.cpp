@@ -29,13 +29,15 @@ TEST_CASE("every message type survives encode and decode") {
   Json config = {{"lr", 1e-3}, {"layers", -3},      {"act", "relu"},
                  {"on", true}, {"sizes", {32, 64}}, {"model", {{"width", 64}, {"none", nullptr}}}};
   auto start =
-      round_trip(proto::Start{"quadratic", "/lib/x.so", config, "/tmp/t", "exp", 4, "/ckpt", 7});
+      round_trip(proto::Start{"quadratic", "/lib/x.so", config, "/tmp/t", "exp", 4, "/ckpt", 7,
+                              {"python3", "train.py", "--lr", "{lr}"}});
   CHECK(start.trainable == "quadratic");
   CHECK(start.library == "/lib/x.so");
   CHECK(start.config == config);
   CHECK(start.world_size == 4);
   CHECK(start.checkpoint == "/ckpt");
   CHECK(start.start_iteration == 7);
+  CHECK(start.command == std::vector<std::string>{"python3", "train.py", "--lr", "{lr}"});
 
   Json metrics = {{"loss", 0.25}, {"step", 7}, {"big", 1ull << 63}};
   auto report = round_trip(proto::Report{12, metrics, 0.5, 6.0, true, {{"loss", "mean"}}});
