@@ -368,6 +368,26 @@ void ExperimentStore::add_exploit(const ExploitRecord& e) {
       .run();
 }
 
+void ExperimentStore::remove_checkpoint(const std::string& trial_id, int64_t iteration) {
+  begin_batch();
+  Statement remove(db_, "DELETE FROM checkpoints WHERE trial_id = ?1 AND training_iteration = ?2");
+  remove.bind(1, trial_id).bind(2, iteration).run();
+}
+
+void ExperimentStore::put_state(const std::string& key, const Json& value) {
+  begin_batch();
+  Statement put(db_, R"(
+      INSERT OR REPLACE INTO experiment_state (key, value, updated_at) VALUES (?1, ?2, ?3))");
+  put.bind(1, key).bind(2, dump(value)).bind(3, now_seconds()).run();
+}
+
+std::optional<Json> ExperimentStore::state(const std::string& key) const {
+  Statement query(db_, "SELECT value FROM experiment_state WHERE key = ?1");
+  query.bind(1, key);
+  if (!query.step()) return std::nullopt;
+  return parse(query.column_text(0), path_, "experiment_state " + key);
+}
+
 std::vector<CheckpointRecord> ExperimentStore::checkpoints(const std::string& trial_id) const {
   Statement query(db_, R"(
       SELECT trial_id, training_iteration, path, created_at, source FROM checkpoints

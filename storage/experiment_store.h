@@ -116,6 +116,8 @@ class ExperimentStore {
   void append_result(const ResultRecord& result);           // (trial_id, iteration) unique
   void add_checkpoint(const CheckpointRecord& checkpoint);  // insert or replace
   void add_exploit(const ExploitRecord& exploit);
+  void remove_checkpoint(const std::string& trial_id, int64_t iteration);  // the row only
+  void put_state(const std::string& key, const Json& value);  // insert or replace
   void flush();  // commits the open batch
 
   // --- reads (see the committed state plus this writer's open batch) ---
@@ -125,6 +127,7 @@ class ExperimentStore {
   int64_t num_results() const;
   std::vector<CheckpointRecord> checkpoints(const std::string& trial_id) const;  // by iteration
   std::vector<ExploitRecord> exploits() const;                                   // oldest first
+  std::optional<Json> state(const std::string& key) const;
 
   // The best trial by its last result's value of the experiment metric under
   // the experiment mode (the best_trial view). nullopt when no trial has a

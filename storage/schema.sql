@@ -85,6 +85,15 @@ CREATE TABLE IF NOT EXISTS trial_events (
 );
 CREATE INDEX IF NOT EXISTS trial_events_by_trial ON trial_events (trial_id, id);
 
+-- The controller's own state, for `tunerun resume`: the searcher's and the
+-- scheduler's saved state (JSON), written in the same transactions as the
+-- results they have seen (at most about a second behind them).
+CREATE TABLE IF NOT EXISTS experiment_state (
+  key TEXT PRIMARY KEY,        -- 'searcher', 'scheduler', 'controller'
+  value TEXT NOT NULL,         -- JSON
+  updated_at REAL NOT NULL
+);
+
 -- Every published checkpoint: trials/<trial_id>/checkpoint_<iteration:06d>/,
 -- complete (published by an atomic rename) once its row exists.
 CREATE TABLE IF NOT EXISTS checkpoints (

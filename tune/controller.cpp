@@ -18,6 +18,8 @@
 #include "storage/experiment_store.h"
 #include "train/checkpoint_staging.h"
 #include "train/worker_env.h"
+#include "tune/experiment_lock.h"
+#include "tune/signal_pipe.h"
 #include "tune/trial.h"
 
 extern char** environ;
@@ -107,7 +109,13 @@ class TrialController::Impl {
                            schedulers::make_scheduler(spec_.scheduler, spec_.scheduler_options));
     scheduler_->set_search_properties(spec_.metric, spec_.mode);
     if (!spec_.stop.empty()) stoppers_.push_back(std::make_unique<CriteriaStopper>(spec_.stop));
-    if (std::filesystem::exists(spec_.experiment_dir() / "experiment.db")) {
+    const bool exists = std::filesystem::exists(spec_.experiment_dir() / "experiment.db");
+    if (options_.resume && !exists) {
+      throw ConfigError(
+          fmt::format("no experiment to resume in {}", spec_.experiment_dir().string()), {}, 0,
+          "name");
+    }
+    if (!options_.resume && exists) {
       throw ConfigError(fmt::format("experiment '{}' already exists in {}; choose another name "
                                     "(--name) or remove it",
                                     spec_.name, spec_.experiment_dir().string()),
@@ -133,16 +141,24 @@ class TrialController::Impl {
     started_ = Clock::now();
     open();
     while (true) {
-      create_trials();
-      start_trials();
+      if (!stopping_experiment_) {
+        create_trials();
+        start_trials();
+      }
+      save_state(false);
       store_->flush();
       send_outbox();
       if (finished()) break;
       poll_once();
       handle_timers(Clock::now());
     }
-    store_->set_experiment_status("FINISHED");
+    save_state(true);
+    store_->set_experiment_status(stopping_experiment_ ? "INTERRUPTED" : "FINISHED");
     store_->flush();
+    if (stopping_experiment_) {
+      log(0, "experiment {} stopped ({}); continue it with: tunerun resume {}", spec_.name,
+          stop_experiment_reason_, spec_.experiment_dir().string());
+    }
     return summarize();
   }
 
@@ -151,11 +167,21 @@ class TrialController::Impl {
 
   void open() {
     const auto dir = spec_.experiment_dir();
+    std::filesystem::create_directories(dir);
+    lock_.emplace(dir);
     store_.emplace(storage::ExperimentStore::open(dir));
-    storage::ExperimentRecord record{spec_.name,   spec_.metric, spec_.mode,
-                                     spec_.source, unix_now(),   "RUNNING"};
-    store_->put_experiment(record);
+    if (options_.resume) {
+      load();
+      store_->set_experiment_status("RUNNING");
+    } else {
+      const Json stored_spec = {{"sweep", spec_.source},
+                                {"sweep_text", spec_.sweep_text},
+                                {"sweep_file", spec_.sweep_file}};
+      store_->put_experiment(
+          {spec_.name, spec_.metric, spec_.mode, stored_spec, unix_now(), "RUNNING"});
+    }
     store_->flush();
+    if (options_.handle_signals) signals_.emplace();
 
     router_ = zmq::socket_t(zmq_, zmq::socket_type::router);
     router_.set(zmq::sockopt::linger, 0);
@@ -166,6 +192,132 @@ class TrialController::Impl {
     env_ = base_environment();
     log(1, "experiment {} in {} (controller at {})", spec_.name, dir.string(), endpoint_);
     if (options_.on_listen) options_.on_listen(endpoint_);
+  }
+
+  // Rebuilds the trials, the searcher and the scheduler from the store.
+  void load() {
+    std::vector<storage::TrialRecord> records = store_->trials();
+    std::sort(records.begin(), records.end(),
+              [](const auto& a, const auto& b) { return a.trial_index < b.trial_index; });
+    for (const auto& r : records) {
+      Trial& t = trials_[r.trial_id];
+      t.id = r.trial_id;
+      t.index = r.trial_index;
+      t.config = r.config;
+      t.status = r.status;
+      t.status_reason = r.status_reason;
+      t.dir = r.trial_dir;
+      t.created_at = r.created_at;
+      t.started_at = r.started_at;
+      t.finished_at = r.finished_at;
+      t.num_failures = r.num_failures;
+      t.attempt = static_cast<int>(r.num_failures);  // every failure was one attempt
+      t.error = r.error;
+      const auto results = store_->results(t.id);
+      if (!results.empty()) {
+        const auto& last = results.back();
+        t.iteration = last.training_iteration;
+        t.last_result = last.metrics;
+        t.last_result["training_iteration"] = last.training_iteration;
+        t.last_result["time_this_iter_s"] = last.time_this_iter_s;
+        t.last_result["time_total_s"] = last.time_total_s;
+        t.last_result["timestamp"] = last.timestamp;
+        t.last_result["trial_id"] = t.id;
+      }
+      // Only a checkpoint whose directory exists is one (a crash may have
+      // come between a retention delete and its row's commit).
+      for (const auto& c : store_->checkpoints(t.id)) {
+        if (!std::filesystem::is_directory(c.path)) continue;
+        t.checkpoints.emplace_back(c.training_iteration, static_cast<double>(c.training_iteration));
+        t.checkpoint_iteration = c.training_iteration;
+        for (const auto& result : results) {
+          if (result.training_iteration == c.training_iteration) {
+            t.checkpoint_time_total_s = result.time_total_s;
+          }
+        }
+      }
+      resume_status(t);
+      order_.push_back(t.id);
+      next_index_ = std::max(next_index_, t.index + 1);
+    }
+    if (auto state = store_->state("searcher")) searcher_->restore(*state);
+    if (auto state = store_->state("scheduler")) scheduler_->restore(*state);
+    if (auto state = store_->state("controller")) {
+      searcher_finished_ = state->value("searcher_finished", false);
+    }
+    log(1, "resuming {}: {} trials, {} finished", spec_.name, trials_.size(),
+        count(TrialStatus::kTerminated) + count(TrialStatus::kError));
+  }
+
+  // What a stored trial becomes when the experiment resumes.
+  void resume_status(Trial& t) {
+    const std::string from = t.checkpoint_iteration > 0
+                                 ? fmt::format("from checkpoint {}", t.checkpoint_iteration)
+                                 : std::string("from scratch");
+    if (t.status == TrialStatus::kRunning || t.status == TrialStatus::kPaused) {
+      change_status(t, TrialStatus::kPaused, "experiment resumed; restarts " + from);
+    } else if (t.status == TrialStatus::kError && options_.resume_errored) {
+      change_status(t, TrialStatus::kPaused, "resume_errored; restarts " + from);
+    } else if (t.status == TrialStatus::kError && options_.restart_errored) {
+      t.checkpoint_iteration = 0;
+      t.checkpoints.clear();
+      change_status(t, TrialStatus::kPending, "restart_errored; restarts from scratch");
+    }
+  }
+
+  // Writes the searcher's and scheduler's state into the open batch: always
+  // when `force`, else at most once a second.
+  void save_state(bool force) {
+    const auto now = Clock::now();
+    if (!force && now - last_state_save_ < std::chrono::seconds(1)) return;
+    last_state_save_ = now;
+    store_->put_state("searcher", searcher_->save());
+    store_->put_state("scheduler", scheduler_->save());
+    store_->put_state("controller", {{"searcher_finished", searcher_finished_}});
+  }
+
+  // ---- stopping the whole experiment -------------------------------------------
+
+  void on_signal() {
+    if (!stopping_experiment_) {
+      log(0,
+          "interrupted: pausing running trials at their next checkpoint (at most {} s); "
+          "interrupt again to stop at once",
+          options_.interrupt_grace_s);
+      stop_experiment("interrupted");
+    } else {
+      log(0, "interrupted again: stopping every trial now");
+      kill_all_running();
+    }
+  }
+
+  // Stops launching; trials that have checkpointed pause at their next
+  // report, the others are killed. Everything stays resumable.
+  void stop_experiment(const std::string& reason) {
+    if (stopping_experiment_) return;
+    stopping_experiment_ = true;
+    stop_experiment_reason_ = reason;
+    stop_deadline_ = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                        std::chrono::duration<double>(options_.interrupt_grace_s));
+    for (auto& [id, trial] : trials_) {
+      if (trial.status != TrialStatus::kRunning || trial.failing) continue;
+      if (trial.checkpoint_iteration > 0) {
+        trial.pause_requested = true;
+      } else {
+        kill_for_stop(trial);
+      }
+    }
+  }
+
+  void kill_all_running() {
+    for (auto& [id, trial] : trials_) {
+      if (trial.status == TrialStatus::kRunning) kill_for_stop(trial);
+    }
+  }
+
+  void kill_for_stop(Trial& trial) {
+    trial.interrupted = true;
+    signal_process_group(trial.process_group, SIGKILL);
   }
 
   // ---- trial creation and start -------------------------------------------
@@ -256,12 +408,11 @@ class TrialController::Impl {
     std::filesystem::remove_all(trial.dir / ".scratch");
     const bool resuming = trial.checkpoint_iteration > 0;
     trial.iteration = trial.checkpoint_iteration;
-    trial.time_offset_s = resuming && trial.last_result.contains("time_total_s")
-                              ? trial.last_result["time_total_s"].get<double>()
-                              : 0.0;
+    trial.time_offset_s = resuming ? trial.checkpoint_time_total_s : 0.0;
     trial.workers.clear();
     trial.pending.clear();
     trial.stopping = trial.pausing = trial.failing = trial.error_from_worker = false;
+    trial.pause_requested = trial.interrupted = false;
     trial.exploit.reset();
     trial.error.clear();
     trial.stop_reason.clear();
@@ -307,6 +458,7 @@ class TrialController::Impl {
   // ---- the loop --------------------------------------------------------------
 
   bool finished() const {
+    if (stopping_experiment_) return running_ == 0;
     if (!searcher_finished_) return false;
     for (const auto& [id, t] : trials_) {
       if (!is_finished(t.status)) return false;
@@ -316,6 +468,8 @@ class TrialController::Impl {
 
   void poll_once() {
     std::vector<zmq::pollitem_t> items{{router_.handle(), 0, ZMQ_POLLIN, 0}};
+    if (signals_) items.push_back({nullptr, signals_->fd(), ZMQ_POLLIN, 0});
+    const size_t first_pidfd = items.size();
     std::vector<std::pair<Trial*, Worker*>> owners;
     for (auto& [id, trial] : trials_) {
       if (trial.status != TrialStatus::kRunning) continue;
@@ -328,8 +482,13 @@ class TrialController::Impl {
     }
     zmq::poll(items.data(), items.size(), next_timeout());
     if (items[0].revents & ZMQ_POLLIN) drain_router();
-    for (size_t i = 1; i < items.size(); ++i) {
-      if (items[i].revents & ZMQ_POLLIN) handle_exit(*owners[i - 1].first, *owners[i - 1].second);
+    for (size_t i = first_pidfd; i < items.size(); ++i) {
+      if (items[i].revents & ZMQ_POLLIN) {
+        handle_exit(*owners[i - first_pidfd].first, *owners[i - first_pidfd].second);
+      }
+    }
+    if (signals_ && (items[1].revents & ZMQ_POLLIN)) {
+      for (int n = signals_->take(); n > 0; --n) on_signal();
     }
   }
 
@@ -479,7 +638,7 @@ class TrialController::Impl {
     result["time_total_s"] = time_total_s;
     result["timestamp"] = now;
     result["trial_id"] = trial.id;
-    if (p.checkpoint) publish(trial, iteration, now);
+    if (p.checkpoint) publish(trial, iteration, now, result);
     store_->append_result(
         {trial.id, iteration, now, p.time_this_iter_s, time_total_s, std::move(metrics)});
     ++num_results_;
@@ -496,7 +655,12 @@ class TrialController::Impl {
         reason = stopper->reason();
       }
     }
-    if (decision == Decision::kPause) {
+    if (trial.pause_requested && decision == Decision::kContinue) {
+      // The experiment is stopping: keep this trial's progress for resume.
+      trial.stopping = trial.pausing = true;
+      trial.stop_reason =
+          fmt::format("interrupted; resumes from checkpoint {}", trial.checkpoint_iteration);
+    } else if (decision == Decision::kPause) {
       if (trial.checkpoint_iteration == 0) {
         // Resuming would silently restart from scratch: refuse instead.
         decision = Decision::kStop;
@@ -572,6 +736,11 @@ class TrialController::Impl {
   }
 
   void handle_timers(Clock::time_point now) {
+    if (stopping_experiment_ && stop_deadline_ && now >= *stop_deadline_) {
+      log(0, "trials did not pause within {} s; stopping them", options_.interrupt_grace_s);
+      stop_deadline_.reset();
+      kill_all_running();
+    }
     for (auto& [id, trial] : trials_) {
       if (trial.status != TrialStatus::kRunning) continue;
       if (trial.kill_deadline && now >= *trial.kill_deadline) {
@@ -603,6 +772,15 @@ class TrialController::Impl {
     --running_;
     trial.finished_at = unix_now();
     const bool ok = !trial.failing && trial.all_done();
+    if (trial.interrupted) {
+      const std::string reason =
+          trial.checkpoint_iteration > 0
+              ? fmt::format("interrupted; resumes from checkpoint {}", trial.checkpoint_iteration)
+              : "interrupted; restarts from scratch (no checkpoint)";
+      change_status(trial, TrialStatus::kPaused, reason);
+      trial.workers.clear();
+      return;
+    }
     if (ok && trial.pausing) {
       change_status(trial, TrialStatus::kPaused, trial.stop_reason);
       log(1, "{} PAUSED: {}", trial.id, trial.stop_reason);
@@ -629,7 +807,22 @@ class TrialController::Impl {
         }
       }
       ++trial.num_failures;
+      if ((spec_.max_failures < 0 || trial.num_failures <= spec_.max_failures) &&
+          !stopping_experiment_) {
+        ++trial.attempt;
+        change_status(
+            trial, TrialStatus::kPending,
+            fmt::format("restarting after failure {} ({}): {}", trial.num_failures,
+                        trial.checkpoint_iteration > 0
+                            ? fmt::format("from checkpoint {}", trial.checkpoint_iteration)
+                            : std::string("from scratch"),
+                        trial.error));
+        log(1, "{} failed ({}); restarting, attempt {}", trial.id, trial.error, trial.attempt);
+        trial.workers.clear();
+        return;
+      }
       change_status(trial, TrialStatus::kError, trial.error);
+      if (spec_.fail_fast) stop_experiment(fmt::format("fail_fast: trial {} failed", trial.id));
       scheduler_->on_trial_error(view_of(trial));
       log(1, "{} ERROR: {}", trial.id, trial.error);
     }
@@ -646,11 +839,40 @@ class TrialController::Impl {
 
   // Publishes the files the ranks staged for `iteration` as the trial's
   // checkpoint_<iteration>, before any rank hears the decision.
-  void publish(Trial& trial, int64_t iteration, double now) {
+  void publish(Trial& trial, int64_t iteration, double now, const Json& result) {
     const auto published = train::detail::checkpoint_dir(trial.dir, iteration);
     train::detail::publish_checkpoint(train::detail::staging_dir(trial.dir, iteration), published);
     store_->add_checkpoint({trial.id, iteration, published.string(), now, "report"});
     trial.checkpoint_iteration = iteration;
+    trial.checkpoint_time_total_s = result.value("time_total_s", 0.0);
+    const std::string& attribute = spec_.checkpoint_score_attribute;
+    double score = static_cast<double>(iteration);  // recency
+    if (!attribute.empty()) {
+      auto it = result.find(attribute);
+      score = it != result.end() && it->is_number() ? it->get<double>() : std::nan("");
+      if (spec_.checkpoint_score_order == Mode::kMin) score = -score;
+    }
+    trial.checkpoints.emplace_back(iteration, score);
+    apply_retention(trial);
+  }
+
+  // Keeps the latest checkpoint (the one a resume needs) and the best
+  // num_to_keep - 1 of the others; NaN scores rank last. PBT clones copy
+  // the donor's latest at once, so no clone ever needs an older one.
+  void apply_retention(Trial& trial) {
+    const size_t keep = static_cast<size_t>(spec_.num_to_keep);
+    if (keep == 0 || trial.checkpoints.size() <= keep) return;
+    auto others = trial.checkpoints;
+    others.pop_back();
+    std::stable_sort(others.begin(), others.end(), [](const auto& a, const auto& b) {
+      return std::isnan(b.second) ? !std::isnan(a.second) : a.second > b.second;
+    });
+    for (size_t i = keep - 1; i < others.size(); ++i) {
+      const int64_t iteration = others[i].first;
+      std::filesystem::remove_all(train::detail::checkpoint_dir(trial.dir, iteration));
+      store_->remove_checkpoint(trial.id, iteration);
+      std::erase_if(trial.checkpoints, [&](const auto& c) { return c.first == iteration; });
+    }
   }
 
   // PBT: the paused `trial` takes the donor's latest checkpoint, iteration
@@ -674,7 +896,8 @@ class TrialController::Impl {
         exploit.new_config.dump());
     trial.config = exploit.new_config;
     trial.checkpoint_iteration = iteration;
-    trial.last_result = d.last_result;  // its time_total_s carries on
+    trial.checkpoint_time_total_s = trial.last_result.value("time_total_s", 0.0);  // its own time
+    trial.checkpoints.emplace_back(iteration, std::nan(""));
     set_reason(trial, fmt::format("paused; exploited {} at iteration {}", d.id, iteration));
     store_->put_trial(record_of(trial));
   }
@@ -769,6 +992,7 @@ class TrialController::Impl {
     s.num_results = num_results_;
     s.rejected_messages = rejected_;
     s.wall_s = seconds(Clock::now() - started_);
+    s.interrupted = stopping_experiment_;
     if (auto best = store_->best_trial()) {
       s.best = ExperimentSummary::Best{best->trial.trial_id, best->value, best->trial.config};
     }
@@ -778,6 +1002,12 @@ class TrialController::Impl {
   ExperimentSpec spec_;
   ControllerOptions options_;
   double cpus_per_trial_ = 1;
+  std::optional<ExperimentLock> lock_;
+  std::optional<SignalPipe> signals_;
+  bool stopping_experiment_ = false;
+  std::string stop_experiment_reason_;
+  std::optional<Clock::time_point> stop_deadline_;
+  Clock::time_point last_state_save_;
   std::shared_ptr<search::Searcher> searcher_;
   std::shared_ptr<schedulers::TrialScheduler> scheduler_;
   std::vector<std::unique_ptr<Stopper>> stoppers_;

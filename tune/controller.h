@@ -30,6 +30,20 @@ struct ControllerOptions {
   int verbosity = 1;  // 0: silent; 1: trial starts and ends; 2: every result
   // Called once the control socket listens, with its endpoint (monitors, tests).
   std::function<void(const std::string& endpoint)> on_listen;
+
+  // Continue the experiment already in the directory instead of starting one:
+  // finished trials stay finished, running and paused ones restart from their
+  // latest checkpoint, pending ones start, searcher and scheduler state is
+  // restored. Ray's Tuner.restore options for trials that ended in ERROR:
+  bool resume = false;
+  bool resume_errored = false;   // retry them from their latest checkpoint
+  bool restart_errored = false;  // retry them from scratch
+
+  // SIGINT/SIGTERM: stop launching, pause running trials at their next
+  // checkpointed report (kill those that never checkpoint), at most
+  // interrupt_grace_s, then exit restorably. A second signal exits at once.
+  bool handle_signals = false;
+  double interrupt_grace_s = 30;
 };
 
 struct ExperimentSummary {
@@ -39,6 +53,7 @@ struct ExperimentSummary {
   int64_t num_errors = 0;
   int64_t num_results = 0;
   int64_t rejected_messages = 0;  // malformed or unexpected control messages
+  bool interrupted = false;       // a signal or fail_fast ended it early; resumable
   double wall_s = 0;
   struct Best {
     std::string trial_id;

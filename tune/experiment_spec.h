@@ -40,6 +40,11 @@ struct ExperimentSpec {
   double total_cpus = 0;            // 0: the machine's cores
   double heartbeat_timeout_s = 30;  // a rank silent this long fails its trial
   double heartbeat_period_s = 2;    // how often ranks beat
+  int max_failures = 0;    // restarts of a failed trial from its checkpoint; -1: unlimited (Ray: 0)
+  bool fail_fast = false;  // the first trial ERROR ends the experiment, restorably (Ray: false)
+  int num_to_keep = 0;     // checkpoints kept per trial; 0: all (Ray: None)
+  std::string checkpoint_score_attribute;    // rank kept checkpoints by this metric; "": recency
+  Mode checkpoint_score_order = Mode::kMax;  // which scores are better (Ray: "max")
 
   TrainableSpec trainable;
   ParamSpace param_space;
@@ -53,6 +58,8 @@ struct ExperimentSpec {
   std::vector<StopCriterion> stop;
 
   Json source = Json::object();  // the sweep as the user wrote it, stored for display
+  std::string sweep_text;        // the sweep file's text, for `tunerun resume`
+  std::string sweep_file;        // its path, for messages
 
   std::filesystem::path experiment_dir() const { return storage_path / name; }
 };

@@ -278,6 +278,8 @@ ExperimentSpec parse_sweep(std::string_view text, const std::string& source_name
   }
   ExperimentSpec spec;
   spec.source = to_json(root);
+  spec.sweep_text = std::string(text);
+  spec.sweep_file = source_name;
   TableReader top(root, "", source_name);
 
   const std::string stem = std::filesystem::path(source_name).stem().string();
@@ -346,11 +348,30 @@ ExperimentSpec parse_sweep(std::string_view text, const std::string& source_name
       spec.heartbeat_timeout_s = *t;
       spec.heartbeat_period_s = std::min(spec.heartbeat_period_s, *t / 4);
     }
-    r.finish({"heartbeat_timeout_s"});
+    if (auto n = r.get<int64_t>("max_failures")) {
+      if (*n < -1) throw r.error("max_failures", "must be >= 0, or -1 for unlimited");
+      spec.max_failures = static_cast<int>(*n);
+    }
+    if (auto f = r.get<bool>("fail_fast")) spec.fail_fast = *f;
+    r.finish({"heartbeat_timeout_s", "max_failures", "fail_fast"});
+  }
+  if (const toml::table* checkpoint = top.table("checkpoint")) {
+    TableReader r(*checkpoint, "checkpoint", source_name);
+    if (auto n = r.get<int64_t>("num_to_keep")) {
+      if (*n < 0) throw r.error("num_to_keep", "must be >= 1 (or 0: keep all)");
+      spec.num_to_keep = static_cast<int>(*n);
+    }
+    spec.checkpoint_score_attribute = r.get<std::string>("checkpoint_score_attribute").value_or("");
+    if (auto order = r.get<std::string>("checkpoint_score_order")) {
+      auto mode = mode_from_string(*order);
+      if (!mode) throw r.error("checkpoint_score_order", "use min or max");
+      spec.checkpoint_score_order = *mode;
+    }
+    r.finish({"num_to_keep", "checkpoint_score_attribute", "checkpoint_score_order"});
   }
   top.finish({"name", "storage_path", "metric", "mode", "num_samples", "max_concurrent_trials",
               "seed", "trainable", "param_space", "search", "scheduler", "stop", "resources",
-              "failure"});
+              "failure", "checkpoint"});
   return spec;
 }
 

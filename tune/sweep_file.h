@@ -27,7 +27,9 @@
 //   [stop]        training_iteration = 10     # stop once result >= value (Ray)
 //                 loss = { at_most = 0.01 }   # or once result <= value
 //   [resources]   cpus = 2                    # CPUs the controller may use
-//   [failure]     heartbeat_timeout_s = 30
+//   [failure]     heartbeat_timeout_s = 30, max_failures = 0 (-1: unlimited), fail_fast = false
+//   [checkpoint]  num_to_keep = 0 (all), checkpoint_score_attribute = "", checkpoint_score_order =
+//   "max"
 //
 // Every error (TOML syntax, unknown key, wrong type, bad bound, unknown
 // trainable or algorithm) is a tune::ConfigError carrying the file, the line

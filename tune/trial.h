@@ -51,9 +51,12 @@ struct Trial {
   std::optional<double> finished_at;
   int attempt = 0;
   int64_t num_failures = 0;
-  int64_t iteration = 0;             // last complete iteration
-  Json last_result;                  // null until the first complete iteration
-  int64_t checkpoint_iteration = 0;  // iteration of the latest published checkpoint; 0: none
+  int64_t iteration = 0;               // last complete iteration
+  Json last_result;                    // null until the first complete iteration
+  int64_t checkpoint_iteration = 0;    // iteration of the latest published checkpoint; 0: none
+  double checkpoint_time_total_s = 0;  // time_total_s at that checkpoint: a resume goes on from it
+  // Published checkpoints still on disk: (iteration, score), oldest first.
+  std::vector<std::pair<int64_t, double>> checkpoints;
 
   // The live group, while RUNNING.
   std::vector<Worker> workers;
@@ -64,8 +67,10 @@ struct Trial {
   bool pausing = false;  // the STOP was a PAUSE: the trial ends PAUSED, resumable
   std::optional<schedulers::Exploit> exploit;  // PBT: applied when the pause completes
   double time_offset_s = 0;                    // time_total_s before this run (resumed trials)
-  bool failing = false;                        // the group is being torn down after a failure
-  std::string error;                           // the failure's message
+  bool pause_requested = false;    // the experiment is stopping: pause at the next report
+  bool interrupted = false;        // the experiment is stopping: the group was killed
+  bool failing = false;            // the group is being torn down after a failure
+  std::string error;               // the failure's message
   bool error_from_worker = false;  // `error` came from a rank's ERROR, not an exit status
   std::optional<Clock::time_point> settle_deadline;  // all ranks exited; wait for late messages
   std::optional<Clock::time_point> kill_deadline;    // SIGKILL the group then

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdlib>
 #include <fstream>
 #include <numbers>
@@ -39,6 +40,9 @@ void learning_curve(const tune::Config& config) {
   const int64_t checkpoint_every = config.get<int64_t>("checkpoint_every", 0);
   const int64_t fail_at = config.get<int64_t>("fail_at", 0);
   const int64_t crash_at = config.get<int64_t>("crash_at", 0);
+  const int64_t hang_at = config.get<int64_t>("hang_at", 0);
+  // Injected failures strike the first attempt only, so a restart can succeed.
+  const bool first_attempt = get_context().attempt == 0;
   int64_t start = 1;
   if (auto checkpoint = get_checkpoint()) {
     std::ifstream in(checkpoint->path() / "state.json");
@@ -46,8 +50,11 @@ void learning_curve(const tune::Config& config) {
   }
   for (int64_t t = start; t <= iterations; ++t) {
     if (sleep_s > 0) std::this_thread::sleep_for(std::chrono::duration<double>(sleep_s));
-    if (t == fail_at) throw std::runtime_error(fmt::format("injected failure at iteration {}", t));
-    if (t == crash_at) std::_Exit(3);
+    if (first_attempt && t == fail_at) {
+      throw std::runtime_error(fmt::format("injected failure at iteration {}", t));
+    }
+    if (first_attempt && t == crash_at) std::_Exit(3);
+    if (first_attempt && t == hang_at) raise(SIGSTOP);  // a hung rank: alive, silent
     const double accuracy = ceiling * (1 - std::exp(-speed * static_cast<double>(t)));
     const tune::Json metrics = {{"accuracy", accuracy}, {"loss", 1 - accuracy}};
     if (checkpoint_every > 0 && t % checkpoint_every == 0) {

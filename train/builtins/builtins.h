@@ -9,8 +9,9 @@
 //                   accuracy = ceiling * (1 - exp(-speed * t)), loss = 1 - accuracy;
 //                   ceiling (0.9), speed (0.1), sleep_s per iteration (0),
 //                   checkpoint_every (0: never) saves {"t": t} and resumes after it.
-//                   Failure injection for tests: fail_at (raise at that
-//                   iteration), crash_at (exit abnormally at that iteration).
+//                   Failure injection for tests, on a trial's first attempt
+//                   only: fail_at (raise at that iteration), crash_at (exit
+//                   abnormally), hang_at (SIGSTOP itself: alive but silent).
 //   noop            reports `iterations` (default 1) times at once: for overhead
 //                   benchmarks.
 #pragma once

@@ -4,16 +4,20 @@
 //
 // Exit codes: 0 success; 1 the experiment ran but some trial ended in ERROR;
 // 2 bad input (command line, sweep file, missing experiment); 3 a failure of
-// tunerun itself (storage, sockets, processes).
+// tunerun itself (storage, sockets, processes); 130 interrupted (SIGINT,
+// SIGTERM or fail_fast), resumable with `tunerun resume`.
 #pragma once
 
 #include <CLI/CLI.hpp>
+
+#include "tune/controller.h"
 
 namespace tune::cli {
 
 inline constexpr int kExitTrialErrors = 1;
 inline constexpr int kExitBadInput = 2;
 inline constexpr int kExitInternal = 3;
+inline constexpr int kExitInterrupted = 130;
 
 // Thrown by a subcommand callback to end the program with `code` after it
 // has printed what the user needs.
@@ -22,8 +26,14 @@ struct ExitRequest {
 };
 
 void setup_run(CLI::App& app);
+void setup_resume(CLI::App& app);
 void setup_validate(CLI::App& app);
 void setup_best(CLI::App& app);
 void setup_status(CLI::App& app);
+
+// Runs an experiment the way `run` and `resume` do: signals handled, the
+// summary printed, the exit code chosen (by ExitRequest).
+void run_experiment(const ExperimentSpec& spec, ControllerOptions options);
+void print_summary(const ExperimentSpec& spec, const ExperimentSummary& summary);
 
 }  // namespace tune::cli

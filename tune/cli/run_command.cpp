@@ -24,6 +24,8 @@ ExperimentSpec load(const RunOptions& options) {
   return spec;
 }
 
+}  // namespace
+
 void print_summary(const ExperimentSpec& spec, const ExperimentSummary& s) {
   fmt::print("\nExperiment {}: {} trials ({} TERMINATED, {} ERROR), {} results in {:.2f} s\n",
              spec.name, s.num_trials, s.num_terminated, s.num_errors, s.num_results, s.wall_s);
@@ -35,16 +37,23 @@ void print_summary(const ExperimentSpec& spec, const ExperimentSummary& s) {
   fmt::print("Results: {}\n  sqlite3 {} 'SELECT * FROM best_trial'\n", db.string(), db.string());
 }
 
-void run(const RunOptions& options) {
-  ExperimentSpec spec = load(options);
-  TrialController controller(spec, ControllerOptions{.verbosity = options.verbosity});
+void run_experiment(const ExperimentSpec& spec, ControllerOptions options) {
+  options.handle_signals = true;
+  TrialController controller(spec, options);
   ExperimentSummary summary = controller.run();
   if (options.verbosity > 0) print_summary(spec, summary);
+  if (summary.interrupted) throw ExitRequest{kExitInterrupted};
   if (summary.num_errors > 0) {
     fmt::print(stderr, "{} trial(s) ended in ERROR; see `tunerun status {}`\n", summary.num_errors,
                summary.experiment_dir.string());
     throw ExitRequest{kExitTrialErrors};
   }
+}
+
+namespace {
+
+void run(const RunOptions& options) {
+  run_experiment(load(options), ControllerOptions{.verbosity = options.verbosity});
 }
 
 }  // namespace

@@ -1,0 +1,232 @@
+// Failures of workers and of the controller, with real processes: restarts
+// from checkpoints, heartbeat timeouts, kill -9 of the controller and
+// resume, one controller per experiment, graceful interrupts.
+#include <doctest/doctest.h>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <thread>
+
+#include "storage/experiment_store.h"
+#include "test_util.h"
+#include "tune/controller.h"
+
+extern char** environ;
+
+using namespace tune;
+
+namespace {
+
+ExperimentSpec curve_spec(const test::ScratchDir& dir, const std::string& name) {
+  ExperimentSpec spec;
+  spec.name = name;
+  spec.storage_path = dir.path();
+  spec.metric = "accuracy";
+  spec.mode = Mode::kMax;
+  spec.total_cpus = 2;
+  spec.trainable.name = "learning_curve";
+  spec.param_space.set("iterations", 8);
+  spec.param_space.set("checkpoint_every", 1);
+  return spec;
+}
+
+ExperimentSummary run(const ExperimentSpec& spec) {
+  TrialController controller(spec, {.worker_argv = {TUNERUN_BINARY}, .verbosity = 0});
+  return controller.run();
+}
+
+// Iterations 1..n, each exactly once.
+void check_contiguous(const storage::ExperimentStore& store, const std::string& trial, int64_t n) {
+  auto results = store.results(trial);
+  REQUIRE(results.size() == static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) CHECK(results[i].training_iteration == i + 1);
+}
+
+// Starts `tunerun ARGS...` in `cwd` without waiting.
+pid_t start_tunerun(const std::vector<std::string>& args, const std::filesystem::path& cwd) {
+  std::vector<std::string> argv{TUNERUN_BINARY};
+  argv.insert(argv.end(), args.begin(), args.end());
+  std::vector<char*> c_argv;
+  for (auto& a : argv) c_argv.push_back(a.data());
+  c_argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
+  const auto log = (cwd / "controller.log").string();
+  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  pid_t pid = -1;
+  REQUIRE(posix_spawn(&pid, argv[0].c_str(), &actions, nullptr, c_argv.data(), environ) == 0);
+  posix_spawn_file_actions_destroy(&actions);
+  return pid;
+}
+
+int wait_exit(pid_t pid) {
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// Waits until the experiment's database holds at least `n` results.
+void wait_for_results(const std::filesystem::path& dir, int64_t n) {
+  for (int i = 0; i < 2000; ++i) {
+    try {
+      if (storage::ExperimentStore::open_read_only(dir).num_results() >= n) return;
+    } catch (const StorageError&) {
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  FAIL("the experiment never reached " << n << " results");
+}
+
+const char* kSlowSweep = R"(
+name = "slow"
+metric = "accuracy"
+mode = "max"
+num_samples = 3
+[trainable]
+builtin = "learning_curve"
+[param_space]
+iterations = 12
+checkpoint_every = 2
+sleep_s = 0.05
+speed = { uniform = [0.05, 0.5] }
+)";
+
+}  // namespace
+
+TEST_CASE("a rank killed mid-trial restarts from its checkpoint within max_failures") {
+  test::ScratchDir dir;
+  ExperimentSpec spec = curve_spec(dir, "crash_restart");
+  spec.trainable.num_workers = 2;
+  spec.param_space.set("crash_at", 5);
+  spec.max_failures = 2;
+  ExperimentSummary summary = run(spec);
+  CHECK(summary.num_terminated == 1);
+  auto store = storage::ExperimentStore::open_read_only(spec.experiment_dir());
+  auto trial = store.trials().at(0);
+  CHECK(trial.num_failures == 1);
+  check_contiguous(store, trial.trial_id, 8);
+}
+
+TEST_CASE("without retries the same crash ends the trial in ERROR") {
+  test::ScratchDir dir;
+  ExperimentSpec spec = curve_spec(dir, "crash_error");
+  spec.param_space.set("crash_at", 5);
+  CHECK(run(spec).num_errors == 1);
+}
+
+TEST_CASE("a stopped rank misses heartbeats, fails its group, and the trial restarts") {
+  test::ScratchDir dir;
+  ExperimentSpec spec = curve_spec(dir, "hang");
+  spec.trainable.num_workers = 2;
+  spec.param_space.set("hang_at", 4);
+  spec.max_failures = 1;
+  spec.heartbeat_timeout_s = 1.0;
+  spec.heartbeat_period_s = 0.2;
+  const auto start = std::chrono::steady_clock::now();
+  ExperimentSummary summary = run(spec);
+  CHECK(summary.num_terminated == 1);
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(20));
+  auto store = storage::ExperimentStore::open_read_only(spec.experiment_dir());
+  auto trial = store.trials().at(0);
+  CHECK(trial.num_failures == 1);
+  check_contiguous(store, trial.trial_id, 8);
+}
+
+TEST_CASE("fail_fast stops the experiment on the first error and leaves it resumable") {
+  test::ScratchDir dir;
+  ExperimentSpec spec = curve_spec(dir, "fail_fast");
+  spec.max_concurrent_trials = 1;
+  spec.param_space.set("fail_at", grid_search({3, 0, 0}));
+  spec.fail_fast = true;
+  ExperimentSummary summary = run(spec);
+  CHECK(summary.interrupted);
+  CHECK(summary.num_errors == 1);
+  auto store = storage::ExperimentStore::open_read_only(spec.experiment_dir());
+  CHECK(store.experiment()->status == "INTERRUPTED");
+  // fail_at strikes first attempts only: retried from scratch, it completes.
+  TrialController resumed(
+      spec,
+      {.worker_argv = {TUNERUN_BINARY}, .verbosity = 0, .resume = true, .restart_errored = true});
+  ExperimentSummary after = resumed.run();
+  CHECK(after.num_terminated == 3);
+  CHECK_FALSE(after.interrupted);
+}
+
+TEST_CASE("kill -9 of the controller mid-sweep, then resume: every trial once, nothing lost") {
+  test::ScratchDir dir;
+  dir.write("slow.toml", kSlowSweep);
+  const auto experiment = dir.path() / "runs/slow";
+  pid_t controller = start_tunerun({"slow.toml"}, dir.path());
+  wait_for_results(experiment, 8);
+  kill(controller, SIGKILL);
+  wait_exit(controller);
+  const int64_t before = storage::ExperimentStore::open_read_only(experiment).num_results();
+
+  auto resume = test::run_tunerun("resume runs/slow", dir.path());
+  INFO(resume.output);
+  REQUIRE(resume.exit_code == 0);
+  auto store = storage::ExperimentStore::open_read_only(experiment);
+  auto trials = store.trials();
+  CHECK(trials.size() == 3);
+  for (const auto& t : trials) {
+    CHECK(t.status == TrialStatus::kTerminated);
+    check_contiguous(store, t.trial_id, 12);
+  }
+  CHECK(store.num_results() == 36);
+  CHECK(before <= 36);
+}
+
+TEST_CASE("a second controller on a running experiment refuses, naming the holder") {
+  test::ScratchDir dir;
+  dir.write("slow.toml", kSlowSweep);
+  pid_t first = start_tunerun({"slow.toml"}, dir.path());
+  wait_for_results(dir.path() / "runs/slow", 1);
+  auto second = test::run_tunerun("resume runs/slow", dir.path());
+  CHECK(second.exit_code != 0);
+  CHECK(second.output.find(fmt::format("pid {}", first)) != std::string::npos);
+  CHECK(wait_exit(first) == 0);
+}
+
+TEST_CASE("SIGINT pauses running trials at a checkpoint, exits resumable, resume finishes") {
+  test::ScratchDir dir;
+  dir.write("slow.toml", kSlowSweep);
+  pid_t controller = start_tunerun({"slow.toml"}, dir.path());
+  wait_for_results(dir.path() / "runs/slow", 4);
+  kill(controller, SIGINT);
+  CHECK(wait_exit(controller) == 130);
+  {
+    auto store = storage::ExperimentStore::open_read_only(dir.path() / "runs/slow");
+    CHECK(store.experiment()->status == "INTERRUPTED");
+    for (const auto& t : store.trials()) CHECK(t.status != TrialStatus::kRunning);
+  }
+  auto resume = test::run_tunerun("resume runs/slow", dir.path());
+  REQUIRE(resume.exit_code == 0);
+  auto store = storage::ExperimentStore::open_read_only(dir.path() / "runs/slow");
+  for (const auto& t : store.trials()) check_contiguous(store, t.trial_id, 12);
+}
+
+TEST_CASE("retention keeps num_to_keep checkpoints, always the latest") {
+  test::ScratchDir dir;
+  ExperimentSpec spec = curve_spec(dir, "retention");
+  spec.num_to_keep = 2;
+  spec.checkpoint_score_attribute = "accuracy";
+  spec.checkpoint_score_order = Mode::kMin;  // keep the worst: the oldest, plus the latest
+  REQUIRE(run(spec).num_terminated == 1);
+  auto store = storage::ExperimentStore::open_read_only(spec.experiment_dir());
+  auto trial = store.trials().at(0);
+  auto kept = store.checkpoints(trial.trial_id);
+  REQUIRE(kept.size() == 2);
+  CHECK(kept[0].training_iteration == 1);
+  CHECK(kept[1].training_iteration == 8);
+  int dirs = 0;
+  for (const auto& e : std::filesystem::directory_iterator(trial.trial_dir)) {
+    dirs += e.path().filename().string().starts_with("checkpoint_");
+  }
+  CHECK(dirs == 2);
+}
