@@ -480,7 +480,12 @@ class TrialController::Impl {
         }
       }
     }
-    zmq::poll(items.data(), items.size(), next_timeout());
+    try {
+      zmq::poll(items.data(), items.size(), next_timeout());
+    } catch (const zmq::error_t& e) {
+      if (e.num() != EINTR) throw;
+      return;  // a signal: its byte waits in the signal pipe for the next turn
+    }
     if (items[0].revents & ZMQ_POLLIN) drain_router();
     for (size_t i = first_pidfd; i < items.size(); ++i) {
       if (items[i].revents & ZMQ_POLLIN) {
@@ -657,6 +662,7 @@ class TrialController::Impl {
     }
     if (trial.pause_requested && decision == Decision::kContinue) {
       // The experiment is stopping: keep this trial's progress for resume.
+      decision = Decision::kPause;
       trial.stopping = trial.pausing = true;
       trial.stop_reason =
           fmt::format("interrupted; resumes from checkpoint {}", trial.checkpoint_iteration);
