@@ -1,18 +1,123 @@
+// make_scheduler: a scheduler from its name and its options table, every
+// option checked (type, range, known key). Option names and defaults are
+// Ray Tune's; see each scheduler's options struct.
 #include <fmt/format.h>
 
+#include "schedulers/asha.h"
 #include "schedulers/fifo.h"
+#include "schedulers/hyperband.h"
+#include "schedulers/internal/options.h"
+#include "schedulers/median_stopping.h"
+#include "schedulers/pb2.h"
+#include "schedulers/pbt.h"
 #include "schedulers/trial_scheduler.h"
 
 namespace tune::schedulers {
+namespace {
+
+using detail::OptionReader;
+
+// metric, mode and time_attr: every scheduler but FIFO takes them.
+template <class Options>
+void read_common(OptionReader& r, Options& o) {
+  r.read("time_attr", o.time_attr);
+  r.read("metric", o.metric);
+  r.read("mode", o.mode);
+}
+
+std::unique_ptr<TrialScheduler> make_asha(const Json& options) {
+  OptionReader r("asha", options);
+  AshaOptions o;
+  read_common(r, o);
+  r.read("max_t", o.max_t);
+  r.read("grace_period", o.grace_period);
+  r.read("reduction_factor", o.reduction_factor);
+  r.read("brackets", o.brackets);
+  r.read("stop_last_trials", o.stop_last_trials);
+  r.read("promotion", o.promotion);
+  r.read("seed", o.seed);
+  r.finish();
+  return std::make_unique<AshaScheduler>(std::move(o));
+}
+
+std::unique_ptr<TrialScheduler> make_hyperband(const Json& options) {
+  OptionReader r("hyperband", options);
+  HyperBandOptions o;
+  read_common(r, o);
+  r.read("max_t", o.max_t);
+  r.read("reduction_factor", o.reduction_factor);
+  r.read("stop_last_trials", o.stop_last_trials);
+  r.finish();
+  return std::make_unique<HyperBandScheduler>(std::move(o));
+}
+
+std::unique_ptr<TrialScheduler> make_median(const Json& options) {
+  OptionReader r("median_stopping_rule", options);
+  MedianStoppingOptions o;
+  read_common(r, o);
+  r.read("grace_period", o.grace_period);
+  r.read("min_samples_required", o.min_samples_required);
+  r.read("min_time_slice", o.min_time_slice);
+  r.read("hard_stop", o.hard_stop);
+  r.finish();
+  return std::make_unique<MedianStoppingRule>(std::move(o));
+}
+
+std::unique_ptr<TrialScheduler> make_pbt(const Json& options) {
+  OptionReader r("pbt", options);
+  PbtOptions o;
+  read_common(r, o);
+  r.read("perturbation_interval", o.perturbation_interval);
+  r.read("burn_in_period", o.burn_in_period);
+  if (const Json* m = r.raw("hyperparam_mutations")) o.hyperparam_mutations = *m;
+  r.read("quantile_fraction", o.quantile_fraction);
+  r.read("resample_probability", o.resample_probability);
+  if (const Json* f = r.raw("perturbation_factors")) {
+    r.check(f->is_array() && !f->empty(), "perturbation_factors",
+            "perturbation_factors must be a list of numbers, e.g. [1.2, 0.8]");
+    o.perturbation_factors.clear();
+    for (const Json& v : *f) {
+      r.check(v.is_number(), "perturbation_factors",
+              fmt::format("perturbation_factors must be numbers, got {}", v.dump()));
+      o.perturbation_factors.push_back(v.get<double>());
+    }
+  }
+  r.read("synch", o.synch);
+  r.read("seed", o.seed);
+  r.finish();
+  return std::make_unique<PbtScheduler>(std::move(o));
+}
+
+std::unique_ptr<TrialScheduler> make_pb2(const Json& options) {
+  OptionReader r("pb2", options);
+  Pb2Options o;
+  read_common(r, o);
+  r.read("perturbation_interval", o.perturbation_interval);
+  r.read("burn_in_period", o.burn_in_period);
+  if (const Json* b = r.raw("hyperparam_bounds")) o.hyperparam_bounds = *b;
+  r.read("quantile_fraction", o.quantile_fraction);
+  r.read("synch", o.synch);
+  r.read("seed", o.seed);
+  r.finish();
+  return std::make_unique<Pb2Scheduler>(std::move(o));
+}
+
+}  // namespace
 
 std::unique_ptr<TrialScheduler> make_scheduler(const std::string& type, const Json& options) {
   if (type == "fifo") {
-    for (const auto& [key, value] : options.items()) {
-      throw ConfigError("the fifo scheduler takes no options", {}, 0, key);
-    }
+    OptionReader("fifo", options).finish();
     return std::make_unique<FifoScheduler>();
   }
-  throw ConfigError(fmt::format("unknown scheduler '{}'; known: fifo", type), {}, 0, "type");
+  if (type == "asha" || type == "async_hyperband") return make_asha(options);
+  if (type == "hyperband") return make_hyperband(options);
+  if (type == "median" || type == "median_stopping_rule") return make_median(options);
+  if (type == "pbt") return make_pbt(options);
+  if (type == "pb2") return make_pb2(options);
+  throw ConfigError(fmt::format("unknown scheduler '{}'; known: fifo, asha (async_hyperband), "
+                                "hyperband, median (median_stopping_rule), pbt, pb2",
+                                type),
+                    {}, 0, "type");
 }
 
 }  // namespace tune::schedulers

@@ -8,7 +8,12 @@
 //   on_trial_result    a RUNNING trial completed an iteration -> Decision
 //   on_trial_complete  a trial finished normally (now TERMINATED)
 //   on_trial_error     a trial failed (now ERROR)
-//   on_trial_remove    a trial was stopped by the controller or a stopper
+//   on_trial_remove    a trial was stopped: by a kStop decision (called at
+//                      the decision), a stopper, or take_trials_to_stop
+//
+// Every hook tolerates trials it does not know or already forgot (a trial
+// stopped at a decision is removed, then completes), so the controller need
+// not track which hooks a scheduler has seen.
 //   choose_trial_to_run among PENDING and PAUSED trials; idempotent: asking
 //                      twice without a state change gives the same answer
 //   save / restore     experiment checkpoint and resume
@@ -60,11 +65,23 @@ class TrialScheduler {
   // next, or -1 to run none now.
   virtual int choose_trial_to_run(const std::vector<TrialView>& candidates) = 0;
 
-  // After on_trial_result returned kPause for `trial_id`: the exploit to
-  // apply before the trial resumes, if the pause is one (PBT). The controller
-  // calls it once per pause, clones the donor's checkpoint, records the
-  // exploit in the store, and resumes the trial with the new config.
+  // The exploit to apply to PAUSED trial `trial_id` before it runs again, if
+  // its pause is one (PBT, PB2); each exploit is handed out once. The
+  // controller calls it right after on_trial_result returned kPause, and
+  // again right before it resumes a PAUSED trial that choose_trial_to_run
+  // picked: PBT's synchronous mode decides the exploits of trials paused
+  // earlier only when the last trial reaches the perturbation point. On an
+  // exploit the controller clones the donor's latest checkpoint into the
+  // trial, replaces its config with new_config and records the exploit.
   virtual std::optional<Exploit> take_exploit(const std::string& trial_id) { return std::nullopt; }
+
+  // Trials not running now (PAUSED, or PENDING) that the scheduler has
+  // decided to end: HyperBand's losers of a halving, ASHA-promotion's
+  // trials left unpromoted once nothing else can run. Handed out once. The
+  // controller calls it once per event-loop turn, after creating trials and
+  // before choose_trial_to_run, ends each listed trial as TERMINATED without
+  // running it again ("stopped by scheduler"), then calls on_trial_remove.
+  virtual std::vector<std::string> take_trials_to_stop() { return {}; }
 
   virtual Json save() const { return Json::object(); }
   virtual void restore(const Json& state) {}

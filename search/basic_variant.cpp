@@ -3,35 +3,9 @@
 #include <fmt/format.h>
 
 #include "core/errors.h"
+#include "search/internal/space_encoding.h"
 
 namespace tune::search {
-namespace {
-
-// The Rng for config `index`, from (seed, index) alone, so restoring needs
-// only the counter. seed_seq and mt19937_64 are both fully specified by the
-// standard, so the draws match across platforms.
-Rng config_rng(uint64_t seed, uint64_t index) {
-  auto lo32 = [](uint64_t v) { return static_cast<uint32_t>(v); };
-  auto hi32 = [](uint64_t v) { return static_cast<uint32_t>(v >> 32); };
-  std::seed_seq seq{lo32(seed), hi32(seed), lo32(index), hi32(index)};
-  return Rng(seq);
-}
-
-// Overlays `point` on `config`: objects merge key by key, anything else
-// replaces what was drawn.
-void deep_merge(Json& config, const Json& point) {
-  for (const auto& [key, value] : point.items()) {
-    auto it = config.find(key);
-    if (it != config.end() && it->is_object() && value.is_object()) {
-      deep_merge(*it, value);
-    } else {
-      config[key] = value;
-    }
-  }
-}
-
-}  // namespace
-
 BasicVariantGenerator::BasicVariantGenerator(BasicVariantOptions options)
     : options_(std::move(options)) {
   if (options_.num_samples < 1 && options_.num_samples != -1) {
@@ -63,11 +37,11 @@ Suggestion BasicVariantGenerator::suggest(const std::string& trial_id) {
   if (total != -1 && next_ >= total) return Suggestion::finished();
 
   const auto index = static_cast<uint64_t>(next_++);
-  Rng rng = config_rng(options_.seed, index);
+  Rng rng = detail::suggestion_rng(options_.seed, index);
   const auto& points = options_.points_to_evaluate;
   if (index < points.size()) {
     Json config = space_.resolve(0, rng);
-    deep_merge(config, points[index]);
+    detail::deep_merge(config, points[index]);
     return Suggestion::of(std::move(config));
   }
   // All cells of repeat 0, then all cells of repeat 1..., as Ray orders them.

@@ -5,24 +5,43 @@
 
 #include <algorithm>
 
+#include "core/errors.h"
+
 namespace tune {
 namespace {
 
-std::pair<double, double> bounds(const std::string& kind, const Json& args) {
-  if (args.size() != 2) {
-    throw ConfigError(fmt::format("{} takes [lower, upper], got {} values", kind, args.size()));
+// `args` as `arity` numbers (integers when `integers`), or a ConfigError
+// naming the expected form.
+std::vector<double> numbers(const std::string& kind, const Json& args, size_t arity,
+                            const char* form, bool integers) {
+  if (args.size() != arity) {
+    throw ConfigError(fmt::format("{} takes {}, got {} values", kind, form, args.size()));
   }
-  if (!args[0].is_number() || !args[1].is_number()) {
-    throw ConfigError(fmt::format("{} bounds must be numbers, got {}", kind, args.dump()));
+  std::vector<double> out;
+  for (const Json& arg : args) {
+    if (integers ? !arg.is_number_integer() : !arg.is_number()) {
+      throw ConfigError(fmt::format("{} takes {} ({}), got {}", kind, form,
+                                    integers ? "integers" : "numbers", args.dump()));
+    }
+    out.push_back(arg.get<double>());
   }
-  return {args[0].get<double>(), args[1].get<double>()};
+  return out;
+}
+
+std::vector<int64_t> integers(const std::string& kind, const Json& args, size_t arity,
+                              const char* form) {
+  numbers(kind, args, arity, form, true);
+  std::vector<int64_t> out;
+  for (const Json& arg : args) out.push_back(arg.get<int64_t>());
+  return out;
 }
 
 }  // namespace
 
 const std::vector<std::string>& domain_spec_kinds() {
-  static const std::vector<std::string> kinds = {"uniform", "loguniform", "randint", "choice",
-                                                 "grid_search"};
+  static const std::vector<std::string> kinds = {
+      "uniform", "quniform", "loguniform", "qloguniform", "randn",  "qrandn",
+      "randint", "qrandint", "lograndint", "qlograndint", "choice", "grid_search"};
   return kinds;
 }
 
@@ -41,15 +60,29 @@ Domain domain_from_spec(const Json& spec) {
     throw ConfigError(fmt::format("{} takes an array, e.g. {} = [...]", kind, kind));
   if (kind == "choice") return choice(args.get<std::vector<Json>>());
   if (kind == "grid_search") return grid_search(args.get<std::vector<Json>>());
-  if (kind == "randint") {
-    if (args.size() != 2 || !args[0].is_number_integer() || !args[1].is_number_integer()) {
-      throw ConfigError(
-          fmt::format("randint takes two integers [lower, upper), got {}", args.dump()));
-    }
-    return randint(args[0].get<int64_t>(), args[1].get<int64_t>());
+  if (kind == "randint" || kind == "lograndint") {
+    auto b = integers(kind, args, 2, "two integers [lower, upper) (upper exclusive)");
+    return kind == "randint" ? randint(b[0], b[1]) : lograndint(b[0], b[1]);
   }
-  auto [lower, upper] = bounds(kind, args);
-  return kind == "uniform" ? uniform(lower, upper) : loguniform(lower, upper);
+  if (kind == "qrandint" || kind == "qlograndint") {
+    auto b = integers(kind, args, 3, "[lower, upper, q] (upper inclusive)");
+    return kind == "qrandint" ? qrandint(b[0], b[1], b[2]) : qlograndint(b[0], b[1], b[2]);
+  }
+  if (kind == "randn") {
+    if (args.empty()) return randn();
+    auto a = numbers(kind, args, 2, "[mean, sd]", false);
+    return randn(a[0], a[1]);
+  }
+  if (kind == "qrandn") {
+    auto a = numbers(kind, args, 3, "[mean, sd, q]", false);
+    return qrandn(a[0], a[1], a[2]);
+  }
+  if (kind == "quniform" || kind == "qloguniform") {
+    auto a = numbers(kind, args, 3, "[lower, upper, q]", false);
+    return kind == "quniform" ? quniform(a[0], a[1], a[2]) : qloguniform(a[0], a[1], a[2]);
+  }
+  auto a = numbers(kind, args, 2, "[lower, upper]", false);
+  return kind == "uniform" ? uniform(a[0], a[1]) : loguniform(a[0], a[1]);
 }
 
 }  // namespace tune

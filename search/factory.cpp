@@ -1,44 +1,141 @@
 #include "search/factory.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <set>
 
 #include "core/errors.h"
 #include "search/basic_variant.h"
+#include "search/concurrency_limiter.h"
+#include "search/gp.h"
+#include "search/repeater.h"
+#include "search/tpe.h"
 
 namespace tune::search {
 namespace {
 
-constexpr const char* kKnownAlgorithms = "random, basic, grid";
+constexpr const char* kKnownAlgorithms = "random, basic, grid, tpe, gp, bayesopt";
 
-BasicVariantOptions basic_variant_options(const std::string& algorithm, const Json& options,
-                                          const SearcherContext& context) {
-  BasicVariantOptions out;
-  out.num_samples = context.num_samples;
-  out.seed = context.seed;
-  for (const auto& [key, value] : options.items()) {
-    if (key == "seed") {
-      if (!value.is_number_integer() || (!value.is_number_unsigned() && value.get<int64_t>() < 0)) {
-        throw ConfigError("expected a non-negative integer, got " + value.dump(), {}, 0, key);
+// Typed reads of an options table that remember which keys were read, so
+// finish() can name the first unknown one.
+class OptionReader {
+ public:
+  OptionReader(const std::string& algorithm, const Json& options)
+      : algorithm_(algorithm), options_(options.is_null() ? Json::object() : options) {}
+
+  const Json* find(const std::string& key) {
+    known_.push_back(key);
+    auto it = options_.find(key);
+    return it == options_.end() ? nullptr : &*it;
+  }
+
+  void read(const std::string& key, uint64_t& out) {
+    if (const Json* v = find(key)) {
+      if (!v->is_number_integer() || (!v->is_number_unsigned() && v->get<int64_t>() < 0)) {
+        throw ConfigError("expected a non-negative integer, got " + v->dump(), {}, 0, key);
       }
-      out.seed = value.get<uint64_t>();
-    } else if (key == "points_to_evaluate") {
-      if (!value.is_array()) {
-        throw ConfigError("expected an array of tables, got " + value.dump(), {}, 0, key);
-      }
-      for (const Json& point : value) {
-        if (!point.is_object()) {
-          throw ConfigError("expected an array of tables, got element " + point.dump(), {}, 0, key);
-        }
-        out.points_to_evaluate.push_back(point);
-      }
-    } else {
-      throw ConfigError(fmt::format("unknown option for searcher '{}'; known: seed, "
-                                    "points_to_evaluate",
-                                    algorithm),
-                        {}, 0, key);
+      out = v->get<uint64_t>();
     }
   }
+
+  void read(const std::string& key, int64_t& out) {
+    if (const Json* v = find(key)) {
+      if (!v->is_number_integer()) {
+        throw ConfigError("expected an integer, got " + v->dump(), {}, 0, key);
+      }
+      out = v->get<int64_t>();
+    }
+  }
+
+  void read(const std::string& key, double& out) {
+    if (const Json* v = find(key)) {
+      if (!v->is_number()) throw ConfigError("expected a number, got " + v->dump(), {}, 0, key);
+      out = v->get<double>();
+    }
+  }
+
+  void read(const std::string& key, bool& out) {
+    if (const Json* v = find(key)) {
+      if (!v->is_boolean())
+        throw ConfigError("expected true or false, got " + v->dump(), {}, 0, key);
+      out = v->get<bool>();
+    }
+  }
+
+  void read_points(std::vector<Json>& out) {
+    if (const Json* v = find("points_to_evaluate")) {
+      if (!v->is_array()) {
+        throw ConfigError("expected an array of tables, got " + v->dump(), {}, 0,
+                          "points_to_evaluate");
+      }
+      for (const Json& point : *v) {
+        if (!point.is_object()) {
+          throw ConfigError("expected an array of tables, got element " + point.dump(), {}, 0,
+                            "points_to_evaluate");
+        }
+        out.push_back(point);
+      }
+    }
+  }
+
+  void finish() const {
+    for (const auto& [key, value] : options_.items()) {
+      if (std::find(known_.begin(), known_.end(), key) == known_.end()) {
+        throw ConfigError(fmt::format("unknown option for searcher '{}'; known: {}", algorithm_,
+                                      fmt::join(known_, ", ")),
+                          {}, 0, key);
+      }
+    }
+  }
+
+ private:
+  std::string algorithm_;
+  Json options_;
+  std::vector<std::string> known_;
+};
+
+ModelBasedOptions model_based_options(OptionReader& r, int64_t num_samples, uint64_t seed) {
+  ModelBasedOptions out;
+  out.num_samples = num_samples;
+  out.seed = seed;
+  r.read("seed", out.seed);
+  r.read_points(out.points_to_evaluate);
+  r.read("n_startup_trials", out.n_startup_trials);
   return out;
+}
+
+std::unique_ptr<Searcher> make_inner(const std::string& algorithm, OptionReader& r,
+                                     int64_t num_samples, uint64_t seed) {
+  if (algorithm == "random" || algorithm == "basic" || algorithm == "grid") {
+    BasicVariantOptions o;
+    o.num_samples = num_samples;
+    o.seed = seed;
+    r.read("seed", o.seed);
+    r.read_points(o.points_to_evaluate);
+    return std::make_unique<BasicVariantGenerator>(std::move(o));
+  }
+  if (algorithm == "tpe") {
+    TpeOptions o;
+    o.base = model_based_options(r, num_samples, seed);
+    r.read("n_ei_candidates", o.n_ei_candidates);
+    r.read("gamma", o.gamma);
+    r.read("gamma_cap", o.gamma_cap);
+    r.read("prior_weight", o.prior_weight);
+    r.read("multivariate", o.multivariate);
+    r.read("constant_liar", o.constant_liar);
+    return std::make_unique<TpeSearcher>(std::move(o));
+  }
+  if (algorithm == "gp" || algorithm == "bayesopt") {
+    GpOptions o;
+    o.base = model_based_options(r, num_samples, seed);
+    r.read("n_candidates", o.n_candidates);
+    r.read("fit_restarts", o.fit_restarts);
+    return std::make_unique<GpSearcher>(std::move(o));
+  }
+  throw ConfigError(
+      fmt::format("unknown search algorithm '{}'; known: {}", algorithm, kKnownAlgorithms), {}, 0,
+      "algorithm");
 }
 
 }  // namespace
@@ -50,13 +147,33 @@ std::unique_ptr<Searcher> make_searcher(const std::string& algorithm, const Json
         fmt::format("options for searcher '{}' must be a table, got {}", algorithm, options.dump()),
         {}, 0, "search");
   }
-  if (algorithm == "random" || algorithm == "basic" || algorithm == "grid") {
-    return std::make_unique<BasicVariantGenerator>(
-        basic_variant_options(algorithm, options, context));
+  OptionReader r(algorithm, options);
+  int64_t repeat = 1;
+  int64_t max_concurrent = 0;
+  r.read("repeat", repeat);
+  r.read("max_concurrent", max_concurrent);
+  if (repeat < 1)
+    throw ConfigError(fmt::format("must be at least 1, got {}", repeat), {}, 0, "repeat");
+  int64_t num_samples = context.num_samples;
+  if (repeat > 1 && num_samples != -1) {
+    if (num_samples % repeat != 0) {
+      throw ConfigError(
+          fmt::format("num_samples ({}) must be a multiple of repeat ({})", num_samples, repeat),
+          {}, 0, "repeat");
+    }
+    num_samples /= repeat;
   }
-  throw ConfigError(
-      fmt::format("unknown search algorithm '{}'; known: {}", algorithm, kKnownAlgorithms), {}, 0,
-      "algorithm");
+  if (options.is_object() && options.contains("max_concurrent") && max_concurrent < 1) {
+    throw ConfigError(fmt::format("must be at least 1, got {}", max_concurrent), {}, 0,
+                      "max_concurrent");
+  }
+  std::unique_ptr<Searcher> searcher = make_inner(algorithm, r, num_samples, context.seed);
+  r.finish();
+  if (repeat > 1) searcher = std::make_unique<Repeater>(std::move(searcher), repeat);
+  if (max_concurrent > 0) {
+    searcher = std::make_unique<ConcurrencyLimiter>(std::move(searcher), max_concurrent);
+  }
+  return searcher;
 }
 
 }  // namespace tune::search

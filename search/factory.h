@@ -14,10 +14,21 @@ struct SearcherContext {
   uint64_t seed = 0;        // the experiment's seed, unless the options set one
 };
 
-// `algorithm`: "random" or "basic" (BasicVariantGenerator; "grid" is an
-// alias). `options`: a JSON object of the algorithm's options. Throws
-// tune::ConfigError with key() naming the offending option, for an unknown
-// algorithm (key "algorithm") or an unknown or invalid option.
+// `algorithm`:
+//   "random", "basic", "grid"  BasicVariantGenerator: seed, points_to_evaluate
+//   "tpe"                      TpeSearcher (search/tpe.h): seed, points_to_evaluate,
+//                              n_startup_trials, n_ei_candidates, gamma, gamma_cap,
+//                              prior_weight, multivariate, constant_liar
+//   "gp", "bayesopt"           GpSearcher (search/gp.h): seed, points_to_evaluate,
+//                              n_startup_trials, n_candidates, fit_restarts
+// Every algorithm also takes the wrapper options
+//   repeat = k          Repeater: each config runs k times, the mean is reported
+//                       (num_samples must be a multiple of k)
+//   max_concurrent = n  ConcurrencyLimiter: at most n live trials
+// `options`: a JSON object of those options. Model-based searchers suggest
+// num_samples configs in all. Throws tune::ConfigError with key() naming the
+// offending option, for an unknown algorithm (key "algorithm") or an unknown
+// or invalid option.
 std::unique_ptr<Searcher> make_searcher(const std::string& algorithm, const Json& options,
                                         const SearcherContext& context);
 

@@ -20,21 +20,48 @@ void collect_grid(const ParamSpace& space, const std::string& prefix,
   }
 }
 
-// Walks `space` depth-first in insertion order: grid domains take the next of
-// `grid_values`, other domains draw from `rng`, in that order.
-Json resolve_node(const ParamSpace& space, const std::vector<const Json*>& grid_values,
-                  size_t& next_grid, Rng& rng) {
+void collect_searchable(const ParamSpace& space, const std::string& prefix,
+                        std::vector<std::pair<std::string, const Domain*>>& out) {
+  for (const auto& [key, node] : space.entries()) {
+    if (const Domain* domain = node.domain(); domain && !domain->is_conditional()) {
+      out.emplace_back(prefix + key, domain);
+    } else if (const ParamSpace* nested = node.nested()) {
+      collect_searchable(*nested, prefix + key + ".", out);
+    }
+  }
+}
+
+// First pass: every searchable domain takes value_of(domain), depth-first in
+// insertion order; conditional ones are left null.
+Json fill_node(const ParamSpace& space, const std::function<Json(const Domain&)>& value_of) {
   Json out = Json::object();
   for (const auto& [key, node] : space.entries()) {
     if (const Domain* domain = node.domain()) {
-      out[key] = domain->is_grid() ? *grid_values[next_grid++] : domain->sample(rng);
+      out[key] = domain->is_conditional() ? Json() : value_of(*domain);
     } else if (const ParamSpace* nested = node.nested()) {
-      out[key] = resolve_node(*nested, grid_values, next_grid, rng);
+      out[key] = fill_node(*nested, value_of);
     } else {
       out[key] = *node.constant();
     }
   }
   return out;
+}
+
+// Second pass: conditional values, each computed from `root` as it stands.
+// `path` addresses the current table inside `root`.
+void fill_conditionals(const ParamSpace& space, Json& root, std::vector<std::string>& path) {
+  for (const auto& [key, node] : space.entries()) {
+    if (const Domain* domain = node.domain(); domain && domain->is_conditional()) {
+      Json value = domain->evaluate(root);
+      Json* table = &root;
+      for (const auto& part : path) table = &(*table)[part];
+      (*table)[key] = std::move(value);
+    } else if (const ParamSpace* nested = node.nested()) {
+      path.push_back(key);
+      fill_conditionals(*nested, root, path);
+      path.pop_back();
+    }
+  }
 }
 
 }  // namespace
@@ -100,7 +127,22 @@ Json ParamSpace::resolve(size_t cell, Rng& rng) const {
     cell /= choices.size();
   }
   size_t next_grid = 0;
-  return resolve_node(*this, values, next_grid, rng);
+  return fill([&](const Domain& domain) {
+    return domain.is_grid() ? *values[next_grid++] : domain.sample(rng);
+  });
+}
+
+std::vector<std::pair<std::string, const Domain*>> ParamSpace::searchable_domains() const {
+  std::vector<std::pair<std::string, const Domain*>> out;
+  collect_searchable(*this, "", out);
+  return out;
+}
+
+Json ParamSpace::fill(const std::function<Json(const Domain&)>& value_of) const {
+  Json config = fill_node(*this, value_of);
+  std::vector<std::string> path;
+  fill_conditionals(*this, config, path);
+  return config;
 }
 
 Json ParamSpace::describe() const {

@@ -10,9 +10,14 @@
 //                          {"model", tune::ParamSpace{{"width", tune::choice({64, 128})}}}};
 //
 // A resolved config is a JSON object of the same shape with every domain
-// replaced by a value.
+// replaced by a value. Conditional values (tune::sample_from) are computed
+// last: first every other domain is drawn and every constant copied, then
+// each sample_from function runs, in depth-first insertion order, on the
+// config as resolved so far (it sees all plain values and the conditional
+// values before it).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -65,6 +70,15 @@ class ParamSpace {
   // grid key varies slowest, like itertools.product) with every other domain
   // drawn from `rng` in depth-first insertion order and constants copied.
   Json resolve(size_t cell, Rng& rng) const;
+
+  // Every domain a searcher chooses a value for (all but sample_from, grid
+  // domains included), with its dotted path, in depth-first insertion order.
+  std::vector<std::pair<std::string, const Domain*>> searchable_domains() const;
+
+  // The config whose searchable domains take the values `value_of` returns,
+  // called once per domain in searchable_domains() order; constants are
+  // copied and conditional values computed afterwards (see above).
+  Json fill(const std::function<Json(const Domain&)>& value_of) const;
 
   // A JSON description for storage and display: domains as their describe()
   // strings, constants as themselves.

@@ -15,6 +15,7 @@
 
 #include "core/protocol.h"
 #include "train/checkpoint_staging.h"
+#include "train/external_command.h"
 #include "train/plugin.h"
 #include "train/session.h"
 #include "train/trainable.h"
@@ -191,8 +192,9 @@ int run_worker() {
     send(socket, proto::Hello{env.trial_id, env.rank, env.attempt, getpid()});
     proto::Start start = wait_for_start(socket);
     if (!start.library.empty()) load_trainable_library(start.library);
-    const TrainFunc* func = find_trainable(start.trainable);
-    if (func == nullptr) {
+    // An external command trainable runs its command instead of a registered function.
+    const TrainFunc* func = start.command.empty() ? find_trainable(start.trainable) : nullptr;
+    if (func == nullptr && start.command.empty()) {
       throw tune::Error(fmt::format("no trainable named '{}' in {}; known: {}", start.trainable,
                                     start.library.empty() ? "this worker" : start.library,
                                     fmt::join(trainable_names(), ", ")));
@@ -215,7 +217,11 @@ int run_worker() {
     g_session = &session;
     HeartbeatThread heartbeat(ctx, env);
     try {
-      (*func)(tune::Config(std::move(start.config)));
+      if (start.command.empty()) {
+        (*func)(tune::Config(std::move(start.config)));
+      } else {
+        run_external_command(start.command, tune::Config(std::move(start.config)));
+      }
     } catch (const detail::StopTrial&) {
       // The controller stopped the trial at the last report: a normal end.
     }

@@ -364,7 +364,26 @@ class TrialController::Impl {
     return {};
   }
 
+  // Ends the waiting trials the scheduler gave up on (HyperBand's losers).
+  void stop_waiting_trials() {
+    for (const std::string& id : scheduler_->take_trials_to_stop()) {
+      auto it = trials_.find(id);
+      if (it == trials_.end()) continue;
+      Trial& trial = it->second;
+      if (trial.status != TrialStatus::kPaused && trial.status != TrialStatus::kPending) continue;
+      trial.finished_at = unix_now();
+      change_status(trial, TrialStatus::kTerminated,
+                    fmt::format("stopped by scheduler {} at iteration {}",
+                                scheduler_->debug_string(), trial.iteration));
+      scheduler_->on_trial_remove(view_of(trial));
+      searcher_->on_trial_complete(
+          trial.id, trial.last_result.is_null() ? nullptr : &trial.last_result, false);
+      log(1, "{} TERMINATED: stopped by scheduler while waiting{}", trial.id, metric_suffix(trial));
+    }
+  }
+
   void start_trials() {
+    stop_waiting_trials();
     while (true) {
       std::vector<Trial*> waiting;
       for (const auto& id : order_) {
@@ -391,7 +410,12 @@ class TrialController::Impl {
             scheduler_->debug_string(), waiting[0]->id);
         pick = 0;
       }
-      launch(*waiting[pick]);
+      Trial& chosen = *waiting[pick];
+      if (chosen.status == TrialStatus::kPaused) {
+        // Synchronous PBT decides some exploits only now.
+        if (auto exploit = scheduler_->take_exploit(chosen.id)) apply_exploit(chosen, *exploit);
+      }
+      launch(chosen);
     }
   }
 
@@ -774,6 +798,9 @@ class TrialController::Impl {
   void finalize(Trial& trial) {
     trial.settle_deadline.reset();
     trial.kill_deadline.reset();
+    // Every rank has exited; whatever they started (a command trainable's
+    // own children) goes with them.
+    signal_process_group(trial.process_group, SIGKILL);
     for (const auto& w : trial.workers) peers_.erase(w.routing_id);
     --running_;
     trial.finished_at = unix_now();

@@ -11,6 +11,7 @@
 #include "schedulers/trial_scheduler.h"
 #include "search/domain_spec.h"
 #include "search/factory.h"
+#include "train/external_command.h"
 #include "train/plugin.h"
 #include "train/trainable.h"
 #include "tune/process.h"
@@ -224,7 +225,7 @@ void read_trainable(TableReader& top, const std::string& file, ExperimentSpec& s
       if (!text) throw r.error("command", "every element must be a string");
       spec.trainable.command.push_back(*text);
     }
-    spec.trainable.name = name.value_or(spec.trainable.command[0]);
+    spec.trainable.name = name.value_or("command");
     // The command runs where the sweep file is, so `python3 train.py` finds it.
     spec.trainable.working_dir = std::filesystem::absolute(file).parent_path();
   } else if (builtin) {
@@ -264,6 +265,29 @@ void read_trainable(TableReader& top, const std::string& file, ExperimentSpec& s
     spec.trainable.cpus_per_worker = *c;
   }
   r.finish({"builtin", "name", "library", "command", "num_workers", "cpus_per_worker"});
+}
+
+// A command placeholder that names no key of the param space would fail
+// every trial: reject it before anything runs.
+void check_command_placeholders(const ExperimentSpec& spec, TableReader& top) {
+  if (spec.trainable.command.empty()) return;
+  const toml::table* trainable = top.table("trainable");
+  TableReader r(*trainable, "trainable", spec.sweep_file);
+  std::vector<std::string> keys;
+  try {
+    keys = train::placeholder_keys(spec.trainable.command);
+  } catch (const ConfigError& e) {
+    throw r.error("command", e.message());
+  }
+  const Config space(spec.param_space.describe());
+  for (const auto& key : keys) {
+    if (space.contains(key)) continue;
+    std::vector<std::string> names;
+    for (const auto& [name, value] : space.json().items()) names.push_back(name);
+    throw r.error("command", fmt::format("placeholder {{{}}} names no key of [param_space] "
+                                         "(keys: {})",
+                                         key, fmt::join(names, ", ")));
+  }
 }
 
 }  // namespace
@@ -311,14 +335,17 @@ ExperimentSpec parse_sweep(std::string_view text, const std::string& source_name
   if (const toml::table* space = top.table("param_space")) {
     spec.param_space = parse_space(*space, "param_space", source_name);
   }
+  check_command_placeholders(spec, top);
   if (const toml::table* search = top.table("search")) {
     TableReader r(*search, "search", source_name);
     spec.search_algorithm = r.get<std::string>("algorithm").value_or("random");
     spec.search_options = r.rest();
     try {
       search::make_searcher(spec.search_algorithm, spec.search_options,
-                            {spec.num_samples, spec.seed});
+                            {spec.num_samples, spec.seed})
+          ->set_search_properties(spec.metric, spec.mode, spec.param_space);
     } catch (const ConfigError& e) {
+      if (e.key() == "metric") throw top.error("metric", e.message());
       r.rethrow(e);
     }
   }
@@ -327,8 +354,10 @@ ExperimentSpec parse_sweep(std::string_view text, const std::string& source_name
     spec.scheduler = r.get<std::string>("type").value_or("fifo");
     spec.scheduler_options = r.rest();
     try {
-      schedulers::make_scheduler(spec.scheduler, spec.scheduler_options);
+      schedulers::make_scheduler(spec.scheduler, spec.scheduler_options)
+          ->set_search_properties(spec.metric, spec.mode);
     } catch (const ConfigError& e) {
+      if (e.key() == "metric") throw top.error("metric", e.message());
       r.rethrow(e);
     }
   }

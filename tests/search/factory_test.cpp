@@ -4,6 +4,8 @@
 
 #include "core/errors.h"
 #include "search/basic_variant.h"
+#include "search/concurrency_limiter.h"
+#include "search/tpe.h"
 
 namespace tune::search {
 namespace {
@@ -66,13 +68,64 @@ TEST_CASE("errors name the offending key") {
 
   std::tie(key, message) = factory_error("random", {{"sed", 1}});
   CHECK(key == "sed");
-  CHECK(message == "unknown option for searcher 'random'; known: seed, points_to_evaluate");
+  CHECK(message ==
+        "unknown option for searcher 'random'; known: repeat, max_concurrent, seed, "
+        "points_to_evaluate");
 
   CHECK(factory_error("random", {{"seed", "1"}}).first == "seed");
   CHECK(factory_error("random", {{"seed", -1}}).first == "seed");
   CHECK(factory_error("random", {{"seed", 1.5}}).first == "seed");
   CHECK(factory_error("random", {{"points_to_evaluate", 1}}).first == "points_to_evaluate");
   CHECK(factory_error("random", {{"points_to_evaluate", {1, 2}}}).first == "points_to_evaluate");
+}
+
+TEST_CASE("tpe and gp take their options, and num_samples as their budget") {
+  const SearcherContext context{.num_samples = 12, .seed = 3};
+  auto tpe = make_searcher("tpe",
+                           {{"n_startup_trials", 5},
+                            {"n_ei_candidates", 10},
+                            {"gamma", 0.2},
+                            {"gamma_cap", 10},
+                            {"prior_weight", 2.0},
+                            {"multivariate", true},
+                            {"constant_liar", false}},
+                           context);
+  CHECK(dynamic_cast<TpeSearcher*>(tpe.get()) != nullptr);
+  auto gp = make_searcher("gp", {{"n_candidates", 50}, {"fit_restarts", 1}}, context);
+  for (auto* s : {tpe.get(), gp.get()}) {
+    s->set_search_properties("loss", Mode::kMin, kSpace);
+    int n = 0;
+    for (Suggestion x = s->suggest("t0"); x.status == Suggestion::Status::kConfig;
+         x = s->suggest("t" + std::to_string(++n))) {
+      const Json result{{"loss", x.config["lr"].get<double>()}};
+      s->on_trial_complete("t" + std::to_string(n), &result, false);
+    }
+    CHECK(n == 12);
+  }
+  CHECK(factory_error("tpe", {{"gamma", 2}}).first == "gamma");
+  CHECK(factory_error("tpe", {{"multivariate", 1}}).first == "multivariate");
+  CHECK(factory_error("tpe", {{"n_candidates", 1}}).first == "n_candidates");
+  CHECK(factory_error("gp", {{"n_ei_candidates", 1}}).first == "n_ei_candidates");
+  CHECK(factory_error("bayesopt", {{"n_startup_trials", 0}}).first == "n_startup_trials");
+}
+
+TEST_CASE("repeat and max_concurrent wrap any searcher") {
+  auto limited = make_searcher("tpe", {{"max_concurrent", 2}}, {.num_samples = 6});
+  auto* limiter = dynamic_cast<ConcurrencyLimiter*>(limited.get());
+  REQUIRE(limiter != nullptr);
+  limited->set_search_properties("loss", Mode::kMin, kSpace);
+  CHECK(limited->suggest("a").status == Suggestion::Status::kConfig);
+  CHECK(limited->suggest("b").status == Suggestion::Status::kConfig);
+  CHECK(limited->suggest("c").status == Suggestion::Status::kNotReady);
+
+  auto repeated = make_searcher("random", {{"repeat", 2}}, {.num_samples = 4, .seed = 1});
+  const auto configs = run(*repeated);  // 2 grid cells x 4 samples / 2 repeats x 2
+  REQUIRE(configs.size() == 8);
+  CHECK(configs[0]["lr"] == configs[1]["lr"]);
+  CHECK(configs[0]["lr"] != configs[2]["lr"]);
+  CHECK(factory_error("random", {{"repeat", 3}}).first == "repeat");  // 1 % 3 != 0
+  CHECK(factory_error("random", {{"repeat", 0}}).first == "repeat");
+  CHECK(factory_error("random", {{"max_concurrent", 0}}).first == "max_concurrent");
 }
 
 }  // namespace

@@ -43,11 +43,15 @@ class ExploitOnce : public PauseOnce {
     return PauseOnce::on_trial_result(trial, result);
   }
   std::optional<schedulers::Exploit> take_exploit(const std::string& trial_id) override {
+    if (!handed_out_.insert(trial_id).second) return std::nullopt;  // once, as the contract says
     Json config = donor_config;
     config["speed"] = 0.5;
     return schedulers::Exploit{trial_id.substr(0, trial_id.size() - 1) + "0", config};
   }
   Json donor_config;
+
+ private:
+  std::set<std::string> handed_out_;
 };
 
 ExperimentSpec curve_spec(const test::ScratchDir& dir, const std::string& name) {

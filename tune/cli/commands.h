@@ -27,6 +27,7 @@ struct ExitRequest {
 
 void setup_run(CLI::App& app);
 void setup_resume(CLI::App& app);
+void setup_results(CLI::App& app);
 void setup_validate(CLI::App& app);
 void setup_best(CLI::App& app);
 void setup_status(CLI::App& app);

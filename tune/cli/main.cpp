@@ -21,7 +21,8 @@ namespace {
 // "run" is implied when no argument names a subcommand and one is not an
 // option.
 std::vector<std::string> with_default_subcommand(int argc, char** argv) {
-  static const std::set<std::string> kSubcommands = {"run", "resume", "validate", "best", "status"};
+  static const std::set<std::string> kSubcommands = {"run",  "resume", "validate",
+                                                     "best", "status", "results"};
   std::vector<std::string> args(argv + 1, argv + argc);
   bool has_subcommand = false, has_positional = false;
   for (const auto& arg : args) {
@@ -44,6 +45,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   tune::cli::setup_run(app);
   tune::cli::setup_resume(app);
+  tune::cli::setup_results(app);
   tune::cli::setup_validate(app);
   tune::cli::setup_best(app);
   tune::cli::setup_status(app);

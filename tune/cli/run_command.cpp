@@ -1,10 +1,12 @@
 // `tunerun run SWEEP.toml` (or just `tunerun SWEEP.toml`): runs a sweep.
-// `tunerun validate SWEEP.toml`: checks a sweep file and writes nothing.
+// `tunerun validate SWEEP.toml`: checks a sweep file and writes nothing; with
+// --print-config [--json] it prints the effective spec, defaults filled in.
 
 #include <fmt/format.h>
 
 #include "tune/cli/commands.h"
 #include "tune/controller.h"
+#include "tune/experiment_spec_json.h"
 #include "tune/sweep_file.h"
 
 namespace tune::cli {
@@ -15,6 +17,8 @@ struct RunOptions {
   std::string storage_path;  // overrides the file's storage_path when set
   std::string name;          // overrides the file's name when set
   int verbosity = 1;
+  bool print_config = false;  // validate: print the effective spec instead of a summary
+  bool json = false;          // ... as JSON rather than TOML
 };
 
 ExperimentSpec load(const RunOptions& options) {
@@ -80,8 +84,16 @@ void setup_validate(CLI::App& app) {
   cmd->add_option("sweep", options->sweep_file, "Sweep file (TOML)")
       ->required()
       ->check(CLI::ExistingFile);
+  cmd->add_flag("--print-config", options->print_config,
+                "Print the effective experiment spec, defaults filled in (TOML)");
+  cmd->add_flag("--json", options->json, "With --print-config: print JSON");
   cmd->callback([options] {
     ExperimentSpec spec = load(*options);
+    if (options->print_config) {
+      const Json json = experiment_spec_to_json(spec);
+      fmt::print("{}\n", options->json ? json.dump(2) : json_to_toml(json));
+      return;
+    }
     fmt::print(
         "{}: ok. Experiment '{}', trainable '{}' x {} workers, {} grid cells x "
         "num_samples {}, search '{}', scheduler '{}'\n",

@@ -1,0 +1,283 @@
+// search_quality: how good and how cheap our searchers are, beside Optuna
+// measured in the same run (../shared/bench/optuna_baseline.py).
+//
+//   1. Median best value after 50 and 100 trials over 10 seeds, for random,
+//      TPE (univariate and multivariate) and GP-BO, on Branin (2-d) and
+//      Hartmann6 (6-d), evaluated in-process through the Searcher interface.
+//      Regret ratio = (ours - optimum) / (Optuna's - optimum): below 1 is
+//      better than Optuna. GP-BO is set against Optuna's TPE (Optuna 3.1 has
+//      no GP sampler).
+//   2. Milliseconds per suggestion with 100 and 1000 completed trials
+//      (Hartmann6), against Optuna's TPE in memory (its `overhead` run: 500
+//      trials, and its `quality` run: 100-trial studies).
+//
+// Usage: search_quality [--seeds N] [--no-optuna] [--only SEARCHER]
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <numbers>
+#include <string>
+#include <vector>
+
+#include "search/factory.h"
+
+namespace {
+
+using tune::Json;
+using tune::search::Searcher;
+using tune::search::Suggestion;
+using Clock = std::chrono::steady_clock;
+
+struct Function {
+  std::string name;
+  tune::ParamSpace space;
+  std::function<double(const Json&)> f;
+  double optimum;
+};
+
+double branin(const Json& c) {
+  const double x1 = c["x1"].get<double>(), x2 = c["x2"].get<double>();
+  const double pi = std::numbers::pi;
+  const double t = x2 - 5.1 / (4 * pi * pi) * x1 * x1 + 5 / pi * x1 - 6;
+  return t * t + 10 * (1 - 1 / (8 * pi)) * std::cos(x1) + 10;
+}
+
+double hartmann6(const Json& c) {
+  static constexpr double kA[4][6] = {{10, 3, 17, 3.5, 1.7, 8},
+                                      {.05, 10, 17, .1, 8, 14},
+                                      {3, 3.5, 1.7, 10, 17, 8},
+                                      {17, 8, .05, 10, .1, 14}};
+  static constexpr double kP[4][6] = {{1312, 1696, 5569, 124, 8283, 5886},
+                                      {2329, 4135, 8307, 3736, 1004, 9991},
+                                      {2348, 1451, 3522, 2883, 3047, 6650},
+                                      {4047, 8828, 8732, 5743, 1091, 381}};
+  static constexpr double kAlpha[4] = {1.0, 1.2, 3.0, 3.2};
+  double sum = 0;
+  for (int i = 0; i < 4; ++i) {
+    double inner = 0;
+    for (int j = 0; j < 6; ++j) {
+      const double d = c["x" + std::to_string(j)].get<double>() - 1e-4 * kP[i][j];
+      inner += kA[i][j] * d * d;
+    }
+    sum += kAlpha[i] * std::exp(-inner);
+  }
+  return -sum;
+}
+
+std::vector<Function> functions() {
+  tune::ParamSpace h6;
+  for (int j = 0; j < 6; ++j) h6.set("x" + std::to_string(j), tune::uniform(0, 1));
+  return {
+      {"branin", {{"x1", tune::uniform(-5, 10)}, {"x2", tune::uniform(0, 15)}}, branin, 0.397887},
+      {"hartmann6", h6, hartmann6, -3.32237}};
+}
+
+struct Algorithm {
+  std::string label;  // ours
+  std::string name;   // make_searcher's
+  Json options;
+  std::string optuna;  // Optuna's sampler to compare with
+};
+
+const std::vector<Algorithm>& algorithms() {
+  static const std::vector<Algorithm> list = {
+      {"random", "random", Json::object(), "random"},
+      {"tpe", "tpe", Json::object(), "tpe"},
+      {"tpe_multivariate", "tpe", {{"multivariate", true}}, "tpe_multivariate"},
+      {"gp", "gp", Json::object(), "tpe"},
+  };
+  return list;
+}
+
+// Runs `n` trials one after another; returns the values in order and adds
+// the time spent in suggest() to `suggest_s`.
+std::vector<double> run(Searcher& s, const Function& fn, int n, double& suggest_s) {
+  std::vector<double> values;
+  for (int i = 0; i < n; ++i) {
+    const std::string id = fmt::format("t{:05d}", i);
+    const auto t0 = Clock::now();
+    Suggestion sug = s.suggest(id);
+    suggest_s += std::chrono::duration<double>(Clock::now() - t0).count();
+    if (sug.status != Suggestion::Status::kConfig) break;
+    const double v = fn.f(sug.config);
+    const Json result{{"value", v}, {"training_iteration", 1}};
+    s.on_trial_result(id, result);
+    s.on_trial_complete(id, &result, false);
+    values.push_back(v);
+  }
+  return values;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+std::unique_ptr<Searcher> make(const Algorithm& a, const Function& fn, int64_t budget,
+                               uint64_t seed, Json extra = Json::object()) {
+  Json options = a.options;
+  options.update(extra);
+  auto s = tune::search::make_searcher(a.name, options, {.num_samples = budget, .seed = seed});
+  s->set_search_properties("value", tune::Mode::kMin, fn.space);
+  return s;
+}
+
+// Optuna's JSON lines, keyed by "bench/function/sampler" or "bench/storage/sampler".
+std::map<std::string, Json> run_optuna(const std::string& mode) {
+  std::map<std::string, Json> out;
+  const std::string command =
+      fmt::format("/usr/bin/python3 {}/optuna_baseline.py {} 2>&1", TUNERUN_SHARED_BENCH, mode);
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return out;
+  std::array<char, 4096> line;
+  std::string unparsed;
+  while (fgets(line.data(), line.size(), pipe)) {
+    Json j = Json::parse(line.data(), nullptr, false);
+    if (j.is_discarded() || !j.is_object()) {
+      unparsed += line.data();
+      continue;
+    }
+    const std::string bench = j.value("bench", "");
+    if (bench == "env") out["env"] = j;
+    if (bench == "quality")
+      out["quality/" + j.value("function", "") + "/" + j.value("sampler", "")] = j;
+    if (bench == "overhead") {
+      out["overhead/" + j.value("storage", "") + "/" + j.value("sampler", "")] = j;
+    }
+  }
+  if (pclose(pipe) != 0 || out.empty()) {
+    fmt::print("Optuna anchor unavailable ({}): {}\n", command, unparsed.substr(0, 300));
+  }
+  return out;
+}
+
+std::string ratio(double ours, double theirs, double optimum) {
+  const double r = (ours - optimum) / (theirs - optimum);
+  return std::isfinite(r) ? fmt::format("{:.2f}", r) : "-";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int seeds = 10;
+  bool optuna = true;
+  std::string only;  // one of algorithms()' labels, for profiling
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--seeds") && i + 1 < argc) seeds = std::atoi(argv[++i]);
+    if (!std::strcmp(argv[i], "--no-optuna")) optuna = false;
+    if (!std::strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
+  }
+
+  // 1. Quality.
+  struct Row {
+    std::string function, label, optuna;
+    double best50, best100, ms, optimum;
+  };
+  std::vector<Row> rows;
+  const auto fns = functions();
+  for (const Function& fn : fns) {
+    for (const Algorithm& a : algorithms()) {
+      if (!only.empty() && a.label != only) continue;
+      std::vector<double> at50, at100;
+      double suggest_s = 0;
+      for (int seed = 0; seed < seeds; ++seed) {
+        auto s = make(a, fn, 100, static_cast<uint64_t>(seed));
+        const auto v = run(*s, fn, 100, suggest_s);
+        at50.push_back(*std::min_element(v.begin(), v.begin() + 50));
+        at100.push_back(*std::min_element(v.begin(), v.end()));
+      }
+      rows.push_back({fn.name, a.label, a.optuna, median(at50), median(at100),
+                      1e3 * suggest_s / (seeds * 100.0), fn.optimum});
+    }
+  }
+
+  // 2. Cost per suggestion with N completed trials: the first N are the
+  // start-up phase (random), then the model's suggestions are timed.
+  struct Cost {
+    std::string label;
+    int trials;
+    double ms;
+  };
+  std::vector<Cost> costs;
+  const Function& h6 = fns[1];
+  for (const Algorithm& a : algorithms()) {
+    if (a.label == "random" || (!only.empty() && a.label != only)) continue;
+    for (int n : {100, 1000}) {
+      const int timed = a.label == "gp" ? (n == 100 ? 10 : 3) : 50;
+      auto s = make(a, h6, n + timed, 0, {{"n_startup_trials", n}});
+      double ignored = 0, suggest_s = 0;
+      run(*s, h6, n, ignored);
+      run(*s, h6, timed, suggest_s);
+      costs.push_back({a.label, n, 1e3 * suggest_s / timed});
+    }
+  }
+
+  std::map<std::string, Json> quality, overhead;
+  if (optuna) {
+    quality = run_optuna("quality");
+    overhead = run_optuna("overhead");
+  }
+  if (quality.contains("env")) {
+    fmt::print("Optuna {} (python {}), measured now; {} seeds each\n\n",
+               quality["env"].value("optuna", "?"), quality["env"].value("python", "?"), seeds);
+  }
+
+  fmt::print(
+      "Median best value over {} seeds (lower is better). ratio = regret ours / regret "
+      "Optuna's (< 1: ours better)\n",
+      seeds);
+  fmt::print("{:<10} {:<17} {:>10} {:>10} {:>6}   {:>10} {:>10} {:>6}   {:>9} {:>9}  {}\n",
+             "function", "searcher", "ours@50", "optuna@50", "ratio", "ours@100", "optuna@100",
+             "ratio", "ms/trial", "optuna ms", "vs optuna sampler");
+  for (const Row& r : rows) {
+    const auto it = quality.find("quality/" + r.function + "/" + r.optuna);
+    if (it == quality.end()) {
+      fmt::print("{:<10} {:<17} {:>10.4f} {:>10} {:>6}   {:>10.4f} {:>10} {:>6}   {:>9.3f} {:>9}\n",
+                 r.function, r.label, r.best50, "-", "-", r.best100, "-", "-", r.ms, "-");
+      continue;
+    }
+    const Json& o = it->second;
+    const double o50 = o["median_best_50"], o100 = o["median_best_100"], oms = o["ms_per_trial"];
+    fmt::print(
+        "{:<10} {:<17} {:>10.4f} {:>10.4f} {:>6}   {:>10.4f} {:>10.4f} {:>6}   {:>9.3f} {:>9.3f}  "
+        "{}\n",
+        r.function, r.label, r.best50, o50, ratio(r.best50, o50, r.optimum), r.best100, o100,
+        ratio(r.best100, o100, r.optimum), r.ms, oms, r.optuna);
+  }
+  for (const auto& [key, o] : quality) {
+    if (key.ends_with("/cmaes")) {
+      fmt::print("  (Optuna cmaes on {}: {:.4f} @50, {:.4f} @100)\n", o.value("function", ""),
+                 o.value("median_best_50", 0.0), o.value("median_best_100", 0.0));
+    }
+  }
+
+  fmt::print("\nms per suggestion on Hartmann6 with N completed trials\n");
+  const auto tpe_500 = overhead.find("overhead/memory/tpe");
+  const auto tpe_quality = quality.find("quality/hartmann6/tpe");
+  if (tpe_500 != overhead.end()) {
+    fmt::print("  Optuna TPE in memory: {:.3f} ms/trial over 500 trials (overhead run)\n",
+               tpe_500->second.value("ms_per_trial", 0.0));
+  }
+  fmt::print("{:<17} {:>6} {:>12} {:>24}\n", "searcher", "N", "ms/suggest",
+             "Optuna TPE@500 / ours");
+  for (const Cost& c : costs) {
+    std::string vs = "-";
+    if (tpe_500 != overhead.end()) {
+      vs = fmt::format("{:.0f}x", tpe_500->second.value("ms_per_trial", 0.0) / c.ms);
+    }
+    fmt::print("{:<17} {:>6} {:>12.4f} {:>24}\n", c.label, c.trials, c.ms, vs);
+  }
+  if (tpe_quality != quality.end()) {
+    fmt::print("  (Optuna TPE over 100-trial Hartmann6 studies: {:.3f} ms/trial)\n",
+               tpe_quality->second.value("ms_per_trial", 0.0));
+  }
+  return 0;
+}

@@ -1,0 +1,367 @@
+#include "schedulers/asha.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "schedulers/internal/stats.h"
+
+namespace tune::schedulers {
+
+using detail::double_from_json;
+using detail::number_at;
+using detail::to_json;
+
+// Ray's _Bracket: rungs in descending milestone order, so the first rung a
+// result reaches is the highest one.
+class AshaScheduler::Bracket {
+ public:
+  struct Rung {
+    double milestone;
+    std::vector<std::pair<std::string, double>> recorded;  // in arrival order
+
+    const double* find(const std::string& id) const {
+      for (const auto& [t, v] : recorded) {
+        if (t == id) return &v;
+      }
+      return nullptr;
+    }
+  };
+
+  Bracket(double min_t, double max_t, double rf, int64_t s, bool stop_last_trials)
+      : rf_(rf), stop_last_trials_(stop_last_trials) {
+    // MAX_RUNGS = int(np.log(max_t / min_t) / np.log(rf) - s + 1)
+    const auto max_rungs =
+        static_cast<int64_t>(std::log(max_t / min_t) / std::log(rf) - static_cast<double>(s) + 1);
+    for (int64_t k = max_rungs - 1; k >= 0; --k) {
+      rungs_.push_back({min_t * std::pow(rf, static_cast<double>(k + s)), {}});
+    }
+  }
+
+  // The (1 - 1/rf) quantile of a rung's values; nullopt when it has none.
+  std::optional<double> cutoff(const Rung& rung) const {
+    if (rung.recorded.empty()) return std::nullopt;
+    std::vector<double> values;
+    for (const auto& [id, v] : rung.recorded) values.push_back(v);
+    return detail::nanpercentile(values, (1 - 1 / rf_) * 100);
+  }
+
+  // Ray's _Bracket.on_result, `score` with the sign folded in.
+  Decision on_result(const std::string& id, double t, double score) {
+    Decision action = Decision::kContinue;
+    for (Rung& rung : rungs_) {
+      const bool seen = rung.find(id) != nullptr;
+      // The decision to continue past this rung was made already.
+      if (t >= rung.milestone && seen && !stop_last_trials_) break;
+      if (t < rung.milestone || seen) continue;
+      if (auto cut = cutoff(rung); cut && score < *cut) action = Decision::kStop;
+      rung.recorded.emplace_back(id, score);
+      break;
+    }
+    return action;
+  }
+
+  // Promotion: the rung `t` reaches that has no value of `id` yet, recorded
+  // now; nullopt when `t` reaches no new rung.
+  std::optional<size_t> record(const std::string& id, double t, double score) {
+    for (size_t r = 0; r < rungs_.size(); ++r) {
+      Rung& rung = rungs_[r];
+      if (t < rung.milestone) continue;
+      if (rung.find(id) != nullptr) return std::nullopt;
+      rung.recorded.emplace_back(id, score);
+      return r;
+    }
+    return std::nullopt;
+  }
+
+  // The top floor(n / rf) trials of rung `r`, best first (NaN last; ties in
+  // arrival order).
+  std::vector<std::string> top(size_t r) const {
+    auto ranked = rungs_[r].recorded;
+    std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
+      if (std::isnan(a.second)) return false;
+      if (std::isnan(b.second)) return true;
+      return a.second > b.second;
+    });
+    const auto keep = static_cast<size_t>(std::floor(static_cast<double>(ranked.size()) / rf_));
+    std::vector<std::string> ids;
+    for (size_t i = 0; i < keep && i < ranked.size(); ++i) {
+      if (!std::isnan(ranked[i].second)) ids.push_back(ranked[i].first);
+    }
+    return ids;
+  }
+
+  Json save() const {
+    Json rungs = Json::array();
+    for (const Rung& rung : rungs_) {
+      Json recorded = Json::array();
+      for (const auto& [id, v] : rung.recorded) recorded.push_back({id, to_json(v)});
+      rungs.push_back({{"milestone", rung.milestone}, {"recorded", recorded}});
+    }
+    return rungs;
+  }
+
+  void restore(const Json& rungs) {
+    if (rungs.size() != rungs_.size()) {
+      throw Error("ASHA restore: the saved rungs do not match the scheduler's options");
+    }
+    for (size_t r = 0; r < rungs_.size(); ++r) {
+      rungs_[r].recorded.clear();
+      for (const Json& entry : rungs[r].at("recorded")) {
+        rungs_[r].recorded.emplace_back(entry.at(0).get<std::string>(),
+                                        double_from_json(entry.at(1)));
+      }
+    }
+  }
+
+  std::string debug_string() const {
+    std::string out = "Bracket:";
+    for (const Rung& rung : rungs_) {
+      auto cut = cutoff(rung);
+      out += fmt::format(" | Iter {:g}: {} recorded, cutoff {}", rung.milestone,
+                         rung.recorded.size(), cut ? fmt::format("{:.6g}", *cut) : "None");
+    }
+    return out;
+  }
+
+  const std::vector<Rung>& rungs() const { return rungs_; }
+
+ private:
+  double rf_;
+  bool stop_last_trials_;
+  std::vector<Rung> rungs_;
+};
+
+AshaScheduler::AshaScheduler(AshaOptions options)
+    : options_(std::move(options)),
+      objective_(options_.metric, options_.mode),
+      rng_(options_.seed) {
+  auto check = [](bool ok, const char* key, const std::string& message) {
+    if (!ok) throw ConfigError("asha scheduler: " + message, {}, 0, key);
+  };
+  check(options_.max_t > 0, "max_t", "max_t must be > 0");
+  check(options_.grace_period > 0, "grace_period", "grace_period must be > 0");
+  check(options_.max_t >= options_.grace_period, "grace_period", "grace_period must be <= max_t");
+  check(options_.reduction_factor > 1, "reduction_factor", "reduction_factor must be > 1");
+  check(options_.brackets > 0, "brackets", "brackets must be > 0");
+  check(!options_.time_attr.empty(), "time_attr", "time_attr must not be empty");
+  for (int64_t s = 0; s < options_.brackets; ++s) {
+    brackets_.emplace_back(options_.grace_period, options_.max_t, options_.reduction_factor, s,
+                           options_.stop_last_trials);
+  }
+}
+
+AshaScheduler::~AshaScheduler() = default;
+AshaScheduler::AshaScheduler(AshaScheduler&&) noexcept = default;
+AshaScheduler& AshaScheduler::operator=(AshaScheduler&&) noexcept = default;
+
+void AshaScheduler::set_search_properties(const std::string& metric, Mode mode) {
+  objective_.set_defaults("asha", metric, mode);
+}
+
+void AshaScheduler::on_trial_add(const TrialView& trial) {
+  // Ray: softmax over the brackets' rung counts, np.random.choice.
+  size_t idx = 0;
+  if (brackets_.size() > 1) {
+    double largest = 0;
+    for (const auto& b : brackets_) largest = std::max(largest, double(b.rungs().size()));
+    std::vector<double> weights;
+    double total = 0;
+    for (const auto& b : brackets_) {
+      weights.push_back(std::exp(double(b.rungs().size()) - largest));
+      total += weights.back();
+    }
+    double u = static_cast<double>(rng_() >> 11) * 0x1.0p-53 * total;
+    while (idx + 1 < weights.size() && u >= weights[idx]) u -= weights[idx++];
+  }
+  trial_bracket_[trial.trial_id] = idx;
+  states_.set(trial.trial_id, TrialStatus::kPending);
+}
+
+Decision AshaScheduler::on_trial_result(const TrialView& trial, const Json& result) {
+  auto it = trial_bracket_.find(trial.trial_id);
+  if (it == trial_bracket_.end()) return Decision::kContinue;  // removed or never added
+  states_.set(trial.trial_id, TrialStatus::kRunning);
+  paused_at_.erase(trial.trial_id);
+  const auto t = number_at(result, options_.time_attr);
+  const auto score = objective_.score(result);
+  if (!t || !score) return Decision::kContinue;
+
+  Decision action = Decision::kContinue;
+  Bracket& bracket = brackets_[it->second];
+  if (*t >= options_.max_t && options_.stop_last_trials) {
+    action = Decision::kStop;
+  } else if (!options_.promotion) {
+    action = bracket.on_result(trial.trial_id, *t, *score);
+  } else if (auto rung = bracket.record(trial.trial_id, *t, *score)) {
+    const Place place{it->second, *rung};
+    // Continue at once when promotable and no better-placed trial waits for a slot.
+    const double milestone = bracket.rungs()[*rung].milestone;
+    if (!promotable(trial.trial_id, place) || best_promotable(milestone)) {
+      action = Decision::kPause;
+      paused_at_[trial.trial_id] = place;
+      states_.set(trial.trial_id, TrialStatus::kPaused);
+    }
+  }
+  if (action == Decision::kStop) {
+    ++num_stopped_;
+    states_.forget(trial.trial_id);
+  }
+  return action;
+}
+
+void AshaScheduler::on_trial_complete(const TrialView& trial, const Json* last_result) {
+  auto it = trial_bracket_.find(trial.trial_id);
+  if (it != trial_bracket_.end() && last_result != nullptr) {
+    const auto t = number_at(*last_result, options_.time_attr);
+    const auto score = objective_.score(*last_result);
+    if (t && score) {
+      // Ray records the final result; in the promotion variant it only adds
+      // a value to a rung, since the trial is done either way.
+      if (options_.promotion) {
+        brackets_[it->second].record(trial.trial_id, *t, *score);
+      } else {
+        brackets_[it->second].on_result(trial.trial_id, *t, *score);
+      }
+    }
+  }
+  forget(trial.trial_id);
+}
+
+void AshaScheduler::on_trial_error(const TrialView& trial) { forget(trial.trial_id); }
+void AshaScheduler::on_trial_remove(const TrialView& trial) { forget(trial.trial_id); }
+
+void AshaScheduler::forget(const std::string& trial_id) {
+  trial_bracket_.erase(trial_id);
+  paused_at_.erase(trial_id);
+  states_.forget(trial_id);
+}
+
+bool AshaScheduler::promotable(const std::string& trial_id, const Place& place) const {
+  auto top = brackets_[place.bracket].top(place.rung);
+  return std::find(top.begin(), top.end(), trial_id) != top.end();
+}
+
+std::optional<std::string> AshaScheduler::best_promotable(double above) const {
+  // Highest milestone first across brackets; within a rung, best first.
+  std::vector<std::pair<double, std::pair<size_t, size_t>>> rungs;
+  for (size_t b = 0; b < brackets_.size(); ++b) {
+    for (size_t r = 0; r < brackets_[b].rungs().size(); ++r) {
+      if (brackets_[b].rungs()[r].milestone > above) {
+        rungs.push_back({brackets_[b].rungs()[r].milestone, {b, r}});
+      }
+    }
+  }
+  std::stable_sort(rungs.begin(), rungs.end(),
+                   [](const auto& x, const auto& y) { return x.first > y.first; });
+  for (const auto& [milestone, place] : rungs) {
+    for (const std::string& id : brackets_[place.first].top(place.second)) {
+      auto p = paused_at_.find(id);
+      // Paused there and not chosen to resume yet.
+      if (p != paused_at_.end() && p->second.bracket == place.first &&
+          p->second.rung == place.second && states_.status(id) == TrialStatus::kPaused) {
+        return id;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+int AshaScheduler::choose_trial_to_run(const std::vector<TrialView>& candidates) {
+  int chosen = -1;
+  if (options_.promotion) {
+    // Promotable trials first: the ones paused at a rung and still in its top.
+    std::map<std::string, int> index;
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      if (candidates[i].status == TrialStatus::kPaused) {
+        index[candidates[i].trial_id] = static_cast<int>(i);
+      }
+    }
+    std::vector<std::pair<double, std::pair<size_t, size_t>>> rungs;
+    for (size_t b = 0; b < brackets_.size(); ++b) {
+      for (size_t r = 0; r < brackets_[b].rungs().size(); ++r) {
+        rungs.push_back({brackets_[b].rungs()[r].milestone, {b, r}});
+      }
+    }
+    std::stable_sort(rungs.begin(), rungs.end(),
+                     [](const auto& x, const auto& y) { return x.first > y.first; });
+    for (const auto& [milestone, place] : rungs) {
+      for (const std::string& id : brackets_[place.first].top(place.second)) {
+        auto p = paused_at_.find(id);
+        auto i = index.find(id);
+        if (i != index.end() && p != paused_at_.end() && p->second.bracket == place.first &&
+            p->second.rung == place.second) {
+          chosen = i->second;
+          break;
+        }
+      }
+      if (chosen >= 0) break;
+    }
+  }
+  // Then, as FIFO, the first trial not held at a rung (pending, or paused by
+  // someone else, e.g. a restored experiment).
+  for (size_t i = 0; chosen < 0 && i < candidates.size(); ++i) {
+    if (!paused_at_.contains(candidates[i].trial_id)) chosen = static_cast<int>(i);
+  }
+  // Running from here on, for take_trials_to_stop's "nothing else can run".
+  if (chosen >= 0) states_.set(candidates[chosen].trial_id, TrialStatus::kRunning);
+  return chosen;
+}
+
+std::vector<std::string> AshaScheduler::take_trials_to_stop() {
+  if (!options_.promotion || paused_at_.empty()) return {};
+  if (states_.count(TrialStatus::kRunning) > 0 || states_.count(TrialStatus::kPending) > 0)
+    return {};
+  if (best_promotable()) return {};
+  std::vector<std::string> losers;
+  for (const auto& [id, place] : paused_at_) losers.push_back(id);
+  for (const auto& id : losers) forget(id);
+  num_stopped_ += static_cast<int64_t>(losers.size());
+  return losers;
+}
+
+std::vector<double> AshaScheduler::milestones(size_t b) const {
+  std::vector<double> out;
+  for (const auto& rung : brackets_.at(b).rungs()) out.push_back(rung.milestone);
+  return out;
+}
+
+Json AshaScheduler::save() const {
+  Json brackets = Json::array();
+  for (const auto& b : brackets_) brackets.push_back(b.save());
+  Json paused = Json::object();
+  for (const auto& [id, p] : paused_at_) paused[id] = {p.bracket, p.rung};
+  std::ostringstream rng;
+  rng << rng_;
+  return {{"brackets", brackets},     {"trial_bracket", trial_bracket_}, {"paused_at", paused},
+          {"states", states_.save()}, {"num_stopped", num_stopped_},     {"rng", rng.str()}};
+}
+
+void AshaScheduler::restore(const Json& state) {
+  const Json& brackets = state.at("brackets");
+  if (brackets.size() != brackets_.size()) {
+    throw Error("ASHA restore: the saved brackets do not match the scheduler's options");
+  }
+  for (size_t b = 0; b < brackets_.size(); ++b) brackets_[b].restore(brackets[b]);
+  trial_bracket_ = state.at("trial_bracket").get<std::map<std::string, size_t>>();
+  paused_at_.clear();
+  for (const auto& [id, p] : state.at("paused_at").items()) {
+    paused_at_[id] = {p.at(0).get<size_t>(), p.at(1).get<size_t>()};
+  }
+  states_.restore(state.at("states"));
+  num_stopped_ = state.at("num_stopped").get<int64_t>();
+  std::istringstream rng(state.at("rng").get<std::string>());
+  rng >> rng_;
+}
+
+std::string AshaScheduler::debug_string() const {
+  std::string out = fmt::format("AsyncHyperBand{}: num_stopped={}",
+                                options_.promotion ? " (promotion)" : "", num_stopped_);
+  if (options_.promotion) out += fmt::format(", paused at rungs={}", paused_at_.size());
+  for (const auto& b : brackets_) out += "; " + b.debug_string();
+  return out;
+}
+
+}  // namespace tune::schedulers

@@ -1,0 +1,98 @@
+// ASHA: asynchronous successive halving (Li et al., "A System for Massively
+// Parallel Hyperparameter Tuning", arXiv:1810.05934), as Ray Tune's
+// AsyncHyperBandScheduler, in two variants.
+//
+// Stopping (Ray's, the default): rungs at grace_period * rf^k (k >= s for
+// bracket s) up to max_t. The first result of a trial at or past a rung is
+// compared with the rung's cut-off, the (1 - 1/rf) quantile of the values
+// recorded there before (np.nanpercentile, linear); below it -> kStop. The
+// value is then recorded. At max_t a trial stops when stop_last_trials.
+//
+// Promotion (`promotion = true`, the paper's original rule, which Ray does
+// not offer): a trial reaching a rung is recorded there and pauses (kPause)
+// unless it is already promotable. A trial is promotable from rung k while it
+// is among the top floor(n_k / rf) of the n_k trials recorded at rung k.
+// choose_trial_to_run resumes promotable paused trials first, from the
+// highest rung down and best first, then starts pending ones. Once no trial
+// runs or waits to start and none is promotable, the remaining paused trials
+// have lost: take_trials_to_stop() hands them to the controller to end.
+// Unlike the stopping rule, no trial is ever judged on a rung with few
+// entries, at the price of a checkpoint, pause and resume per promotion.
+//
+// Metric and mode default to the experiment's (set_search_properties).
+// Results lacking time_attr or the metric are ignored (kContinue), as in Ray.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "schedulers/internal/objective.h"
+#include "schedulers/internal/trial_states.h"
+#include "schedulers/trial_scheduler.h"
+#include "search/domain.h"
+
+namespace tune::schedulers {
+
+struct AshaOptions {
+  std::string time_attr = "training_iteration";  // Ray: "training_iteration"; must not decrease
+  std::string metric;                            // Ray: None -> the experiment's metric
+  std::optional<Mode> mode;                      // Ray: None -> the experiment's mode
+  double max_t = 100;                            // Ray: 100; trials stop at max_t time units
+  double grace_period = 1;                       // Ray: 1; no trial stops before this
+  double reduction_factor = 4;                   // Ray: 4; keeps 1/rf of a rung
+  int64_t brackets = 1;                          // Ray: 1; >1 spreads trials by softmax of rungs
+  bool stop_last_trials = true;                  // Ray: True; false lets the best run past max_t
+  bool promotion = false;  // not in Ray: pause at rungs and promote the best (see above)
+  uint64_t seed = 0;       // Ray draws brackets from np.random; ours is seeded
+};
+
+class AshaScheduler final : public TrialScheduler {
+ public:
+  // Throws ConfigError naming the option when a value is out of range
+  // (Ray's asserts: max_t > 0, 0 < grace_period <= max_t, rf > 1, brackets > 0).
+  explicit AshaScheduler(AshaOptions options);
+  ~AshaScheduler() override;
+  AshaScheduler(AshaScheduler&&) noexcept;  // movable; the bracket type is private
+  AshaScheduler& operator=(AshaScheduler&&) noexcept;
+
+  void set_search_properties(const std::string& metric, Mode mode) override;
+  void on_trial_add(const TrialView& trial) override;
+  Decision on_trial_result(const TrialView& trial, const Json& result) override;
+  void on_trial_complete(const TrialView& trial, const Json* last_result) override;
+  void on_trial_error(const TrialView& trial) override;
+  void on_trial_remove(const TrialView& trial) override;
+  int choose_trial_to_run(const std::vector<TrialView>& candidates) override;
+  std::vector<std::string> take_trials_to_stop() override;
+  Json save() const override;
+  void restore(const Json& state) override;
+  std::string debug_string() const override;
+
+  // Rung milestones of bracket `b`, highest first (for tests and status).
+  std::vector<double> milestones(size_t b = 0) const;
+
+ private:
+  class Bracket;
+  struct Place {  // where a paused trial waits for promotion
+    size_t bracket;
+    size_t rung;
+  };
+
+  void forget(const std::string& trial_id);
+  bool promotable(const std::string& trial_id, const Place& place) const;
+  // The best promotable paused trial, highest rung first; `above` limits the
+  // search to rungs with a milestone above it.
+  std::optional<std::string> best_promotable(double above = -1) const;
+
+  AshaOptions options_;
+  detail::Objective objective_;
+  std::vector<Bracket> brackets_;
+  std::map<std::string, size_t> trial_bracket_;  // Ray's _trial_info
+  std::map<std::string, Place> paused_at_;       // promotion: paused trials
+  detail::TrialStates states_;
+  int64_t num_stopped_ = 0;
+  Rng rng_;
+};
+
+}  // namespace tune::schedulers

@@ -1,0 +1,431 @@
+#include "schedulers/hyperband.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <set>
+
+namespace tune::schedulers {
+
+using detail::double_from_json;
+using detail::number_at;
+using detail::to_json;
+
+// Ray's _Bracket. Times are time_attr values; scores carry the sign.
+class HyperBandScheduler::Bracket {
+ public:
+  struct Live {
+    std::string id;
+    bool has_result = false;
+    double time = 0;                                          // 0 before the first result
+    double score = -std::numeric_limits<double>::infinity();  // worst when the metric is absent
+  };
+
+  Bracket(size_t band, int64_t s, int64_t n0, int64_t r0, double max_t, double eta,
+          bool stop_last_trials)
+      : band_(band),
+        s_(s),
+        n_(n0),
+        n0_(n0),
+        r_(static_cast<double>(r0)),
+        r0_(r0),
+        cumul_r_(static_cast<double>(r0)),
+        halves_(s),
+        max_t_(max_t),
+        eta_(eta),
+        stop_last_trials_(stop_last_trials) {
+    total_work_ = total_work(n0, static_cast<double>(r0), s);
+  }
+
+  void add_trial(const std::string& id) {
+    live_.push_back({id});
+    all_.push_back(id);
+  }
+  bool filled() const { return static_cast<int64_t>(live_.size()) == n_; }
+  bool has(const std::string& id) const { return find(id) != nullptr; }
+
+  bool cur_iter_done() const {
+    return std::all_of(live_.begin(), live_.end(),
+                       [&](const Live& l) { return l.time >= cumul_r_; });
+  }
+  bool finished() const { return stop_last_trials_ && halves_ == 0 && cur_iter_done(); }
+
+  bool continue_trial(const std::string& id) const {
+    if (!stop_last_trials_ && halves_ == 0) return true;
+    return find(id)->time < cumul_r_;
+  }
+
+  // Ray's update_trial_stats.
+  void update(const std::string& id, double time, std::optional<double> score) {
+    Live* l = find(id);
+    completed_progress_ += time - l->time;
+    l->has_result = true;
+    l->time = time;
+    l->score = score.value_or(-std::numeric_limits<double>::infinity());
+    to_unpause_.erase(id);
+  }
+
+  void cleanup(const std::string& id) {
+    std::erase_if(live_, [&](const Live& l) { return l.id == id; });
+    to_unpause_.erase(id);
+  }
+
+  // Ray's successive_halving: (good, bad), each in ascending score order.
+  std::pair<std::vector<std::string>, std::vector<std::string>> successive_halving() {
+    std::vector<std::string> good, bad;
+    if (halves_ == 0 && !stop_last_trials_) {
+      for (const Live& l : live_) good.push_back(l.id);
+      return {good, bad};
+    }
+    --halves_;
+    n_ = static_cast<int64_t>(std::ceil(static_cast<double>(n_) / eta_));
+    r_ = std::trunc(std::min(r_ * eta_, max_t_));
+    cumul_r_ = r_;
+    auto sorted = live_;
+    std::stable_sort(sorted.begin(), sorted.end(),
+                     [](const Live& a, const Live& b) { return a.score < b.score; });
+    const size_t keep = std::min<size_t>(static_cast<size_t>(n_), sorted.size());
+    for (size_t i = 0; i < sorted.size(); ++i) {
+      (i < sorted.size() - keep ? bad : good).push_back(sorted[i].id);
+    }
+    return {good, bad};
+  }
+
+  double completion_percentage() const {
+    if (finished()) return 1.0;
+    if (total_work_ <= 0) return 0.0;
+    return std::min(completed_progress_ / total_work_, 1.0);
+  }
+
+  std::vector<std::string> live_ids() const {
+    std::vector<std::string> ids;
+    for (const Live& l : live_) ids.push_back(l.id);
+    return ids;
+  }
+
+  Json save() const {
+    Json live = Json::array();
+    for (const Live& l : live_) live.push_back({l.id, l.has_result, l.time, to_json(l.score)});
+    return {{"band", band_},
+            {"s", s_},
+            {"n", n_},
+            {"n0", n0_},
+            {"r", r_},
+            {"r0", r0_},
+            {"cumul_r", cumul_r_},
+            {"halves", halves_},
+            {"live", live},
+            {"all", all_},
+            {"total_work", total_work_},
+            {"completed_progress", completed_progress_},
+            {"to_unpause", to_unpause_}};
+  }
+
+  static Bracket restore(const Json& j, double max_t, double eta, bool stop_last_trials) {
+    Bracket b(j.at("band").get<size_t>(), j.at("s").get<int64_t>(), j.at("n0").get<int64_t>(),
+              j.at("r0").get<int64_t>(), max_t, eta, stop_last_trials);
+    b.n_ = j.at("n").get<int64_t>();
+    b.r_ = j.at("r").get<double>();
+    b.cumul_r_ = j.at("cumul_r").get<double>();
+    b.halves_ = j.at("halves").get<int64_t>();
+    for (const Json& l : j.at("live")) {
+      b.live_.push_back({l.at(0).get<std::string>(), l.at(1).get<bool>(), l.at(2).get<double>(),
+                         double_from_json(l.at(3))});
+    }
+    b.all_ = j.at("all").get<std::vector<std::string>>();
+    b.total_work_ = j.at("total_work").get<double>();
+    b.completed_progress_ = j.at("completed_progress").get<double>();
+    b.to_unpause_ = j.at("to_unpause").get<std::set<std::string>>();
+    return b;
+  }
+
+  size_t band_;
+  int64_t s_;
+  int64_t n_, n0_;
+  double r_;
+  int64_t r0_;
+  double cumul_r_;
+  int64_t halves_;
+  std::vector<std::string> all_;
+  std::set<std::string> to_unpause_;  // Ray's trials_to_unpause
+
+ private:
+  const Live* find(const std::string& id) const {
+    for (const Live& l : live_) {
+      if (l.id == id) return &l;
+    }
+    return nullptr;
+  }
+  Live* find(const std::string& id) {
+    return const_cast<Live*>(static_cast<const Bracket*>(this)->find(id));
+  }
+
+  // Ray's _calculate_total_work, kept as Ray computes it (it only orders
+  // brackets in choose_trial_to_run).
+  double total_work(int64_t n, double r, int64_t s) const {
+    double work = 0;
+    const double cumulative_r = r;
+    double nn = static_cast<double>(n);
+    for (int64_t i = 0; i <= s; ++i) {
+      work += std::trunc(nn) * std::trunc(r);
+      nn = std::ceil(nn / eta_);
+      r = std::trunc(std::min(r * eta_, max_t_ - cumulative_r));
+    }
+    return work;
+  }
+
+  std::vector<Live> live_;  // in insertion order (Ray's dict order)
+  double max_t_;
+  double eta_;
+  bool stop_last_trials_;
+  double total_work_ = 0;
+  double completed_progress_ = 0;
+};
+
+HyperBandScheduler::HyperBandScheduler(HyperBandOptions options)
+    : options_(std::move(options)), objective_(options_.metric, options_.mode) {
+  if (!(options_.max_t >= 1)) {
+    throw ConfigError("hyperband scheduler: max_t must be >= 1", {}, 0, "max_t");
+  }
+  if (!(options_.reduction_factor > 1)) {
+    throw ConfigError("hyperband scheduler: reduction_factor must be > 1", {}, 0,
+                      "reduction_factor");
+  }
+  if (options_.time_attr.empty()) {
+    throw ConfigError("hyperband scheduler: time_attr must not be empty", {}, 0, "time_attr");
+  }
+  // int(np.round(np.log(max_t) / np.log(eta))) + 1; np.round rounds half to even.
+  s_max_1_ = static_cast<int64_t>(
+                 std::nearbyint(std::log(options_.max_t) / std::log(options_.reduction_factor))) +
+             1;
+  bands_.emplace_back();
+}
+
+HyperBandScheduler::~HyperBandScheduler() = default;
+HyperBandScheduler::HyperBandScheduler(HyperBandScheduler&&) noexcept = default;
+HyperBandScheduler& HyperBandScheduler::operator=(HyperBandScheduler&&) noexcept = default;
+
+int64_t HyperBandScheduler::n0(int64_t s) const {
+  return static_cast<int64_t>(std::ceil(static_cast<double>(s_max_1_) / static_cast<double>(s + 1) *
+                                        std::pow(options_.reduction_factor, double(s))));
+}
+
+int64_t HyperBandScheduler::r0(int64_t s) const {
+  return static_cast<int64_t>(options_.max_t * std::pow(options_.reduction_factor, -double(s)));
+}
+
+void HyperBandScheduler::set_search_properties(const std::string& metric, Mode mode) {
+  objective_.set_defaults("hyperband", metric, mode);
+}
+
+void HyperBandScheduler::on_trial_add(const TrialView& trial) {
+  if (current_bracket_ < 0 || brackets_[current_bracket_].filled()) {
+    while (true) {
+      if (static_cast<int64_t>(bands_.back().size()) == s_max_1_) bands_.emplace_back();
+      const auto s = static_cast<int64_t>(bands_.back().size());
+      if (r0(s) == 0) {  // "Bracket too small": skipped
+        bands_.back().push_back(-1);
+        current_bracket_ = -1;
+        continue;
+      }
+      brackets_.emplace_back(bands_.size() - 1, s, n0(s), r0(s), options_.max_t,
+                             options_.reduction_factor, options_.stop_last_trials);
+      current_bracket_ = static_cast<int64_t>(brackets_.size()) - 1;
+      bands_.back().push_back(current_bracket_);
+      break;
+    }
+  }
+  brackets_[current_bracket_].add_trial(trial.trial_id);
+  trial_bracket_[trial.trial_id] = static_cast<size_t>(current_bracket_);
+  states_.set(trial.trial_id, TrialStatus::kPending);
+}
+
+Decision HyperBandScheduler::on_trial_result(const TrialView& trial, const Json& result) {
+  auto it = trial_bracket_.find(trial.trial_id);
+  if (it == trial_bracket_.end()) return Decision::kContinue;
+  Bracket& bracket = brackets_[it->second];
+  if (!bracket.has(trial.trial_id)) return Decision::kContinue;
+  states_.set(trial.trial_id, TrialStatus::kRunning);
+  const auto time = number_at(result, options_.time_attr);
+  if (!time) return Decision::kContinue;
+  bracket.update(trial.trial_id, *time, objective_.score(result));
+  if (bracket.continue_trial(trial.trial_id)) return Decision::kContinue;
+  if (bracket.halves_ == 0) {
+    // At the last milestone with stop_last_trials. Ray pauses the trial until
+    // the rest of the bracket arrives and then stops it; it stops either way,
+    // so stop it now and spare the checkpoint and the wait.
+    remove(trial.trial_id);
+    return Decision::kStop;
+  }
+
+  const Decision action = process(bracket, trial.trial_id);
+  if (action == Decision::kPause) states_.set(trial.trial_id, TrialStatus::kPaused);
+  if (action == Decision::kStop) remove(trial.trial_id);
+  return action;
+}
+
+Decision HyperBandScheduler::process(Bracket& bracket, const std::string& current) {
+  Decision action = Decision::kPause;
+  if (!bracket.cur_iter_done()) return action;
+  auto stop_other = [&](const std::string& id) {
+    if (id == current) return;
+    // Only trials that are not running can be ended by the controller; the
+    // scheduler never leaves another trial running past a milestone.
+    to_stop_.push_back(id);
+    bracket.cleanup(id);
+    states_.forget(id);
+  };
+  if (bracket.finished()) {
+    for (const std::string& id : bracket.live_ids()) {
+      if (states_.status(id) == TrialStatus::kPaused) stop_other(id);
+    }
+    return Decision::kStop;
+  }
+  auto [good, bad] = bracket.successive_halving();
+  num_stopped_ += static_cast<int64_t>(bad.size());
+  for (const std::string& id : bad) {
+    if (id == current) {
+      bracket.cleanup(id);
+      action = Decision::kStop;
+    } else {
+      stop_other(id);
+    }
+  }
+  for (const std::string& id : good) {
+    if (bracket.continue_trial(id)) {
+      if (id == current) {
+        action = Decision::kContinue;
+      } else if (states_.status(id) == TrialStatus::kPaused) {
+        bracket.to_unpause_.insert(id);
+      }
+    } else if (bracket.finished()) {
+      if (id == current) {
+        bracket.cleanup(id);
+        action = Decision::kStop;
+      } else if (states_.status(id) == TrialStatus::kPaused) {
+        stop_other(id);
+      }
+    }
+  }
+  return action;
+}
+
+void HyperBandScheduler::remove(const std::string& trial_id) {
+  states_.forget(trial_id);
+  auto it = trial_bracket_.find(trial_id);
+  if (it == trial_bracket_.end()) return;
+  Bracket& bracket = brackets_[it->second];
+  trial_bracket_.erase(it);
+  bracket.cleanup(trial_id);
+  // A trial leaving can complete a milestone the others wait at. (Ray skips
+  // this once a bracket was ever processed or is finished, which can leave
+  // trials paused for good.)
+  if (!bracket.live_ids().empty()) process(bracket, "");
+}
+
+void HyperBandScheduler::on_trial_complete(const TrialView& trial, const Json*) {
+  remove(trial.trial_id);
+}
+void HyperBandScheduler::on_trial_error(const TrialView& trial) { remove(trial.trial_id); }
+void HyperBandScheduler::on_trial_remove(const TrialView& trial) { remove(trial.trial_id); }
+
+int HyperBandScheduler::choose_trial_to_run(const std::vector<TrialView>& candidates) {
+  std::map<std::string, int> index;
+  for (size_t i = 0; i < candidates.size(); ++i) index[candidates[i].trial_id] = int(i);
+  int chosen = -1;
+  // Ray: band by band, least complete bracket first, trials in bracket order.
+  for (size_t band = 0; band < bands_.size() && chosen < 0; ++band) {
+    std::vector<const Bracket*> order;
+    for (int64_t b : bands_[band]) {
+      if (b >= 0) order.push_back(&brackets_[b]);
+    }
+    std::stable_sort(order.begin(), order.end(), [](const Bracket* a, const Bracket* b) {
+      return a->completion_percentage() < b->completion_percentage();
+    });
+    for (const Bracket* bracket : order) {
+      for (const std::string& id : bracket->live_ids()) {
+        auto i = index.find(id);
+        if (i == index.end()) continue;
+        const TrialStatus status = candidates[i->second].status;
+        if (status == TrialStatus::kPending ||
+            (status == TrialStatus::kPaused && bracket->to_unpause_.contains(id))) {
+          chosen = i->second;
+          break;
+        }
+      }
+      if (chosen >= 0) break;
+    }
+  }
+  // Trials this scheduler never saw (a restored experiment) run last, FIFO.
+  for (size_t i = 0; chosen < 0 && i < candidates.size(); ++i) {
+    if (!trial_bracket_.contains(candidates[i].trial_id)) chosen = static_cast<int>(i);
+  }
+  if (chosen >= 0) states_.set(candidates[chosen].trial_id, TrialStatus::kRunning);
+  return chosen;
+}
+
+std::vector<std::string> HyperBandScheduler::take_trials_to_stop() {
+  std::vector<std::string> out;
+  out.swap(to_stop_);
+  for (const auto& id : out) trial_bracket_.erase(id);
+  return out;
+}
+
+std::vector<HyperBandScheduler::BracketInfo> HyperBandScheduler::brackets() const {
+  std::vector<BracketInfo> out;
+  for (const Bracket& b : brackets_) {
+    out.push_back({b.band_, b.s_, b.n0_, b.r0_, b.cumul_r_, b.live_ids().size()});
+  }
+  return out;
+}
+
+Json HyperBandScheduler::save() const {
+  Json brackets = Json::array();
+  for (const Bracket& b : brackets_) brackets.push_back(b.save());
+  return {{"brackets", brackets},
+          {"bands", bands_},
+          {"current_bracket", current_bracket_},
+          {"trial_bracket", trial_bracket_},
+          {"states", states_.save()},
+          {"to_stop", to_stop_},
+          {"num_stopped", num_stopped_}};
+}
+
+void HyperBandScheduler::restore(const Json& state) {
+  brackets_.clear();
+  for (const Json& b : state.at("brackets")) {
+    brackets_.push_back(
+        Bracket::restore(b, options_.max_t, options_.reduction_factor, options_.stop_last_trials));
+  }
+  bands_ = state.at("bands").get<std::vector<std::vector<int64_t>>>();
+  current_bracket_ = state.at("current_bracket").get<int64_t>();
+  trial_bracket_ = state.at("trial_bracket").get<std::map<std::string, size_t>>();
+  states_.restore(state.at("states"));
+  to_stop_ = state.at("to_stop").get<std::vector<std::string>>();
+  num_stopped_ = state.at("num_stopped").get<int64_t>();
+}
+
+std::string HyperBandScheduler::debug_string() const {
+  std::string out =
+      fmt::format("HyperBand: num_stopped={} total_brackets={}", num_stopped_, brackets_.size());
+  for (size_t band = 0; band < bands_.size(); ++band) {
+    out += fmt::format("; Round #{}:", band);
+    for (int64_t idx : bands_[band]) {
+      if (idx < 0) continue;
+      const Bracket& b = brackets_[idx];
+      std::map<std::string, int> counts;
+      for (const auto& id : b.all_) ++counts[std::string(to_string(states_.status(id)))];
+      std::string statuses;
+      for (const auto& [name, n] : counts) {
+        statuses += fmt::format("{}{}: {}", statuses.empty() ? "" : ", ", name, n);
+      }
+      out += fmt::format(" Bracket(Max Size (n)={}, Milestone (r)={:g}, completed={:.1f}%): {{{}}}",
+                         b.n_, b.cumul_r_, 100 * b.completion_percentage(), statuses);
+    }
+  }
+  return out;
+}
+
+}  // namespace tune::schedulers

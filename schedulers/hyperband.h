@@ -1,0 +1,96 @@
+// HyperBand (Li et al., JMLR 2018), synchronous, as Ray Tune's
+// HyperBandScheduler after ray-project/ray#39157 (r = min(r * eta, max_t)).
+//
+// Trials fill brackets in creation order. A band holds s_max + 1 brackets,
+// s_max + 1 = round(log(max_t) / log(eta)) + 1; bracket s takes at most
+// n0(s) = ceil((s_max + 1) / (s + 1) * eta^s) trials, runs each to milestone
+// r0(s) = int(max_t * eta^-s), then keeps the best ceil(n / eta) and
+// multiplies the milestone by eta (capped at max_t), s times. For max_t=81,
+// eta=3: brackets of 5, 8, 15, 34, 81 trials with first milestones 81, 27,
+// 9, 3, 1.
+//
+// A trial that reaches its bracket's milestone pauses (kPause) until every
+// live trial of the bracket has; the last one triggers the halving: it
+// continues or stops itself, the paused winners become runnable through
+// choose_trial_to_run, and the paused losers are handed to the controller by
+// take_trials_to_stop(). At the last milestone trials stop (stop_last_trials).
+//
+// Expects: the controller resumes a paused trial from its checkpoint with
+// its iteration count (a trial restarting from iteration 0 would never reach
+// its milestone again before the others).
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "schedulers/internal/objective.h"
+#include "schedulers/internal/trial_states.h"
+#include "schedulers/trial_scheduler.h"
+
+namespace tune::schedulers {
+
+struct HyperBandOptions {
+  std::string time_attr = "training_iteration";  // Ray: "training_iteration"
+  std::string metric;                            // Ray: None -> the experiment's metric
+  std::optional<Mode> mode;                      // Ray: None -> the experiment's mode
+  double max_t = 81;                             // Ray: 81; the largest milestone
+  double reduction_factor = 3;                   // Ray: 3 (eta)
+  bool stop_last_trials = true;                  // Ray: True; false: the last ones run on
+};
+
+class HyperBandScheduler final : public TrialScheduler {
+ public:
+  // Throws ConfigError: max_t > 0, reduction_factor > 1.
+  explicit HyperBandScheduler(HyperBandOptions options);
+  ~HyperBandScheduler() override;
+  HyperBandScheduler(HyperBandScheduler&&) noexcept;  // movable; the bracket type is private
+  HyperBandScheduler& operator=(HyperBandScheduler&&) noexcept;
+
+  void set_search_properties(const std::string& metric, Mode mode) override;
+  void on_trial_add(const TrialView& trial) override;
+  Decision on_trial_result(const TrialView& trial, const Json& result) override;
+  void on_trial_complete(const TrialView& trial, const Json* last_result) override;
+  void on_trial_error(const TrialView& trial) override;
+  void on_trial_remove(const TrialView& trial) override;
+  int choose_trial_to_run(const std::vector<TrialView>& candidates) override;
+  std::vector<std::string> take_trials_to_stop() override;
+  Json save() const override;
+  void restore(const Json& state) override;
+  std::string debug_string() const override;
+
+  // For tests and status: brackets in creation order, each as (band, s,
+  // max trials n0, first milestone r0, current milestone, live trials).
+  struct BracketInfo {
+    size_t band;
+    int64_t s;
+    int64_t n0;
+    int64_t r0;
+    double milestone;
+    size_t live;
+  };
+  std::vector<BracketInfo> brackets() const;
+
+ private:
+  class Bracket;
+
+  int64_t n0(int64_t s) const;
+  int64_t r0(int64_t s) const;
+  // Ray's _process_bracket; `current` is the reporting trial, or empty.
+  Decision process(Bracket& bracket, const std::string& current);
+  void remove(const std::string& trial_id);
+
+  HyperBandOptions options_;
+  detail::Objective objective_;
+  int64_t s_max_1_;
+  std::vector<Bracket> brackets_;
+  std::vector<std::vector<int64_t>> bands_;      // bracket indices; -1: skipped (r0 == 0)
+  int64_t current_bracket_ = -1;                 // Ray's _state["bracket"]
+  std::map<std::string, size_t> trial_bracket_;  // Ray's _trial_info
+  detail::TrialStates states_;
+  std::vector<std::string> to_stop_;
+  int64_t num_stopped_ = 0;
+};
+
+}  // namespace tune::schedulers

@@ -1,0 +1,251 @@
+#include "search/gp.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "core/errors.h"
+#include "search/internal/gaussian_process.h"
+#include "search/internal/normal.h"
+
+namespace tune::search {
+namespace {
+
+constexpr size_t kMaxFitPoints = 256;
+constexpr int kFitIterations = 50;
+constexpr int kRefined = 3;
+constexpr int kRefineSteps = 20;
+constexpr double kLocalSd = 0.1;  // perturbation of the best points, on the unit scale
+
+using detail::GaussianProcess;
+using detail::unit;
+
+double normal(Rng& rng) {
+  const double u1 = unit(rng);
+  const double u2 = unit(rng);
+  return std::sqrt(-2.0 * std::log1p(-u1)) * std::cos(2.0 * 3.14159265358979323846 * u2);
+}
+
+// Log EI of minimisation below `best` at each row of Q.
+Eigen::VectorXd log_ei(const GaussianProcess& gp, const Eigen::MatrixXd& Q, double best) {
+  Eigen::VectorXd mean, var;
+  gp.predict(Q, mean, var);
+  Eigen::VectorXd out(Q.rows());
+  for (Eigen::Index i = 0; i < Q.rows(); ++i) {
+    const double sd = std::sqrt(var[i]);
+    out[i] = std::log(sd) + detail::log_ei_factor((best - mean[i]) / sd);
+  }
+  return out;
+}
+
+// Numeric dims as they are, categorical ones one-hot.
+int gp_dims(const std::vector<detail::Dimension>& dims) {
+  int n = 0;
+  for (const auto& dim : dims) {
+    n += dim.categorical() ? static_cast<int>(dim.num_choices()) : 1;
+  }
+  return n;
+}
+
+Eigen::VectorXd to_gp(const std::vector<detail::Dimension>& dims, const std::vector<double>& x) {
+  Eigen::VectorXd z = Eigen::VectorXd::Zero(gp_dims(dims));
+  Eigen::Index at = 0;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if (dims[d].categorical()) {
+      z[at + static_cast<Eigen::Index>(x[d])] = 1;
+      at += static_cast<Eigen::Index>(dims[d].num_choices());
+    } else {
+      z[at++] = x[d];
+    }
+  }
+  return z;
+}
+
+std::vector<double> from_gp(const std::vector<detail::Dimension>& dims, const Eigen::VectorXd& z) {
+  std::vector<double> x(dims.size());
+  Eigen::Index at = 0;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if (dims[d].categorical()) {
+      const auto n = static_cast<Eigen::Index>(dims[d].num_choices());
+      Eigen::Index arg;
+      z.segment(at, n).maxCoeff(&arg);
+      x[d] = static_cast<double>(arg);
+      at += n;
+    } else {
+      x[d] = std::clamp(z[at++], 0.0, 1.0);
+    }
+  }
+  return x;
+}
+
+}  // namespace
+
+GpSearcher::GpSearcher(GpOptions options)
+    : ModelBasedSearcher("gp", options.base), options_(std::move(options)) {
+  if (options_.n_candidates < 1) {
+    throw ConfigError(fmt::format("must be at least 1, got {}", options_.n_candidates), {}, 0,
+                      "n_candidates");
+  }
+  if (options_.fit_restarts < 1) {
+    throw ConfigError(fmt::format("must be at least 1, got {}", options_.fit_restarts), {}, 0,
+                      "fit_restarts");
+  }
+}
+
+std::vector<double> GpSearcher::propose(Rng& rng) {
+  const auto& obs = observations();
+  const auto n = static_cast<Eigen::Index>(obs.size());
+  const auto& dims = encoding().dims();
+  const int D = gp_dims(dims);
+  Eigen::VectorXd y(n);
+  for (Eigen::Index i = 0; i < n; ++i) y[i] = obs[i].loss;
+  const double mean = y.mean();
+  const double sd = std::sqrt((y.array() - mean).square().mean());
+  y = (y.array() - mean) / (sd > 1e-12 ? sd : 1.0);
+  const double best = y.minCoeff();
+
+  // Hyperparameters: on the best and the newest points when there are many.
+  std::vector<Eigen::Index> fit_rows(n);
+  std::iota(fit_rows.begin(), fit_rows.end(), 0);
+  if (obs.size() > kMaxFitPoints) {
+    std::vector<Eigen::Index> by_value = fit_rows;
+    std::sort(by_value.begin(), by_value.end(), [&](auto a, auto b) { return y[a] < y[b]; });
+    std::vector<bool> take(obs.size(), false);
+    for (size_t i = 0; i < kMaxFitPoints / 2; ++i) take[by_value[i]] = true;
+    for (size_t i = 0, newest = 0; newest < kMaxFitPoints / 2 && i < obs.size(); ++i) {
+      const size_t row = obs.size() - 1 - i;
+      if (!take[row]) take[row] = true, ++newest;
+    }
+    fit_rows.clear();
+    for (size_t i = 0; i < obs.size(); ++i) {
+      if (take[i]) fit_rows.push_back(static_cast<Eigen::Index>(i));
+    }
+  }
+  Eigen::MatrixXd Xf(fit_rows.size(), D);
+  Eigen::VectorXd yf(fit_rows.size());
+  for (size_t i = 0; i < fit_rows.size(); ++i) {
+    Xf.row(i) = to_gp(dims, obs[fit_rows[i]].x).transpose();
+    yf[i] = y[fit_rows[i]];
+  }
+  std::vector<Eigen::VectorXd> starts;
+  if (theta_.size() == static_cast<size_t>(D) + 2) {
+    starts.push_back(Eigen::Map<const Eigen::VectorXd>(theta_.data(), D + 2));
+  }
+  starts.push_back(GaussianProcess::default_theta(D));
+  while (starts.size() < static_cast<size_t>(options_.fit_restarts)) {
+    Eigen::VectorXd theta = GaussianProcess::default_theta(D);
+    for (Eigen::Index k = 0; k < D; ++k) theta[k] += normal(rng);
+    starts.push_back(theta);
+  }
+  starts.resize(static_cast<size_t>(options_.fit_restarts));
+  const Eigen::VectorXd theta = GaussianProcess::fit_theta(Xf, yf, starts, kFitIterations);
+  theta_.assign(theta.data(), theta.data() + theta.size());
+
+  // The posterior: every completed trial, plus running ones at the best value.
+  const auto running = this->running();
+  Eigen::MatrixXd X(n + static_cast<Eigen::Index>(running.size()), D);
+  Eigen::VectorXd yall(X.rows());
+  for (Eigen::Index i = 0; i < n; ++i) {
+    X.row(i) = to_gp(dims, obs[i].x).transpose();
+    yall[i] = y[i];
+  }
+  for (size_t i = 0; i < running.size(); ++i) {
+    X.row(n + static_cast<Eigen::Index>(i)) = to_gp(dims, running[i].x).transpose();
+    yall[n + static_cast<Eigen::Index>(i)] = best;
+  }
+  const GaussianProcess gp(X, yall, theta);
+
+  // Candidates: uniform, and around the best trials.
+  std::vector<Eigen::Index> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](auto a, auto b) { return y[a] < y[b]; });
+  const auto m = static_cast<Eigen::Index>(options_.n_candidates);
+  const Eigen::Index local = m / 4;
+  Eigen::MatrixXd C(m, D);
+  for (Eigen::Index c = 0; c < m; ++c) {
+    std::vector<double> x(dims.size());
+    const bool near = c < local;
+    const auto& anchor = obs[order[static_cast<size_t>(c) % std::min<size_t>(5, obs.size())]].x;
+    for (size_t d = 0; d < dims.size(); ++d) {
+      if (dims[d].categorical()) {
+        const auto k = dims[d].num_choices();
+        x[d] = near && unit(rng) < 0.8
+                   ? anchor[d]
+                   : static_cast<double>(std::min<size_t>(unit(rng) * k, k - 1));
+      } else {
+        x[d] = near ? std::clamp(anchor[d] + kLocalSd * normal(rng), 0.0, 1.0) : unit(rng);
+      }
+    }
+    C.row(c) = to_gp(dims, x).transpose();
+  }
+  Eigen::VectorXd score = log_ei(gp, C, best);
+
+  // Refine the best few on the numeric inputs.
+  std::vector<Eigen::Index> numeric;
+  for (Eigen::Index at = 0, d = 0; d < static_cast<Eigen::Index>(dims.size()); ++d) {
+    if (dims[d].categorical()) {
+      at += static_cast<Eigen::Index>(dims[d].num_choices());
+    } else {
+      numeric.push_back(at++);
+    }
+  }
+  std::vector<Eigen::Index> top(m);
+  std::iota(top.begin(), top.end(), 0);
+  const auto refined = std::min<Eigen::Index>(kRefined, m);
+  std::partial_sort(top.begin(), top.begin() + refined, top.end(),
+                    [&](auto a, auto b) { return score[a] > score[b]; });
+  Eigen::VectorXd best_z = C.row(top[0]).transpose();
+  double best_score = score[top[0]];
+  const auto p = static_cast<Eigen::Index>(numeric.size());
+  for (Eigen::Index r = 0; r < refined && p > 0; ++r) {
+    Eigen::VectorXd z = C.row(top[r]).transpose();
+    double value = score[top[r]];
+    constexpr double kH = 1e-6;
+    for (int step = 0; step < kRefineSteps; ++step) {
+      Eigen::MatrixXd probe(p, D);
+      for (Eigen::Index k = 0; k < p; ++k) {
+        probe.row(k) = z.transpose();
+        const double h = z[numeric[k]] + kH <= 1 ? kH : -kH;
+        probe(k, numeric[k]) += h;
+      }
+      const Eigen::VectorXd probed = log_ei(gp, probe, best);
+      Eigen::VectorXd grad(p);
+      for (Eigen::Index k = 0; k < p; ++k) {
+        const double h = z[numeric[k]] + kH <= 1 ? kH : -kH;
+        grad[k] = (probed[k] - value) / h;
+      }
+      if (!grad.allFinite() || grad.norm() == 0) break;
+      grad.normalize();
+      // Step lengths along the gradient, clamped into the cube.
+      constexpr double kSteps[] = {0.1, 0.03, 0.01, 0.003, 0.001};
+      Eigen::MatrixXd tries(std::size(kSteps), D);
+      for (size_t s = 0; s < std::size(kSteps); ++s) {
+        Eigen::VectorXd t = z;
+        for (Eigen::Index k = 0; k < p; ++k) {
+          t[numeric[k]] = std::clamp(t[numeric[k]] + kSteps[s] * grad[k], 0.0, 1.0);
+        }
+        tries.row(static_cast<Eigen::Index>(s)) = t.transpose();
+      }
+      const Eigen::VectorXd tried = log_ei(gp, tries, best);
+      Eigen::Index arg;
+      if (!(tried.maxCoeff(&arg) > value + 1e-12)) break;
+      z = tries.row(arg).transpose();
+      value = tried[arg];
+    }
+    if (value > best_score) {
+      best_score = value;
+      best_z = z;
+    }
+  }
+  return from_gp(dims, best_z);
+}
+
+Json GpSearcher::save_model() const { return theta_.empty() ? Json() : Json(theta_); }
+
+void GpSearcher::restore_model(const Json& state) {
+  theta_ = state.is_null() ? std::vector<double>() : state.get<std::vector<double>>();
+}
+
+}  // namespace tune::search

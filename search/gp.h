@@ -1,0 +1,51 @@
+// GpSearcher: Bayesian optimisation with a Gaussian process (Eigen).
+//
+// After n_startup_trials random configs, each suggestion fits a GP
+// (Matern-5/2, one lengthscale per input, hyperparameters by maximum
+// marginal likelihood under weak priors: internal/gaussian_process.h) to the
+// standardised values of the completed trials, and returns the point
+// maximising log expected improvement over the best value so far: scored at
+// n_candidates points (three quarters uniform over the space, a quarter
+// perturbing the best five trials), the best three refined by projected
+// gradient ascent on the numeric inputs.
+//
+// Inputs: numeric domains on their [0, 1] scale (log for the log kinds;
+// internal/space_encoding.h), rounded onto their lattice when decoded;
+// categorical domains (choice, grid_search) one-hot, their value the
+// largest coordinate. Running trials join the GP with the best value so far
+// as their value (constant liar, "CL-min"), which flattens the improvement
+// near them so parallel suggestions spread out.
+//
+// Cost grows as n^3 in completed trials: hyperparameters are fitted on at
+// most 256 of them (the 128 best and the 128 newest), the posterior uses all.
+#pragma once
+
+#include <vector>
+
+#include "search/model_based.h"
+
+namespace tune::search {
+
+struct GpOptions {
+  ModelBasedOptions base;       // budget, seed, n_startup_trials (10, Optuna's GPSampler)
+  int64_t n_candidates = 1000;  // acquisition evaluations before refinement
+  int64_t fit_restarts = 2;     // L-BFGS starts per fit: the last fit's result, the
+                                // default, then random ones
+};
+
+class GpSearcher final : public ModelBasedSearcher {
+ public:
+  // Throws ConfigError (key = the option) for n_candidates < 1 or
+  // fit_restarts < 1.
+  explicit GpSearcher(GpOptions options);
+
+ private:
+  std::vector<double> propose(Rng& rng) override;
+  Json save_model() const override;
+  void restore_model(const Json& state) override;
+
+  GpOptions options_;
+  std::vector<double> theta_;  // the last fit's hyperparameters: the next fit's warm start
+};
+
+}  // namespace tune::search

@@ -1,0 +1,41 @@
+// A Gaussian process regressor for GP-BO: Matern-5/2 kernel with one
+// lengthscale per input (ARD), a signal variance and a noise variance, zero
+// mean over standardised targets.
+//
+// Hyperparameters theta = (log lengthscale_1..D, log signal variance,
+// log noise variance) maximise the log marginal likelihood plus weak
+// Gaussian priors on theta (a MAP estimate, as BoTorch does, which keeps a
+// few points from collapsing a lengthscale), by L-BFGS from each start.
+#pragma once
+
+#include <Eigen/Dense>
+#include <vector>
+
+namespace tune::search::detail {
+
+class GaussianProcess {
+ public:
+  // The default start: lengthscales 0.5 on the unit cube, unit signal, noise 1e-4.
+  static Eigen::VectorXd default_theta(int dims);
+
+  // Returns the best theta found from each of `starts` (L-BFGS, at most
+  // `max_iterations` each) for inputs X (n x D, rows are points) and targets y.
+  static Eigen::VectorXd fit_theta(const Eigen::MatrixXd& X, const Eigen::VectorXd& y,
+                                   const std::vector<Eigen::VectorXd>& starts, int max_iterations);
+
+  // Conditions on (X, y) under `theta`.
+  GaussianProcess(Eigen::MatrixXd X, const Eigen::VectorXd& y, Eigen::VectorXd theta);
+
+  // Posterior mean and variance at each row of Q.
+  void predict(const Eigen::MatrixXd& Q, Eigen::VectorXd& mean, Eigen::VectorXd& var) const;
+
+ private:
+  Eigen::MatrixXd X_;
+  Eigen::VectorXd theta_;
+  Eigen::VectorXd inv_lengthscale_;
+  double signal_ = 1;
+  Eigen::LLT<Eigen::MatrixXd> llt_;
+  Eigen::VectorXd alpha_;  // K^-1 y
+};
+
+}  // namespace tune::search::detail

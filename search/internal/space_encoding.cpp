@@ -1,0 +1,141 @@
+#include "search/internal/space_encoding.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "core/errors.h"
+#include "search/internal/normal.h"
+
+namespace tune::search::detail {
+namespace {
+
+// The transformed scale: log for log kinds, the normal CDF for randn.
+double forward(const Domain& domain, double value) {
+  if (domain.is_log()) return std::log(value);
+  if (domain.is_normal()) return norm_cdf((value - domain.mean()) / domain.sd());
+  return value;
+}
+
+double backward(const Domain& domain, double t) {
+  if (domain.is_log()) return std::exp(t);
+  if (domain.is_normal()) {
+    constexpr double kEdge = 1e-12;  // keeps Phi^-1 finite
+    return domain.mean() + domain.sd() * norm_ppf(std::clamp(t, kEdge, 1 - kEdge));
+  }
+  return t;
+}
+
+std::vector<std::string> split_path(const std::string& path) {
+  std::vector<std::string> keys;
+  size_t start = 0;
+  for (size_t dot; (dot = path.find('.', start)) != std::string::npos; start = dot + 1) {
+    keys.push_back(path.substr(start, dot - start));
+  }
+  keys.push_back(path.substr(start));
+  return keys;
+}
+
+}  // namespace
+
+SpaceEncoding::SpaceEncoding(const ParamSpace& space) : space_(space) {
+  for (const auto& [path, domain_ptr] : space_.searchable_domains()) {
+    Dimension dim{path, split_path(path), *domain_ptr};
+    const Domain& d = dim.domain;
+    if (!d.is_categorical()) {
+      double lo = d.lower();
+      double hi = d.upper();
+      if (d.is_integer()) {
+        const double half = d.q() > 0 ? d.q() / 2 : 0.5;
+        lo = static_cast<double>(d.min_int()) - half;
+        hi = static_cast<double>(d.max_int()) + half;
+      } else if (d.q() > 0 && !d.is_normal()) {
+        lo -= d.q() / 2;
+        hi += d.q() / 2;
+      }
+      dim.low = d.is_normal() ? 0.0 : forward(d, lo);
+      dim.high = d.is_normal() ? 1.0 : forward(d, hi);
+    }
+    dims_.push_back(std::move(dim));
+  }
+}
+
+std::vector<double> SpaceEncoding::encode(const Json& config) const {
+  std::vector<double> x;
+  x.reserve(dims_.size());
+  for (const Dimension& dim : dims_) {
+    const Json* value = &config;
+    for (const auto& key : dim.keys) {
+      auto it = value->find(key);
+      if (it == value->end()) throw ConfigError("the config has no value for it", {}, 0, dim.path);
+      value = &*it;
+    }
+    if (dim.categorical()) {
+      const auto& values = dim.domain.values();
+      auto it = std::find(values.begin(), values.end(), *value);
+      if (it == values.end()) {
+        throw ConfigError(fmt::format("{} is not one of {}", value->dump(), dim.domain.describe()),
+                          {}, 0, dim.path);
+      }
+      x.push_back(static_cast<double>(it - values.begin()));
+      continue;
+    }
+    if (!value->is_number()) {
+      throw ConfigError(
+          fmt::format("{} needs a number, got {}", dim.domain.describe(), value->dump()), {}, 0,
+          dim.path);
+    }
+    double v = value->get<double>();
+    if (dim.domain.is_log() && !(v > 0)) {
+      throw ConfigError(fmt::format("{} needs a positive number, got {}", dim.domain.describe(), v),
+                        {}, 0, dim.path);
+    }
+    const double t = forward(dim.domain, v);
+    x.push_back(std::clamp((t - dim.low) / (dim.high - dim.low), 0.0, 1.0));
+  }
+  return x;
+}
+
+Json SpaceEncoding::decode(const std::vector<double>& x) const {
+  size_t i = 0;
+  return space_.fill([&](const Domain&) -> Json {
+    const Dimension& dim = dims_[i];
+    const double u = x[i++];
+    if (dim.categorical()) {
+      const auto n = static_cast<double>(dim.num_choices());
+      const auto index = static_cast<size_t>(std::clamp(std::round(u), 0.0, n - 1));
+      return dim.domain.values()[index];
+    }
+    const double t = dim.low + std::clamp(u, 0.0, 1.0) * (dim.high - dim.low);
+    return dim.domain.snap(backward(dim.domain, t));
+  });
+}
+
+Json SpaceEncoding::sample(Rng& rng) const {
+  return space_.fill([&](const Domain& domain) -> Json {
+    if (!domain.is_grid()) return domain.sample(rng);
+    const auto n = domain.values().size();
+    return domain
+        .values()[std::min(static_cast<size_t>(unit(rng) * static_cast<double>(n)), n - 1)];
+  });
+}
+
+Rng suggestion_rng(uint64_t seed, uint64_t index) {
+  auto lo32 = [](uint64_t v) { return static_cast<uint32_t>(v); };
+  auto hi32 = [](uint64_t v) { return static_cast<uint32_t>(v >> 32); };
+  std::seed_seq seq{lo32(seed), hi32(seed), lo32(index), hi32(index)};
+  return Rng(seq);
+}
+
+void deep_merge(Json& config, const Json& point) {
+  for (const auto& [key, value] : point.items()) {
+    auto it = config.find(key);
+    if (it != config.end() && it->is_object() && value.is_object()) {
+      deep_merge(*it, value);
+    } else {
+      config[key] = value;
+    }
+  }
+}
+
+}  // namespace tune::search::detail

@@ -1,0 +1,91 @@
+// ModelBasedSearcher: what TPE and GP-BO share. It keeps the trial budget,
+// suggests points_to_evaluate first, then random configs until
+// n_startup_trials trials have completed, then asks the model (propose()).
+// It records every completed trial's value (sign-folded so lower is better)
+// and every suggested-but-unfinished trial, which the models treat as
+// running (constant liar) so parallel trials do not pile onto one point.
+//
+// Values: the experiment's metric from the trial's last result; a trial
+// that completes without it uses its latest intermediate result (fed by
+// on_trial_result), so trials stopped early by a scheduler still count.
+// Trials in ERROR are dropped, like Optuna's FAIL state.
+//
+// Deterministic: suggestion i draws from an Rng seeded by (seed, i); save()
+// holds the counter, the history and the model's warm-start state, so
+// restore(save()) on a fresh searcher gives the same next suggestions.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "search/internal/space_encoding.h"
+#include "search/searcher.h"
+
+namespace tune::search {
+
+struct ModelBasedOptions {
+  int64_t num_samples = 1;               // configs to suggest in all; -1 = unlimited
+  uint64_t seed = 0;                     // the same seed gives the same configs
+  int64_t n_startup_trials = 10;         // random configs first (Optuna's default)
+  std::vector<Json> points_to_evaluate;  // suggested first, in order; may be partial
+};
+
+class ModelBasedSearcher : public Searcher {
+ public:
+  ModelBasedSearcher(const ModelBasedSearcher&) = delete;
+  ModelBasedSearcher& operator=(const ModelBasedSearcher&) = delete;
+
+  // Throws ConfigError when `metric` is empty (key "metric") or a point to
+  // evaluate does not fit the space (key "points_to_evaluate").
+  void set_search_properties(const std::string& metric, Mode mode, const ParamSpace& space) final;
+  Suggestion suggest(const std::string& trial_id) final;
+  void on_trial_result(const std::string& trial_id, const Json& result) final;
+  void on_trial_complete(const std::string& trial_id, const Json* last_result, bool error) final;
+  Json save() const final;
+  void restore(const Json& state) final;
+
+  struct Observation {
+    uint64_t index = 0;     // suggestion number: the order models weigh by
+    std::vector<double> x;  // the encoded config (detail::SpaceEncoding)
+    double loss = 0;        // the metric, negated for Mode::kMax
+  };
+
+  // Completed trials with a value, in completion order.
+  const std::vector<Observation>& observations() const { return observations_; }
+  // Suggested trials not yet complete, in suggestion order (loss unused).
+  std::vector<Observation> running() const;
+
+ protected:
+  ModelBasedSearcher(std::string name, ModelBasedOptions options);
+
+  // The next point (encoded), once n_startup_trials trials have completed.
+  virtual std::vector<double> propose(Rng& rng) = 0;
+  // State the model carries from one suggestion to the next (warm starts).
+  virtual Json save_model() const { return nullptr; }
+  virtual void restore_model(const Json& state) {}
+
+  const detail::SpaceEncoding& encoding() const { return encoding_; }
+
+ private:
+  struct Running {
+    uint64_t index = 0;
+    std::vector<double> x;
+    std::optional<double> last_loss;  // from the latest intermediate result
+  };
+
+  std::optional<double> loss_of(const Json& result) const;
+
+  std::string name_;
+  ModelBasedOptions options_;
+  std::string metric_;
+  Mode mode_ = Mode::kMin;
+  detail::SpaceEncoding encoding_;
+  uint64_t suggested_ = 0;
+  std::vector<Observation> observations_;
+  std::map<std::string, Running> running_;
+};
+
+}  // namespace tune::search

@@ -1,0 +1,142 @@
+// HyperBand traces: bracket sizes and milestones as Ray computes them, and
+// synchronous halving at each milestone.
+#include "schedulers/hyperband.h"
+
+#include <doctest/doctest.h>
+
+#include "tests/schedulers/trace.h"
+
+using namespace tune;
+using namespace tune::schedulers;
+using namespace tune::schedulers::testing;
+
+namespace {
+
+HyperBandScheduler hyperband(double max_t, double rf, Mode mode = Mode::kMax) {
+  HyperBandScheduler s({.max_t = max_t, .reduction_factor = rf});
+  s.set_search_properties("score", mode);
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("HyperBand max_t=81 rf=3: brackets of 5, 8, 15, 34, 81 trials from milestones 81..1") {
+  HyperBandScheduler s = hyperband(81, 3);
+  Trace t(s);
+  for (int i = 0; i < 144; ++i) t.add("t" + std::to_string(i));
+  const auto b = s.brackets();
+  REQUIRE(b.size() == 6);
+  const std::vector<int64_t> n{5, 8, 15, 34, 81}, r{81, 27, 9, 3, 1};
+  for (size_t i = 0; i < 5; ++i) {
+    CHECK(b[i].band == 0);
+    CHECK(b[i].s == static_cast<int64_t>(i));
+    CHECK(b[i].n0 == n[i]);
+    CHECK(b[i].r0 == r[i]);
+    CHECK(b[i].live == static_cast<size_t>(n[i]));  // filled in creation order
+  }
+  CHECK(b[5].band == 1);  // the 144th trial opens a new band
+  CHECK(b[5].n0 == 5);
+  CHECK(b[5].live == 1);
+}
+
+TEST_CASE("HyperBand milestones grow by rf up to max_t (Ray after #39157)") {
+  // Bracket s=4 of max_t=81: 1 -> 3 -> 9 -> 27 -> 81, keeping ceil(n / 3).
+  HyperBandScheduler s = hyperband(81, 3);
+  Trace t(s);
+  std::vector<std::string> ids;
+  for (int i = 0; i < 143; ++i) ids.push_back("t" + std::to_string(i)), t.add(ids.back());
+  std::vector<std::string> live(ids.begin() + 62, ids.end());  // the 81 trials of s=4
+  const std::vector<double> milestones{1, 3, 9, 27, 81};
+  const std::vector<size_t> kept{27, 9, 3, 1};
+  double time = 0;
+  for (size_t m = 0; m < milestones.size(); ++m) {
+    CHECK(s.brackets()[4].milestone == milestones[m]);
+    // Every live trial runs to the milestone; scores by index, best last.
+    for (size_t i = 0; i < live.size(); ++i) {
+      for (double step = time + 1; step < milestones[m]; ++step) {
+        CHECK(t.report(live[i], step, double(i)) == kContinue);
+      }
+      const Decision d = t.report(live[i], milestones[m], double(i));
+      if (m == milestones.size() - 1) {
+        CHECK(d == kStop);  // the last milestone ends the bracket
+      } else if (i + 1 < live.size()) {
+        CHECK(d == kPause);  // waits for the rest of the bracket
+      } else {
+        CHECK(d == kContinue);  // the last arrival is the best: it goes on
+      }
+    }
+    if (m == milestones.size() - 1) break;
+    auto stopped = t.take_stops();
+    CHECK(stopped.size() == live.size() - kept[m]);
+    live.erase(live.begin(), live.end() - static_cast<std::ptrdiff_t>(kept[m]));
+    // The winners resume, the last arrival among them already running.
+    std::vector<std::string> paused(live.begin(), live.end() - 1);
+    while (!paused.empty()) {
+      CHECK(t.choose(paused) == paused.front());
+      paused.erase(paused.begin());
+    }
+    time = milestones[m];
+  }
+}
+
+TEST_CASE("HyperBand max_t=9 rf=3: a bracket of 5 halves to 2 at milestone 3") {
+  for (Mode mode : {Mode::kMax, Mode::kMin}) {
+    const double sign = mode == Mode::kMax ? 1 : -1;
+    HyperBandScheduler s = hyperband(9, 3, mode);
+    Trace t(s);
+    for (auto id : {"a", "b", "c"}) t.add(id);            // s=0: 3 trials to 9
+    for (auto id : {"p", "q", "r", "u", "v"}) t.add(id);  // s=1: 5 trials from 3
+    CHECK(s.brackets()[0].n0 == 3);
+    CHECK(s.brackets()[1].n0 == 5);
+    CHECK(s.brackets()[1].r0 == 3);
+    CHECK(t.report("p", 1, sign * 0.1) == kContinue);
+    CHECK(t.report("p", 3, sign * 0.1) == kPause);
+    CHECK(t.choose({"p"}).empty());  // paused, not promoted
+    CHECK(t.report("q", 3, sign * 0.5) == kPause);
+    CHECK(t.report("r", 3, sign * 0.3) == kPause);
+    CHECK(t.report("u", 3, sign * 0.9) == kPause);
+    CHECK(t.take_stops().empty());
+    CHECK(t.report("v", 3, sign * 0.2) == kStop);  // last arrival, bottom 3 of 5
+    CHECK(t.take_stops() == std::vector<std::string>{"p", "r"});
+    CHECK(t.choose({"q", "u"}, /*peek=*/true) == "q");
+    CHECK(t.choose({"q", "u"}) == "q");  // idempotent
+    CHECK(t.report("q", 4, sign * 0.5) == kContinue);
+    CHECK(t.choose({"u"}) == "u");
+    CHECK(t.report("u", 8, sign * 0.9) == kContinue);
+    CHECK(t.report("u", 9, sign * 0.9) == kStop);  // max_t
+    CHECK(t.report("q", 9, sign * 0.5) == kStop);
+    // s=0 bracket: no halving, runs to 9.
+    CHECK(t.report("a", 8, 1.0) == kContinue);
+    CHECK(t.report("a", 9, 1.0) == kStop);
+    CHECK(s.debug_string().find("num_stopped=3") != std::string::npos);
+  }
+}
+
+TEST_CASE("HyperBand: a trial leaving completes the milestone for the others") {
+  HyperBandScheduler s = hyperband(9, 3);
+  Trace t(s);
+  for (auto id : {"a", "b", "c", "p", "q", "r", "u", "v"}) t.add(id);
+  for (auto id : {"p", "q", "r", "u"}) CHECK(t.report(id, 3, id[0] == 'u' ? 1.0 : 0.0) == kPause);
+  t.complete("v");  // v ends early (stopper, error): the bracket is processed
+  auto stopped = t.take_stops();
+  CHECK(stopped.size() == 2);
+  CHECK(t.choose({"u"}) == "u");
+}
+
+TEST_CASE("HyperBand save and restore continue with identical decisions") {
+  HyperBandScheduler s1 = hyperband(9, 3), s2 = hyperband(9, 3);
+  Trace t1(s1), t2(s2);
+  const std::vector<std::string> ids{"a", "b", "c", "p", "q", "r", "u", "v"};
+  for (const auto& id : ids) t1.add(id), t2.add(id);
+  CHECK(t1.report("p", 3, 0.1) == kPause);
+  CHECK(t1.report("q", 3, 0.5) == kPause);
+  round_trip(s1, s2);
+  for (auto* t : {&t1, &t2}) {
+    CHECK(t->report("r", 3, 0.3) == kPause);
+    CHECK(t->report("u", 3, 0.9) == kPause);
+    CHECK(t->report("v", 3, 0.2) == kStop);
+  }
+  CHECK(t1.take_stops() == t2.take_stops());
+  CHECK(t1.choose({"q", "u"}) == t2.choose({"q", "u"}));
+  CHECK(s1.save() == s2.save());
+}

@@ -1,0 +1,99 @@
+// Drives a scheduler through a decision trace: trials by name, results as
+// (trial, time, metric), with the views the controller would pass.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "schedulers/trial_scheduler.h"
+
+namespace tune::schedulers::testing {
+
+class Trace {
+ public:
+  explicit Trace(TrialScheduler& scheduler, std::string time_attr = "training_iteration",
+                 std::string metric = "score")
+      : s_(scheduler), time_attr_(std::move(time_attr)), metric_(std::move(metric)) {}
+
+  void add(const std::string& id, Json config = Json::object()) {
+    ids_[id] = id;
+    configs_[id] = std::move(config);
+    status_[id] = TrialStatus::kPending;
+    s_.on_trial_add(view(id));
+  }
+
+  // The trial reports `metric` at time `t`; returns the scheduler's decision.
+  Decision report(const std::string& id, double t, double metric, int64_t checkpoint = -1) {
+    checkpoint_[id] = checkpoint >= 0 ? checkpoint : static_cast<int64_t>(t);
+    status_[id] = TrialStatus::kRunning;
+    Json result{{metric_, metric}, {time_attr_, t}, {"trial_id", id}};
+    if (time_attr_ != "training_iteration") result["training_iteration"] = static_cast<int64_t>(t);
+    results_[id] = result;
+    const Decision d = s_.on_trial_result(view(id), result);
+    if (d == Decision::kPause) status_[id] = TrialStatus::kPaused;
+    if (d == Decision::kStop) {
+      status_[id] = TrialStatus::kTerminated;
+      s_.on_trial_remove(view(id));
+    }
+    return d;
+  }
+
+  // The controller ends the trials the scheduler hands over.
+  std::vector<std::string> take_stops() {
+    auto ids = s_.take_trials_to_stop();
+    for (const auto& id : ids) {
+      status_[id] = TrialStatus::kTerminated;
+      s_.on_trial_remove(view(id));
+    }
+    return ids;
+  }
+
+  void complete(const std::string& id) {
+    status_[id] = TrialStatus::kTerminated;
+    s_.on_trial_complete(view(id), results_.contains(id) ? &results_[id] : nullptr);
+  }
+
+  // choose_trial_to_run over `ids` (each PENDING or PAUSED); returns the
+  // chosen id or "" and, unless `peek`, marks it running as the controller
+  // does when it launches the trial.
+  std::string choose(const std::vector<std::string>& ids, bool peek = false) {
+    std::vector<TrialView> views;
+    for (const auto& id : ids) views.push_back(view(id));
+    const int pick = s_.choose_trial_to_run(views);
+    if (pick < 0) return "";
+    if (!peek) status_[ids[pick]] = TrialStatus::kRunning;
+    return ids[pick];
+  }
+
+  void set_config(const std::string& id, Json config) { configs_[id] = std::move(config); }
+  const Json& config(const std::string& id) { return configs_[id]; }
+  TrialStatus status(const std::string& id) { return status_[id]; }
+
+  TrialView view(const std::string& id) {
+    return {ids_[id], status_[id], configs_[id], results_.contains(id) ? &results_[id] : nullptr,
+            checkpoint_[id]};
+  }
+
+ private:
+  TrialScheduler& s_;
+  std::string time_attr_;
+  std::string metric_;
+  std::map<std::string, std::string> ids_;
+  std::map<std::string, Json> configs_;
+  std::map<std::string, Json> results_;
+  std::map<std::string, TrialStatus> status_;
+  std::map<std::string, int64_t> checkpoint_;
+};
+
+constexpr Decision kContinue = Decision::kContinue;
+constexpr Decision kPause = Decision::kPause;
+constexpr Decision kStop = Decision::kStop;
+
+// Round-trips a scheduler's state through its JSON text, as an experiment
+// checkpoint does.
+inline void round_trip(const TrialScheduler& from, TrialScheduler& to) {
+  to.restore(Json::parse(from.save().dump()));
+}
+
+}  // namespace tune::schedulers::testing

@@ -1,0 +1,81 @@
+#include "search/gp.h"
+
+#include <doctest/doctest.h>
+
+#include <set>
+
+#include "core/errors.h"
+#include "search/basic_variant.h"
+#include "tests/search/searcher_test_util.h"
+
+namespace tune::search {
+namespace {
+
+using testing::branin;
+using testing::branin_space;
+using testing::run_sequential;
+
+GpOptions gp_options(int64_t num_samples, uint64_t seed) {
+  GpOptions o;
+  o.base.num_samples = num_samples;
+  o.base.seed = seed;
+  o.n_candidates = 300;
+  return o;
+}
+
+TEST_CASE("gp: the same seed gives the same configs") {
+  GpSearcher a(gp_options(20, 1)), b(gp_options(20, 1));
+  for (auto* s : {&a, &b}) s->set_search_properties("loss", Mode::kMin, branin_space());
+  CHECK(run_sequential(a, 20, branin) == run_sequential(b, 20, branin));
+}
+
+TEST_CASE("gp: restore on a fresh searcher gives the same next suggestions") {
+  GpSearcher a(gp_options(30, 2));
+  a.set_search_properties("loss", Mode::kMin, branin_space());
+  run_sequential(a, 15, branin);
+  REQUIRE(a.suggest("running").status == Suggestion::Status::kConfig);
+  const Json state = Json::parse(a.save().dump());
+  GpSearcher b(gp_options(30, 2));
+  b.set_search_properties("loss", Mode::kMin, branin_space());
+  b.restore(state);
+  CHECK(run_sequential(a, 5, branin, 100) == run_sequential(b, 5, branin, 100));
+}
+
+TEST_CASE("gp finds Branin's optimum region in 30 trials") {
+  for (uint64_t seed = 0; seed < 2; ++seed) {
+    GpSearcher gp(gp_options(30, seed));
+    gp.set_search_properties("loss", Mode::kMin, branin_space());
+    CHECK(testing::best_of(run_sequential(gp, 30, branin), branin) < 0.6);
+  }
+}
+
+TEST_CASE("gp: categorical one-hot, integers snapped, running trials spread out") {
+  const ParamSpace space{
+      {"x", uniform(-2, 2)}, {"n", randint(0, 10)}, {"kind", choice({"a", "b", "c"})}};
+  auto loss = [](const Json& c) {
+    return std::pow(c["x"].get<double>() - 1, 2) + std::abs(c["n"].get<int64_t>() - 7) +
+           (c["kind"] == "c" ? 0 : 2);
+  };
+  GpSearcher gp(gp_options(40, 4));
+  gp.set_search_properties("loss", Mode::kMin, space);
+  const auto configs = run_sequential(gp, 30, loss);
+  for (const Json& c : configs) CHECK(c["n"].is_number_integer());
+  CHECK(testing::best_of(configs, loss) < 0.5);
+  std::set<std::string> parallel;
+  for (int i = 0; i < 4; ++i) parallel.insert(gp.suggest("p" + std::to_string(i)).config.dump());
+  CHECK(parallel.size() == 4);
+}
+
+TEST_CASE("gp: invalid options are ConfigErrors naming the option") {
+  GpOptions o = gp_options(5, 0);
+  o.n_candidates = 0;
+  try {
+    GpSearcher gp(o);
+    FAIL("expected ConfigError");
+  } catch (const ConfigError& e) {
+    CHECK(e.key() == "n_candidates");
+  }
+}
+
+}  // namespace
+}  // namespace tune::search
