@@ -10,3 +10,18 @@ find_package(CLI11 REQUIRED)
 find_package(doctest REQUIRED)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(SQLITE3 REQUIRED IMPORTED_TARGET sqlite3)
+
+# libtorch is optional: without it the project builds and tests everything but
+# the distributed trainer (train/torch, train/fashion_mnist). Debian's
+# libtorch-dev; a CUDA libtorch (PyTorch's) via -DCMAKE_PREFIX_PATH. Only
+# targets under train/ link it: the controller never loads libtorch.
+find_package(Torch QUIET)
+option(TUNERUN_WITH_TORCH "Build the libtorch trainer (needs find_package(Torch))" ${Torch_FOUND})
+if(TUNERUN_WITH_TORCH AND NOT Torch_FOUND)
+  message(FATAL_ERROR "TUNERUN_WITH_TORCH=ON but libtorch was not found "
+                      "(TUNERUN_WITH_TORCH=1 scripts/install_deps.sh installs libtorch-dev)")
+endif()
+if(TUNERUN_WITH_TORCH)
+  find_package(ZLIB REQUIRED)  # Fashion-MNIST's gzipped IDX files; zlib1g-dev
+  message(STATUS "tunerun: building the libtorch trainer (${TORCH_LIBRARIES})")
+endif()

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs every Debian package tunerun needs. Idempotent: packages already
 # present are skipped; `apt-get update` runs only when something is missing.
-# TUNERUN_WITH_TORCH=1 adds libtorch, OpenBLAS and Fashion-MNIST (the trainer).
+# TUNERUN_WITH_TORCH=0 skips libtorch, Gloo, OpenBLAS and Fashion-MNIST (the trainer).
 set -euo pipefail
 
 packages=(
@@ -10,8 +10,8 @@ packages=(
   libeigen3-dev libcli11-dev libfmt-dev doctest-dev libtomlplusplus-dev
   nlohmann-json3-dev
 )
-if [[ "${TUNERUN_WITH_TORCH:-0}" != 0 ]]; then
-  packages+=(libtorch-dev libopenblas0-pthread dataset-fashion-mnist)
+if [[ "${TUNERUN_WITH_TORCH:-1}" != 0 ]]; then
+  packages+=(libtorch-dev libgloo-dev zlib1g-dev libopenblas0-pthread dataset-fashion-mnist)
 fi
 
 missing=()

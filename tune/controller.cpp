@@ -108,7 +108,8 @@ class TrialController::Impl {
                      : std::shared_ptr<schedulers::TrialScheduler>(
                            schedulers::make_scheduler(spec_.scheduler, spec_.scheduler_options));
     scheduler_->set_search_properties(spec_.metric, spec_.mode);
-    if (!spec_.stop.empty()) stoppers_.push_back(std::make_unique<CriteriaStopper>(spec_.stop));
+    if (!spec_.stop.empty()) stoppers_.push_back(std::make_shared<CriteriaStopper>(spec_.stop));
+    stoppers_.insert(stoppers_.end(), spec_.stoppers.begin(), spec_.stoppers.end());
     const bool exists = std::filesystem::exists(spec_.experiment_dir() / "experiment.db");
     if (options_.resume && !exists) {
       throw ConfigError(
@@ -141,7 +142,8 @@ class TrialController::Impl {
     started_ = Clock::now();
     open();
     while (true) {
-      if (!stopping_experiment_) {
+      check_stop_all();
+      if (!stopping_experiment_ && !stop_all_) {
         create_trials();
         start_trials();
       }
@@ -309,6 +311,28 @@ class TrialController::Impl {
     }
   }
 
+  // A stopper's stop_all(): the experiment ends normally (FINISHED). No trial
+  // is created or started any more; waiting trials end TERMINATED now,
+  // running ones are stopped at their next report (complete_iteration).
+  void check_stop_all() {
+    if (stop_all_) return;
+    for (auto& stopper : stoppers_) {
+      if (!stopper->stop_all()) continue;
+      stop_all_ = true;
+      stop_all_reason_ = stopper->reason();
+      break;
+    }
+    if (!stop_all_) return;
+    searcher_finished_ = true;
+    log(1, "stopping all trials: {}", stop_all_reason_);
+    for (const auto& id : order_) {
+      Trial& trial = trials_.at(id);
+      if (trial.status == TrialStatus::kPending || trial.status == TrialStatus::kPaused) {
+        end_waiting_trial(trial, stop_all_reason_);
+      }
+    }
+  }
+
   void kill_all_running() {
     for (auto& [id, trial] : trials_) {
       if (trial.status == TrialStatus::kRunning) kill_for_stop(trial);
@@ -371,15 +395,21 @@ class TrialController::Impl {
       if (it == trials_.end()) continue;
       Trial& trial = it->second;
       if (trial.status != TrialStatus::kPaused && trial.status != TrialStatus::kPending) continue;
-      trial.finished_at = unix_now();
-      change_status(trial, TrialStatus::kTerminated,
-                    fmt::format("stopped by scheduler {} at iteration {}",
-                                scheduler_->debug_string(), trial.iteration));
-      scheduler_->on_trial_remove(view_of(trial));
-      searcher_->on_trial_complete(
-          trial.id, trial.last_result.is_null() ? nullptr : &trial.last_result, false);
-      log(1, "{} TERMINATED: stopped by scheduler while waiting{}", trial.id, metric_suffix(trial));
+      end_waiting_trial(trial, fmt::format("stopped by scheduler {} at iteration {}",
+                                           scheduler_->debug_string(), trial.iteration));
     }
+  }
+
+  // Ends a PENDING or PAUSED trial as TERMINATED without starting it again.
+  void end_waiting_trial(Trial& trial, const std::string& reason) {
+    trial.finished_at = unix_now();
+    change_status(trial, TrialStatus::kTerminated, reason);
+    scheduler_->on_trial_remove(view_of(trial));
+    searcher_->on_trial_complete(trial.id,
+                                 trial.last_result.is_null() ? nullptr : &trial.last_result, false);
+    log(1, "{} TERMINATED while waiting: {}{}", trial.id, reason, metric_suffix(trial));
+    for (auto& cb : options_.callbacks)
+      cb->on_trial_complete(trial.id, trial.config, trial.last_result);
   }
 
   void start_trials() {
@@ -477,6 +507,7 @@ class TrialController::Impl {
                            : fmt::format("started (attempt {})", trial.attempt));
     log(1, "{} RUNNING {}{}", trial.id, trial.config.dump(),
         resuming ? fmt::format(" from checkpoint {}", trial.checkpoint_iteration) : "");
+    for (auto& cb : options_.callbacks) cb->on_trial_start(trial.id, trial.config);
   }
 
   // ---- the loop --------------------------------------------------------------
@@ -674,15 +705,23 @@ class TrialController::Impl {
     trial.iteration = iteration;
     trial.last_result = result;
     searcher_->on_trial_result(trial.id, result);
+    for (auto& cb : options_.callbacks) cb->on_trial_result(trial.id, trial.config, result);
 
     Decision decision = scheduler_->on_trial_result(view_of(trial), result);
     std::string reason = fmt::format("stopped by scheduler {} at iteration {}",
                                      scheduler_->debug_string(), iteration);
+    // Every stopper sees every result (stateful ones, e.g. plateau, need
+    // them all); a stopper's STOP overrides the scheduler's PAUSE, as in Ray.
     for (auto& stopper : stoppers_) {
-      if (decision == Decision::kContinue && stopper->should_stop_trial(trial.id, result)) {
+      if (stopper->should_stop_trial(trial.id, result) && decision != Decision::kStop) {
         decision = Decision::kStop;
         reason = stopper->reason();
       }
+    }
+    check_stop_all();
+    if (stop_all_ && decision != Decision::kStop) {
+      decision = Decision::kStop;
+      reason = stop_all_reason_;
     }
     if (trial.pause_requested && decision == Decision::kContinue) {
       // The experiment is stopping: keep this trial's progress for resume.
@@ -829,6 +868,9 @@ class TrialController::Impl {
       scheduler_->on_trial_complete(view_of(trial),
                                     trial.last_result.is_null() ? nullptr : &trial.last_result);
       log(1, "{} TERMINATED: {}{}", trial.id, reason, metric_suffix(trial));
+      for (auto& cb : options_.callbacks) {
+        cb->on_trial_complete(trial.id, trial.config, trial.last_result);
+      }
     } else {
       if (trial.error.empty()) {
         for (const auto& w : trial.workers) {
@@ -841,7 +883,7 @@ class TrialController::Impl {
       }
       ++trial.num_failures;
       if ((spec_.max_failures < 0 || trial.num_failures <= spec_.max_failures) &&
-          !stopping_experiment_) {
+          !stopping_experiment_ && !stop_all_) {
         ++trial.attempt;
         change_status(
             trial, TrialStatus::kPending,
@@ -858,6 +900,7 @@ class TrialController::Impl {
       if (spec_.fail_fast) stop_experiment(fmt::format("fail_fast: trial {} failed", trial.id));
       scheduler_->on_trial_error(view_of(trial));
       log(1, "{} ERROR: {}", trial.id, trial.error);
+      for (auto& cb : options_.callbacks) cb->on_trial_error(trial.id, trial.config, trial.error);
     }
     searcher_->on_trial_complete(trial.id,
                                  trial.last_result.is_null() ? nullptr : &trial.last_result, !ok);
@@ -1043,7 +1086,9 @@ class TrialController::Impl {
   Clock::time_point last_state_save_;
   std::shared_ptr<search::Searcher> searcher_;
   std::shared_ptr<schedulers::TrialScheduler> scheduler_;
-  std::vector<std::unique_ptr<Stopper>> stoppers_;
+  std::vector<std::shared_ptr<Stopper>> stoppers_;  // spec_.stop's, then spec_.stoppers
+  bool stop_all_ = false;                           // a stopper's stop_all() held (check_stop_all)
+  std::string stop_all_reason_;
   std::optional<storage::ExperimentStore> store_;
 
   zmq::context_t zmq_{1};

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "tune/callback.h"
 #include "tune/experiment_spec.h"
 
 namespace tune {
@@ -30,6 +31,9 @@ struct ControllerOptions {
   int verbosity = 1;  // 0: silent; 1: trial starts and ends; 2: every result
   // Called once the control socket listens, with its endpoint (monitors, tests).
   std::function<void(const std::string& endpoint)> on_listen;
+  // Hooks called from the event loop as trials start, report and end
+  // (tune/callback.h says when each fires), in this order.
+  std::vector<std::shared_ptr<Callback>> callbacks;
 
   // Continue the experiment already in the directory instead of starting one:
   // finished trials stay finished, running and paused ones restart from their

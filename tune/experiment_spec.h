@@ -56,6 +56,8 @@ struct ExperimentSpec {
   std::shared_ptr<search::Searcher> custom_searcher;
   std::shared_ptr<schedulers::TrialScheduler> custom_scheduler;
   std::vector<StopCriterion> stop;
+  // Stopper objects from the C++ API (tune/stoppers.h), asked after `stop`.
+  std::vector<std::shared_ptr<Stopper>> stoppers;
 
   Json source = Json::object();  // the sweep as the user wrote it, stored for display
   std::string sweep_text;        // the sweep file's text, for `tunerun resume`

@@ -30,7 +30,7 @@ ExperimentSpec stored_spec(const std::filesystem::path& dir) {
     fmt::print(stderr, "error: {}\n", e.what());
     throw ExitRequest{kExitBadInput};
   }
-  if (!stored.contains("sweep_text")) {
+  if (stored.value("sweep_text", std::string()).empty()) {
     fmt::print(stderr,
                "error: {} was not started from a sweep file; restore it from the C++ API "
                "(tune::Tuner::restore)\n",

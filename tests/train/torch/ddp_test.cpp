@@ -1,0 +1,140 @@
+#include "train/torch/ddp.h"
+
+#include <doctest/doctest.h>
+#include <torch/torch.h>
+
+#include "ranks.h"
+
+namespace {
+
+// Several small parameters, so that tiny buckets split them.
+struct SmallNet : torch::nn::Module {
+  SmallNet() {
+    fc1 = register_module("fc1", torch::nn::Linear(10, 16));
+    fc2 = register_module("fc2", torch::nn::Linear(16, 8));
+    fc3 = register_module("fc3", torch::nn::Linear(8, 3));
+    unused = register_parameter("unused", torch::ones({4}));
+  }
+  torch::Tensor forward(torch::Tensor x) { return fc3(torch::relu(fc2(torch::relu(fc1(x))))); }
+  torch::nn::Linear fc1{nullptr}, fc2{nullptr}, fc3{nullptr};
+  torch::Tensor unused;  // takes no part in forward: its bucket must still go
+};
+
+constexpr int64_t kBatch = 8;  // per rank
+constexpr int kSteps = 5;
+
+struct Data {
+  torch::Tensor x, y;
+};
+
+Data make_data() {
+  torch::manual_seed(123);
+  return {torch::randn({2 * kBatch * kSteps, 10}), torch::randint(0, 3, {2 * kBatch * kSteps})};
+}
+
+std::vector<torch::Tensor> snapshot(torch::nn::Module& m) {
+  std::vector<torch::Tensor> out;
+  for (auto& p : m.parameters()) out.push_back(p.detach().clone());
+  return out;
+}
+
+double max_diff(const std::vector<torch::Tensor>& a, const std::vector<torch::Tensor>& b) {
+  double d = 0;
+  for (size_t i = 0; i < a.size(); ++i) d = std::max(d, (a[i] - b[i]).abs().max().item<double>());
+  return d;
+}
+
+// Trains `steps` SGD steps with momentum; step i takes rows
+// [offset + i * stride, +batch).
+void train(SmallNet& net, train::DistributedModel& ddp, const Data& data, int64_t offset,
+           int64_t stride, int64_t batch, bool set_grads_to_none = false) {
+  torch::optim::SGD opt(net.parameters(), torch::optim::SGDOptions(0.1).momentum(0.9));
+  for (int i = 0; i < kSteps; ++i) {
+    if (set_grads_to_none) {
+      for (auto& p : net.parameters()) p.mutable_grad() = torch::Tensor();
+    } else {
+      ddp.zero_grad();
+    }
+    auto rows = torch::arange(offset + i * stride, offset + i * stride + batch);
+    auto loss = torch::nn::functional::cross_entropy(net.forward(data.x.index_select(0, rows)),
+                                                     data.y.index_select(0, rows));
+    loss.backward();
+    opt.step();
+  }
+}
+
+std::vector<torch::Tensor> single_rank_reference(const Data& data) {
+  torch::manual_seed(1);  // rank 0's initial weights, which DDP broadcasts
+  SmallNet net;
+  auto ddp = train::prepare_model(net);  // no group: a no-op wrapper
+  CHECK(ddp->world_size() == 1);
+  train(net, *ddp, data, 0, 2 * kBatch, 2 * kBatch);
+  train::release_model(net);
+  return snapshot(net);
+}
+
+void check_equivalence(train::DdpOptions base, bool set_grads_to_none) {
+  torch::set_num_threads(1);
+  Data data = make_data();
+  auto reference = single_rank_reference(data);
+  std::vector<std::vector<torch::Tensor>> result(2);
+  std::vector<train::DistributedModel::Stats> stats(2);
+  train::testing::run_ranks(2, [&](int rank, auto group) {
+    torch::manual_seed(rank + 1);  // different initial weights: the broadcast must fix them
+    SmallNet net;
+    train::DdpOptions options = base;
+    options.process_group = group;
+    auto ddp = train::prepare_model(net, options);
+    train(net, *ddp, data, rank * kBatch, 2 * kBatch, kBatch, set_grads_to_none);
+    result[rank] = snapshot(net);
+    stats[rank] = ddp->stats();
+    train::release_model(net);
+  });
+  CHECK(max_diff(result[0], reference) < 1e-5);
+  CHECK(max_diff(result[1], reference) < 1e-5);
+  CHECK(max_diff(result[0], result[1]) == 0.0);
+  CHECK(stats[0].steps == kSteps);
+}
+
+}  // namespace
+
+TEST_CASE("2-rank DDP with batch B per rank equals 1 rank with batch 2B") {
+  check_equivalence({}, false);
+}
+
+TEST_CASE("DDP equivalence holds with one bucket per parameter") {
+  check_equivalence({.bucket_cap_bytes = 1, .first_bucket_bytes = 1}, false);
+}
+
+TEST_CASE("gradients set to none between steps are still averaged") {
+  check_equivalence({.bucket_cap_bytes = 256, .first_bucket_bytes = 64}, true);
+}
+
+TEST_CASE("prepare_model broadcasts rank 0's parameters") {
+  torch::set_num_threads(1);
+  std::vector<std::vector<torch::Tensor>> result(2);
+  train::testing::run_ranks(2, [&](int rank, auto group) {
+    torch::manual_seed(rank + 7);
+    SmallNet net;
+    auto ddp = train::prepare_model(net, {.process_group = group});
+    CHECK(ddp->world_size() == 2);
+    CHECK(ddp->stats().buckets >= 1);
+    result[rank] = snapshot(net);
+    train::release_model(net);
+  });
+  CHECK(max_diff(result[0], result[1]) == 0.0);
+}
+
+TEST_CASE("zero_grad zeroes the gradients in place") {
+  torch::set_num_threads(1);
+  train::testing::run_ranks(2, [&](int rank, auto group) {
+    SmallNet net;
+    auto ddp = train::prepare_model(net, {.process_group = group});
+    net.forward(torch::randn({4, 10})).sum().backward();
+    auto grad = net.fc1->weight.grad();
+    ddp->zero_grad();
+    CHECK(grad.is_same(net.fc1->weight.grad()));
+    CHECK(net.fc1->weight.grad().abs().sum().item<double>() == 0.0);
+    train::release_model(net);
+  });
+}

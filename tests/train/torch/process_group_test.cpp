@@ -1,0 +1,106 @@
+#include "train/torch/process_group.h"
+
+#include <ATen/ATen.h>
+#include <doctest/doctest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+
+#include "ranks.h"
+
+namespace {
+
+int free_port() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  socklen_t len = sizeof addr;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+}  // namespace
+
+TEST_CASE("two ranks as threads allreduce over a Gloo group") {
+  std::vector<float> sums(2);
+  train::testing::run_ranks(2, [&](int rank, auto group) {
+    std::vector<at::Tensor> t{at::full({4}, float(rank + 1))};
+    group->allreduce(t)->wait();
+    sums[rank] = t[0][3].item<float>();
+  });
+  CHECK(sums[0] == 3.0f);
+  CHECK(sums[1] == 3.0f);
+}
+
+TEST_CASE("two ranks rendezvous through a TCPStore hosted by rank 0") {
+  const int port = free_port();
+  std::vector<float> sums(2);
+  std::vector<std::thread> threads;
+  std::vector<std::exception_ptr> errors(2);
+  for (int rank = 0; rank < 2; ++rank) {
+    threads.emplace_back([&, rank] {
+      try {
+        c10d::TCPStoreOptions options;
+        options.port = static_cast<uint16_t>(port);
+        options.isServer = rank == 0;
+        options.numWorkers = 2;
+        options.waitWorkers = false;
+        options.timeout = std::chrono::seconds(10);
+        auto store = c10::make_intrusive<c10d::TCPStore>("127.0.0.1", options);
+        auto group = train::new_process_group(store, rank, 2);
+        std::vector<at::Tensor> t{at::full({2}, float(rank + 1))};
+        group->allreduce(t)->wait();
+        sums[rank] = t[0][0].item<float>();
+        train::barrier(group);
+      } catch (...) {
+        errors[rank] = std::current_exception();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (auto& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
+  CHECK(sums == std::vector<float>{3.0f, 3.0f});
+}
+
+TEST_CASE("a group whose peer never comes fails within the rendezvous timeout") {
+  auto store = c10::make_intrusive<c10d::HashStore>();
+  auto start = std::chrono::steady_clock::now();
+  train::ProcessGroupOptions options{.rendezvous_timeout = std::chrono::milliseconds(500)};
+  CHECK_THROWS_AS(train::new_process_group(store, 0, 2, options), train::ProcessGroupError);
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(10));
+}
+
+TEST_CASE("without WORLD_SIZE a single rank forms no group") {
+  unsetenv("WORLD_SIZE");
+  unsetenv("RANK");
+  CHECK_FALSE(train::init_process_group());
+  CHECK_FALSE(train::default_process_group());
+  CHECK(train::detail::rank_and_world_size() == std::pair<int, int>{0, 1});
+  train::destroy_process_group();
+}
+
+TEST_CASE("init_process_group names a missing MASTER_PORT") {
+  setenv("WORLD_SIZE", "2", 1);
+  setenv("RANK", "0", 1);
+  unsetenv("MASTER_PORT");
+  CHECK_THROWS_WITH_AS(train::init_process_group(), doctest::Contains("MASTER_PORT"),
+                       train::ProcessGroupError);
+  unsetenv("WORLD_SIZE");
+  unsetenv("RANK");
+}
+
+#ifndef USE_C10D_NCCL
+TEST_CASE("the nccl backend on a CPU-only libtorch fails clearly") {
+  auto store = c10::make_intrusive<c10d::HashStore>();
+  train::ProcessGroupOptions options{.backend = train::Backend::kNccl};
+  CHECK_THROWS_WITH_AS(train::new_process_group(store, 0, 1, options), doctest::Contains("nccl"),
+                       train::ProcessGroupError);
+}
+#endif

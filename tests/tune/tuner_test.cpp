@@ -1,0 +1,296 @@
+// The C++ API: ResultGrid scopes and NaN filtering, the stoppers, and the
+// Tuner end to end through tuner_fixture (a program that is its own worker
+// binary), whose callbacks record the hook order.
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <thread>
+
+#include "tests/tune/test_util.h"
+#include "tune/result_grid.h"
+#include "tune/stoppers.h"
+#include "tune/tune_config.h"
+
+namespace tune {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+Result trial(const std::string& id, const std::vector<double>& losses,
+             TrialStatus status = TrialStatus::kTerminated) {
+  Result r;
+  r.trial_id = id;
+  r.status = status;
+  r.config = {{"id", id}};
+  for (size_t i = 0; i < losses.size(); ++i) {
+    r.history.push_back({{"loss", losses[i]}, {"training_iteration", i + 1}});
+  }
+  if (!r.history.empty()) r.metrics = r.history.back();
+  return r;
+}
+
+ResultGrid scopes_grid() {
+  return ResultGrid(
+      {trial("a", {1, 9, 9, 9, 9, 9, 9}), trial("b", {10, 10, 10, 10, 10, 10, 3}),
+       trial("c", {5, 5, 5, 5, 5, 5, 5}), trial("d", {20, 20, 20, 20, 20, 20, 4, 4, 4, 4, 4})},
+      "loss", Mode::kMin, "/tmp/x");
+}
+
+TEST_CASE("get_best_result judges each trial by its scope") {
+  const ResultGrid grid = scopes_grid();
+  CHECK(grid.get_best_result().trial_id == "b");  // last: 3
+  CHECK(grid.get_best_result("loss", Mode::kMin, "last").trial_id == "b");
+  CHECK(grid.get_best_result("loss", Mode::kMin, "all").trial_id == "a");          // 1
+  CHECK(grid.get_best_result("loss", Mode::kMin, "avg").trial_id == "c");          // 5
+  CHECK(grid.get_best_result("loss", Mode::kMin, "last-5-avg").trial_id == "d");   // 4
+  CHECK(grid.get_best_result("loss", Mode::kMin, "last-10-avg").trial_id == "c");  // 5
+  CHECK(grid.get_best_result("loss", Mode::kMax).trial_id == "a");                 // last: 9
+  CHECK(grid.get_best_result("loss", Mode::kMax, "all").trial_id == "d");          // 20
+}
+
+TEST_CASE("get_best_result filters NaN and infinite scores unless asked not to") {
+  const ResultGrid grid(
+      {trial("nan", {0, kNaN}), trial("ok", {2, 1}), trial("inf", {0, -kInf}), trial("none", {})},
+      "loss", Mode::kMin, "/tmp/x");
+  CHECK(grid.get_best_result().trial_id == "ok");
+  CHECK(grid.get_best_result("loss", Mode::kMin, "avg").trial_id == "ok");
+  // "all" skips NaN values: the NaN trial's best is 0; the -inf trial is filtered.
+  CHECK(grid.get_best_result("loss", Mode::kMin, "all").trial_id == "nan");
+  const ResultGrid unfiltered({trial("ok", {2, 1}), trial("inf", {0, -kInf})}, "loss", Mode::kMin,
+                              "/tmp/x");
+  CHECK(unfiltered.get_best_result("loss", Mode::kMin, "last", false).trial_id == "inf");
+}
+
+TEST_CASE("get_best_result errors name what is missing") {
+  const ResultGrid no_metric({trial("a", {1})}, "", Mode::kMin, "/tmp/x");
+  CHECK_THROWS_AS(no_metric.get_best_result(), ConfigError);
+  CHECK_THROWS_AS(no_metric.get_best_result("loss"), ConfigError);  // no mode either
+  CHECK(no_metric.get_best_result("loss", Mode::kMax).trial_id == "a");
+  CHECK_THROWS_AS(scopes_grid().get_best_result("loss", Mode::kMin, "median"), ConfigError);
+  CHECK_THROWS_WITH_AS(scopes_grid().get_best_result("accuracy"), doctest::Contains("accuracy"),
+                       Error);
+  const ResultGrid all_nan({trial("a", {kNaN})}, "loss", Mode::kMin, "/tmp/x");
+  CHECK_THROWS_WITH_AS(all_nan.get_best_result(), doctest::Contains("NaN"), Error);
+}
+
+TEST_CASE("ResultGrid counts, errors and exports") {
+  Result failed = trial("e", {7}, TrialStatus::kError);
+  failed.error = "boom, at line 3";
+  const ResultGrid grid({trial("a", {1}), failed, trial("p", {}, TrialStatus::kPending)}, "loss",
+                        Mode::kMin, "/tmp/exp");
+  CHECK(grid.size() == 3);
+  CHECK(grid.num_errors() == 1);
+  CHECK(grid.num_terminated() == 1);
+  REQUIRE(grid.errors().size() == 1);
+  CHECK(grid.errors()[0] == "boom, at line 3");
+  CHECK(grid.experiment_path() == "/tmp/exp");
+  CHECK(grid[1].trial_id == "e");
+  int n = 0;
+  for (const Result& r : grid) n += !r.trial_id.empty();
+  CHECK(n == 3);
+
+  const Json json = grid.to_json();
+  REQUIRE(json.size() == 3);
+  CHECK(json[1]["status"] == "ERROR");
+  CHECK(json[1]["error"] == "boom, at line 3");
+  CHECK(json[0]["metrics"]["loss"] == 1);
+
+  test::ScratchDir dir;
+  grid.to_csv(dir.path() / "r.csv");
+  std::ifstream in(dir.path() / "r.csv");
+  std::string header, a, e, p;
+  std::getline(in, header);
+  std::getline(in, a);
+  std::getline(in, e);
+  std::getline(in, p);
+  CHECK(header == "trial_id,status,config/id,loss,training_iteration");
+  CHECK(a == "a,TERMINATED,a,1.0,1");
+  CHECK(e == "e,ERROR,e,7.0,1");
+  CHECK(p == "p,PENDING,p,,");
+}
+
+TEST_CASE("MaximumIterationStopper counts results per trial") {
+  MaximumIterationStopper s(3);
+  CHECK_FALSE(s.should_stop_trial("a", {}));
+  CHECK_FALSE(s.should_stop_trial("a", {}));
+  CHECK_FALSE(s.should_stop_trial("b", {}));
+  CHECK(s.should_stop_trial("a", {}));
+  CHECK_FALSE(s.stop_all());
+}
+
+TEST_CASE("TrialPlateauStopper stops a flat trial after its grace period") {
+  TrialPlateauStopper s({.metric = "loss", .std = 0.01, .num_results = 3, .grace_period = 4});
+  for (double v : {2.0, 1.0, 1.0}) CHECK_FALSE(s.should_stop_trial("a", {{"loss", v}}));
+  CHECK_FALSE(s.should_stop_trial("b", {{"loss", 1.0}}));  // other trials are separate
+  CHECK(s.should_stop_trial("a", {{"loss", 1.001}}));      // 4th result, window {1, 1, 1.001}
+  CHECK(s.reason().find("plateaued") != std::string::npos);
+
+  TrialPlateauStopper missing({.metric = "loss", .num_results = 2, .grace_period = 0});
+  CHECK_FALSE(missing.should_stop_trial("a", {{"other", 1}}));
+  CHECK_FALSE(missing.should_stop_trial("a", {{"loss", 1}}));  // window {NaN, 1}
+  CHECK(missing.should_stop_trial("a", {{"loss", 1}}));
+}
+
+TEST_CASE("TrialPlateauStopper waits for metric_threshold") {
+  TrialPlateauStopper s({.metric = "acc",
+                         .num_results = 2,
+                         .grace_period = 0,
+                         .metric_threshold = 0.9,
+                         .mode = Mode::kMax});
+  CHECK_FALSE(s.should_stop_trial("a", {{"acc", 0.5}}));
+  CHECK_FALSE(s.should_stop_trial("a", {{"acc", 0.5}}));  // flat but not good enough
+  CHECK_FALSE(s.should_stop_trial("a", {{"acc", 0.95}}));
+  CHECK(s.should_stop_trial("a", {{"acc", 0.95}}));
+  CHECK_THROWS_AS(TrialPlateauStopper({.metric = "acc", .metric_threshold = 0.9}), ConfigError);
+  CHECK_THROWS_AS(TrialPlateauStopper({}), ConfigError);
+}
+
+TEST_CASE("ExperimentPlateauStopper ends the experiment when the top values agree") {
+  ExperimentPlateauStopper s({.metric = "loss", .std = 0.001, .top = 3, .mode = Mode::kMin});
+  CHECK_FALSE(s.should_stop_trial("a", {{"loss", 5.0}}));
+  CHECK_FALSE(s.should_stop_trial("b", {{"loss", 1.0}}));
+  CHECK_FALSE(s.should_stop_trial("c", {{"loss", 1.0}}));
+  CHECK_FALSE(s.stop_all());  // top 3 = {1, 1, 5}
+  CHECK_FALSE(s.should_stop_trial("a", {{"loss", 1.0}}));
+  CHECK(s.stop_all());  // top 3 = {1, 1, 1}
+
+  ExperimentPlateauStopper patient({.metric = "acc", .top = 2, .mode = Mode::kMax, .patience = 2});
+  for (int i = 0; i < 2; ++i) patient.should_stop_trial("a", {{"acc", 0.9}});
+  CHECK_FALSE(patient.stop_all());                 // plateaued once
+  patient.should_stop_trial("a", {{"acc", 0.1}});  // not among the top: still plateaued
+  CHECK(patient.stop_all());
+}
+
+TEST_CASE("TimeoutStopper stops all after its timeout") {
+  TimeoutStopper s(std::chrono::milliseconds(50));
+  CHECK_FALSE(s.stop_all());
+  CHECK_FALSE(s.should_stop_trial("a", {}));
+  std::this_thread::sleep_for(std::chrono::milliseconds(80));
+  CHECK(s.stop_all());
+}
+
+TEST_CASE("CombinedStopper asks every stopper about every result") {
+  auto max_iter = std::make_shared<MaximumIterationStopper>(2);
+  auto plateau = std::make_shared<ExperimentPlateauStopper>(
+      ExperimentPlateauOptions{.metric = "loss", .top = 2});
+  CombinedStopper s({max_iter, plateau});
+  CHECK_FALSE(s.should_stop_trial("a", {{"loss", 1.0}}));
+  CHECK(s.should_stop_trial("a", {{"loss", 1.0}}));
+  CHECK(s.reason().find("max_iter") != std::string::npos);
+  CHECK(s.stop_all());  // the plateau stopper saw both results
+}
+
+TEST_CASE("StopCondition accepts a stop dict, a predicate or a stopper") {
+  StopCondition none;
+  CHECK(none.stopper() == nullptr);
+  StopCondition dict = std::map<std::string, double>{{"training_iteration", 3}};
+  CHECK_FALSE(dict.stopper()->should_stop_trial("a", {{"training_iteration", 2}}));
+  CHECK(dict.stopper()->should_stop_trial("a", {{"training_iteration", 3}}));
+  StopCondition fn = [](const std::string& id, const Json& r) { return id == "b"; };
+  CHECK_FALSE(fn.stopper()->should_stop_trial("a", {}));
+  CHECK(fn.stopper()->should_stop_trial("b", {}));
+  StopCondition object = std::make_shared<MaximumIterationStopper>(1);
+  CHECK(object.stopper()->should_stop_trial("a", {}));
+}
+
+// ---- end to end through the fixture program ------------------------------------
+
+Json run_fixture(const std::string& scenario, const std::filesystem::path& storage) {
+  const std::string cmd =
+      "'" + std::string(TUNER_FIXTURE) + "' " + scenario + " '" + storage.string() + "' 2>&1";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  std::string output;
+  char buffer[4096];
+  while (size_t n = fread(buffer, 1, sizeof buffer, pipe)) output.append(buffer, n);
+  const int status = pclose(pipe);
+  INFO(output);
+  REQUIRE(WIFEXITED(status));
+  REQUIRE(WEXITSTATUS(status) == 0);
+  const auto at = output.find("RESULT_JSON ");
+  REQUIRE(at != std::string::npos);
+  const auto end = output.find('\n', at);
+  return Json::parse(output.substr(at + 12, end - at - 12));
+}
+
+// The hooks of one trial, in order: start, results 1..n, then complete or error.
+void check_hook_order(const Json& events, const std::string& trial_id, int64_t iterations,
+                      const std::string& last) {
+  std::vector<Json> mine;
+  for (const auto& e : events) {
+    if (e[1] == trial_id) mine.push_back(e);
+  }
+  INFO(trial_id, " ", events.dump());
+  REQUIRE(mine.size() == static_cast<size_t>(iterations + 2));
+  CHECK(mine.front()[0] == "start");
+  for (int64_t i = 1; i <= iterations; ++i) {
+    CHECK(mine[i][0] == "result");
+    CHECK(mine[i][2] == i);
+  }
+  CHECK(mine.back()[0] == last);
+}
+
+TEST_CASE("Tuner fit runs the program as its own workers and returns a ResultGrid") {
+  test::ScratchDir dir;
+  const Json out = run_fixture("basic", dir.path());
+  CHECK(out["size"] == 4);
+  CHECK(out["num_terminated"] == 3);
+  CHECK(out["num_errors"] == 1);
+  REQUIRE(out["errors"].size() == 1);
+  CHECK(out["errors"][0].get<std::string>().find("x = 4 is not allowed") != std::string::npos);
+  // x = 3 reports NaN: filtered; x = 2 wins with 0 + 1/4.
+  CHECK(out["best"]["config"]["x"] == 2);
+  CHECK(out["best"]["metrics"]["loss"] == doctest::Approx(0.25));
+  CHECK(out["best"]["metrics"]["training_iteration"] == 4);  // the stop dict
+  CHECK(out["best"]["num_results"] == 4);
+  CHECK(out["best"]["num_checkpoints"] == 2);  // num_to_keep
+  CHECK(out["best"]["checkpoint"].get<std::string>().ends_with("checkpoint_000004"));
+  CHECK(out["experiment_path"].get<std::string>().ends_with("basic"));
+
+  const Json& events = out["events"];
+  check_hook_order(events, "basic_00000", 4, "complete");
+  check_hook_order(events, "basic_00001", 4, "complete");
+  check_hook_order(events, "basic_00002", 4, "complete");
+  check_hook_order(events, "basic_00003", 1, "error");
+
+  SUBCASE("restore continues the finished experiment without rerunning it") {
+    const Json again = run_fixture("restore", dir.path());
+    CHECK(again["can_restore"] == true);
+    CHECK(again["can_restore_missing"] == false);
+    CHECK(again["grid"]["size"] == 4);
+    CHECK(again["grid"]["best"]["trial_id"] == out["best"]["trial_id"]);
+    CHECK(again["events"].empty());
+  }
+}
+
+TEST_CASE("Tuner honours a CombinedStopper with a plateau stopper") {
+  test::ScratchDir dir;
+  const Json out = run_fixture("stoppers", dir.path());
+  CHECK(out["size"] == 2);
+  CHECK(out["num_terminated"] == 2);
+  for (const auto& t : out["trials"]) CHECK(t["metrics"]["training_iteration"] == 5);
+  check_hook_order(out["events"], "stoppers_00000", 5, "complete");
+}
+
+TEST_CASE("time_budget_s ends an unlimited experiment") {
+  test::ScratchDir dir;
+  const Json out = run_fixture("budget", dir.path());
+  CHECK(out["wall_s"].get<double>() < 8.0);  // a trial alone would run 10 s
+  CHECK(out["num_errors"] == 0);
+  CHECK(out["num_terminated"] == out["size"]);
+  CHECK(out["size"].get<int>() >= 2);
+}
+
+TEST_CASE("Tuner with a searcher object, ASHA and a stop predicate") {
+  test::ScratchDir dir;
+  const Json out = run_fixture("searcher", dir.path());
+  CHECK(out["size"] == 4);  // num_samples bounds the searcher
+  CHECK(out["num_terminated"] == 4);
+  for (const auto& t : out["trials"]) CHECK(t["metrics"]["training_iteration"] <= 6);
+}
+
+}  // namespace
+}  // namespace tune

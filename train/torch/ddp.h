@@ -1,0 +1,111 @@
+// Distributed data parallel: train::prepare_model, as Ray Train's and
+// PyTorch's DistributedDataParallel do it, over a c10d process group.
+//
+//   auto ddp = train::prepare_model(net);   // broadcasts rank 0's parameters
+//   for (auto& batch : loader) {
+//     ddp->zero_grad();                     // not optimizer.zero_grad(): see below
+//     loss_fn(net->forward(batch.data), batch.target).backward();  // grads averaged
+//     optimizer.step();
+//   }
+//
+// How: every parameter's gradient is a view into a flat bucket (about
+// bucket_cap_bytes each, in reverse registration order, which is roughly the
+// order backward produces them). A hook on each parameter's gradient
+// accumulator counts the bucket's gradients; when a bucket is complete its
+// allreduce is launched asynchronously while backward goes on. At the end of
+// backward a callback launches what is left (unused parameters) and waits for
+// all, so when backward() returns the gradients are averaged over ranks.
+// Buckets launch strictly in index order, so every rank issues the same
+// collectives in the same order.
+//
+// Why our own reducer and not c10d::Reducer: Debian's reducer.hpp does not
+// compile as shipped, and the Reducer's constructor changes between libtorch
+// versions; ProcessGroup::allreduce and the gradient-accumulator hooks are
+// stable from 1.13 to 2.x.
+//
+// Because gradients are views into buckets, libtorch 1.13's
+// optimizer.zero_grad() throws ("Can't detach views in-place"): call
+// zero_grad() here, which zeroes each bucket in place. A gradient replaced or
+// set to none (libtorch 2.x's zero_grad) is copied back into its bucket at
+// the next backward, so that works too, at the cost of a copy.
+//
+// Not supported: no_sync-style accumulation without communication (every
+// backward() allreduces), sparse gradients, and automatic buffer broadcast
+// before each forward (call broadcast_buffers() where a model's buffers,
+// e.g. BatchNorm statistics, must agree).
+//
+// Thread safety: one thread per rank drives forward, backward and the
+// calls below, as with PyTorch's DDP.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+
+namespace torch::nn {
+class Module;
+}
+
+namespace train {
+
+struct DdpOptions {
+  // The group to average over. Default (nullptr): default_process_group();
+  // with none (a single rank) the model is left as it is.
+  c10::intrusive_ptr<c10d::ProcessGroup> process_group;
+  // Bucket size in bytes. PyTorch DDP's default, 25 MiB: fewer, larger
+  // allreduces amortise per-collective latency; smaller ones overlap more of
+  // backward.
+  int64_t bucket_cap_bytes = int64_t{25} << 20;
+  // The first bucket (the last layers' gradients, ready first) is small so
+  // that communication starts early. PyTorch DDP: 1 MiB.
+  int64_t first_bucket_bytes = int64_t{1} << 20;
+};
+
+// A model prepared for data-parallel training. Created by prepare_model.
+class DistributedModel {
+ public:
+  struct Stats {
+    int64_t steps = 0;              // backward passes synchronised
+    int64_t buckets = 0;            // allreduces per step
+    int64_t bytes_per_step = 0;     // gradient bytes each rank allreduces per step
+    double allreduce_wait_s = 0.0;  // total time backward waited for allreduces to finish
+  };
+
+  ~DistributedModel();
+  DistributedModel(const DistributedModel&) = delete;
+  DistributedModel& operator=(const DistributedModel&) = delete;
+
+  // Sets every gradient to zero in place (one fill per bucket).
+  void zero_grad();
+  // Waits until the last backward's gradients are averaged. backward()
+  // already does this before it returns; calling it again is a no-op.
+  void finish_gradient_sync();
+  // Copies rank 0's buffers to every rank (collective: all ranks call it).
+  void broadcast_buffers();
+
+  int world_size() const;
+  Stats stats() const;
+
+  struct Impl;
+  explicit DistributedModel(std::unique_ptr<Impl> impl);
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+// Broadcasts rank 0's parameters and buffers to every rank (a collective:
+// all ranks call it with the same architecture) and installs the gradient
+// averaging described above. With world size 1 it only returns a handle
+// whose zero_grad() zeroes gradients in place.
+//
+// The returned handle stays alive in a registry until release_model(module),
+// preparing the same module again, or destroy_process_group(), so
+// `train::prepare_model(net);` alone is enough. `module` must outlive that.
+// Throws ProcessGroupError when a collective fails.
+std::shared_ptr<DistributedModel> prepare_model(torch::nn::Module& module,
+                                                const DdpOptions& options = {});
+
+// Removes the gradient hooks of `module` and forgets its handle.
+void release_model(torch::nn::Module& module);
+
+}  // namespace train

@@ -1,0 +1,115 @@
+// TuneConfig and RunConfig: how Tuner (tune/tuner.h) runs a sweep, as Ray
+// Tune's tune.TuneConfig and RunConfig. Plain structs meant for designated
+// initializers; fields are in declaration order, defaults follow Ray's:
+//
+//   tune::TuneConfig cfg{.metric = "loss", .mode = tune::Mode::kMin, .num_samples = 16,
+//                        .scheduler = tune::schedulers::asha({.max_t = 20})};
+//   tune::RunConfig run{.name = "quadratic", .stop = {{"training_iteration", 20}}};
+//
+// Also here: factories returning the plug-ins as shared_ptrs, so a config
+// names them in one expression (tune::schedulers::asha, tune::search::tpe...).
+#pragma once
+
+#include <concepts>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "core/types.h"
+#include "schedulers/asha.h"
+#include "schedulers/hyperband.h"
+#include "schedulers/median_stopping.h"
+#include "schedulers/pb2.h"
+#include "schedulers/pbt.h"
+#include "search/basic_variant.h"
+#include "search/gp.h"
+#include "search/tpe.h"
+#include "tune/callback.h"
+#include "tune/stoppers.h"
+
+namespace tune {
+
+struct TuneConfig {
+  std::string metric;      // Ray: None; the metric schedulers, searchers and best results use
+  Mode mode = Mode::kMin;  // Ray: None (required with a metric); ignored without one
+  // Ray: None -> random/grid search (BasicVariantGenerator). A searcher
+  // object's own trial budget must not be smaller than num_samples: the
+  // factories below make it unlimited, so num_samples alone decides.
+  std::shared_ptr<search::Searcher> search_alg;
+  // Ray: 1. With the default searcher, repeats of the grid; with search_alg,
+  // trials in all. -1: until a stopper ends the experiment (use stop or
+  // time_budget_s).
+  int64_t num_samples = 1;
+  std::shared_ptr<schedulers::TrialScheduler> scheduler;  // Ray: None -> FIFO
+  int max_concurrent_trials = 0;                          // Ray: None; 0: as many as the CPUs allow
+  double time_budget_s = 0;    // Ray: None; > 0 ends the experiment after this (TimeoutStopper)
+  bool reuse_workers = false;  // Ray: reuse_actors; not supported yet: true throws ConfigError
+  uint64_t seed = 0;           // seeds the default searcher: same seed, same configs
+};
+
+// What RunConfig::stop accepts: Ray's stop dict ({"training_iteration", 10}:
+// stop once result[key] >= value), a predicate on (trial_id, result), or a
+// Stopper object (tune/stoppers.h). Empty: no stop condition.
+class StopCondition {
+ public:
+  StopCondition() = default;
+  StopCondition(std::map<std::string, double> at_least);  // NOLINT: implicit by design
+  template <class S>
+  requires std::derived_from<S, Stopper> StopCondition(std::shared_ptr<S> stopper)
+      : stopper_(std::move(stopper)) {}  // NOLINT
+  template <class F>
+  requires std::is_invocable_r_v<bool, F, const std::string&, const Json&> StopCondition(
+      F predicate)  // NOLINT
+      : stopper_(std::make_shared<FunctionStopper>(StopPredicate(std::move(predicate)))) {}
+
+  // The condition as a stopper; null when empty.
+  const std::shared_ptr<Stopper>& stopper() const { return stopper_; }
+
+ private:
+  std::shared_ptr<Stopper> stopper_;
+};
+
+struct CheckpointConfig {
+  int num_to_keep = 0;                       // Ray: None (all); 0 keeps all
+  std::string checkpoint_score_attribute;    // Ray: None: keep the most recent
+  Mode checkpoint_score_order = Mode::kMax;  // Ray: "max"
+};
+
+struct FailureConfig {
+  int max_failures = 0;    // Ray: 0; restarts of a failed trial from its checkpoint; -1: unlimited
+  bool fail_fast = false;  // Ray: False; the first trial ERROR ends the experiment (restorably)
+};
+
+struct RunConfig {
+  std::string name;  // Ray: "<trainable>_<timestamp>"; the experiment directory's name
+  std::filesystem::path storage_path = "runs";  // Ray: ~/ray_results
+  StopCondition stop;
+  std::vector<std::shared_ptr<Callback>> callbacks;
+  CheckpointConfig checkpoint_config;
+  FailureConfig failure_config;
+  int verbosity = 1;  // Ray: 1 (its levels differ); 0 silent, 1 trial starts/ends, 2 every result
+};
+
+namespace schedulers {
+// Plug-in factories for TuneConfig::scheduler. Each throws ConfigError for
+// invalid options, as the scheduler's constructor does.
+std::shared_ptr<TrialScheduler> fifo();
+std::shared_ptr<TrialScheduler> asha(AshaOptions options = {});
+std::shared_ptr<TrialScheduler> hyperband(HyperBandOptions options = {});
+std::shared_ptr<TrialScheduler> median_stopping(MedianStoppingOptions options = {});
+std::shared_ptr<TrialScheduler> pbt(PbtOptions options);
+std::shared_ptr<TrialScheduler> pb2(Pb2Options options);
+}  // namespace schedulers
+
+namespace search {
+// Searcher factories for TuneConfig::search_alg. The model-based ones get an
+// unlimited budget (base.num_samples = -1): TuneConfig::num_samples limits.
+std::shared_ptr<Searcher> tpe(TpeOptions options = {});
+std::shared_ptr<Searcher> gp(GpOptions options = {});
+}  // namespace search
+
+}  // namespace tune
