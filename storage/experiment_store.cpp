@@ -374,6 +374,12 @@ void ExperimentStore::remove_checkpoint(const std::string& trial_id, int64_t ite
   remove.bind(1, trial_id).bind(2, iteration).run();
 }
 
+void ExperimentStore::remove_results_after(const std::string& trial_id, int64_t iteration) {
+  begin_batch();
+  Statement remove(db_, "DELETE FROM results WHERE trial_id = ?1 AND training_iteration > ?2");
+  remove.bind(1, trial_id).bind(2, iteration).run();
+}
+
 void ExperimentStore::put_state(const std::string& key, const Json& value) {
   begin_batch();
   Statement put(db_, R"(

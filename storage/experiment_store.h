@@ -117,8 +117,12 @@ class ExperimentStore {
   void add_checkpoint(const CheckpointRecord& checkpoint);  // insert or replace
   void add_exploit(const ExploitRecord& exploit);
   void remove_checkpoint(const std::string& trial_id, int64_t iteration);  // the row only
+  // Deletes a trial's results after `iteration`: a PBT exploit that rewinds
+  // the trial to an earlier donor checkpoint discards that branch (the
+  // exploits table keeps the old config).
+  void remove_results_after(const std::string& trial_id, int64_t iteration);
   void put_state(const std::string& key, const Json& value);  // insert or replace
-  void flush();  // commits the open batch
+  void flush();                                               // commits the open batch
 
   // --- reads (see the committed state plus this writer's open batch) ---
   std::optional<ExperimentRecord> experiment() const;

@@ -63,6 +63,8 @@ CREATE TABLE IF NOT EXISTS trials (
 -- call across all ranks). (trial_id, training_iteration) is unique: tunerun
 -- writes with INSERT OR IGNORE, so a result reported again (e.g. replayed
 -- after a restore) never adds a second row; the first one written stays.
+-- One exception: a PBT exploit that moves a trial back to an earlier donor
+-- checkpoint deletes the trial's rows after it (see the exploits table).
 CREATE TABLE IF NOT EXISTS results (
   trial_id TEXT NOT NULL REFERENCES trials (trial_id),
   training_iteration INTEGER NOT NULL,  -- 1, 2, 3... per trial

@@ -970,6 +970,16 @@ class TrialController::Impl {
         {trial.id, d.id, trial.iteration, iteration, trial.config, exploit.new_config, now});
     log(1, "{} exploits {}: resumes at iteration {} with {}", trial.id, d.id, iteration,
         exploit.new_config.dump());
+    if (iteration < trial.iteration) {
+      // Rewound to an earlier donor checkpoint: the branch after it is gone.
+      store_->remove_results_after(trial.id, iteration);
+      for (const auto& [i, score] : trial.checkpoints) {
+        if (i <= iteration) continue;
+        std::filesystem::remove_all(train::detail::checkpoint_dir(trial.dir, i));
+        store_->remove_checkpoint(trial.id, i);
+      }
+      std::erase_if(trial.checkpoints, [&](const auto& c) { return c.first > iteration; });
+    }
     trial.config = exploit.new_config;
     trial.checkpoint_iteration = iteration;
     trial.checkpoint_time_total_s = trial.last_result.value("time_total_s", 0.0);  // its own time

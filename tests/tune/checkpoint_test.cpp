@@ -165,3 +165,28 @@ TEST_CASE("a pausing scheduler on a trainable that never checkpoints is a clear 
   CHECK(trial.error.find("never reported a checkpoint") != std::string::npos);
   CHECK(trial.last_iteration == 2);
 }
+
+TEST_CASE("an exploit that rewinds the recipient replaces the discarded iterations") {
+  test::ScratchDir dir;
+  ExperimentSpec spec = curve_spec(dir, "rewind");
+  spec.max_concurrent_trials = 1;
+  spec.param_space.set("checkpoint_every", 5);  // the donor's latest checkpoint: 5
+  spec.param_space.set("speed", grid_search({0.3, 0.05}));
+  auto scheduler = std::make_shared<ExploitOnce>(6);  // the recipient pauses at 6
+  spec.custom_scheduler = scheduler;
+  scheduler->donor_config = {{"checkpoint_every", 5}, {"iterations", 8}, {"speed", 0.3}};
+  REQUIRE(run(spec).num_terminated == 2);
+
+  auto store = storage::ExperimentStore::open_read_only(spec.experiment_dir());
+  auto exploits = store.exploits();
+  REQUIRE(exploits.size() == 1);
+  CHECK(exploits[0].training_iteration == 6);
+  CHECK(exploits[0].donor_iteration == 5);
+  auto results = store.results("rewind_00001");
+  REQUIRE(results.size() == 8);
+  for (int64_t t = 1; t <= 8; ++t) {
+    const double speed = t <= 5 ? 0.05 : 0.5;  // iteration 6 ran again, explored
+    CHECK(results[t - 1].training_iteration == t);
+    CHECK(results[t - 1].metrics["accuracy"].get<double>() == doctest::Approx(curve(speed, t)));
+  }
+}
