@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 
@@ -308,8 +309,11 @@ Json Domain::evaluate(const Json& config) const {
 }
 
 std::string Domain::describe() const {
-  const auto lo = static_cast<int64_t>(lower_);
-  const auto hi = static_cast<int64_t>(upper_);
+  // Integer kinds keep their bounds within +-2^53; clamping keeps the cast
+  // defined for the float kinds, whose bounds may be anything finite.
+  auto as_int = [](double v) { return static_cast<int64_t>(std::clamp(v, -9.0e18, 9.0e18)); };
+  const int64_t lo = as_int(lower_);
+  const int64_t hi = as_int(upper_);
   switch (kind_) {
     case Kind::kUniform:
       return fmt::format("uniform({}, {})", lower_, upper_);

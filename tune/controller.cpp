@@ -372,6 +372,9 @@ class TrialController::Impl {
       store_->put_trial(record_of(trial));
       store_->set_trial_status(id, TrialStatus::kPending, "created", trial.created_at);
       scheduler_->on_trial_add(view_of(trial));
+      // The trial row and the searcher state that produced it commit
+      // together, so a resume never suggests it twice.
+      save_state(true);
     }
   }
 
@@ -785,7 +788,9 @@ class TrialController::Impl {
       fail(trial,
            fmt::format("rank {} {} (log: {})", worker.rank, status->describe(),
                        (trial.dir / fmt::format("rank_{}.log", worker.rank)).string()),
-           false);
+           // A rank killed by a signal has nothing more to say: no need to
+           // wait for its ERROR.
+           status->signaled);
     }
     maybe_finalize(trial);
   }

@@ -162,7 +162,8 @@ ParamSpace parse_space(const toml::table& table, const std::string& prefix,
 
 std::vector<StopCriterion> parse_stop(const toml::table& table, const std::string& file) {
   std::vector<StopCriterion> criteria;
-  for (const auto& [name, node_ptr] : in_file_order(table)) {
+  for (const auto& [key, node_ptr] : in_file_order(table)) {
+    const std::string name = key;  // clang 14 cannot capture a structured binding
     const toml::node& node = *node_ptr;
     auto fail = [&](const std::string& message) {
       return ConfigError(message, file, line_of(node), "stop." + name);
