@@ -18,5 +18,5 @@ cmake --build "$build" -j "${TUNERUN_JOBS:-2}" --target protocol_fuzz sweep_fuzz
 for target in protocol sweep; do
   echo "== ${target}_fuzz for ${seconds}s"
   "$build/tests/fuzz/${target}_fuzz" -max_total_time="$seconds" -max_len=4096 \
-    -print_final_stats=1 "$root/tests/fuzz/corpus/$target" 2>&1 | tail -12
+    -print_final_stats=1 -artifact_prefix="$build/" "$root/tests/fuzz/corpus/$target" 2>&1 | tail -12
 done
