@@ -28,9 +28,15 @@ TEST_CASE("every message type survives encode and decode") {
 
   Json config = {{"lr", 1e-3}, {"layers", -3},      {"act", "relu"},
                  {"on", true}, {"sizes", {32, 64}}, {"model", {{"width", 64}, {"none", nullptr}}}};
-  auto start =
-      round_trip(proto::Start{"quadratic", "/lib/x.so", config, "/tmp/t", "exp", 4, "/ckpt", 7,
-                              {"python3", "train.py", "--lr", "{lr}"}});
+  auto start = round_trip(proto::Start{"quadratic",
+                                       "/lib/x.so",
+                                       config,
+                                       "/tmp/t",
+                                       "exp",
+                                       4,
+                                       "/ckpt",
+                                       7,
+                                       {"python3", "train.py", "--lr", "{lr}"}});
   CHECK(start.trainable == "quadratic");
   CHECK(start.library == "/lib/x.so");
   CHECK(start.config == config);

@@ -4,6 +4,7 @@
 
 #include <set>
 
+#include "curve_experiment.h"
 #include "schedulers/fifo.h"
 #include "storage/experiment_store.h"
 #include "test_util.h"
@@ -54,23 +55,8 @@ class ExploitOnce : public PauseOnce {
   std::set<std::string> handed_out_;
 };
 
-ExperimentSpec curve_spec(const test::ScratchDir& dir, const std::string& name) {
-  ExperimentSpec spec;
-  spec.name = name;
-  spec.storage_path = dir.path();
-  spec.metric = "accuracy";
-  spec.mode = Mode::kMax;
-  spec.total_cpus = 2;
-  spec.trainable.name = "learning_curve";
-  spec.param_space.set("iterations", 8);
-  spec.param_space.set("checkpoint_every", 1);
-  return spec;
-}
-
-ExperimentSummary run(const ExperimentSpec& spec) {
-  TrialController controller(spec, {.worker_argv = {TUNERUN_BINARY}, .verbosity = 0});
-  return controller.run();
-}
+constexpr auto curve_spec = test::checkpointed_curve;
+constexpr auto run = test::run_quietly;
 
 double curve(double speed, int64_t t) { return 0.9 * (1 - std::exp(-speed * double(t))); }
 

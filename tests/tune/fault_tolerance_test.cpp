@@ -11,6 +11,7 @@
 #include <chrono>
 #include <thread>
 
+#include "curve_experiment.h"
 #include "storage/experiment_store.h"
 #include "test_util.h"
 #include "tune/controller.h"
@@ -21,23 +22,8 @@ using namespace tune;
 
 namespace {
 
-ExperimentSpec curve_spec(const test::ScratchDir& dir, const std::string& name) {
-  ExperimentSpec spec;
-  spec.name = name;
-  spec.storage_path = dir.path();
-  spec.metric = "accuracy";
-  spec.mode = Mode::kMax;
-  spec.total_cpus = 2;
-  spec.trainable.name = "learning_curve";
-  spec.param_space.set("iterations", 8);
-  spec.param_space.set("checkpoint_every", 1);
-  return spec;
-}
-
-ExperimentSummary run(const ExperimentSpec& spec) {
-  TrialController controller(spec, {.worker_argv = {TUNERUN_BINARY}, .verbosity = 0});
-  return controller.run();
-}
+constexpr auto curve_spec = test::checkpointed_curve;
+constexpr auto run = test::run_quietly;
 
 // Iterations 1..n, each exactly once.
 void check_contiguous(const storage::ExperimentStore& store, const std::string& trial, int64_t n) {
