@@ -3,6 +3,8 @@
 #include <doctest/doctest.h>
 #include <torch/torch.h>
 
+#include <mutex>
+
 #include "ranks.h"
 
 namespace {
@@ -80,8 +82,13 @@ void check_equivalence(train::DdpOptions base, bool set_grads_to_none) {
   std::vector<std::vector<torch::Tensor>> result(2);
   std::vector<train::DistributedModel::Stats> stats(2);
   train::testing::run_ranks(2, [&](int rank, auto group) {
+    // Ranks are threads sharing libtorch's global generator: draw one rank at
+    // a time, so rank 0's weights are exactly the reference's (seed 1).
+    static std::mutex init;
+    std::unique_lock lock(init);
     torch::manual_seed(rank + 1);  // different initial weights: the broadcast must fix them
     SmallNet net;
+    lock.unlock();
     train::DdpOptions options = base;
     options.process_group = group;
     auto ddp = train::prepare_model(net, options);
