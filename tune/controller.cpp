@@ -87,6 +87,10 @@ class TrialController::Impl {
   Impl(ExperimentSpec spec, ControllerOptions options)
       : spec_(std::move(spec)), options_(std::move(options)) {
     if (options_.worker_argv.empty()) options_.worker_argv = {self_executable()};
+    if (options_.verbosity > 0) progress_ = options_.progress;
+    for (const auto& [key, domain] : spec_.param_space.searchable_domains()) {
+      param_columns_.push_back(key);
+    }
     // Workers may start elsewhere (working_dir): every path they get is absolute.
     spec_.storage_path = std::filesystem::absolute(spec_.storage_path);
     if (spec_.total_cpus <= 0) spec_.total_cpus = std::thread::hardware_concurrency();
@@ -151,12 +155,14 @@ class TrialController::Impl {
       store_->flush();
       send_outbox();
       if (finished()) break;
+      if (progress_ && Clock::now() >= progress_->next_due()) progress_->update(snapshot());
       poll_once();
       handle_timers(Clock::now());
     }
     save_state(true);
     store_->set_experiment_status(stopping_experiment_ ? "INTERRUPTED" : "FINISHED");
     store_->flush();
+    if (progress_) progress_->finish(snapshot());
     if (stopping_experiment_) {
       log(0, "experiment {} stopped ({}); continue it with: tunerun resume {}", spec_.name,
           stop_experiment_reason_, spec_.experiment_dir().string());
@@ -562,6 +568,7 @@ class TrialController::Impl {
       if (t.settle_deadline) due = std::min(due, *t.settle_deadline);
       if (t.kill_deadline) due = std::min(due, *t.kill_deadline);
     }
+    if (progress_) due = std::min(due, progress_->next_due());
     auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(due - now);
     return std::max(wait, std::chrono::milliseconds(0));
   }
@@ -1070,8 +1077,27 @@ class TrialController::Impl {
   template <class... Args>
   void log(int level, fmt::format_string<Args...> format, Args&&... args) {
     if (level > options_.verbosity) return;
-    fmt::print(stderr, "[{:8.2f}s] {}\n", seconds(Clock::now() - started_),
-               fmt::format(format, std::forward<Args>(args)...));
+    const std::string line = fmt::format("[{:8.2f}s] {}", seconds(Clock::now() - started_),
+                                         fmt::format(format, std::forward<Args>(args)...));
+    if (progress_) {
+      progress_->line(line);
+    } else {
+      fmt::print(stderr, "{}\n", line);
+    }
+  }
+
+  ProgressSnapshot snapshot() const {
+    ProgressSnapshot snap{
+        spec_.name, seconds(Clock::now() - started_), spec_.metric, spec_.mode, param_columns_, {}};
+    snap.trials.reserve(order_.size());
+    for (const auto& id : order_) {
+      const Trial& t = trials_.at(id);
+      snap.trials.push_back(
+          {t.id, t.status, t.config, t.last_result, t.iteration,
+           t.last_result.is_object() ? t.last_result.value("time_total_s", 0.0) : 0.0,
+           t.num_failures});
+    }
+    return snap;
   }
 
   ExperimentSummary summarize() {
@@ -1092,6 +1118,8 @@ class TrialController::Impl {
 
   ExperimentSpec spec_;
   ControllerOptions options_;
+  std::shared_ptr<ProgressReporter> progress_;  // options_.progress unless verbosity is 0
+  std::vector<std::string> param_columns_;      // the searched keys, for the progress table
   double cpus_per_trial_ = 1;
   std::optional<ExperimentLock> lock_;
   std::optional<SignalPipe> signals_;

@@ -21,6 +21,7 @@
 
 #include "tune/callback.h"
 #include "tune/experiment_spec.h"
+#include "tune/progress.h"
 
 namespace tune {
 
@@ -29,6 +30,10 @@ struct ControllerOptions {
   // train::run_worker() when tune::is_worker(). Empty: this executable.
   std::vector<std::string> worker_argv;
   int verbosity = 1;  // 0: silent; 1: trial starts and ends; 2: every result
+  // Null: log lines go to stderr as they are. Set (make_progress_reporter):
+  // lines go through it and it gets a snapshot of every trial when it asks
+  // (the live table on a terminal). Unused at verbosity 0.
+  std::shared_ptr<ProgressReporter> progress;
   // Called once the control socket listens, with its endpoint (monitors, tests).
   std::function<void(const std::string& endpoint)> on_listen;
   // Hooks called from the event loop as trials start, report and end

@@ -29,6 +29,7 @@
 #include "search/gp.h"
 #include "search/tpe.h"
 #include "tune/callback.h"
+#include "tune/progress.h"
 #include "tune/stoppers.h"
 
 namespace tune {
@@ -92,6 +93,8 @@ struct RunConfig {
   CheckpointConfig checkpoint_config;
   FailureConfig failure_config;
   int verbosity = 1;  // Ray: 1 (its levels differ); 0 silent, 1 trial starts/ends, 2 every result
+  // kAuto: a live table of the trials when stderr is a terminal (tune/progress.h).
+  ProgressMode progress = ProgressMode::kAuto;
 };
 
 namespace schedulers {

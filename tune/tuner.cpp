@@ -144,6 +144,7 @@ ResultGrid Tuner::fit() {
   ControllerOptions options;
   options.worker_argv = own_argv();
   options.verbosity = run_config_.verbosity;
+  options.progress = make_progress_reporter(run_config_.progress);
   options.callbacks = run_config_.callbacks;
   options.resume = resume_;
   options.resume_errored = restore_options_.resume_errored;

@@ -25,6 +25,14 @@ struct ExitRequest {
   int code;
 };
 
+// What `run` and `resume` print while the experiment runs.
+struct OutputOptions {
+  int verbosity = 1;
+  ProgressMode progress = ProgressMode::kAuto;
+};
+// Adds -q/--quiet, -v/--verbose and --progress auto|live|plain to `cmd`.
+void add_output_options(CLI::App* cmd, OutputOptions& options);
+
 void setup_run(CLI::App& app);
 void setup_resume(CLI::App& app);
 void setup_results(CLI::App& app);
@@ -33,8 +41,10 @@ void setup_best(CLI::App& app);
 void setup_status(CLI::App& app);
 
 // Runs an experiment the way `run` and `resume` do: signals handled, the
-// summary printed, the exit code chosen (by ExitRequest).
-void run_experiment(const ExperimentSpec& spec, ControllerOptions options);
+// progress shown as `output` says, the summary printed, the exit code chosen
+// (by ExitRequest).
+void run_experiment(const ExperimentSpec& spec, const OutputOptions& output,
+                    ControllerOptions options);
 void print_summary(const ExperimentSpec& spec, const ExperimentSummary& summary);
 
 }  // namespace tune::cli

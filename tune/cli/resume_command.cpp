@@ -15,7 +15,7 @@ struct ResumeOptions {
   std::string experiment_dir;
   bool resume_errored = false;
   bool restart_errored = false;
-  int verbosity = 1;
+  OutputOptions output;
 };
 
 // The spec the experiment was started with, from the sweep text it stored.
@@ -47,10 +47,10 @@ ExperimentSpec stored_spec(const std::filesystem::path& dir) {
 void resume(const ResumeOptions& options) {
   auto dir = std::filesystem::absolute(options.experiment_dir).lexically_normal();
   if (!dir.has_filename()) dir = dir.parent_path();
-  run_experiment(stored_spec(dir), ControllerOptions{.verbosity = options.verbosity,
-                                                     .resume = true,
-                                                     .resume_errored = options.resume_errored,
-                                                     .restart_errored = options.restart_errored});
+  run_experiment(stored_spec(dir), options.output,
+                 ControllerOptions{.resume = true,
+                                   .resume_errored = options.resume_errored,
+                                   .restart_errored = options.restart_errored});
 }
 
 }  // namespace
@@ -67,8 +67,7 @@ void setup_resume(CLI::App& app) {
   cmd->add_flag("--restart-errored", options->restart_errored,
                 "Retry trials that ended in ERROR from scratch")
       ->excludes(errored);
-  cmd->add_flag_callback(
-      "-q,--quiet", [options] { options->verbosity = 0; }, "Print nothing but errors");
+  add_output_options(cmd, options->output);
   cmd->callback([options] { resume(*options); });
 }
 

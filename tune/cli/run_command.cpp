@@ -16,7 +16,7 @@ struct RunOptions {
   std::string sweep_file;
   std::string storage_path;  // overrides the file's storage_path when set
   std::string name;          // overrides the file's name when set
-  int verbosity = 1;
+  OutputOptions output;
   bool print_config = false;  // validate: print the effective spec instead of a summary
   bool json = false;          // ... as JSON rather than TOML
 };
@@ -41,11 +41,29 @@ void print_summary(const ExperimentSpec& spec, const ExperimentSummary& s) {
   fmt::print("Results: {}\n  sqlite3 {} 'SELECT * FROM best_trial'\n", db.string(), db.string());
 }
 
-void run_experiment(const ExperimentSpec& spec, ControllerOptions options) {
+void add_output_options(CLI::App* cmd, OutputOptions& options) {
+  cmd->add_flag_callback(
+      "-q,--quiet", [&options] { options.verbosity = 0; }, "Print nothing but errors");
+  cmd->add_flag_callback(
+      "-v,--verbose", [&options] { options.verbosity = 2; }, "Print every result");
+  cmd->add_option_function<std::string>(
+         "--progress",
+         [&options](const std::string& text) {
+           options.progress = *progress_mode_from_string(text);
+         },
+         "auto: a live table of the trials when stderr is a terminal, plain lines otherwise; "
+         "live: always the table; plain: always lines (NO_COLOR turns colours off)")
+      ->check(CLI::IsMember({"auto", "live", "plain"}));
+}
+
+void run_experiment(const ExperimentSpec& spec, const OutputOptions& output,
+                    ControllerOptions options) {
+  options.verbosity = output.verbosity;
+  options.progress = make_progress_reporter(output.progress);
   options.handle_signals = true;
   TrialController controller(spec, options);
   ExperimentSummary summary = controller.run();
-  if (options.verbosity > 0) print_summary(spec, summary);
+  if (output.verbosity > 0) print_summary(spec, summary);
   if (summary.interrupted) throw ExitRequest{kExitInterrupted};
   if (summary.num_errors > 0) {
     fmt::print(stderr, "{} trial(s) ended in ERROR; see `tunerun status {}`\n", summary.num_errors,
@@ -56,9 +74,7 @@ void run_experiment(const ExperimentSpec& spec, ControllerOptions options) {
 
 namespace {
 
-void run(const RunOptions& options) {
-  run_experiment(load(options), ControllerOptions{.verbosity = options.verbosity});
-}
+void run(const RunOptions& options) { run_experiment(load(options), options.output, {}); }
 
 }  // namespace
 
@@ -71,10 +87,7 @@ void setup_run(CLI::App& app) {
   cmd->add_option("--storage-path", options->storage_path,
                   "Directory that holds experiments (overrides the file's storage_path)");
   cmd->add_option("--name", options->name, "Experiment name (overrides the file's name)");
-  cmd->add_flag_callback(
-      "-q,--quiet", [options] { options->verbosity = 0; }, "Print nothing but errors");
-  cmd->add_flag_callback(
-      "-v,--verbose", [options] { options->verbosity = 2; }, "Print every result");
+  add_output_options(cmd, options->output);
   cmd->callback([options] { run(*options); });
 }
 
