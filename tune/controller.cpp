@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -19,6 +20,7 @@
 #include "train/checkpoint_staging.h"
 #include "train/worker_env.h"
 #include "tune/experiment_lock.h"
+#include "tune/gpus.h"
 #include "tune/signal_pipe.h"
 #include "tune/trial.h"
 
@@ -75,6 +77,22 @@ std::vector<std::string> base_environment() {
   return env;
 }
 
+// Removes NAME=... from `env`: the controller sets it per rank instead.
+void drop_variable(std::vector<std::string>& env, std::string_view name) {
+  std::erase_if(env, [&](const std::string& var) {
+    return var.size() > name.size() && var.starts_with(name) && var[name.size()] == '=';
+  });
+}
+
+// `n` GPU ids: the first n this machine lends, then made-up ones ("2", "3"...)
+// when [resources] gpus declares more than it finds (as Ray's num_gpus does).
+std::vector<std::string> first_gpus(int n) {
+  std::vector<std::string> ids = visible_gpus();
+  ids.resize(std::min(ids.size(), static_cast<size_t>(n)));
+  while (ids.size() < static_cast<size_t>(n)) ids.push_back(std::to_string(ids.size()));
+  return ids;
+}
+
 schedulers::TrialView view_of(const Trial& trial) {
   return {trial.id, trial.status, trial.config,
           trial.last_result.is_null() ? nullptr : &trial.last_result, trial.checkpoint_iteration};
@@ -95,6 +113,16 @@ class TrialController::Impl {
     spec_.storage_path = std::filesystem::absolute(spec_.storage_path);
     if (spec_.total_cpus <= 0) spec_.total_cpus = std::thread::hardware_concurrency();
     cpus_per_trial_ = spec_.trainable.num_workers * spec_.trainable.cpus_per_worker;
+    gpus_.emplace(spec_.total_gpus >= 0 ? first_gpus(spec_.total_gpus) : visible_gpus());
+    const size_t gpus_per_trial =
+        static_cast<size_t>(spec_.trainable.num_workers) * spec_.trainable.gpus_per_worker;
+    if (gpus_per_trial > gpus_->size()) {
+      throw ConfigError(
+          fmt::format("a trial needs {} GPUs ({} workers x {}), but only {} exist{}",
+                      gpus_per_trial, spec_.trainable.num_workers, spec_.trainable.gpus_per_worker,
+                      gpus_->size(), gpus_->size() == 0 ? " (no /dev/nvidia* device)" : ""),
+          {}, 0, "trainable.gpus_per_worker");
+    }
     if (cpus_per_trial_ > spec_.total_cpus) {
       throw ConfigError(fmt::format("a trial needs {} CPUs ({} workers x {}), but only {} exist",
                                     cpus_per_trial_, spec_.trainable.num_workers,
@@ -198,6 +226,8 @@ class TrialController::Impl {
     router_.bind("tcp://127.0.0.1:*");
     endpoint_ = router_.get(zmq::sockopt::last_endpoint);
     env_ = base_environment();
+    if (gpus_->size() > 0) drop_variable(env_, "CUDA_VISIBLE_DEVICES");
+    if (spec_.trainable.threads_per_worker > 0) drop_variable(env_, "OMP_NUM_THREADS");
     log(1, "experiment {} in {} (controller at {})", spec_.name, dir.string(), endpoint_);
     if (options_.on_listen) options_.on_listen(endpoint_);
   }
@@ -394,6 +424,12 @@ class TrialController::Impl {
       return fmt::format("waiting for resources: needs {} CPUs, {} of {} free", cpus_per_trial_,
                          free, spec_.total_cpus);
     }
+    const size_t gpus = static_cast<size_t>(spec_.trainable.num_workers) *
+                        static_cast<size_t>(spec_.trainable.gpus_per_worker);
+    if (gpus_->num_free() < gpus) {
+      return fmt::format("waiting for resources: needs {} GPUs, {} of {} free", gpus,
+                         gpus_->num_free(), gpus_->size());
+    }
     return {};
   }
 
@@ -483,7 +519,7 @@ class TrialController::Impl {
     trial.kill_deadline.reset();
     trial.process_group = 0;
     const int n = spec_.trainable.num_workers;
-    const int threads = std::max(1, static_cast<int>(spec_.trainable.cpus_per_worker));
+    const int threads = spec_.trainable.threads();
     const int master_port = free_tcp_port();
     for (int rank = 0; rank < n; ++rank) {
       SpawnOptions spawn{options_.worker_argv, env_, trial.dir / fmt::format("rank_{}.log", rank),
@@ -498,8 +534,15 @@ class TrialController::Impl {
       spawn.env.push_back(fmt::format("WORLD_SIZE={}", n));
       spawn.env.push_back("MASTER_ADDR=127.0.0.1");
       spawn.env.push_back(fmt::format("MASTER_PORT={}", master_port));
-      if (std::getenv("OMP_NUM_THREADS") == nullptr) {
+      // An OMP_NUM_THREADS of the user's wins unless the spec names threads_per_worker.
+      if (std::getenv("OMP_NUM_THREADS") == nullptr || spec_.trainable.threads_per_worker > 0) {
         spawn.env.push_back(fmt::format("OMP_NUM_THREADS={}", threads));
+      }
+      if (gpus_->size() > 0) {
+        // Ranks without GPUs get none visible; blocked_reason() made sure enough are free.
+        auto ids = gpus_->take(static_cast<size_t>(spec_.trainable.gpus_per_worker));
+        spawn.env.push_back(fmt::format("CUDA_VISIBLE_DEVICES={}", fmt::join(*ids, ",")));
+        trial.gpus.insert(trial.gpus.end(), ids->begin(), ids->end());
       }
       Worker worker;
       worker.rank = rank;
@@ -854,6 +897,8 @@ class TrialController::Impl {
     signal_process_group(trial.process_group, SIGKILL);
     for (const auto& w : trial.workers) peers_.erase(w.routing_id);
     --running_;
+    gpus_->give_back(trial.gpus);
+    trial.gpus.clear();
     trial.finished_at = unix_now();
     const bool ok = !trial.failing && trial.all_done();
     if (trial.interrupted) {
@@ -1121,6 +1166,7 @@ class TrialController::Impl {
   std::shared_ptr<ProgressReporter> progress_;  // options_.progress unless verbosity is 0
   std::vector<std::string> param_columns_;      // the searched keys, for the progress table
   double cpus_per_trial_ = 1;
+  std::optional<GpuPool> gpus_;  // the devices trials may hold
   std::optional<ExperimentLock> lock_;
   std::optional<SignalPipe> signals_;
   bool stopping_experiment_ = false;

@@ -3,6 +3,7 @@
 // Ray Tune where Ray has one.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -27,6 +28,14 @@ struct TrainableSpec {
   std::filesystem::path working_dir;  // workers start here; empty: the controller's
   int num_workers = 1;                // ranks per trial
   double cpus_per_worker = 1;         // Ray's default resources_per_worker = {CPU: 1}
+  int gpus_per_worker = 0;            // whole GPUs per rank (CUDA_VISIBLE_DEVICES; tune/gpus.h)
+  int threads_per_worker = 0;         // OMP_NUM_THREADS of each rank; 0: cpus_per_worker
+
+  // Threads per rank: threads_per_worker, else the whole CPUs per worker (at least 1).
+  int threads() const {
+    return threads_per_worker > 0 ? threads_per_worker
+                                  : std::max(1, static_cast<int>(cpus_per_worker));
+  }
 };
 
 struct ExperimentSpec {
@@ -38,6 +47,7 @@ struct ExperimentSpec {
   int max_concurrent_trials = 0;    // 0: as many as the CPUs allow (Ray: None)
   uint64_t seed = 0;                // seeds the searcher: same seed, same configs
   double total_cpus = 0;            // 0: the machine's cores
+  int total_gpus = -1;              // -1: the GPUs this machine lends (tune/gpus.h)
   double heartbeat_timeout_s = 30;  // a rank silent this long fails its trial
   double heartbeat_period_s = 2;    // how often ranks beat
   int max_failures = 0;    // restarts of a failed trial from its checkpoint; -1: unlimited (Ray: 0)

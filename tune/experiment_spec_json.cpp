@@ -7,12 +7,17 @@
 #include <cmath>
 #include <thread>
 
+#include "tune/gpus.h"
+
 namespace tune {
 namespace {
 
 Json trainable_json(const TrainableSpec& t) {
-  Json out = {
-      {"name", t.name}, {"num_workers", t.num_workers}, {"cpus_per_worker", t.cpus_per_worker}};
+  Json out = {{"name", t.name},
+              {"num_workers", t.num_workers},
+              {"cpus_per_worker", t.cpus_per_worker},
+              {"gpus_per_worker", t.gpus_per_worker},
+              {"threads_per_worker", t.threads()}};
   if (!t.library.empty()) out["library"] = t.library;
   if (!t.command.empty()) out["command"] = t.command;
   if (!t.working_dir.empty()) out["working_dir"] = t.working_dir.string();
@@ -101,7 +106,10 @@ Json experiment_spec_to_json(const ExperimentSpec& spec) {
           {"search", search},
           {"scheduler", scheduler},
           {"stop", stop_json(spec.stop)},
-          {"resources", {{"cpus", cpus}}},
+          {"resources",
+           {{"cpus", cpus},
+            {"gpus",
+             spec.total_gpus >= 0 ? spec.total_gpus : static_cast<int>(visible_gpus().size())}}},
           {"failure",
            {{"heartbeat_timeout_s", spec.heartbeat_timeout_s},
             {"max_failures", spec.max_failures},

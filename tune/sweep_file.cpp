@@ -265,7 +265,16 @@ void read_trainable(TableReader& top, const std::string& file, ExperimentSpec& s
     if (*c <= 0) throw r.error("cpus_per_worker", "must be > 0");
     spec.trainable.cpus_per_worker = *c;
   }
-  r.finish({"builtin", "name", "library", "command", "num_workers", "cpus_per_worker"});
+  if (auto g = r.get<int64_t>("gpus_per_worker")) {
+    if (*g < 0 || *g > 64) throw r.error("gpus_per_worker", "must be a whole number from 0 to 64");
+    spec.trainable.gpus_per_worker = static_cast<int>(*g);
+  }
+  if (auto t = r.get<int64_t>("threads_per_worker")) {
+    if (*t < 1 || *t > 1024) throw r.error("threads_per_worker", "must be between 1 and 1024");
+    spec.trainable.threads_per_worker = static_cast<int>(*t);
+  }
+  r.finish({"builtin", "name", "library", "command", "num_workers", "cpus_per_worker",
+            "gpus_per_worker", "threads_per_worker"});
 }
 
 // A command placeholder that names no key of the param space would fail
@@ -369,7 +378,11 @@ ExperimentSpec parse_sweep(std::string_view text, const std::string& source_name
       if (*cpus <= 0) throw r.error("cpus", "must be > 0");
       spec.total_cpus = *cpus;
     }
-    r.finish({"cpus"});
+    if (auto gpus = r.get<int64_t>("gpus")) {
+      if (*gpus < 0) throw r.error("gpus", "must be >= 0");
+      spec.total_gpus = static_cast<int>(*gpus);
+    }
+    r.finish({"cpus", "gpus"});
   }
   if (const toml::table* failure = top.table("failure")) {
     TableReader r(*failure, "failure", source_name);

@@ -12,6 +12,8 @@
 //   builtin = "quadratic"       # a registered trainable
 //   num_workers = 1             # ranks per trial
 //   cpus_per_worker = 1
+//   gpus_per_worker = 0         # whole GPUs per rank, as its CUDA_VISIBLE_DEVICES
+//   threads_per_worker = 1      # OMP_NUM_THREADS; default: cpus_per_worker
 //
 //   [param_space]               # an inline table { kind = [...] } is a domain,
 //   x = { uniform = [-5, 5] }   # a [section] is a nested space, anything else a constant
@@ -26,7 +28,7 @@
 //   [scheduler]   type = "fifo" (options alongside)
 //   [stop]        training_iteration = 10     # stop once result >= value (Ray)
 //                 loss = { at_most = 0.01 }   # or once result <= value
-//   [resources]   cpus = 2                    # CPUs the controller may use
+//   [resources]   cpus = 2, gpus = 1          # what the controller may use (default: all)
 //   [failure]     heartbeat_timeout_s = 30, max_failures = 0 (-1: unlimited), fail_fast = false
 //   [checkpoint]  num_to_keep = 0 (all), checkpoint_score_attribute = "", checkpoint_score_order =
 //   "max"

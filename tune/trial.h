@@ -61,6 +61,7 @@ struct Trial {
   // The live group, while RUNNING.
   std::vector<Worker> workers;
   pid_t process_group = 0;
+  std::vector<std::string> gpus;  // the GPU ids its ranks hold, given back when it ends
   std::map<int64_t, PendingIteration> pending;
   bool stopping = false;  // STOP or PAUSE was sent; ranks should finish with DONE
   std::string stop_reason;

@@ -127,6 +127,8 @@ ResultGrid Tuner::fit() {
   spec.trainable.name = trainable_.name;
   spec.trainable.num_workers = trainable_.num_workers;
   spec.trainable.cpus_per_worker = trainable_.cpus_per_worker;
+  spec.trainable.gpus_per_worker = trainable_.gpus_per_worker;
+  spec.trainable.threads_per_worker = trainable_.threads_per_worker;
   spec.param_space = param_space_;
   if (tune_config_.search_alg) {
     spec.custom_searcher =

@@ -45,6 +45,8 @@ struct Trainable {
   train::TrainFunc func;
   int num_workers = 1;         // ranks per trial
   double cpus_per_worker = 1;  // Ray's default resources_per_worker = {CPU: 1}
+  int gpus_per_worker = 0;     // whole GPUs per rank, given as its CUDA_VISIBLE_DEVICES
+  int threads_per_worker = 0;  // OMP_NUM_THREADS of each rank; 0: cpus_per_worker
 };
 using FunctionTrainable = Trainable;
 

@@ -132,6 +132,66 @@ label = "hello world"
   }
 }
 
+TEST_CASE("ranks get their own GPUs as CUDA_VISIBLE_DEVICES, and trials wait for free ones") {
+  ScratchDir dir;
+  dir.write("gpu_report.py", R"(import os, time
+print("visible " + os.environ.get("CUDA_VISIBLE_DEVICES", "unset") + " threads " +
+      os.environ.get("OMP_NUM_THREADS", "unset"), flush=True)
+time.sleep(0.2)
+print('@tunerun {"done": 1}')
+)");
+  // 3 GPUs declared: a trial needs 2 (2 ranks x 1), so only one runs at a time.
+  dir.write("gpus.toml", R"(
+name = "gpus"
+num_samples = 3
+[trainable]
+command = ["python3", "gpu_report.py"]
+num_workers = 2
+gpus_per_worker = 1
+threads_per_worker = 2
+[resources]
+cpus = 8
+gpus = 3
+)");
+  const CommandResult run = run_tunerun_within("gpus.toml", dir.path());
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  const auto experiment = dir.path() / "runs" / "gpus";
+  const auto rows =
+      query(experiment / "experiment.db",
+            "SELECT trial_id, started_at, finished_at FROM trials ORDER BY trial_index");
+  REQUIRE(rows.size() == 3);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const auto trial = experiment / "trials" / rows[i][0];
+    const std::string log0 = read_text(trial / "rank_0.log");
+    const std::string log1 = read_text(trial / "rank_1.log");
+    INFO(log0, log1);
+    // Each rank has one device of its own, and the threads the spec names.
+    CHECK(log0.find("visible 0 threads 2") != std::string::npos);
+    CHECK(log1.find("visible 1 threads 2") != std::string::npos);
+    if (i > 0) CHECK(std::stod(rows[i][1]) >= std::stod(rows[i - 1][2]));  // one at a time
+  }
+}
+
+TEST_CASE("a trial needing more GPUs than the machine lends is bad input naming the key") {
+  ScratchDir dir;
+  dir.write("gpus.toml", R"(
+name = "toomany"
+[trainable]
+command = ["true"]
+num_workers = 2
+gpus_per_worker = 1
+[resources]
+gpus = 1
+)");
+  const CommandResult run = run_tunerun_within("gpus.toml", dir.path());
+  CHECK(run.exit_code == 2);
+  CHECK(run.output.find("a trial needs 2 GPUs (2 workers x 1), but only 1 exist") !=
+        std::string::npos);
+  CHECK(run.output.find("trainable.gpus_per_worker") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir.path() / "runs" / "toomany" / "experiment.db"));
+}
+
 TEST_CASE("a failing command ends its trial in ERROR with the exit status and its output") {
   ScratchDir dir;
   dir.write("fail.py", R"(import json, sys, time

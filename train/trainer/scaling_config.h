@@ -1,0 +1,30 @@
+// ScalingConfig: how many ranks a training job runs and what each gets, as
+// Ray Train's ScalingConfig.
+#pragma once
+
+namespace train {
+
+// Where the ranks of one job go. One machine for now: both place every rank
+// on it; the field exists so sweeps say what they mean for multi-node later.
+enum class Placement { kPack, kSpread };
+
+struct ScalingConfig {
+  int num_workers = 1;   // ranks (processes) per training job
+  bool use_gpu = false;  // each rank gets resources_per_worker.gpus GPUs (1 unless set)
+  struct Resources {
+    double cpus = 1;  // Ray's default {CPU: 1}
+    int gpus = 0;     // whole GPUs; with use_gpu, 0 means 1
+  } resources_per_worker;
+  Placement placement = Placement::kPack;
+  // Intra-op threads of each rank (OMP_NUM_THREADS); 0: resources_per_worker.cpus,
+  // so 2 ranks of 1 CPU on 2 cores do not oversubscribe them.
+  int threads_per_worker = 0;
+
+  int gpus_per_worker() const {
+    return use_gpu && resources_per_worker.gpus == 0 ? 1 : resources_per_worker.gpus;
+  }
+  // Throws tune::ConfigError naming the field that is out of range.
+  void validate() const;
+};
+
+}  // namespace train

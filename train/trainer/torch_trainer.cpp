@@ -1,0 +1,74 @@
+#include "train/trainer/torch_trainer.h"
+
+#include <fmt/format.h>
+
+#include "core/errors.h"
+
+namespace train {
+
+void ScalingConfig::validate() const {
+  auto fail = [](const std::string& field, const std::string& why) {
+    throw tune::ConfigError(fmt::format("ScalingConfig.{} {}", field, why), {}, 0,
+                            "scaling_config." + field);
+  };
+  if (num_workers < 1 || num_workers > 1024) fail("num_workers", "must be between 1 and 1024");
+  if (!(resources_per_worker.cpus > 0)) fail("resources_per_worker.cpus", "must be > 0");
+  if (resources_per_worker.gpus < 0) fail("resources_per_worker.gpus", "must be >= 0");
+  if (resources_per_worker.gpus > 0 && !use_gpu) {
+    fail("resources_per_worker.gpus", "asks for GPUs but use_gpu is false");
+  }
+  if (threads_per_worker < 0) fail("threads_per_worker", "must be >= 0 (0: the CPUs per worker)");
+}
+
+TorchTrainer::TorchTrainer(std::string name, TrainFunc train_func, ScalingConfig scaling,
+                           tune::Json train_loop_config, tune::RunConfig run_config)
+    : name_(std::move(name)),
+      func_(std::move(train_func)),
+      scaling_(scaling),
+      train_loop_config_(std::move(train_loop_config)),
+      run_config_(std::move(run_config)) {
+  if (name_.empty()) throw tune::ConfigError("TorchTrainer needs a name", {}, 0, "name");
+  if (!func_) throw tune::ConfigError("TorchTrainer needs a train function", {}, 0, "train_func");
+  if (train_loop_config_.is_null()) train_loop_config_ = tune::Json::object();
+  if (!train_loop_config_.is_object()) {
+    throw tune::ConfigError("train_loop_config must be a JSON object", {}, 0, "train_loop_config");
+  }
+  scaling_.validate();
+}
+
+TorchTrainer::operator tune::Trainable() const {
+  tune::Trainable t;
+  t.name = name_;
+  t.num_workers = scaling_.num_workers;
+  t.cpus_per_worker = scaling_.resources_per_worker.cpus;
+  t.gpus_per_worker = scaling_.gpus_per_worker();
+  t.threads_per_worker = scaling_.threads_per_worker;
+  t.func = [func = func_, base = train_loop_config_](const tune::Config& config) {
+    tune::Json merged = base;
+    merged.merge_patch(config.json());
+    func(tune::Config(std::move(merged)));
+  };
+  return t;
+}
+
+tune::Result TorchTrainer::fit() const {
+  // One trial whose config is train_loop_config itself, so the database holds it.
+  tune::ParamSpace space;
+  for (const auto& [key, value] : train_loop_config_.items()) space.set(key, value);
+  tune::RunConfig run_config = run_config_;
+  if (run_config.name.empty()) run_config.name = name_;
+  tune::Tuner tuner(*this, std::move(space), tune::TuneConfig{.num_samples = 1},
+                    std::move(run_config));
+  const tune::ResultGrid grid = tuner.fit();
+  if (grid.size() != 1) {
+    throw tune::TrialError(
+        fmt::format("training job {} ran {} trials, expected 1", name_, grid.size()));
+  }
+  const tune::Result& result = grid[0];
+  if (result.error) {
+    throw tune::TrialError(fmt::format("training job {} failed: {}", name_, *result.error));
+  }
+  return result;
+}
+
+}  // namespace train
