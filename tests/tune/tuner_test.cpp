@@ -200,20 +200,13 @@ TEST_CASE("StopCondition accepts a stop dict, a predicate or a stopper") {
 // ---- end to end through the fixture program ------------------------------------
 
 Json run_fixture(const std::string& scenario, const std::filesystem::path& storage) {
-  const std::string cmd =
-      "'" + std::string(TUNER_FIXTURE) + "' " + scenario + " '" + storage.string() + "' 2>&1";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  std::string output;
-  char buffer[4096];
-  while (size_t n = fread(buffer, 1, sizeof buffer, pipe)) output.append(buffer, n);
-  const int status = pclose(pipe);
-  INFO(output);
-  REQUIRE(WIFEXITED(status));
-  REQUIRE(WEXITSTATUS(status) == 0);
-  const auto at = output.find("RESULT_JSON ");
-  REQUIRE(at != std::string::npos);
-  const auto end = output.find('\n', at);
-  return Json::parse(output.substr(at + 12, end - at - 12));
+  const auto run = test::run_shell("'" + std::string(TUNER_FIXTURE) + "' " + scenario + " '" +
+                                   storage.string() + "'");
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  const std::string json = test::result_json_text(run.output);
+  REQUIRE_FALSE(json.empty());
+  return Json::parse(json);
 }
 
 // The hooks of one trial, in order: start, results 1..n, then complete or error.

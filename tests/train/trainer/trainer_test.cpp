@@ -1,50 +1,34 @@
 // train::TorchTrainer end to end: trainer_fixture is a program that uses it,
 // driver and ranks in one binary, as a user's program would be.
 #include <doctest/doctest.h>
-#include <sys/wait.h>
 
-#include <cstdio>
 #include <filesystem>
-#include <random>
 #include <string>
 
 #include "core/config.h"
+#include "tests/tune/test_util.h"
 #include "train/trainer/torch_trainer.h"
 
 namespace {
 
 using tune::Json;
 
-struct Scratch {
-  Scratch() {
-    std::random_device rd;
-    path = std::filesystem::temp_directory_path() / ("tunerun_trainer_" + std::to_string(rd()));
-    std::filesystem::create_directories(path);
-  }
-  ~Scratch() { std::filesystem::remove_all(path); }
-  std::filesystem::path path;
-};
+using Scratch = tune::test::ScratchDir;
 
 Json run_fixture(const std::string& scenario, const std::filesystem::path& storage,
                  const std::string& env = "") {
-  const std::string cmd = env + " '" + std::string(TRAINER_FIXTURE) + "' " + scenario + " '" +
-                          storage.string() + "' 2>&1";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  std::string output;
-  char buffer[4096];
-  while (size_t n = fread(buffer, 1, sizeof buffer, pipe)) output.append(buffer, n);
-  const int status = pclose(pipe);
-  INFO(output);
-  REQUIRE(WIFEXITED(status));
-  REQUIRE(WEXITSTATUS(status) == 0);
-  const auto at = output.find("RESULT_JSON ");
-  REQUIRE(at != std::string::npos);
-  return Json::parse(output.substr(at + 12, output.find('\n', at) - at - 12));
+  const auto run = tune::test::run_shell(env + " '" + std::string(TRAINER_FIXTURE) + "' " +
+                                         scenario + " '" + storage.string() + "'");
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  const std::string json = tune::test::result_json_text(run.output);
+  REQUIRE_FALSE(json.empty());
+  return Json::parse(json);
 }
 
 TEST_CASE("TorchTrainer.fit runs one job on 2 ranks with train_loop_config and its threads") {
   Scratch dir;
-  const Json r = run_fixture("fit", dir.path);
+  const Json r = run_fixture("fit", dir.path());
   CHECK(r["status"] == "TERMINATED");
   CHECK(r["iterations"] == 3);
   CHECK(r["metrics"]["world_size"] == 2);
@@ -53,12 +37,12 @@ TEST_CASE("TorchTrainer.fit runs one job on 2 ranks with train_loop_config and i
   CHECK(r["metrics"]["omp_threads"] == 3);
   CHECK(r["config"] ==
         Json{{"lr", 0.1}, {"epochs", 3}, {"fail", false}, {"model", {{"width", 64}}}});
-  CHECK(std::filesystem::exists(dir.path / "fit_job" / "experiment.db"));
+  CHECK(std::filesystem::exists(dir.path() / "fit_job" / "experiment.db"));
 }
 
 TEST_CASE("TorchTrainer as a Tuner's trainable: searched keys override train_loop_config") {
   Scratch dir;
-  const Json r = run_fixture("tuner", dir.path);
+  const Json r = run_fixture("tuner", dir.path());
   CHECK(r["size"] == 3);
   CHECK(r["errors"] == 0);
   CHECK(r["best"]["metrics"]["lr"] == 0.01);
@@ -69,17 +53,17 @@ TEST_CASE("TorchTrainer as a Tuner's trainable: searched keys override train_loo
 
 TEST_CASE("TorchTrainer.fit throws TrialError with the rank's error when the job fails") {
   Scratch dir;
-  const Json r = run_fixture("failing", dir.path);
+  const Json r = run_fixture("failing", dir.path());
   CHECK(r["thrown"] == true);
   CHECK(r["what"].get<std::string>().find("the loss went to NaN at step 3") != std::string::npos);
 }
 
 TEST_CASE("TorchTrainer with use_gpu on a machine without GPUs is a ConfigError naming the field") {
   Scratch dir;
-  const Json r = run_fixture("gpu", dir.path, "CUDA_VISIBLE_DEVICES=-1");
+  const Json r = run_fixture("gpu", dir.path(), "CUDA_VISIBLE_DEVICES=-1");
   CHECK(r["key"] == "trainable.gpus_per_worker");
   CHECK(r["config_error"].get<std::string>().find("needs 1 GPUs") != std::string::npos);
-  CHECK_FALSE(std::filesystem::exists(dir.path / "gpu_job" / "experiment.db"));
+  CHECK_FALSE(std::filesystem::exists(dir.path() / "gpu_job" / "experiment.db"));
 }
 
 TEST_CASE("ScalingConfig is validated when the trainer is made") {
