@@ -115,17 +115,15 @@ ParzenEstimator::ParzenEstimator(const std::vector<Dimension>& dims,
       kern.sigma.resize(n);
     }
     const double min_sigma = 1.0 / std::min(100.0, 1.0 + static_cast<double>(k));
-    const double log_min_sigma = std::log(min_sigma);
     for (double& s : kern.sigma) s = std::clamp(s, min_sigma, 1.0);
     kern.sigma.push_back(kPriorSigma);
     for (size_t i = 0; i < k; ++i) {
       const double s = kern.sigma[i];
       kern.inv_sigma.push_back(1 / s);
-      // Most sigmas sit at the clip, most kernels far from the edges: skip
-      // the logs and erfcs those need not (norm_mass returns exactly 1).
+      // Not divided by sigma: see the header. Most kernels sit far from the
+      // edges, where norm_mass returns exactly 1 and the log is skipped.
       const double mass = norm_mass(-kern.mu[i] / s, (1 - kern.mu[i]) / s);
-      kern.log_norm.push_back(-(s == min_sigma ? log_min_sigma : std::log(s)) - kLogSqrt2Pi -
-                              (mass == 1.0 ? 0.0 : std::log(mass)));
+      kern.log_norm.push_back(-kLogSqrt2Pi - (mass == 1.0 ? 0.0 : std::log(mass)));
     }
     if (!multivariate) {
       double max_sigma = 0;

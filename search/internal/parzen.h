@@ -11,6 +11,22 @@
 //   weights           Optuna's default_weights: 1 for the newest 25
 //                     observations, a ramp from 1/n up for the older ones;
 //                     the prior weighs prior_weight.
+//   densities         as Optuna 3.1 evaluates them: a component's truncated
+//                     normal is not divided by its sigma (Optuna's
+//                     truncnorm.logpdf leaves out the scale), so the value
+//                     is a mixture whose components weigh w_i sigma_i (per
+//                     dimension, in multivariate mode), up to a constant
+//                     that cancels in TPE's l/g comparison. An isolated
+//                     observation, with its wide kernel, counts for more
+//                     than one in a cluster, and the prior (sigma 1) for
+//                     more than its weight. Sampling uses the weights w_i
+//                     alone, as Optuna's does. Measured against the
+//                     sigma-normalised mixture over 100 seeds on Branin,
+//                     Hartmann3/6, six-hump camel and Rosenbrock-4: in
+//                     univariate mode the median best value after 50 and
+//                     after 100 trials is better on all five; multivariate
+//                     is mixed (much better on Hartmann6, worse on Branin
+//                     at 100 trials).
 #pragma once
 
 #include <vector>
@@ -40,7 +56,7 @@ class ParzenEstimator {
     bool categorical = false;
     size_t num_choices = 0;
     std::vector<double> mu, sigma, inv_sigma;
-    std::vector<double> log_norm;  // -log(sigma) - log(sqrt(2 pi)) - log(mass on [0, 1])
+    std::vector<double> log_norm;  // -log(sqrt(2 pi)) - log(mass on [0, 1]): no -log(sigma)
     std::vector<double> log_p;     // categorical: [component * num_choices + choice]
     // Univariate evaluation: the observation components sorted by mean, with
     // lw + log_norm folded in, and the half-width beyond which a component's
