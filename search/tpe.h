@@ -14,9 +14,17 @@
 // Conditional values (sample_from) are computed from the chosen config.
 //
 // Trials still running count as the worst value (constant liar), so trials
-// suggested in parallel spread out. max_pending_trials() stays 1: the model
-// learns from every completion, and the liar covers trials already running.
+// suggested in parallel spread out; like Optuna, gamma(n) counts completed
+// trials only. max_pending_trials() stays 1: the model learns from every
+// completion, and the liar covers trials already running.
+//
+// Cost: the history is kept sorted (by value, by suggestion, and per
+// dimension by coordinate) as trials complete, so a univariate suggestion
+// builds the large "above" estimator in one linear pass per dimension and
+// evaluates it only near each candidate (detail::SortedKernels).
 #pragma once
+
+#include <memory>
 
 #include "search/model_based.h"
 
@@ -38,11 +46,16 @@ class TpeSearcher final : public ModelBasedSearcher {
   // Throws ConfigError (key = the option) for a non-positive candidate
   // count, gamma outside (0, 1], gamma_cap < 1 or prior_weight <= 0.
   explicit TpeSearcher(TpeOptions options);
+  ~TpeSearcher() override;
 
  private:
   std::vector<double> propose(Rng& rng) override;
+  void restore_model(const Json& state) override;
+
+  struct History;  // the sorted views and scratch buffers (tpe.cpp)
 
   TpeOptions options_;
+  std::unique_ptr<History> history_;  // derived from observations(), so never saved
 };
 
 }  // namespace tune::search

@@ -1,8 +1,12 @@
 #include "search/internal/parzen.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <numeric>
+#include <type_traits>
 
 #include "search/internal/normal.h"
 
@@ -54,7 +58,84 @@ std::vector<double> neighbour_sigmas(const std::vector<double>& mus, std::vector
   return out;
 }
 
+// e^t for t <= 0 (results below e^-700 are not needed here), to a few ulp,
+// in plain arithmetic on V (double, or a vector of doubles): summing a
+// thousand kernels then takes no calls into libm, and runs four at a time.
+// GCC warns that a 32-byte vector changes the ABI without AVX; these
+// functions never cross an ABI boundary (inlined, in this file only).
+#pragma GCC diagnostic ignored "-Wpsabi"
+using Double4 = double __attribute__((vector_size(32)));
+using Bits4 = uint64_t __attribute__((vector_size(32)));
+
+template <typename V>
+[[gnu::always_inline]] inline V exp_nonpositive(V t) {
+  constexpr double kLog2e = 1.4426950408889634;
+  constexpr double kLn2Hi = 6.93147180369123816490e-01;  // ln 2 split so k * kLn2Hi is exact
+  constexpr double kLn2Lo = 1.90821492927058770002e-10;
+  constexpr double kShift = 0x1.8p52;  // adding it rounds to an integer, kept in the low bits
+  t = t < -700.0 ? V{} - 700.0 : t;
+  const V shifted = t * kLog2e + kShift;
+  const V k = shifted - kShift;
+  const V r = (t - k * kLn2Hi) - k * kLn2Lo;  // |r| <= ln(2) / 2
+  // Taylor to r^12 (truncation error below 2e-16 relative), by Estrin's
+  // scheme: four levels deep instead of Horner's twelve.
+  const V r2 = r * r;
+  const V r4 = r2 * r2;
+  const V r8 = r4 * r4;
+  const V a0 = 1.0 + r;
+  const V a1 = 1.0 / 2 + r * (1.0 / 6);
+  const V a2 = 1.0 / 24 + r * (1.0 / 120);
+  const V a3 = 1.0 / 720 + r * (1.0 / 5040);
+  const V a4 = 1.0 / 40320 + r * (1.0 / 362880);
+  const V a5 = 1.0 / 3628800 + r * (1.0 / 39916800);
+  const V b0 = a0 + r2 * a1;
+  const V b1 = a2 + r2 * a3;
+  const V b2 = a4 + r2 * a5;
+  const V c0 = b0 + r4 * b1;
+  const V c1 = b2 + r4 * (1.0 / 479001600);
+  const V p = c0 + r8 * c1;
+  // 2^k: k + 1023 in the exponent field (the low bits of `shifted` hold k).
+  if constexpr (std::is_same_v<V, double>) {
+    return p * std::bit_cast<double>((std::bit_cast<uint64_t>(shifted) + 1023) << 52);
+  } else {
+    return p * reinterpret_cast<V>((reinterpret_cast<Bits4>(shifted) + 1023) << 52);
+  }
+}
+
+// sum of coef[i] e^(-z^2 / 2), z = (value - mu[i]) inv_sigma[i], over [lo, hi).
+// Compiled twice: for AVX2 (no FMA, so both give the same bits) and baseline.
+__attribute__((target_clones("avx2", "default"))) double kernel_sum(const double* mu,
+                                                                    const double* inv_sigma,
+                                                                    const double* coef, size_t lo,
+                                                                    size_t hi, double value) {
+  // Two independent chains of four, so the loop is not latency-bound.
+  Double4 sum0{}, sum1{};
+  size_t i = lo;
+  for (; i + 8 <= hi; i += 8) {
+    Double4 m0, s0, c0, m1, s1, c1;
+    std::memcpy(&m0, mu + i, sizeof(m0));
+    std::memcpy(&s0, inv_sigma + i, sizeof(s0));
+    std::memcpy(&c0, coef + i, sizeof(c0));
+    std::memcpy(&m1, mu + i + 4, sizeof(m1));
+    std::memcpy(&s1, inv_sigma + i + 4, sizeof(s1));
+    std::memcpy(&c1, coef + i + 4, sizeof(c1));
+    const Double4 z0 = (value - m0) * s0;
+    const Double4 z1 = (value - m1) * s1;
+    sum0 += c0 * exp_nonpositive<Double4>(-0.5 * z0 * z0);
+    sum1 += c1 * exp_nonpositive<Double4>(-0.5 * z1 * z1);
+  }
+  const Double4 sum = sum0 + sum1;
+  double tail = 0;
+  for (; i < hi; ++i) {
+    const double z = (value - mu[i]) * inv_sigma[i];
+    tail += coef[i] * exp_nonpositive(-0.5 * z * z);
+  }
+  return ((sum[0] + sum[1]) + (sum[2] + sum[3])) + tail;
+}
+
 }  // namespace
+
+double fast_exp_for_test(double t) { return exp_nonpositive(t); }
 
 std::vector<double> tpe_weights(size_t n) {
   constexpr size_t kFlat = 25;
@@ -222,6 +303,103 @@ void ParzenEstimator::log_pdf_joint(const std::vector<std::vector<double>>& poin
     }
     out[p] = log_sum_exp(t.data(), n);
   }
+}
+
+void SortedKernels::build(const std::vector<double>& mu, const std::vector<double>& weight,
+                          double prior_weight, std::pair<double, double>* const* mass_memo) {
+  const size_t n = mu.size();
+  const size_t k = n + 1;  // with the prior
+  double total = prior_weight;
+  for (double w : weight) total += w;
+
+  // Neighbour sigmas as neighbour_sigmas() computes them, the prior's mean
+  // placed after equal observation means (it has the highest index there).
+  const size_t prior_pos = std::upper_bound(mu.begin(), mu.end(), kPriorMu) - mu.begin();
+  ext_.resize(k + 2);
+  ext_[0] = 0;
+  std::copy(mu.begin(), mu.begin() + prior_pos, ext_.begin() + 1);
+  ext_[prior_pos + 1] = kPriorMu;
+  std::copy(mu.begin() + prior_pos, mu.end(), ext_.begin() + prior_pos + 2);
+  ext_[k + 1] = 1;
+  const double min_sigma = 1.0 / std::min(100.0, 1.0 + static_cast<double>(k));
+  sigma_.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    const size_t p = i < prior_pos ? i : i + 1;  // position among the k means
+    double s = std::max(ext_[p + 1] - ext_[p], ext_[p + 2] - ext_[p + 1]);
+    if (k >= 2 && p == 0) s = ext_[2] - ext_[1];
+    if (k >= 2 && p == k - 1) s = ext_[k] - ext_[k - 1];
+    sigma_[i] = std::clamp(s, min_sigma, 1.0);
+  }
+
+  // The prior N(0.5, 1) truncated to [0, 1].
+  const double prior_mass = norm_mass(-kPriorMu / kPriorSigma, (1 - kPriorMu) / kPriorSigma);
+  prior_coef_ = prior_weight / total / prior_mass * std::exp(-kLogSqrt2Pi);
+  prior_log_coef_ = std::log(prior_weight / total) - std::log(prior_mass) - kLogSqrt2Pi;
+  // Its smallest term on [0, 1] (|value - 0.5| <= 0.5): the reference for the cut.
+  const double log_prior_min = prior_log_coef_ - 0.125 / (kPriorSigma * kPriorSigma);
+
+  // Tier t holds sigmas up to min_sigma 2^t; most sit at the clip (tier 0).
+  constexpr size_t kTiers = 8;
+  tiers_.resize(kTiers);
+  for (Tier& tier : tiers_) {
+    tier.mu.clear();
+    tier.inv_sigma.clear();
+    tier.coef.clear();
+  }
+  double max_sigma[kTiers] = {}, max_coef[kTiers] = {};
+  const double scale = std::exp(-kLogSqrt2Pi) / total;
+  for (size_t i = 0; i < n; ++i) {
+    const double s = sigma_[i];
+    size_t t = 0;
+    while (t + 1 < kTiers && s > min_sigma * static_cast<double>(size_t{1} << t)) ++t;
+    double mass;
+    std::pair<double, double>* memo = mass_memo ? mass_memo[i] : nullptr;
+    if (memo && memo->first == s) {
+      mass = memo->second;
+    } else {
+      mass = norm_mass(-mu[i] / s, (1 - mu[i]) / s);
+      if (memo) *memo = {s, mass};
+    }
+    const double coef = weight[i] * scale / mass;  // not divided by s: see ParzenEstimator
+    Tier& tier = tiers_[t];
+    tier.mu.push_back(mu[i]);
+    tier.inv_sigma.push_back(1 / s);
+    tier.coef.push_back(coef);
+    max_sigma[t] = std::max(max_sigma[t], s);
+    max_coef[t] = std::max(max_coef[t], coef);
+  }
+  for (size_t t = 0; t < kTiers; ++t) {
+    if (tiers_[t].mu.empty()) continue;
+    tiers_[t].window =
+        max_sigma[t] * std::sqrt(2 * std::max(0.0, std::log(max_coef[t]) - log_prior_min + 40));
+  }
+}
+
+double SortedKernels::log_pdf(double value) const {
+  const double zp = (value - kPriorMu) / kPriorSigma;
+  double sum = prior_coef_ * std::exp(-0.5 * zp * zp);
+  for (const Tier& tier : tiers_) {
+    if (tier.mu.empty()) continue;
+    const auto lo = std::lower_bound(tier.mu.begin(), tier.mu.end(), value - tier.window);
+    const auto hi = std::upper_bound(lo, tier.mu.end(), value + tier.window);
+    sum += kernel_sum(tier.mu.data(), tier.inv_sigma.data(), tier.coef.data(), lo - tier.mu.begin(),
+                      hi - tier.mu.begin(), value);
+  }
+  // Underflow only with a vanishing prior weight and no component near.
+  if (!(sum >= 1e-290)) return log_pdf_exact(value);
+  return std::log(sum);
+}
+
+double SortedKernels::log_pdf_exact(double value) const {
+  const double zp = (value - kPriorMu) / kPriorSigma;
+  std::vector<double> t{prior_log_coef_ - 0.5 * zp * zp};
+  for (const Tier& tier : tiers_) {
+    for (size_t i = 0; i < tier.mu.size(); ++i) {
+      const double z = (value - tier.mu[i]) * tier.inv_sigma[i];
+      t.push_back(std::log(tier.coef[i]) - 0.5 * z * z);
+    }
+  }
+  return log_sum_exp(t.data(), t.size());
 }
 
 }  // namespace tune::search::detail

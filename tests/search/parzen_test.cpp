@@ -2,6 +2,10 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <random>
+
 namespace tune::search::detail {
 namespace {
 
@@ -33,6 +37,45 @@ TEST_CASE("parzen: log densities are Optuna 3.1's, univariate and multivariate")
   for (size_t q = 0; q < queries.size(); ++q) {
     CHECK(out[q] == doctest::Approx(joint_expected[q]).epsilon(1e-8));
   }
+}
+
+TEST_CASE("parzen: SortedKernels agrees with ParzenEstimator") {
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> u(0, 1);
+  for (size_t n : {0, 1, 2, 3, 30, 400}) {
+    // Clustered near 0 (kernels at the edge, sigmas from the clip up).
+    std::vector<double> values(n);
+    for (double& v : values) v = u(rng) * u(rng) * u(rng);
+    std::vector<const double*> ptr;
+    for (const double& v : values) ptr.push_back(&v);
+    const std::vector<double> weights = tpe_weights(n);
+    for (double prior_weight : {1.0, 0.25}) {
+      const ParzenEstimator reference(unit_dims(1), ptr, prior_weight, false);
+      std::vector<size_t> order(n);
+      for (size_t i = 0; i < n; ++i) order[i] = i;
+      std::stable_sort(order.begin(), order.end(),
+                       [&](size_t a, size_t b) { return values[a] < values[b]; });
+      std::vector<double> mu, w;
+      for (size_t i : order) {
+        mu.push_back(values[i]);
+        w.push_back(weights[i]);
+      }
+      SortedKernels fast;
+      fast.build(mu, w, prior_weight);
+      for (double x : {0.0, 1e-4, 0.01, 0.05, 0.2, 0.5, 0.77, 1.0}) {
+        CHECK(fast.log_pdf(x) == doctest::Approx(reference.log_pdf_dim(0, x)).epsilon(1e-12));
+      }
+    }
+  }
+}
+
+TEST_CASE("parzen: the inlined exp is accurate to a few ulp") {
+  double worst = 0;
+  for (double t = -700; t <= 0; t += 0.0137) {
+    worst = std::max(worst, std::abs(fast_exp_for_test(t) / std::exp(t) - 1));
+  }
+  CHECK(worst < 1e-15);
+  CHECK(fast_exp_for_test(0) == 1.0);
 }
 
 }  // namespace

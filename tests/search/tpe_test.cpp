@@ -46,6 +46,19 @@ TEST_CASE("tpe: restore on a fresh searcher gives the same next suggestions") {
   }
 }
 
+TEST_CASE("tpe: restore on a searcher that ran further takes it back to the saved point") {
+  // The searcher keeps its history sorted between suggestions; a restore
+  // must replace that, not add to it.
+  TpeSearcher a(tpe_options(60, 4));
+  a.set_search_properties("loss", Mode::kMin, branin_space());
+  run_sequential(a, 25, branin);
+  const Json state = a.save();
+  const auto first = run_sequential(a, 10, branin, 100);
+  run_sequential(a, 5, branin, 200);
+  a.restore(state);
+  CHECK(run_sequential(a, 10, branin, 100) == first);
+}
+
 TEST_CASE("tpe concentrates its suggestions where Branin is low, unlike random search") {
   // Mean value of trials 31-60: the model's picks against random draws.
   auto late_mean = [](Searcher& s) {
