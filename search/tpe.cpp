@@ -128,19 +128,19 @@ std::vector<double> TpeSearcher::propose(Rng& rng) {
   std::vector<double> liar_weight(liars.size());
   std::vector<const double*> above;  // multivariate only
   {
-    size_t rank = 0, l = 0;
+    size_t rank = 0, r = 0;
     for (uint32_t p : h.by_index) {
       if (h.is_below[p]) continue;
-      for (; l < liars.size() && liars[l].index < obs[p].index; ++l) {
-        liar_weight[l] = w[rank++];
-        if (options_.multivariate) above.push_back(liars[l].x.data());
+      for (; r < liars.size() && liars[r].index < obs[p].index; ++r) {
+        liar_weight[r] = w[rank++];
+        if (options_.multivariate) above.push_back(liars[r].x.data());
       }
       h.weight[p] = w[rank++];
       if (options_.multivariate) above.push_back(obs[p].x.data());
     }
-    for (; l < liars.size(); ++l) {
-      liar_weight[l] = w[rank++];
-      if (options_.multivariate) above.push_back(liars[l].x.data());
+    for (; r < liars.size(); ++r) {
+      liar_weight[r] = w[rank++];
+      if (options_.multivariate) above.push_back(liars[r].x.data());
     }
   }
 

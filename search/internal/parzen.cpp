@@ -348,6 +348,7 @@ void SortedKernels::build(const std::vector<double>& mu, const std::vector<doubl
   }
   double max_sigma[kTiers] = {}, max_coef[kTiers] = {};
   const double scale = std::exp(-kLogSqrt2Pi) / total;
+  const double inv_min_sigma = 1 / min_sigma;
   for (size_t i = 0; i < n; ++i) {
     const double s = sigma_[i];
     size_t t = 0;
@@ -360,10 +361,12 @@ void SortedKernels::build(const std::vector<double>& mu, const std::vector<doubl
       mass = norm_mass(-mu[i] / s, (1 - mu[i]) / s);
       if (memo) *memo = {s, mass};
     }
-    const double coef = weight[i] * scale / mass;  // not divided by s: see ParzenEstimator
+    // Not divided by s: see ParzenEstimator. Most kernels sit at the clip,
+    // away from the edges (mass exactly 1): skip their divisions.
+    const double coef = mass == 1.0 ? weight[i] * scale : weight[i] * scale / mass;
     Tier& tier = tiers_[t];
     tier.mu.push_back(mu[i]);
-    tier.inv_sigma.push_back(1 / s);
+    tier.inv_sigma.push_back(s == min_sigma ? inv_min_sigma : 1 / s);
     tier.coef.push_back(coef);
     max_sigma[t] = std::max(max_sigma[t], s);
     max_coef[t] = std::max(max_coef[t], coef);
