@@ -6,6 +6,10 @@
 // this executable started again with --worker and a torchrun environment.
 //
 //   ddp_throughput [--steps-mlp N] [--steps-lenet N] [--warmup N] [--batch N] [--repeat N]
+//                  [--gloo]
+//
+// --gloo: our ranks average gradients over Gloo even on one host (DdpOptions::
+// shared_memory = false), to compare the two transports.
 //
 // Prints one line per run (raw numbers), then the ratios of the best run of
 // each side. Goals
@@ -46,6 +50,7 @@ struct Args {
   int64_t warmup = 10;
   int64_t batch = 128;  // per rank
   int repeat = 2;       // runs per measurement, alternating ours and the baseline; best kept
+  bool gloo = false;    // DdpOptions::shared_memory = false
 };
 
 Args parse(int argc, char** argv) {
@@ -69,6 +74,8 @@ Args parse(int argc, char** argv) {
       a.batch = std::stoll(next());
     else if (k == "--repeat")
       a.repeat = std::stoi(next());
+    else if (k == "--gloo")
+      a.gloo = true;
     else
       throw std::runtime_error("unknown argument " + k);
   }
@@ -84,7 +91,7 @@ int run_worker(const Args& a) {
   auto data = fm::load(fm::Split::kTrain, fm::data_dir());
   torch::manual_seed(0);
   auto model = fm::make_model(a.model == "mlp" ? fm::ModelKind::kMlp : fm::ModelKind::kLeNet);
-  auto ddp = train::prepare_model(*model);
+  auto ddp = train::prepare_model(*model, {.shared_memory = !a.gloo});
   torch::optim::SGD opt(model->parameters(), torch::optim::SGDOptions(0.05).momentum(0.9));
   auto loader = train::prepare_data_loader(data, a.batch, {.drop_last_batch = true});
 
@@ -111,7 +118,7 @@ int run_worker(const Args& a) {
   double seconds = std::chrono::duration<double>(Clock::now() - start).count();
   auto stats = ddp->stats();
 
-  // The allreduce alone: the step's gradient bytes as one tensor.
+  // Gloo's allreduce alone: the step's gradient bytes as one tensor.
   double allreduce_ms = 0.0;
   if (group) {
     std::vector<at::Tensor> flat{torch::ones({stats.bytes_per_step / 4})};
@@ -132,9 +139,10 @@ int run_worker(const Args& a) {
              {"step_ms", 1e3 * seconds / static_cast<double>(timed)},
              {"allreduce_wait_ms_per_step",
               timed > 0 ? 1e3 * (stats.allreduce_wait_s - at_start.allreduce_wait_s) / timed : 0.0},
-             {"allreduce_alone_ms", allreduce_ms},
+             {"gloo_allreduce_alone_ms", allreduce_ms},
              {"gradient_bytes", stats.bytes_per_step},
-             {"buckets", stats.buckets}};
+             {"buckets", stats.buckets},
+             {"shared_memory", stats.shared_memory}};
     fmt::print("{}\n", out.dump());
     std::fflush(stdout);
   }
@@ -178,8 +186,9 @@ std::optional<Json> ours(const Args& a, const std::string& model, int world, int
     commands.push_back(fmt::format(
         "OMP_NUM_THREADS=1 RANK={} WORLD_SIZE={} LOCAL_RANK={} LOCAL_WORLD_SIZE={} "
         "MASTER_ADDR=127.0.0.1 MASTER_PORT={} /proc/{}/exe --worker --model {} --steps {} "
-        "--warmup {} --batch {}",
-        rank, world, rank, world, port, getpid(), model, steps, a.warmup, a.batch));
+        "--warmup {} --batch {}{}",
+        rank, world, rank, world, port, getpid(), model, steps, a.warmup, a.batch,
+        a.gloo ? " --gloo" : ""));
   }
   return run_json(commands);
 }

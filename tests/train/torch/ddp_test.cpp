@@ -101,20 +101,28 @@ void check_equivalence(train::DdpOptions base, bool set_grads_to_none) {
   CHECK(max_diff(result[1], reference) < 1e-5);
   CHECK(max_diff(result[0], result[1]) == 0.0);
   CHECK(stats[0].steps == kSteps);
+  CHECK(stats[0].shared_memory == base.shared_memory);
 }
 
 }  // namespace
 
 TEST_CASE("2-rank DDP with batch B per rank equals 1 rank with batch 2B") {
-  check_equivalence({}, false);
+  check_equivalence({}, false);  // ranks on one host: through shared memory
+}
+
+TEST_CASE("2-rank DDP through the process group equals 1 rank with batch 2B") {
+  check_equivalence({.shared_memory = false}, false);
 }
 
 TEST_CASE("DDP equivalence holds with one bucket per parameter") {
-  check_equivalence({.bucket_cap_bytes = 1, .first_bucket_bytes = 1}, false);
+  check_equivalence({.bucket_cap_bytes = 1, .first_bucket_bytes = 1, .shared_memory = false},
+                    false);
 }
 
 TEST_CASE("gradients set to none between steps are still averaged") {
-  check_equivalence({.bucket_cap_bytes = 256, .first_bucket_bytes = 64}, true);
+  check_equivalence({.bucket_cap_bytes = 256, .first_bucket_bytes = 64, .shared_memory = false},
+                    true);
+  check_equivalence({}, true);
 }
 
 TEST_CASE("prepare_model broadcasts rank 0's parameters") {
@@ -134,14 +142,34 @@ TEST_CASE("prepare_model broadcasts rank 0's parameters") {
 
 TEST_CASE("zero_grad zeroes the gradients in place") {
   torch::set_num_threads(1);
+  for (bool shared_memory : {true, false}) {
+    train::testing::run_ranks(2, [&](int rank, auto group) {
+      SmallNet net;
+      auto ddp =
+          train::prepare_model(net, {.process_group = group, .shared_memory = shared_memory});
+      net.forward(torch::randn({4, 10})).sum().backward();
+      auto grad = net.fc1->weight.grad();
+      ddp->zero_grad();
+      CHECK(grad.is_same(net.fc1->weight.grad()));
+      CHECK(net.fc1->weight.grad().abs().sum().item<double>() == 0.0);
+      train::release_model(net);
+    });
+  }
+}
+
+TEST_CASE("gradients in shared memory stay valid after release_model") {
+  torch::set_num_threads(1);
+  std::vector<torch::Tensor> grads(2);
   train::testing::run_ranks(2, [&](int rank, auto group) {
     SmallNet net;
     auto ddp = train::prepare_model(net, {.process_group = group});
-    net.forward(torch::randn({4, 10})).sum().backward();
-    auto grad = net.fc1->weight.grad();
-    ddp->zero_grad();
-    CHECK(grad.is_same(net.fc1->weight.grad()));
-    CHECK(net.fc1->weight.grad().abs().sum().item<double>() == 0.0);
+    CHECK(ddp->stats().shared_memory);
+    net.forward(torch::full({4, 10}, rank + 1.0)).sum().backward();
     train::release_model(net);
+    ddp.reset();
+    grads[rank] = net.fc1->weight.grad();
   });
+  // The segment is unmapped only with the last gradient viewing it.
+  CHECK(max_diff({grads[0]}, {grads[1]}) == 0.0);
+  CHECK(grads[0].abs().sum().item<double>() > 0.0);
 }
