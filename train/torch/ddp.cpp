@@ -6,6 +6,9 @@
 #include <torch/csrc/autograd/variable.h>
 #include <torch/nn/module.h>
 #include <unistd.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include <chrono>
 #include <cstdio>
@@ -57,6 +60,16 @@ void broadcast_coalesced(c10d::ProcessGroup& group, const std::vector<at::Tensor
       offset += t.numel();
     }
   }
+}
+
+void keep_freed_memory() {
+#ifdef __GLIBC__
+  static std::once_flag once;
+  std::call_once(once, [] {
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);  // glibc's largest; also ends its dynamic threshold
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  });
+#endif
 }
 
 }  // namespace
@@ -322,6 +335,7 @@ std::map<const torch::nn::Module*, std::shared_ptr<DistributedModel>> g_registry
 std::shared_ptr<DistributedModel> prepare_model(torch::nn::Module& module,
                                                 const DdpOptions& options) {
   release_model(module);
+  if (options.keep_freed_memory) keep_freed_memory();
   auto impl = std::make_unique<DistributedModel::Impl>();
   impl->module = &module;
   impl->group = options.process_group ? options.process_group : default_process_group();
