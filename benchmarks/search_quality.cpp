@@ -237,7 +237,7 @@ int main(int argc, char** argv) {
 
   std::map<std::string, Json> quality, overhead;
   if (optuna) {
-    quality = run_optuna("quality");
+    quality = run_optuna(fmt::format("quality --seeds {}", seeds));
     overhead = run_optuna("overhead");
   }
   if (quality.contains("env")) {
