@@ -19,6 +19,7 @@
 #include "train/session.h"
 #include "train/torch/data.h"
 #include "train/torch/ddp.h"
+#include "train/torch/device.h"
 #include "train/torch/process_group.h"
 #include "tune/tuner.h"
 
@@ -39,7 +40,10 @@ TORCH_MODULE(Mlp);
 // averaging are the three lines that make it data-parallel.
 void train_func(const tune::Config& config) {
   namespace fm = train::fashion_mnist;
-  train::init_process_group();  // rendezvous at MASTER_ADDR:MASTER_PORT (the controller's pick)
+  // cuda:0 and NCCL when the controller gave this rank a GPU (use_gpu), else the CPU and Gloo.
+  const c10::Device device = train::get_device();
+  // Rendezvous at MASTER_ADDR:MASTER_PORT, the controller's pick for this job.
+  train::init_process_group({.backend = train::default_backend()});
   const auto dir = fm::data_dir();
   auto train_data = train::prepare_data_loader(
       fm::load(fm::Split::kTrain, dir, config.get<int64_t>("train_subset")),
@@ -50,6 +54,7 @@ void train_func(const tune::Config& config) {
 
   torch::manual_seed(0);
   Mlp model(config.get<int64_t>("hidden"));
+  model->to(device);
   torch::optim::SGD optimizer(model->parameters(),
                               torch::optim::SGDOptions(config.get<double>("lr")).momentum(0.9));
   auto ddp = train::prepare_model(*model);  // broadcast rank 0's weights, average gradients
@@ -60,7 +65,8 @@ void train_func(const tune::Config& config) {
     int64_t batches = 0;
     for (const auto& batch : train_data) {
       ddp->zero_grad();
-      auto loss = torch::nn::functional::cross_entropy(model->forward(batch.data), batch.target);
+      auto loss = torch::nn::functional::cross_entropy(model->forward(batch.data.to(device)),
+                                                       batch.target.to(device));
       loss.backward();
       optimizer.step();
       loss_sum += loss.item<double>();
@@ -69,7 +75,11 @@ void train_func(const tune::Config& config) {
     torch::NoGradGuard no_grad;
     int64_t correct = 0, seen = 0;
     for (const auto& batch : test_data) {
-      correct += model->forward(batch.data).argmax(1).eq(batch.target).sum().item<int64_t>();
+      correct += model->forward(batch.data.to(device))
+                     .argmax(1)
+                     .eq(batch.target.to(device))
+                     .sum()
+                     .item<int64_t>();
       seen += batch.data.size(0);
     }
     // Each rank evaluated its shard: report the mean over ranks.

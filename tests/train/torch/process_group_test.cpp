@@ -4,11 +4,16 @@
 #include <doctest/doctest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <torch/cuda.h>
 #include <unistd.h>
 
+#include <cstdlib>
+#include <string>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
+#include "core/errors.h"
 #include "ranks.h"
+#include "train/torch/device.h"
 
 namespace {
 
@@ -104,3 +109,44 @@ TEST_CASE("the nccl backend on a CPU-only libtorch fails clearly") {
                        train::ProcessGroupError);
 }
 #endif
+
+namespace {
+
+// Runs `body` with CUDA_VISIBLE_DEVICES set to `value` (nullptr: unset), then restores it.
+template <class F>
+void with_visible_devices(const char* value, F body) {
+  const char* old = std::getenv("CUDA_VISIBLE_DEVICES");
+  const std::string saved = old ? old : "";
+  if (value) {
+    setenv("CUDA_VISIBLE_DEVICES", value, 1);
+  } else {
+    unsetenv("CUDA_VISIBLE_DEVICES");
+  }
+  body();
+  if (old) {
+    setenv("CUDA_VISIBLE_DEVICES", saved.c_str(), 1);
+  } else {
+    unsetenv("CUDA_VISIBLE_DEVICES");
+  }
+}
+
+}  // namespace
+
+TEST_CASE("get_device: the CPU and Gloo unless the controller gave this rank a GPU") {
+  with_visible_devices(nullptr, [] {
+    CHECK(train::get_device() == c10::Device(c10::kCPU));
+    CHECK(train::default_backend() == train::Backend::kGloo);
+  });
+  with_visible_devices("", [] { CHECK(train::get_device().is_cpu()); });
+  with_visible_devices("-1", [] { CHECK(train::get_device().is_cpu()); });
+  with_visible_devices("0", [] {
+    if (torch::cuda::is_available()) {
+      CHECK(train::get_device() == c10::Device(c10::kCUDA, 0));
+      CHECK(train::default_backend() == train::Backend::kNccl);
+    } else {
+      // A CPU-only libtorch asked to use a GPU says so instead of training on the CPU.
+      CHECK_THROWS_WITH_AS(train::get_device(), doctest::Contains("sees no CUDA device"),
+                           tune::ConfigError);
+    }
+  });
+}
