@@ -222,7 +222,7 @@ std::vector<std::string> render_progress_table(const ProgressSnapshot& snap,
     rows.resize(max_rows);
   }
 
-  // Metric columns: the experiment's metric, then the others reported, in order of appearance.
+  // Metric columns: the experiment's metric, then the others the shown rows report, by name.
   std::vector<std::string> metric_keys;
   if (!snap.metric.empty()) metric_keys.push_back(snap.metric);
   for (const auto* t : rows) {
