@@ -159,7 +159,7 @@ struct Encoder {
     return w.str();
   }
   std::string operator()(const Start& m) const {
-    Writer w("start", 9);
+    Writer w("start", 13);
     w.field("trainable", m.trainable);
     w.field("library", m.library);
     w.field("config", m.config);
@@ -169,6 +169,10 @@ struct Encoder {
     w.field("checkpoint", m.checkpoint);
     w.field("start_iteration", m.start_iteration);
     w.field("command", m.command);
+    w.field("trial_id", m.trial_id);
+    w.field("attempt", m.attempt);
+    w.field("master_port", m.master_port);
+    w.field("log_path", m.log_path);
     return w.str();
   }
   std::string operator()(const Report& m) const {
@@ -221,7 +225,11 @@ Message decode_fields(const std::string& type, const Reader& r) {
                  r.get<int>("world_size"),
                  r.get<std::string>("checkpoint"),
                  r.get<int64_t>("start_iteration"),
-                 r.get<std::vector<std::string>>("command")};
+                 r.get<std::vector<std::string>>("command"),
+                 r.get<std::string>("trial_id"),
+                 r.get<int>("attempt"),
+                 r.get<int>("master_port"),
+                 r.get<std::string>("log_path")};
   }
   if (type == "report") {
     return Report{r.get<int64_t>("iteration"),       r.object("metrics"),

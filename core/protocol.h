@@ -13,7 +13,8 @@
 // The conversation of one rank, in order:
 //   worker -> HELLO {trial_id, rank, attempt, pid}
 //   ctrl   -> START {trainable, library, config, trial_dir, experiment, world_size,
-//                   checkpoint, start_iteration, command}
+//                   checkpoint, start_iteration, command, trial_id, attempt,
+//                   master_port, log_path}
 //   worker -> REPORT {iteration, metrics, time_this_iter_s, time_total_s, checkpoint, reduce}
 //             (iteration = start_iteration + 1, + 2, ...; checkpoint: this rank's files
 //             for it are staged, see train/checkpoint.h)
@@ -22,6 +23,11 @@
 //   worker -> DONE {iterations}                   train function returned or was stopped
 //   worker -> ERROR {message, where}              train function raised
 //   worker -> HEARTBEAT {trial_id, rank, attempt} every heartbeat period, own socket
+//
+// With reuse_workers, a rank that said DONE stays connected and idle; the
+// controller may send it the START of another trial (same rank, same world
+// size), whose trial_id, attempt, master_port and log_path then replace what
+// its environment said. An idle rank that hears nothing for 60 s exits.
 // The controller may send DECISION STOP or PAUSE at any report; the rank's
 // report() call then unwinds the train function and the rank answers DONE.
 // A paused trial later gets a new group whose START names the checkpoint.
@@ -60,6 +66,10 @@ struct Start {
   std::string checkpoint;            // directory to resume from; empty for a fresh start
   int64_t start_iteration = 0;       // iterations done before this run (the checkpoint's)
   std::vector<std::string> command;  // an external command trainable's argv template; else empty
+  std::string trial_id;              // the trial this run belongs to (a reused rank's new one)
+  int attempt = 0;
+  int master_port = 0;   // the group's rendezvous port (MASTER_PORT)
+  std::string log_path;  // where the rank's stdout and stderr go
 };
 
 struct Report {

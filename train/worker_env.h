@@ -14,6 +14,8 @@ inline constexpr const char* kEnvTrialId = "TUNERUN_TRIAL_ID";
 inline constexpr const char* kEnvAttempt = "TUNERUN_ATTEMPT";
 inline constexpr const char* kEnvParentPid = "TUNERUN_PARENT_PID";
 inline constexpr const char* kEnvHeartbeatS = "TUNERUN_HEARTBEAT_S";  // seconds between beats
+// "1": after DONE the rank stays connected for another trial's START (reuse_workers).
+inline constexpr const char* kEnvReuse = "TUNERUN_REUSE";
 
 struct WorkerEnv {
   std::string controller;

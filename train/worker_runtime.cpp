@@ -1,5 +1,6 @@
 #include "train/worker_runtime.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <sys/prctl.h>
@@ -168,6 +169,82 @@ void report(const tune::Json& metrics, std::optional<Checkpoint> checkpoint,
   if (decision->decision != tune::Decision::kContinue) throw detail::StopTrial{};
 }
 
+namespace {
+
+// Runs one trial's train function on this rank; returns the iterations done.
+// Throws what the function throws (but not StopTrial: a stop is a normal end).
+int64_t run_trial(zmq::context_t& ctx, zmq::socket_t& socket, const WorkerEnv& env,
+                  proto::Start start) {
+  if (!start.library.empty()) load_trainable_library(start.library);
+  // An external command trainable runs its command instead of a registered function.
+  const TrainFunc* func = start.command.empty() ? find_trainable(start.trainable) : nullptr;
+  if (func == nullptr && start.command.empty()) {
+    throw tune::Error(fmt::format("no trainable named '{}' in {}; known: {}", start.trainable,
+                                  start.library.empty() ? "this worker" : start.library,
+                                  fmt::join(trainable_names(), ", ")));
+  }
+  Session session;
+  session.socket = &socket;
+  session.context = Context{.world_rank = env.rank,
+                            .world_size = start.world_size,
+                            .local_rank = env.rank,
+                            .local_world_size = start.world_size,
+                            .trial_id = env.trial_id,
+                            .trial_name = env.trial_id,
+                            .trial_dir = start.trial_dir,
+                            .experiment = start.experiment,
+                            .attempt = env.attempt};
+  session.iteration = start.start_iteration;
+  if (!start.checkpoint.empty()) session.resume_from = Checkpoint::from_directory(start.checkpoint);
+  g_session = &session;
+  HeartbeatThread heartbeat(ctx, env);
+  try {
+    if (start.command.empty()) {
+      (*func)(tune::Config(std::move(start.config)));
+    } else {
+      run_external_command(start.command, tune::Config(std::move(start.config)));
+    }
+  } catch (const detail::StopTrial&) {
+    // The controller stopped the trial at the last report: a normal end.
+  } catch (...) {
+    g_session = nullptr;
+    throw;
+  }
+  g_session = nullptr;
+  return session.iteration;
+}
+
+// An idle reused rank's next START, or nullopt when none came in time (or
+// the controller sent something else): the rank then exits.
+std::optional<proto::Start> wait_for_next_trial(zmq::socket_t& socket) {
+  zmq::pollitem_t item{socket.handle(), 0, ZMQ_POLLIN, 0};
+  const auto timeout = std::chrono::duration_cast<std::chrono::milliseconds>(kStartTimeout);
+  if (zmq::poll(&item, 1, timeout) == 0) return std::nullopt;
+  proto::Message message = receive(socket);
+  if (auto* start = std::get_if<proto::Start>(&message)) return std::move(*start);
+  return std::nullopt;
+}
+
+// A reused rank takes on its next trial: its ids, rendezvous port and log file.
+void adopt_trial(WorkerEnv& env, const proto::Start& start) {
+  env.trial_id = start.trial_id;
+  env.attempt = start.attempt;
+  setenv(kEnvTrialId, start.trial_id.c_str(), 1);
+  setenv(kEnvAttempt, std::to_string(start.attempt).c_str(), 1);
+  if (start.master_port > 0) setenv("MASTER_PORT", std::to_string(start.master_port).c_str(), 1);
+  if (!start.log_path.empty()) {
+    std::fflush(nullptr);
+    const int fd = ::open(start.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd >= 0) {
+      ::dup2(fd, STDOUT_FILENO);
+      ::dup2(fd, STDERR_FILENO);
+      ::close(fd);
+    }
+  }
+}
+
+}  // namespace
+
 int run_worker() {
   WorkerEnv env;
   try {
@@ -180,55 +257,30 @@ int run_worker() {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != env.parent_pid) return 1;
   set_torchrun_like_env(env);
+  const char* reuse_env = std::getenv(kEnvReuse);
+  const bool reuse = reuse_env != nullptr && std::string_view(reuse_env) == "1";
 
   zmq::context_t ctx(1);
   zmq::socket_t socket(ctx, zmq::socket_type::dealer);
   socket.set(zmq::sockopt::linger, kLingerMs);
   socket.connect(env.controller);
 
-  const std::string where = fmt::format("rank {} of trial {}", env.rank, env.trial_id);
   int exit_code = 0;
   try {
     send(socket, proto::Hello{env.trial_id, env.rank, env.attempt, getpid()});
     proto::Start start = wait_for_start(socket);
-    if (!start.library.empty()) load_trainable_library(start.library);
-    // An external command trainable runs its command instead of a registered function.
-    const TrainFunc* func = start.command.empty() ? find_trainable(start.trainable) : nullptr;
-    if (func == nullptr && start.command.empty()) {
-      throw tune::Error(fmt::format("no trainable named '{}' in {}; known: {}", start.trainable,
-                                    start.library.empty() ? "this worker" : start.library,
-                                    fmt::join(trainable_names(), ", ")));
+    while (true) {
+      const int64_t iterations = run_trial(ctx, socket, env, std::move(start));
+      send(socket, proto::Done{iterations});
+      if (!reuse) break;
+      std::fflush(nullptr);
+      auto next = wait_for_next_trial(socket);
+      if (!next) break;
+      start = std::move(*next);
+      adopt_trial(env, start);
     }
-    Session session;
-    session.socket = &socket;
-    session.context = Context{.world_rank = env.rank,
-                              .world_size = start.world_size,
-                              .local_rank = env.rank,
-                              .local_world_size = start.world_size,
-                              .trial_id = env.trial_id,
-                              .trial_name = env.trial_id,
-                              .trial_dir = start.trial_dir,
-                              .experiment = start.experiment,
-                              .attempt = env.attempt};
-    session.iteration = start.start_iteration;
-    if (!start.checkpoint.empty()) {
-      session.resume_from = Checkpoint::from_directory(start.checkpoint);
-    }
-    g_session = &session;
-    HeartbeatThread heartbeat(ctx, env);
-    try {
-      if (start.command.empty()) {
-        (*func)(tune::Config(std::move(start.config)));
-      } else {
-        run_external_command(start.command, tune::Config(std::move(start.config)));
-      }
-    } catch (const detail::StopTrial&) {
-      // The controller stopped the trial at the last report: a normal end.
-    }
-    g_session = nullptr;
-    send(socket, proto::Done{session.iteration});
   } catch (const std::exception& e) {
-    g_session = nullptr;
+    const std::string where = fmt::format("rank {} of trial {}", env.rank, env.trial_id);
     fmt::print(stderr, "tunerun worker ({}): {}\n", where, e.what());
     send(socket, proto::ErrorMsg{e.what(), where});
     exit_code = 1;

@@ -93,6 +93,13 @@ std::vector<std::string> first_gpus(int n) {
   return ids;
 }
 
+// The live ranks of a finished trial, waiting for the next one (reuse_workers).
+struct IdleGroup {
+  std::vector<Worker> workers;
+  pid_t process_group = 0;
+  Clock::time_point since;
+};
+
 schedulers::TrialView view_of(const Trial& trial) {
   return {trial.id, trial.status, trial.config,
           trial.last_result.is_null() ? nullptr : &trial.last_result, trial.checkpoint_iteration};
@@ -106,6 +113,10 @@ class TrialController::Impl {
       : spec_(std::move(spec)), options_(std::move(options)) {
     if (options_.worker_argv.empty()) options_.worker_argv = {self_executable()};
     if (options_.verbosity > 0) progress_ = options_.progress;
+    // A command trainable starts its command per trial anyway, and GPUs are
+    // bound to a rank's environment at spawn: neither gains from reuse.
+    reuse_ = spec_.reuse_workers && spec_.trainable.command.empty() &&
+             spec_.trainable.gpus_per_worker == 0;
     for (const auto& [key, domain] : spec_.param_space.searchable_domains()) {
       param_columns_.push_back(key);
     }
@@ -157,6 +168,7 @@ class TrialController::Impl {
   }
 
   ~Impl() {
+    discard_idle_groups();
     for (auto& [id, trial] : trials_) {
       if (trial.status == TrialStatus::kRunning) {
         signal_process_group(trial.process_group, SIGKILL);
@@ -187,6 +199,7 @@ class TrialController::Impl {
       poll_once();
       handle_timers(Clock::now());
     }
+    discard_idle_groups();
     save_state(true);
     store_->set_experiment_status(stopping_experiment_ ? "INTERRUPTED" : "FINISHED");
     store_->flush();
@@ -520,8 +533,12 @@ class TrialController::Impl {
     trial.process_group = 0;
     const int n = spec_.trainable.num_workers;
     const int threads = spec_.trainable.threads();
-    const int master_port = free_tcp_port();
-    for (int rank = 0; rank < n; ++rank) {
+    trial.master_port = free_tcp_port();
+    const int master_port = trial.master_port;
+    // With reuse_workers, the ranks of a finished trial run this one if any
+    // are idle (their START goes out with the next send); else spawn them.
+    const bool reused = reuse_ && adopt_idle_group(trial);
+    for (int rank = 0; !reused && rank < n; ++rank) {
       SpawnOptions spawn{options_.worker_argv, env_, trial.dir / fmt::format("rank_{}.log", rank),
                          trial.process_group, spec_.trainable.working_dir};
       spawn.env.push_back(fmt::format("{}=1", train::kEnvWorker));
@@ -530,6 +547,7 @@ class TrialController::Impl {
       spawn.env.push_back(fmt::format("{}={}", train::kEnvAttempt, trial.attempt));
       spawn.env.push_back(fmt::format("{}={}", train::kEnvParentPid, getpid()));
       spawn.env.push_back(fmt::format("{}={}", train::kEnvHeartbeatS, spec_.heartbeat_period_s));
+      if (reuse_) spawn.env.push_back(fmt::format("{}=1", train::kEnvReuse));
       spawn.env.push_back(fmt::format("RANK={}", rank));
       spawn.env.push_back(fmt::format("WORLD_SIZE={}", n));
       spawn.env.push_back("MASTER_ADDR=127.0.0.1");
@@ -557,8 +575,9 @@ class TrialController::Impl {
     change_status(trial, TrialStatus::kRunning,
                   resuming ? fmt::format("resumed from checkpoint {}", trial.checkpoint_iteration)
                            : fmt::format("started (attempt {})", trial.attempt));
-    log(1, "{} RUNNING {}{}", trial.id, trial.config.dump(),
-        resuming ? fmt::format(" from checkpoint {}", trial.checkpoint_iteration) : "");
+    log(1, "{} RUNNING {}{}{}", trial.id, trial.config.dump(),
+        resuming ? fmt::format(" from checkpoint {}", trial.checkpoint_iteration) : "",
+        reused ? " (reusing a finished trial's ranks)" : "");
     for (auto& cb : options_.callbacks) cb->on_trial_start(trial.id, trial.config);
   }
 
@@ -666,6 +685,10 @@ class TrialController::Impl {
       return on_report(trial, worker, *report);
     if (std::get_if<proto::Done>(&message)) {
       worker.done = true;
+      // Reused ranks stay alive after DONE: the trial ends now, without their exits.
+      if (reuse_ && trial.all_done() && !trial.failing && !trial.interrupted) {
+        return finalize(trial, /*keep_ranks=*/true);
+      }
       return maybe_finalize(trial);
     }
     if (auto* error = std::get_if<proto::ErrorMsg>(&message)) {
@@ -701,12 +724,75 @@ class TrialController::Impl {
     worker->routing_id = peer;
     worker->last_seen = Clock::now();
     peers_[peer] = {trial->id, hello.rank};
-    const bool resuming = trial->checkpoint_iteration > 0;
-    queue(peer,
-          proto::Start{spec_.trainable.name, spec_.trainable.library, trial->config,
-                       trial->dir.string(), spec_.name, static_cast<int>(trial->workers.size()),
-                       resuming ? checkpoint_path(*trial).string() : "",
-                       trial->checkpoint_iteration, spec_.trainable.command});
+    queue(peer, start_message(*trial, hello.rank));
+  }
+
+  proto::Start start_message(const Trial& trial, int rank) const {
+    const bool resuming = trial.checkpoint_iteration > 0;
+    return proto::Start{spec_.trainable.name,
+                        spec_.trainable.library,
+                        trial.config,
+                        trial.dir.string(),
+                        spec_.name,
+                        static_cast<int>(trial.workers.size()),
+                        resuming ? checkpoint_path(trial).string() : "",
+                        trial.checkpoint_iteration,
+                        spec_.trainable.command,
+                        trial.id,
+                        trial.attempt,
+                        trial.master_port,
+                        (trial.dir / fmt::format("rank_{}.log", rank)).string()};
+  }
+
+  // ---- reused workers (reuse_workers) ----------------------------------------
+
+  // Hands the ranks of an idle group to `trial` and sends them its START;
+  // false when no live group is idle (groups idle too long or with a rank
+  // gone are killed on the way).
+  bool adopt_idle_group(Trial& trial) {
+    while (!idle_groups_.empty()) {
+      IdleGroup group = std::move(idle_groups_.back());
+      idle_groups_.pop_back();
+      bool alive = Clock::now() - group.since < kIdleGroupLimit &&
+                   group.workers.size() == static_cast<size_t>(spec_.trainable.num_workers);
+      for (auto& w : group.workers) alive = alive && !w.process->try_reap();
+      if (!alive) {
+        discard(group);
+        continue;
+      }
+      trial.process_group = group.process_group;
+      trial.workers = std::move(group.workers);
+      for (auto& w : trial.workers) {
+        w.done = false;
+        w.reported = trial.iteration;
+        w.last_seen = Clock::now();
+        peers_[w.routing_id] = {trial.id, w.rank};
+        queue(w.routing_id, start_message(trial, w.rank));
+      }
+      return true;
+    }
+    return false;
+  }
+
+  // Keeps the ranks of `trial`, which all said DONE, for the next trial.
+  void retire_to_idle(Trial& trial) {
+    for (const auto& w : trial.workers) peers_.erase(w.routing_id);
+    idle_groups_.push_back({std::move(trial.workers), trial.process_group, Clock::now()});
+    trial.workers.clear();
+  }
+
+  void discard(IdleGroup& group) {
+    signal_process_group(group.process_group, SIGKILL);
+    for (auto& w : group.workers) {
+      while (w.process && !w.process->exit_status() && !w.process->try_reap()) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+    }
+  }
+
+  void discard_idle_groups() {
+    for (auto& group : idle_groups_) discard(group);
+    idle_groups_.clear();
   }
 
   void on_heartbeat(const proto::Heartbeat& beat) {
@@ -889,18 +975,24 @@ class TrialController::Impl {
     }
   }
 
-  void finalize(Trial& trial) {
+  // Ends a RUNNING trial whose outcome is known. `keep_ranks`: every rank
+  // said DONE and stays alive for the next trial (reuse_workers); else every
+  // rank has exited, and whatever they started (a command trainable's own
+  // children) goes with them.
+  void finalize(Trial& trial, bool keep_ranks = false) {
     trial.settle_deadline.reset();
     trial.kill_deadline.reset();
-    // Every rank has exited; whatever they started (a command trainable's
-    // own children) goes with them.
-    signal_process_group(trial.process_group, SIGKILL);
+    if (keep_ranks) {
+      retire_to_idle(trial);
+    } else {
+      signal_process_group(trial.process_group, SIGKILL);
+    }
     for (const auto& w : trial.workers) peers_.erase(w.routing_id);
     --running_;
     gpus_->give_back(trial.gpus);
     trial.gpus.clear();
     trial.finished_at = unix_now();
-    const bool ok = !trial.failing && trial.all_done();
+    const bool ok = keep_ranks || (!trial.failing && trial.all_done());
     if (trial.interrupted) {
       const std::string reason =
           trial.checkpoint_iteration > 0
@@ -1167,6 +1259,11 @@ class TrialController::Impl {
   std::vector<std::string> param_columns_;      // the searched keys, for the progress table
   double cpus_per_trial_ = 1;
   std::optional<GpuPool> gpus_;  // the devices trials may hold
+  // reuse_workers: the live ranks of finished trials, newest last, waiting
+  // for the next trial (function trainables without GPUs only).
+  static constexpr auto kIdleGroupLimit = std::chrono::seconds(30);
+  bool reuse_ = false;
+  std::vector<IdleGroup> idle_groups_;
   std::optional<ExperimentLock> lock_;
   std::optional<SignalPipe> signals_;
   bool stopping_experiment_ = false;

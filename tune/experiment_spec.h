@@ -43,11 +43,14 @@ struct ExperimentSpec {
   std::filesystem::path storage_path = "runs";  // experiment dir is storage_path / name
   std::string metric;                           // may be empty: no best trial then
   Mode mode = Mode::kMin;
-  int64_t num_samples = 1;          // repeats of the grid; Ray's default
-  int max_concurrent_trials = 0;    // 0: as many as the CPUs allow (Ray: None)
-  uint64_t seed = 0;                // seeds the searcher: same seed, same configs
-  double total_cpus = 0;            // 0: the machine's cores
-  int total_gpus = -1;              // -1: the GPUs this machine lends (tune/gpus.h)
+  int64_t num_samples = 1;        // repeats of the grid; Ray's default
+  int max_concurrent_trials = 0;  // 0: as many as the CPUs allow (Ray: None)
+  uint64_t seed = 0;              // seeds the searcher: same seed, same configs
+  double total_cpus = 0;          // 0: the machine's cores
+  int total_gpus = -1;            // -1: the GPUs this machine lends (tune/gpus.h)
+  // Ray's reuse_actors: a trial's ranks, once they said DONE, run the next
+  // trial instead of exiting (function trainables without GPUs).
+  bool reuse_workers = false;
   double heartbeat_timeout_s = 30;  // a rank silent this long fails its trial
   double heartbeat_period_s = 2;    // how often ranks beat
   int max_failures = 0;    // restarts of a failed trial from its checkpoint; -1: unlimited (Ray: 0)

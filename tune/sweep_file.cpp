@@ -339,6 +339,7 @@ ExperimentSpec parse_sweep(std::string_view text, const std::string& source_name
     spec.max_concurrent_trials = static_cast<int>(*n);
   }
   if (auto s = top.get<int64_t>("seed")) spec.seed = static_cast<uint64_t>(*s);
+  if (auto reuse = top.get<bool>("reuse_workers")) spec.reuse_workers = *reuse;
 
   read_trainable(top, source_name, spec);
 
@@ -413,8 +414,8 @@ ExperimentSpec parse_sweep(std::string_view text, const std::string& source_name
     r.finish({"num_to_keep", "checkpoint_score_attribute", "checkpoint_score_order"});
   }
   top.finish({"name", "storage_path", "metric", "mode", "num_samples", "max_concurrent_trials",
-              "seed", "trainable", "param_space", "search", "scheduler", "stop", "resources",
-              "failure", "checkpoint"});
+              "seed", "reuse_workers", "trainable", "param_space", "search", "scheduler", "stop",
+              "resources", "failure", "checkpoint"});
   return spec;
 }
 

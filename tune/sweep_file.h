@@ -6,7 +6,8 @@
 //   mode = "min"                # or "max"
 //   num_samples = 4             # repeats of the grid (Ray's num_samples)
 //   max_concurrent_trials = 2   # 0 or absent: as many as the CPUs allow
-//   seed = 7
+//   reuse_workers = false       # true: finished trials' ranks run the next trials (Ray's
+//   reuse_actors) seed = 7
 //
 //   [trainable]
 //   builtin = "quadratic"       # a registered trainable

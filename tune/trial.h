@@ -62,6 +62,7 @@ struct Trial {
   std::vector<Worker> workers;
   pid_t process_group = 0;
   std::vector<std::string> gpus;  // the GPU ids its ranks hold, given back when it ends
+  int master_port = 0;            // this run's rendezvous port (MASTER_PORT)
   std::map<int64_t, PendingIteration> pending;
   bool stopping = false;  // STOP or PAUSE was sent; ranks should finish with DONE
   std::string stop_reason;

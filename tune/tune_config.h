@@ -47,9 +47,12 @@ struct TuneConfig {
   int64_t num_samples = 1;
   std::shared_ptr<schedulers::TrialScheduler> scheduler;  // Ray: None -> FIFO
   int max_concurrent_trials = 0;                          // Ray: None; 0: as many as the CPUs allow
-  double time_budget_s = 0;    // Ray: None; > 0 ends the experiment after this (TimeoutStopper)
-  bool reuse_workers = false;  // Ray: reuse_actors; not supported yet: true throws ConfigError
-  uint64_t seed = 0;           // seeds the default searcher: same seed, same configs
+  double time_budget_s = 0;  // Ray: None; > 0 ends the experiment after this (TimeoutStopper)
+  // Ray: reuse_actors (False). A trial's ranks, once done, run the next trial
+  // instead of exiting: no process start, no library load. Function
+  // trainables without GPUs only; others ignore it.
+  bool reuse_workers = false;
+  uint64_t seed = 0;  // seeds the default searcher: same seed, same configs
 };
 
 // What RunConfig::stop accepts: Ray's stop dict ({"training_iteration", 10}:

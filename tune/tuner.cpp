@@ -108,9 +108,6 @@ ResultGrid Tuner::fit() {
     std::fflush(nullptr);
     std::exit(code);
   }
-  if (tune_config_.reuse_workers) {
-    throw ConfigError("reuse_workers is not supported yet; leave it false", {}, 0, "reuse_workers");
-  }
   ExperimentSpec spec;
   spec.name = run_config_.name;
   spec.storage_path = run_config_.storage_path;
@@ -119,6 +116,7 @@ ResultGrid Tuner::fit() {
   spec.num_samples = tune_config_.num_samples;
   spec.max_concurrent_trials = tune_config_.max_concurrent_trials;
   spec.seed = tune_config_.seed;
+  spec.reuse_workers = tune_config_.reuse_workers;
   spec.max_failures = run_config_.failure_config.max_failures;
   spec.fail_fast = run_config_.failure_config.fail_fast;
   spec.num_to_keep = run_config_.checkpoint_config.num_to_keep;

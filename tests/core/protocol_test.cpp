@@ -36,13 +36,21 @@ TEST_CASE("every message type survives encode and decode") {
                                        4,
                                        "/ckpt",
                                        7,
-                                       {"python3", "train.py", "--lr", "{lr}"}});
+                                       {"python3", "train.py", "--lr", "{lr}"},
+                                       "exp_00003",
+                                       2,
+                                       29500,
+                                       "/tmp/t/rank_1.log"});
   CHECK(start.trainable == "quadratic");
   CHECK(start.library == "/lib/x.so");
   CHECK(start.config == config);
   CHECK(start.world_size == 4);
   CHECK(start.checkpoint == "/ckpt");
   CHECK(start.start_iteration == 7);
+  CHECK(start.trial_id == "exp_00003");
+  CHECK(start.attempt == 2);
+  CHECK(start.master_port == 29500);
+  CHECK(start.log_path == "/tmp/t/rank_1.log");
   CHECK(start.command == std::vector<std::string>{"python3", "train.py", "--lr", "{lr}"});
 
   Json metrics = {{"loss", 0.25}, {"step", 7}, {"big", 1ull << 63}};

@@ -7,9 +7,12 @@
 // Scenarios: basic (grid of 4, one trial errors, one reports NaN, stop dict,
 // checkpoints, callbacks), restore (restores basic's experiment), stoppers
 // (a CombinedStopper with a plateau stopper), budget (num_samples = -1 and
-// time_budget_s), searcher (TPE + ASHA).
+// time_budget_s), searcher (TPE + ASHA), reuse (reuse_workers, one trial failing).
+#include <unistd.h>
+
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <limits>
@@ -55,6 +58,20 @@ void curve_func(const tune::Config& config) {
     // Flat from iteration 3 on: a plateau stopper ends it at 5.
     train::report({{"loss", x * x + 1.0 / std::min(i, 3)}});
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+// Reports which process ran it and which trial its context names; x = 3
+// fails at iteration 2. A stop at 3 iterations ends the others.
+void pid_func(const tune::Config& config) {
+  const auto& ctx = train::get_context();
+  std::cout << "rank " << ctx.world_rank << " runs " << ctx.trial_id << std::endl;
+  for (int i = 1; i <= 100; ++i) {
+    if (config.get<int64_t>("x") == 3 && i == 2) throw std::runtime_error("x = 3 fails");
+    train::report({{"pid", static_cast<int64_t>(getpid())},
+                   {"context_trial", ctx.trial_id},
+                   {"env_trial", std::getenv("TUNERUN_TRIAL_ID")},
+                   {"master_port", std::getenv("MASTER_PORT")}});
   }
 }
 
@@ -126,6 +143,15 @@ int main(int argc, char** argv) {
             {.name = "budget", .storage_path = storage, .verbosity = 0})
             .fit());
     out["wall_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  } else if (scenario == "reuse") {
+    out = facts(tune::Tuner({.name = "pids", .func = pid_func, .num_workers = 2},
+                            {{"x", tune::grid_search({1, 2, 3, 4, 5, 6})}},
+                            {.metric = "pid", .max_concurrent_trials = 1, .reuse_workers = true},
+                            {.name = "reuse",
+                             .storage_path = storage,
+                             .stop = std::map<std::string, double>{{"training_iteration", 3}},
+                             .verbosity = 0})
+                    .fit());
   } else if (scenario == "searcher") {
     out = facts(tune::Tuner("curve", curve_func, {{"x", tune::uniform(-1, 1)}},
                             {.metric = "loss",

@@ -287,3 +287,47 @@ TEST_CASE("Tuner with a searcher object, ASHA and a stop predicate") {
 
 }  // namespace
 }  // namespace tune
+
+namespace tune {
+namespace {
+
+TEST_CASE("reuse_workers: finished trials' ranks run the next ones, a failed group is replaced") {
+  test::ScratchDir dir;
+  const Json r = run_fixture("reuse", dir.path());
+  CHECK(r["size"] == 6);
+  CHECK(r["num_terminated"] == 5);
+  CHECK(r["num_errors"] == 1);
+  std::vector<int64_t> pids;  // rank 0's process, per trial in order
+  std::set<std::string> ports;
+  for (const auto& t : r["trials"]) {
+    const std::string id = t["trial_id"];
+    INFO(t.dump());
+    if (t["config"]["x"] == 3) {
+      CHECK(t["status"] == "ERROR");
+      CHECK(t["error"].get<std::string>().find("x = 3 fails") != std::string::npos);
+      pids.push_back(-1);
+      continue;
+    }
+    CHECK(t["status"] == "TERMINATED");
+    CHECK(t["metrics"]["training_iteration"] == 3);
+    // A reused rank takes on the new trial's identity, port and log file.
+    CHECK(t["metrics"]["context_trial"] == id);
+    CHECK(t["metrics"]["env_trial"] == id);
+    ports.insert(t["metrics"]["master_port"].get<std::string>());
+    std::ifstream log(std::filesystem::path(t["path"].get<std::string>()) / "rank_0.log");
+    std::stringstream text;
+    text << log.rdbuf();
+    CHECK(text.str().find("rank 0 runs " + id) != std::string::npos);
+    pids.push_back(t["metrics"]["pid"].get<int64_t>());
+  }
+  REQUIRE(pids.size() == 6);
+  // x = 1, 2 share processes; x = 3's died with it; x = 4, 5, 6 share new ones.
+  CHECK(pids[0] == pids[1]);
+  CHECK(pids[3] == pids[4]);
+  CHECK(pids[4] == pids[5]);
+  CHECK(pids[3] != pids[0]);
+  CHECK(ports.size() == 5);  // every run rendezvouses on its own port
+}
+
+}  // namespace
+}  // namespace tune
