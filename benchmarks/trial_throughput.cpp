@@ -1,6 +1,7 @@
-// Controller throughput: trials/s for trainables that return at once, and
-// results/s for trainables that report as fast as they can, each with the
-// durable SQLite store. Anchors measured in the same run: Optuna with SQLite
+// Controller throughput: trials/s for trainables that return at once (each
+// trial's ranks fresh processes, then with reuse_workers), and results/s for
+// trainables that report as fast as they can, each with the durable SQLite
+// store. Anchors measured in the same run: Optuna with SQLite
 // (../shared/bench/optuna_baseline.py overhead, Debian's python3-optuna), when
 // installed; Ray Tune's published 4,800 results/s on one node is printed
 // beside results/s (Ray does not install here).
@@ -66,11 +67,19 @@ int main(int argc, char** argv) {
 
   auto trials = run(spec_for("trials", storage, num_trials, 1));
   const double trials_per_s = trials.num_trials / trials.wall_s;
+  auto reuse_spec = spec_for("reused", storage, num_trials, 1);
+  reuse_spec.reuse_workers = true;
+  auto reused = run(reuse_spec);
+  const double reused_per_s = reused.num_trials / reused.wall_s;
   auto results = run(spec_for("results", storage, 2, num_results / 2));
   const double results_per_s = results.num_results / results.wall_s;
 
   fmt::print("trials:  {} one-report trials in {:.2f} s = {:.1f} trials/s ({:.2f} ms/trial)\n",
              trials.num_trials, trials.wall_s, trials_per_s, 1e3 / trials_per_s);
+  fmt::print(
+      "reused:  {} one-report trials in {:.2f} s = {:.1f} trials/s ({:.2f} ms/trial) with "
+      "reuse_workers\n",
+      reused.num_trials, reused.wall_s, reused_per_s, 1e3 / reused_per_s);
   fmt::print(
       "results: {} results from 2 trials in {:.2f} s = {:.0f} results/s; "
       "x{:.2f} Ray Tune's published {:.0f}/s\n",
@@ -79,8 +88,8 @@ int main(int argc, char** argv) {
   if (double optuna = optuna_sqlite_trials_per_s(); optuna > 0) {
     fmt::print(
         "anchor:  Optuna+SQLite (random sampler, in-process objective) {:.1f} trials/s "
-        "here; tunerun x{:.2f}\n",
-        optuna, trials_per_s / optuna);
+        "here; tunerun x{:.2f}, with reuse_workers x{:.2f}\n",
+        optuna, trials_per_s / optuna, reused_per_s / optuna);
   } else {
     fmt::print("anchor:  Optuna not installed (apt-get install python3-optuna) — no ratio\n");
   }
