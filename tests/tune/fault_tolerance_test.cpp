@@ -216,3 +216,24 @@ TEST_CASE("retention keeps num_to_keep checkpoints, always the latest") {
   }
   CHECK(dirs == 2);
 }
+
+TEST_CASE(
+    "with reuse_workers a crashed group is replaced and its trial restarts from a checkpoint") {
+  test::ScratchDir dir;
+  ExperimentSpec spec = curve_spec(dir, "reuse_crash");
+  spec.trainable.num_workers = 2;
+  spec.reuse_workers = true;
+  spec.max_failures = 1;
+  // The second trial's rank crashes at iteration 5 on its first attempt; the
+  // others run on reused ranks before and after it.
+  spec.param_space.set("crash_at", tune::grid_search({0, 5, 0, 0}));
+  ExperimentSummary summary = run(spec);
+  CHECK(summary.num_terminated == 4);
+  CHECK(summary.num_errors == 0);
+  auto store = storage::ExperimentStore::open_read_only(spec.experiment_dir());
+  for (const auto& trial : store.trials()) {
+    INFO(trial.trial_id);
+    CHECK(trial.num_failures == (trial.config["crash_at"] == 5 ? 1 : 0));
+    check_contiguous(store, trial.trial_id, 8);
+  }
+}
