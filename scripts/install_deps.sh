@@ -2,16 +2,21 @@
 # Installs every Debian package tunerun needs. Idempotent: packages already
 # present are skipped; `apt-get update` runs only when something is missing.
 # TUNERUN_WITH_TORCH=0 skips libtorch, Gloo, OpenBLAS and Fashion-MNIST (the trainer).
+# TUNERUN_BENCH_ANCHORS=1 adds what the benchmarks' anchors run: Optuna and
+# PyTorch from Python (../shared/bench); the build and the tests never need them.
 set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build ccache pkg-config git
   libzmq3-dev cppzmq-dev libmsgpack-cxx-dev libsqlite3-dev sqlite3
   libeigen3-dev libcli11-dev libfmt-dev doctest-dev libtomlplusplus-dev
-  nlohmann-json3-dev
+  nlohmann-json3-dev python3
 )
 if [[ "${TUNERUN_WITH_TORCH:-1}" != 0 ]]; then
   packages+=(libtorch-dev libgloo-dev zlib1g-dev libopenblas0-pthread dataset-fashion-mnist)
+fi
+if [[ "${TUNERUN_BENCH_ANCHORS:-0}" == 1 ]]; then
+  packages+=(python3-optuna python3-torch)
 fi
 
 missing=()
