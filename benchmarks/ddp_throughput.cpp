@@ -16,8 +16,6 @@
 // (issue 3): ours >= 1.1x PyTorch-from-Python at 2 ranks for both models;
 // 2-rank LeNet >= 1.6x our 1-rank.
 #include <fmt/core.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <torch/torch.h>
 #include <unistd.h>
 
@@ -34,6 +32,7 @@
 #include "train/torch/data.h"
 #include "train/torch/ddp.h"
 #include "train/torch/process_group.h"
+#include "train/worker_env.h"
 
 namespace fm = train::fashion_mnist;
 using Clock = std::chrono::steady_clock;
@@ -150,18 +149,6 @@ int run_worker(const Args& a) {
   return 0;
 }
 
-int free_port() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  socklen_t len = sizeof addr;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  close(fd);
-  return ntohs(addr.sin_port);
-}
-
 // Runs the shell commands at once; returns the first JSON line any printed.
 std::optional<Json> run_json(const std::vector<std::string>& commands) {
   std::vector<FILE*> pipes;
@@ -180,7 +167,7 @@ std::optional<Json> run_json(const std::vector<std::string>& commands) {
 }
 
 std::optional<Json> ours(const Args& a, const std::string& model, int world, int64_t steps) {
-  int port = free_port();
+  int port = train::free_loopback_port();
   std::vector<std::string> commands;
   for (int rank = 0; rank < world; ++rank) {
     commands.push_back(fmt::format(
@@ -198,7 +185,7 @@ std::optional<Json> baseline(const Args& a, const std::string& model, int world,
       "OMP_NUM_THREADS=1 /usr/bin/python3 {}/torch_ddp_baseline.py --model {} --workers {} "
       "--threads 1 --batch {} --epochs 1000 --steps {} --warmup {} --port {} 2>/dev/null",
       TUNERUN_SHARED_BENCH, model == "lenet" ? "cnn" : "mlp", world, a.batch, steps, a.warmup,
-      free_port())});
+      train::free_loopback_port())});
 }
 
 double rate(const std::optional<Json>& j) {

@@ -1,9 +1,15 @@
 #include "train/worker_env.h"
 
+#include <arpa/inet.h>
 #include <fmt/format.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <charconv>
 #include <cstdlib>
+#include <cstring>
 #include <string_view>
 
 #include "core/errors.h"
@@ -46,6 +52,21 @@ WorkerEnv WorkerEnv::from_environment() {
     throw tune::Error(fmt::format("RANK={} is outside WORLD_SIZE={}", env.rank, env.world_size));
   }
   return env;
+}
+
+int free_loopback_port() {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    if (fd >= 0) close(fd);
+    throw tune::Error(fmt::format("cannot find a free loopback port: {}", strerror(errno)));
+  }
+  close(fd);
+  return ntohs(addr.sin_port);
 }
 
 }  // namespace train

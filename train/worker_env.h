@@ -31,6 +31,11 @@ struct WorkerEnv {
   static WorkerEnv from_environment();
 };
 
+// A loopback TCP port free right now, for a group's rendezvous store
+// (MASTER_PORT; rank 0 binds it moments later, and the kernel does not hand
+// it out again that soon). Throws tune::Error when none can be found.
+int free_loopback_port();
+
 }  // namespace train
 
 namespace tune {

@@ -1,10 +1,7 @@
 #include "tune/controller.h"
 
-#include <arpa/inet.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -44,23 +41,6 @@ double unix_now() {
 }
 
 double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
-
-// A loopback TCP port free right now, for a trial's c10d store (rank 0
-// binds it moments later; the kernel does not hand it out again that soon).
-int free_tcp_port() {
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    if (fd >= 0) close(fd);
-    throw Error(fmt::format("cannot find a free loopback port: {}", strerror(errno)));
-  }
-  close(fd);
-  return ntohs(addr.sin_port);
-}
 
 // The environment every worker inherits: ours, minus the variables the
 // controller sets per rank.
@@ -533,7 +513,7 @@ class TrialController::Impl {
     trial.process_group = 0;
     const int n = spec_.trainable.num_workers;
     const int threads = spec_.trainable.threads();
-    trial.master_port = free_tcp_port();
+    trial.master_port = train::free_loopback_port();
     const int master_port = trial.master_port;
     // With reuse_workers, the ranks of a finished trial run this one if any
     // are idle (their START goes out with the next send); else spawn them.

@@ -216,9 +216,13 @@ std::vector<std::string> render_progress_table(const ProgressSnapshot& snap,
     if (ra != rb) return ra < rb;
     return rows.size() > max_rows && is_finished(a->status) && better(a, b);
   });
-  std::map<int, int64_t> hidden;
+  std::map<int, std::pair<TrialStatus, int64_t>> hidden;  // by status rank: status, count
   if (rows.size() > max_rows) {
-    for (size_t i = max_rows; i < rows.size(); ++i) ++hidden[status_rank(rows[i]->status)];
+    for (size_t i = max_rows; i < rows.size(); ++i) {
+      auto& [status, n] = hidden[status_rank(rows[i]->status)];
+      status = rows[i]->status;
+      ++n;
+    }
     rows.resize(max_rows);
   }
 
@@ -302,14 +306,10 @@ std::vector<std::string> render_progress_table(const ProgressSnapshot& snap,
   if (!hidden.empty()) {
     std::string more;
     int64_t total = 0;
-    for (const auto& [rank, n] : hidden) {
-      total += n;
-      for (TrialStatus s : {TrialStatus::kRunning, TrialStatus::kPaused, TrialStatus::kPending,
-                            TrialStatus::kError, TrialStatus::kTerminated}) {
-        if (status_rank(s) == rank) {
-          more += fmt::format("{}{} {}", more.empty() ? "" : ", ", n, to_string(s));
-        }
-      }
+    for (const auto& [rank, entry] : hidden) {
+      total += entry.second;
+      more +=
+          fmt::format("{}{} {}", more.empty() ? "" : ", ", entry.second, to_string(entry.first));
     }
     LineBuilder line(width, style.color);
     line.add(fmt::format("... and {} more trials: {}", total, more));

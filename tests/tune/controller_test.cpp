@@ -8,6 +8,7 @@
 #include <zmq.hpp>
 
 #include "core/protocol.h"
+#include "curve_experiment.h"
 #include "storage/experiment_store.h"
 #include "test_util.h"
 
@@ -16,13 +17,7 @@ using namespace tune;
 namespace {
 
 ExperimentSpec curve_spec(const test::ScratchDir& dir, const std::string& name) {
-  ExperimentSpec spec;
-  spec.name = name;
-  spec.storage_path = dir.path();
-  spec.metric = "accuracy";
-  spec.mode = Mode::kMax;
-  spec.total_cpus = 2;
-  spec.trainable.name = "learning_curve";
+  ExperimentSpec spec = test::curve(dir, name);
   spec.param_space.set("speed", grid_search({0.1, 0.3}));
   spec.param_space.set("iterations", 8);
   return spec;

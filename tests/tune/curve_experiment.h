@@ -1,6 +1,6 @@
-// The experiment most controller tests start from: the learning_curve
-// built-in, 8 iterations, a checkpoint every iteration, 2 CPUs, run through
-// the real controller with tunerun workers.
+// The experiments most controller tests start from: the learning_curve
+// built-in on 2 CPUs (checkpointed_curve: 8 iterations, a checkpoint every
+// iteration), run through the real controller with tunerun workers.
 #pragma once
 
 #include "test_util.h"
@@ -8,7 +8,8 @@
 
 namespace tune::test {
 
-inline ExperimentSpec checkpointed_curve(const ScratchDir& dir, const std::string& name) {
+// The learning_curve built-in maximising accuracy on 2 CPUs, nothing else set.
+inline ExperimentSpec curve(const ScratchDir& dir, const std::string& name) {
   ExperimentSpec spec;
   spec.name = name;
   spec.storage_path = dir.path();
@@ -16,11 +17,17 @@ inline ExperimentSpec checkpointed_curve(const ScratchDir& dir, const std::strin
   spec.mode = Mode::kMax;
   spec.total_cpus = 2;
   spec.trainable.name = "learning_curve";
+  return spec;
+}
+
+inline ExperimentSpec checkpointed_curve(const ScratchDir& dir, const std::string& name) {
+  ExperimentSpec spec = curve(dir, name);
   spec.param_space.set("iterations", 8);
   spec.param_space.set("checkpoint_every", 1);
   return spec;
 }
 
+// Runs `spec` with tunerun workers, printing nothing.
 inline ExperimentSummary run_quietly(const ExperimentSpec& spec) {
   TrialController controller(spec, {.worker_argv = {TUNERUN_BINARY}, .verbosity = 0});
   return controller.run();

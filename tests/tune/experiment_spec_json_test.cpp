@@ -28,12 +28,11 @@ x = { uniform = [-5, 5] }
   CHECK(json["num_samples"] == 1);
   CHECK(json["max_concurrent_trials"] == 0);
   CHECK(json["seed"] == 0);
-  CHECK(json["trainable"] ==
-        Json{{"name", "quadratic"},
-             {"num_workers", 1},
-             {"cpus_per_worker", 1.0},
-             {"gpus_per_worker", 0},
-             {"threads_per_worker", 1}});
+  CHECK(json["trainable"] == Json{{"name", "quadratic"},
+                                  {"num_workers", 1},
+                                  {"cpus_per_worker", 1.0},
+                                  {"gpus_per_worker", 0},
+                                  {"threads_per_worker", 1}});
   CHECK(json["param_space"] == Json{{"x", "uniform(-5, 5)"}});
   CHECK(json["search"] == Json{{"algorithm", "random"}});
   CHECK(json["scheduler"] == Json{{"type", "fifo"}});

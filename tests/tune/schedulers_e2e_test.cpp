@@ -10,6 +10,7 @@
 #include <cmath>
 #include <map>
 
+#include "curve_experiment.h"
 #include "sqlite_query.h"
 #include "storage/experiment_store.h"
 #include "test_util.h"
@@ -21,24 +22,15 @@ namespace {
 
 ExperimentSpec curve_spec(const test::ScratchDir& dir, const std::string& name,
                           const std::string& scheduler, Json options) {
-  ExperimentSpec spec;
-  spec.name = name;
-  spec.storage_path = dir.path();
-  spec.metric = "accuracy";
-  spec.mode = Mode::kMax;
-  spec.total_cpus = 2;
+  ExperimentSpec spec = test::curve(dir, name);
   spec.scheduler = scheduler;
   spec.scheduler_options = std::move(options);
-  spec.trainable.name = "learning_curve";
   spec.param_space.set("speed", 0.3);
   spec.param_space.set("sleep_s", 0.002);
   return spec;
 }
 
-ExperimentSummary run(const ExperimentSpec& spec) {
-  TrialController controller(spec, {.worker_argv = {TUNERUN_BINARY}, .verbosity = 0});
-  return controller.run();
-}
+constexpr auto run = test::run_quietly;
 
 // learning_curve's accuracy at iteration t.
 double curve(const Json& config, int64_t t) {

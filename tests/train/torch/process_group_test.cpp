@@ -2,8 +2,6 @@
 
 #include <ATen/ATen.h>
 #include <doctest/doctest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <torch/cuda.h>
 #include <unistd.h>
 
@@ -14,22 +12,7 @@
 #include "core/errors.h"
 #include "ranks.h"
 #include "train/torch/device.h"
-
-namespace {
-
-int free_port() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  socklen_t len = sizeof addr;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  close(fd);
-  return ntohs(addr.sin_port);
-}
-
-}  // namespace
+#include "train/worker_env.h"
 
 TEST_CASE("two ranks as threads allreduce over a Gloo group") {
   std::vector<float> sums(2);
@@ -43,7 +26,7 @@ TEST_CASE("two ranks as threads allreduce over a Gloo group") {
 }
 
 TEST_CASE("two ranks rendezvous through a TCPStore hosted by rank 0") {
-  const int port = free_port();
+  const int port = train::free_loopback_port();
   std::vector<float> sums(2);
   std::vector<std::thread> threads;
   std::vector<std::exception_ptr> errors(2);
