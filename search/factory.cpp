@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <set>
 
 #include "core/errors.h"
@@ -60,6 +61,21 @@ class OptionReader {
       if (!v->is_boolean())
         throw ConfigError("expected true or false, got " + v->dump(), {}, 0, key);
       out = v->get<bool>();
+    }
+  }
+
+  // A string option that must be one of `names`; `out` gets its index.
+  template <typename Enum>
+  void read_choice(const std::string& key, const std::vector<std::string>& names, Enum& out) {
+    if (const Json* v = find(key)) {
+      const auto it = v->is_string() ? std::find(names.begin(), names.end(), v->get<std::string>())
+                                     : names.end();
+      if (it == names.end()) {
+        throw ConfigError(
+            fmt::format("expected one of \"{}\", got {}", fmt::join(names, "\", \""), v->dump()),
+            {}, 0, key);
+      }
+      out = static_cast<Enum>(it - names.begin());
     }
   }
 
@@ -124,6 +140,8 @@ std::unique_ptr<Searcher> make_inner(const std::string& algorithm, OptionReader&
     r.read("prior_weight", o.prior_weight);
     r.read("multivariate", o.multivariate);
     r.read("constant_liar", o.constant_liar);
+    r.read_choice("bandwidth", {"neighbour", "scott"}, o.bandwidth);
+    r.read_choice("weighting", {"improvement", "optuna"}, o.weighting);
     return std::make_unique<TpeSearcher>(std::move(o));
   }
   if (algorithm == "gp" || algorithm == "bayesopt") {

@@ -18,7 +18,9 @@ struct SearcherContext {
 //   "random", "basic", "grid"  BasicVariantGenerator: seed, points_to_evaluate
 //   "tpe"                      TpeSearcher (search/tpe.h): seed, points_to_evaluate,
 //                              n_startup_trials, n_ei_candidates, gamma, gamma_cap,
-//                              prior_weight, multivariate, constant_liar
+//                              prior_weight, multivariate, bandwidth ("neighbour" |
+//                              "scott"), weighting ("improvement" | "optuna"),
+//                              constant_liar
 //   "gp", "bayesopt"           GpSearcher (search/gp.h): seed, points_to_evaluate,
 //                              n_startup_trials, n_candidates, fit_restarts
 // Every algorithm also takes the wrapper options

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "core/errors.h"
+#include "search/internal/joint_kernels.h"
 #include "search/internal/parzen.h"
 
 namespace tune::search {
@@ -27,10 +28,14 @@ struct TpeSearcher::History {
   // Scratch reused across suggestions.
   std::vector<char> is_below;
   std::vector<double> weight;  // per position: its weight in the "above" group
+  std::vector<uint32_t> rank;  // per position: its rank in the "above" group (joint mode)
   std::vector<double> mu, mu_weight;
   std::vector<std::pair<double, double>*> memo;   // parallel to mu: into mass_memo, or null
   std::vector<std::pair<double, double>> values;  // (value, weight) for one dim
   detail::SortedKernels above, below;
+  std::vector<std::pair<double, uint32_t>> liar_values;                // (value, rank) for one dim
+  std::vector<std::vector<detail::JointKernels::Coordinate>> columns;  // joint mode's g, per dim
+  detail::JointKernels joint;
 
   void sync(const std::vector<Observation>& obs, size_t num_dims) {
     if (obs.size() < synced || by_value.size() != num_dims) clear(num_dims);
@@ -67,6 +72,30 @@ struct TpeSearcher::History {
     mass_memo.assign(num_dims, {});
   }
 };
+
+namespace {
+
+// The good group's weights, parallel to `below_pos` (oldest first). Optuna's
+// ramp by age, or by improvement: each trial's margin over `threshold` (the
+// best value of the rest), scaled to a mean of 1 so the prior keeps its
+// share, with a floor so a trial tied with the threshold still counts.
+std::vector<double> good_group_weights(TpeWeighting weighting, const std::vector<Observation>& obs,
+                                       const std::vector<uint32_t>& below_pos, double threshold) {
+  std::vector<double> w = detail::tpe_weights(below_pos.size());
+  if (weighting != TpeWeighting::kImprovement) return w;
+  double sum = 0;
+  for (size_t i = 0; i < below_pos.size(); ++i) {
+    w[i] = threshold - obs[below_pos[i]].loss;
+    sum += w[i];
+  }
+  // No rest to beat (NaN), or infinite values: equal weights.
+  if (!(std::isfinite(sum) && sum > 0)) return std::vector<double>(below_pos.size(), 1.0);
+  const double scale = static_cast<double>(below_pos.size()) / sum;
+  for (double& wi : w) wi = std::max(wi * scale, 1e-3);
+  return w;
+}
+
+}  // namespace
 
 TpeSearcher::TpeSearcher(TpeOptions options)
     : ModelBasedSearcher("tpe", options.base),
@@ -110,7 +139,7 @@ std::vector<double> TpeSearcher::propose(Rng& rng) {
                                                     static_cast<double>(options_.gamma_cap))),
                        obs.size());
 
-  // The good group, oldest first (the weights ramp over trial order).
+  // The good group, oldest first (Optuna's weights ramp over trial order).
   h.is_below.assign(obs.size(), 0);
   std::vector<uint32_t> below_pos(h.by_loss.begin(), h.by_loss.begin() + n_below);
   std::sort(below_pos.begin(), below_pos.end(),
@@ -120,42 +149,73 @@ std::vector<double> TpeSearcher::propose(Rng& rng) {
     h.is_below[p] = 1;
     below.push_back(obs[p].x.data());
   }
+  const std::vector<double> below_weight =
+      good_group_weights(options_.weighting, obs, below_pos,
+                         n_below < obs.size() ? obs[h.by_loss[n_below]].loss : NAN);
 
-  // The rest and the liars, merged in suggestion order, and their weights.
+  // The rest and the liars, merged in suggestion order: their rank there is
+  // their weight's index and, in joint mode, their component's.
   const size_t n_above = obs.size() - n_below + liars.size();
   const std::vector<double> w = detail::tpe_weights(n_above);
   h.weight.assign(obs.size(), 0);
+  h.rank.assign(obs.size(), 0);
   std::vector<double> liar_weight(liars.size());
-  std::vector<const double*> above;  // multivariate only
+  std::vector<uint32_t> liar_rank(liars.size());
   {
-    size_t rank = 0, r = 0;
+    uint32_t rank = 0;
+    size_t r = 0;
     for (uint32_t p : h.by_index) {
       if (h.is_below[p]) continue;
       for (; r < liars.size() && liars[r].index < obs[p].index; ++r) {
+        liar_rank[r] = rank;
         liar_weight[r] = w[rank++];
-        if (options_.multivariate) above.push_back(liars[r].x.data());
       }
+      h.rank[p] = rank;
       h.weight[p] = w[rank++];
-      if (options_.multivariate) above.push_back(obs[p].x.data());
     }
     for (; r < liars.size(); ++r) {
+      liar_rank[r] = rank;
       liar_weight[r] = w[rank++];
-      if (options_.multivariate) above.push_back(liars[r].x.data());
     }
   }
 
   const auto& dims = encoding().dims();
   const auto m = static_cast<size_t>(options_.n_ei_candidates);
-  const detail::ParzenEstimator l(dims, below, options_.prior_weight, options_.multivariate);
-  const std::vector<double> below_weight = detail::tpe_weights(below.size());
+  const auto bandwidth = options_.bandwidth == TpeBandwidth::kScott ? detail::Bandwidth::kScott
+                                                                    : detail::Bandwidth::kNeighbour;
 
   if (options_.multivariate) {
-    const detail::ParzenEstimator g(dims, above, options_.prior_weight, true);
+    const detail::ParzenEstimator l(dims, below, below_weight, options_.prior_weight, bandwidth);
     std::vector<std::vector<double>> candidates;
     for (size_t c = 0; c < m; ++c) candidates.push_back(l.sample_joint(rng));
+    // g's columns: per dim, every component's coordinate; numeric ones in
+    // order of value (the sorted view less the good group, merged with the
+    // liars).
+    h.columns.resize(dims.size());
+    for (size_t d = 0; d < dims.size(); ++d) {
+      auto& column = h.columns[d];
+      h.liar_values.clear();
+      for (size_t r = 0; r < liars.size(); ++r) {
+        h.liar_values.emplace_back(liars[r].x[d], liar_rank[r]);
+      }
+      std::sort(h.liar_values.begin(), h.liar_values.end());
+      column.resize(n_above);
+      size_t i = 0, r = 0;
+      for (const auto& [value, p] : h.by_value[d]) {
+        if (h.is_below[p]) continue;
+        for (; r < h.liar_values.size() && h.liar_values[r].first < value; ++r) {
+          column[i++] = {h.liar_values[r].first, h.liar_values[r].second};
+        }
+        column[i++] = {value, h.rank[p], &h.mass_memo[d][p]};
+      }
+      for (; r < h.liar_values.size(); ++r) {
+        column[i++] = {h.liar_values[r].first, h.liar_values[r].second};
+      }
+    }
+    h.joint.build(dims, w, options_.prior_weight, bandwidth, h.columns);
     std::vector<double> log_l, log_g;
     l.log_pdf_joint(candidates, log_l);
-    g.log_pdf_joint(candidates, log_g);
+    h.joint.log_pdf(candidates, log_g);
     size_t best = 0;
     for (size_t c = 1; c < m; ++c) {
       if (log_l[c] - log_g[c] > log_l[best] - log_g[best]) best = c;
@@ -163,6 +223,8 @@ std::vector<double> TpeSearcher::propose(Rng& rng) {
     return candidates[best];
   }
 
+  const detail::ParzenEstimator l(dims, below, below_weight, options_.prior_weight,
+                                  detail::Bandwidth::kNeighbour);
   // Univariate: per dimension, g built from the sorted views.
   std::vector<double> x(dims.size());
   std::vector<double> candidates(m), category_log_p;

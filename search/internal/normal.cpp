@@ -57,7 +57,9 @@ double norm_mass(double a, double b) {
 
 double truncated_norm_sample(double a, double b, double u) {
   double z;
-  if (a >= 0) {  // upper tail: work with survival probabilities
+  if (a < -8.5 && b > 8.5) {  // both tails below 1e-17: the plain normal, no erfcs
+    z = norm_ppf(u);
+  } else if (a >= 0) {  // upper tail: work with survival probabilities
     const double pa = norm_sf(a);
     const double pb = norm_sf(b);
     z = -norm_ppf(pa - u * (pa - pb));

@@ -1,13 +1,12 @@
 #include "search/internal/parzen.h"
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <numeric>
-#include <type_traits>
 
+#include "search/internal/fast_exp.h"
 #include "search/internal/normal.h"
 
 namespace tune::search::detail {
@@ -58,50 +57,6 @@ std::vector<double> neighbour_sigmas(const std::vector<double>& mus, std::vector
   return out;
 }
 
-// e^t for t <= 0 (results below e^-700 are not needed here), to a few ulp,
-// in plain arithmetic on V (double, or a vector of doubles): summing a
-// thousand kernels then takes no calls into libm, and runs four at a time.
-// GCC warns that a 32-byte vector changes the ABI without AVX; these
-// functions never cross an ABI boundary (inlined, in this file only).
-#pragma GCC diagnostic ignored "-Wpsabi"
-using Double4 = double __attribute__((vector_size(32)));
-using Bits4 = uint64_t __attribute__((vector_size(32)));
-
-template <typename V>
-[[gnu::always_inline]] inline V exp_nonpositive(V t) {
-  constexpr double kLog2e = 1.4426950408889634;
-  constexpr double kLn2Hi = 6.93147180369123816490e-01;  // ln 2 split so k * kLn2Hi is exact
-  constexpr double kLn2Lo = 1.90821492927058770002e-10;
-  constexpr double kShift = 0x1.8p52;  // adding it rounds to an integer, kept in the low bits
-  t = t < -700.0 ? V{} - 700.0 : t;
-  const V shifted = t * kLog2e + kShift;
-  const V k = shifted - kShift;
-  const V r = (t - k * kLn2Hi) - k * kLn2Lo;  // |r| <= ln(2) / 2
-  // Taylor to r^12 (truncation error below 2e-16 relative), by Estrin's
-  // scheme: four levels deep instead of Horner's twelve.
-  const V r2 = r * r;
-  const V r4 = r2 * r2;
-  const V r8 = r4 * r4;
-  const V a0 = 1.0 + r;
-  const V a1 = 1.0 / 2 + r * (1.0 / 6);
-  const V a2 = 1.0 / 24 + r * (1.0 / 120);
-  const V a3 = 1.0 / 720 + r * (1.0 / 5040);
-  const V a4 = 1.0 / 40320 + r * (1.0 / 362880);
-  const V a5 = 1.0 / 3628800 + r * (1.0 / 39916800);
-  const V b0 = a0 + r2 * a1;
-  const V b1 = a2 + r2 * a3;
-  const V b2 = a4 + r2 * a5;
-  const V c0 = b0 + r4 * b1;
-  const V c1 = b2 + r4 * (1.0 / 479001600);
-  const V p = c0 + r8 * c1;
-  // 2^k: k + 1023 in the exponent field (the low bits of `shifted` hold k).
-  if constexpr (std::is_same_v<V, double>) {
-    return p * std::bit_cast<double>((std::bit_cast<uint64_t>(shifted) + 1023) << 52);
-  } else {
-    return p * reinterpret_cast<V>((reinterpret_cast<Bits4>(shifted) + 1023) << 52);
-  }
-}
-
 // sum of coef[i] e^(-z^2 / 2), z = (value - mu[i]) inv_sigma[i], over [lo, hi).
 // Compiled twice: for AVX2 (no FMA, so both give the same bits) and baseline.
 __attribute__((target_clones("avx2", "default"))) double kernel_sum(const double* mu,
@@ -149,12 +104,41 @@ std::vector<double> tpe_weights(size_t n) {
   return w;
 }
 
+double magic_clip(size_t k) { return 1.0 / std::min(100.0, 1.0 + static_cast<double>(k)); }
+
+double scott_sigma(size_t n, size_t num_dims) {
+  return 0.2 * std::pow(std::max<double>(static_cast<double>(n), 1.0),
+                        -1.0 / (static_cast<double>(num_dims) + 4));
+}
+
+void sorted_neighbour_sigmas(const double* mu, size_t n, std::vector<double>& ext, double* sigma) {
+  const size_t k = n + 1;  // with the prior
+  // The means with the prior's inserted after equal ones (it has the highest
+  // index in ParzenEstimator's stable order), bounded by 0 and 1.
+  const size_t prior_pos = std::upper_bound(mu, mu + n, kPriorMu) - mu;
+  ext.resize(k + 2);
+  ext[0] = 0;
+  std::copy(mu, mu + prior_pos, ext.begin() + 1);
+  ext[prior_pos + 1] = kPriorMu;
+  std::copy(mu + prior_pos, mu + n, ext.begin() + prior_pos + 2);
+  ext[k + 1] = 1;
+  const double min_sigma = magic_clip(k);
+  for (size_t i = 0; i < n; ++i) {
+    const size_t p = i < prior_pos ? i : i + 1;  // position among the k means
+    double s = std::max(ext[p + 1] - ext[p], ext[p + 2] - ext[p + 1]);
+    if (k >= 2 && p == 0) s = ext[2] - ext[1];
+    if (k >= 2 && p == k - 1) s = ext[k] - ext[k - 1];
+    sigma[i] = std::clamp(s, min_sigma, 1.0);
+  }
+}
+
 ParzenEstimator::ParzenEstimator(const std::vector<Dimension>& dims,
-                                 const std::vector<const double*>& points, double prior_weight,
-                                 bool multivariate) {
+                                 const std::vector<const double*>& points,
+                                 const std::vector<double>& weights, double prior_weight,
+                                 Bandwidth bandwidth) {
   const size_t n = points.size();
   const size_t k = n + 1;  // observations, then the prior
-  std::vector<double> w = tpe_weights(n);
+  std::vector<double> w = weights;
   w.push_back(prior_weight);
   const double total = std::accumulate(w.begin(), w.end(), 0.0);
   double running = 0;
@@ -164,8 +148,6 @@ ParzenEstimator::ParzenEstimator(const std::vector<Dimension>& dims,
     cumulative_.push_back(running);
   }
 
-  const double multivariate_sigma = 0.2 * std::pow(std::max<double>(static_cast<double>(n), 1.0),
-                                                   -1.0 / (static_cast<double>(dims.size()) + 4));
   for (size_t d = 0; d < dims.size(); ++d) {
     DimKernels kern;
     kern.categorical = dims[d].categorical();
@@ -189,14 +171,10 @@ ParzenEstimator::ParzenEstimator(const std::vector<Dimension>& dims,
     std::vector<size_t> order;
     kern.inv_sigma.reserve(k);
     kern.log_norm.reserve(k);
-    if (multivariate) {
-      kern.sigma.assign(n, multivariate_sigma);
-    } else {
-      kern.sigma = neighbour_sigmas(kern.mu, order);
-      kern.sigma.resize(n);
-    }
-    const double min_sigma = 1.0 / std::min(100.0, 1.0 + static_cast<double>(k));
-    for (double& s : kern.sigma) s = std::clamp(s, min_sigma, 1.0);
+    kern.sigma = neighbour_sigmas(kern.mu, order);
+    kern.sigma.resize(n);
+    if (bandwidth == Bandwidth::kScott) kern.sigma.assign(n, scott_sigma(n, dims.size()));
+    for (double& s : kern.sigma) s = std::clamp(s, magic_clip(k), 1.0);
     kern.sigma.push_back(kPriorSigma);
     for (size_t i = 0; i < k; ++i) {
       const double s = kern.sigma[i];
@@ -206,21 +184,19 @@ ParzenEstimator::ParzenEstimator(const std::vector<Dimension>& dims,
       const double mass = norm_mass(-kern.mu[i] / s, (1 - kern.mu[i]) / s);
       kern.log_norm.push_back(-kLogSqrt2Pi - (mass == 1.0 ? 0.0 : std::log(mass)));
     }
-    if (!multivariate) {
-      double max_sigma = 0;
-      double max_c = -INFINITY;
-      for (size_t i : order) {
-        if (i == n) continue;  // the prior, always summed
-        kern.sorted_mu.push_back(kern.mu[i]);
-        kern.sorted_inv_sigma.push_back(kern.inv_sigma[i]);
-        kern.sorted_log_c.push_back(log_weights_[i] + kern.log_norm[i]);
-        max_sigma = std::max(max_sigma, kern.sigma[i]);
-        max_c = std::max(max_c, kern.sorted_log_c.back());
-      }
-      // The prior's term is at least prior_min anywhere on [0, 1].
-      const double prior_min = log_weights_[n] + kern.log_norm[n] - 0.125;
-      kern.window = max_sigma * std::sqrt(2 * std::max(0.0, max_c - prior_min + 40));
+    double max_sigma = 0;
+    double max_c = -INFINITY;
+    for (size_t i : order) {
+      if (i == n) continue;  // the prior, always summed
+      kern.sorted_mu.push_back(kern.mu[i]);
+      kern.sorted_inv_sigma.push_back(kern.inv_sigma[i]);
+      kern.sorted_log_c.push_back(log_weights_[i] + kern.log_norm[i]);
+      max_sigma = std::max(max_sigma, kern.sigma[i]);
+      max_c = std::max(max_c, kern.sorted_log_c.back());
     }
+    // The prior's term is at least prior_min anywhere on [0, 1].
+    const double prior_min = log_weights_[n] + kern.log_norm[n] - 0.125;
+    kern.window = max_sigma * std::sqrt(2 * std::max(0.0, max_c - prior_min + 40));
     dims_.push_back(std::move(kern));
   }
 }
@@ -312,24 +288,9 @@ void SortedKernels::build(const std::vector<double>& mu, const std::vector<doubl
   double total = prior_weight;
   for (double w : weight) total += w;
 
-  // Neighbour sigmas as neighbour_sigmas() computes them, the prior's mean
-  // placed after equal observation means (it has the highest index there).
-  const size_t prior_pos = std::upper_bound(mu.begin(), mu.end(), kPriorMu) - mu.begin();
-  ext_.resize(k + 2);
-  ext_[0] = 0;
-  std::copy(mu.begin(), mu.begin() + prior_pos, ext_.begin() + 1);
-  ext_[prior_pos + 1] = kPriorMu;
-  std::copy(mu.begin() + prior_pos, mu.end(), ext_.begin() + prior_pos + 2);
-  ext_[k + 1] = 1;
-  const double min_sigma = 1.0 / std::min(100.0, 1.0 + static_cast<double>(k));
   sigma_.resize(n);
-  for (size_t i = 0; i < n; ++i) {
-    const size_t p = i < prior_pos ? i : i + 1;  // position among the k means
-    double s = std::max(ext_[p + 1] - ext_[p], ext_[p + 2] - ext_[p + 1]);
-    if (k >= 2 && p == 0) s = ext_[2] - ext_[1];
-    if (k >= 2 && p == k - 1) s = ext_[k] - ext_[k - 1];
-    sigma_[i] = std::clamp(s, min_sigma, 1.0);
-  }
+  sorted_neighbour_sigmas(mu.data(), n, ext_, sigma_.data());
+  const double min_sigma = magic_clip(k);
 
   // The prior N(0.5, 1) truncated to [0, 1].
   const double prior_mass = norm_mass(-kPriorMu / kPriorSigma, (1 - kPriorMu) / kPriorSigma);

@@ -88,6 +88,8 @@ TEST_CASE("tpe and gp take their options, and num_samples as their budget") {
                             {"gamma_cap", 10},
                             {"prior_weight", 2.0},
                             {"multivariate", true},
+                            {"bandwidth", "scott"},
+                            {"weighting", "optuna"},
                             {"constant_liar", false}},
                            context);
   CHECK(dynamic_cast<TpeSearcher*>(tpe.get()) != nullptr);
@@ -105,6 +107,10 @@ TEST_CASE("tpe and gp take their options, and num_samples as their budget") {
   CHECK(factory_error("tpe", {{"gamma", 2}}).first == "gamma");
   CHECK(factory_error("tpe", {{"multivariate", 1}}).first == "multivariate");
   CHECK(factory_error("tpe", {{"n_candidates", 1}}).first == "n_candidates");
+  const auto [key, message] = factory_error("tpe", {{"bandwidth", "silverman"}});
+  CHECK(key == "bandwidth");
+  CHECK(message == R"(expected one of "neighbour", "scott", got "silverman")");
+  CHECK(factory_error("tpe", {{"weighting", 1}}).first == "weighting");
   CHECK(factory_error("gp", {{"n_ei_candidates", 1}}).first == "n_ei_candidates");
   CHECK(factory_error("bayesopt", {{"n_startup_trials", 0}}).first == "n_startup_trials");
 }

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <random>
 
+#include "search/internal/joint_kernels.h"
+
 namespace tune::search::detail {
 namespace {
 
@@ -24,13 +26,13 @@ TEST_CASE("parzen: log densities are Optuna 3.1's, univariate and multivariate")
   for (const auto& p : points) ptr.push_back(p.data());
   const std::vector<std::vector<double>> queries = {{0.12, 0.3}, {0.5, 0.02}, {0.99, 0.6}};
 
-  const ParzenEstimator uni(unit_dims(2), ptr, 1.0, false);
+  const ParzenEstimator uni(unit_dims(2), ptr, tpe_weights(5), 1.0, Bandwidth::kNeighbour);
   const double uni_expected[] = {-0.96004583, -1.04207815, -1.1695984};
   for (size_t q = 0; q < queries.size(); ++q) {
     CHECK(uni.log_pdf_dim(0, queries[q][0]) == doctest::Approx(uni_expected[q]).epsilon(1e-8));
   }
 
-  const ParzenEstimator joint(unit_dims(2), ptr, 1.0, true);
+  const ParzenEstimator joint(unit_dims(2), ptr, tpe_weights(5), 1.0, Bandwidth::kScott);
   std::vector<double> out;
   joint.log_pdf_joint(queries, out);
   const double joint_expected[] = {-1.62695615, -1.67675446, -1.80780788};
@@ -50,7 +52,8 @@ TEST_CASE("parzen: SortedKernels agrees with ParzenEstimator") {
     for (const double& v : values) ptr.push_back(&v);
     const std::vector<double> weights = tpe_weights(n);
     for (double prior_weight : {1.0, 0.25}) {
-      const ParzenEstimator reference(unit_dims(1), ptr, prior_weight, false);
+      const ParzenEstimator reference(unit_dims(1), ptr, weights, prior_weight,
+                                      Bandwidth::kNeighbour);
       std::vector<size_t> order(n);
       for (size_t i = 0; i < n; ++i) order[i] = i;
       std::stable_sort(order.begin(), order.end(),
@@ -64,6 +67,48 @@ TEST_CASE("parzen: SortedKernels agrees with ParzenEstimator") {
       fast.build(mu, w, prior_weight);
       for (double x : {0.0, 1e-4, 0.01, 0.05, 0.2, 0.5, 0.77, 1.0}) {
         CHECK(fast.log_pdf(x) == doctest::Approx(reference.log_pdf_dim(0, x)).epsilon(1e-12));
+      }
+    }
+  }
+}
+
+TEST_CASE("parzen: JointKernels agrees with ParzenEstimator in joint mode") {
+  // Two numeric dims (one clustered at an edge) and a categorical one, with
+  // ramped weights and both bandwidth rules.
+  ParamSpace space;
+  space.set("a", uniform(0, 1));
+  space.set("b", uniform(0, 1));
+  space.set("c", choice({"x", "y", "z"}));
+  const std::vector<Dimension> dims = SpaceEncoding(space).dims();
+  REQUIRE(dims[2].categorical());
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> u(0, 1);
+  for (size_t n : {1, 2, 3, 7, 40, 300}) {
+    std::vector<std::vector<double>> points(n);
+    for (auto& p : points) p = {u(rng), u(rng) * u(rng) * u(rng), std::floor(3 * u(rng))};
+    std::vector<const double*> ptr;
+    for (const auto& p : points) ptr.push_back(p.data());
+    const std::vector<double> weights = tpe_weights(n);
+    std::vector<std::vector<double>> queries = {{0.5, 0.0, 0}, {0.01, 0.99, 2}, {1.0, 1e-4, 1}};
+    for (size_t q = 0; q < 5; ++q) queries.push_back(points[q % n]);  // on a kernel
+    for (Bandwidth bandwidth : {Bandwidth::kNeighbour, Bandwidth::kScott}) {
+      for (double prior_weight : {1.0, 0.25}) {
+        const ParzenEstimator reference(dims, ptr, weights, prior_weight, bandwidth);
+        // Columns in the order JointKernels wants: numeric ones by value.
+        std::vector<std::vector<JointKernels::Coordinate>> columns(dims.size());
+        for (size_t d = 0; d < dims.size(); ++d) {
+          for (uint32_t i = 0; i < n; ++i) columns[d].push_back({points[i][d], i});
+          std::stable_sort(columns[d].begin(), columns[d].end(),
+                           [](const auto& a, const auto& b) { return a.value < b.value; });
+        }
+        JointKernels fast;
+        fast.build(dims, weights, prior_weight, bandwidth, columns);
+        std::vector<double> expected, got;
+        reference.log_pdf_joint(queries, expected);
+        fast.log_pdf(queries, got);
+        for (size_t q = 0; q < queries.size(); ++q) {
+          CHECK(got[q] == doctest::Approx(expected[q]).epsilon(1e-12));
+        }
       }
     }
   }
