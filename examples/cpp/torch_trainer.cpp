@@ -117,7 +117,7 @@ int main(int argc, char** argv) {
       {.metric = "accuracy",
        .mode = tune::Mode::kMax,
        .num_samples = 4,
-       .scheduler = tune::schedulers::asha({.max_t = quick ? 2 : 4, .grace_period = 1})},
+       .scheduler = tune::schedulers::asha({.max_t = quick ? 2.0 : 4.0, .grace_period = 1})},
       run_config);
   const tune::ResultGrid grid = tuner.fit();
   const tune::Result& best = grid.get_best_result();
