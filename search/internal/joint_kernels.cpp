@@ -76,6 +76,7 @@ void JointKernels::build(const std::vector<Dimension>& dims, const std::vector<d
   log_scale_ = -std::log(total);
   prior_log_scale_ = std::log(prior_weight);
   max_bonus_ = 0;
+  num_numeric_ = 0;
   slot_.clear();
   mu_.clear();
   half_h_.clear();
@@ -101,7 +102,7 @@ void JointKernels::build(const std::vector<Dimension>& dims, const std::vector<d
       for (const Coordinate& e : column) choice_[base + e.component] = e.value;
       continue;
     }
-    slot_.emplace_back(false, mu_.size() / std::max<size_t>(n_, 1));
+    slot_.emplace_back(false, num_numeric_++);
     const size_t base = mu_.size();
     mu_.resize(base + n_);
     half_h_.resize(base + n_);
@@ -138,9 +139,8 @@ void JointKernels::build(const std::vector<Dimension>& dims, const std::vector<d
 void JointKernels::log_pdf(const std::vector<std::vector<double>>& points,
                            std::vector<double>& out) const {
   out.resize(points.size());
-  const size_t num_numeric = n_ ? mu_.size() / n_ : 0;
   const size_t num_categorical = bonus_.size();
-  std::vector<double> x_numeric(num_numeric), x_categorical(num_categorical);
+  std::vector<double> x_numeric(num_numeric_), x_categorical(num_categorical);
   for (size_t p = 0; p < points.size(); ++p) {
     double prior_q = 0;
     for (size_t d = 0; d < slot_.size(); ++d) {
@@ -159,7 +159,7 @@ void JointKernels::log_pdf(const std::vector<std::vector<double>>& points,
     // (times n_): leave it out.
     const double cut = prior_term - ref - 40 - max_log_scale_;
     const double sum =
-        kernel_sum(n_, scale_.data(), mu_.data(), half_h_.data(), num_numeric, x_numeric.data(),
+        kernel_sum(n_, scale_.data(), mu_.data(), half_h_.data(), num_numeric_, x_numeric.data(),
                    choice_.data(), bonus_.data(), num_categorical, x_categorical.data(), ref, cut) +
         exp_nonpositive(prior_term - ref);
     // Underflow only when every kernel is far from the point and the prior
@@ -172,11 +172,10 @@ void JointKernels::log_pdf(const std::vector<std::vector<double>>& points,
 
 double JointKernels::log_sum_exact(const double* x_numeric, const double* x_categorical,
                                    double prior_term) const {
-  const size_t num_numeric = n_ ? mu_.size() / n_ : 0;
   std::vector<double> t{prior_term};
   for (size_t i = 0; i < n_; ++i) {
     double q = 0;
-    for (size_t j = 0; j < num_numeric; ++j) {
+    for (size_t j = 0; j < num_numeric_; ++j) {
       const double d = x_numeric[j] - mu_[j * n_ + i];
       q += half_h_[j * n_ + i] * d * d;
     }

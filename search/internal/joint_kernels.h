@@ -50,7 +50,9 @@ class JointKernels {
   size_t n_ = 0;
   // Per dim: its slot among the numeric dims, or among the categorical ones.
   std::vector<std::pair<bool, size_t>> slot_;
-  // Numeric slot j's means and 1 / (2 sigma^2) at [j * n_ + i].
+  // num_numeric_ numeric slots; slot j's means and 1 / (2 sigma^2) at
+  // [j * n_ + i].
+  size_t num_numeric_ = 0;
   std::vector<double> mu_, half_h_;
   // Categorical slot j's choices at [j * n_ + i], and its match bonus,
   // log((floor + 1) / floor).

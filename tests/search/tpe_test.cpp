@@ -169,6 +169,24 @@ TEST_CASE("tpe: running trials are lies, so parallel suggestions differ") {
   CHECK(configs.size() == 8);
 }
 
+TEST_CASE("tpe: with every trial in the good group, or only liars above it, it still suggests") {
+  for (bool multivariate : {true, false}) {
+    TpeOptions o = tpe_options(30, 2, multivariate);
+    o.gamma = 1;
+    o.gamma_cap = 1000;
+    TpeSearcher tpe(o);
+    tpe.set_search_properties("loss", Mode::kMin, branin_space());
+    const auto configs = run_sequential(tpe, 25, branin);
+    CHECK(configs.size() == 25);
+    for (int i = 0; i < 3; ++i) {  // the rest: three liars
+      Suggestion s = tpe.suggest("p" + std::to_string(i));
+      REQUIRE(s.status == Suggestion::Status::kConfig);
+      CHECK(s.config["x1"].get<double>() >= -5);
+      CHECK(s.config["x1"].get<double>() <= 10);
+    }
+  }
+}
+
 TEST_CASE("tpe: failed trials are ignored, intermediate results stand in for a missing metric") {
   TpeSearcher tpe(tpe_options(20, 1));
   tpe.set_search_properties("loss", Mode::kMin, branin_space());
