@@ -17,7 +17,13 @@
 //      phase), and for TPE also its own suggestions ("own history"), which
 //      cluster and so leave more kernels near each candidate.
 //
-// Usage: search_quality [--seeds N] [--no-optuna] [--only SEARCHER]
+//   With --more-functions, also Hartmann3, the six-hump camel, Rosenbrock-4
+//   (as log(1 + f)), Styblinski-Tang-4 and Ackley-5 (ours only); with
+//   --first-seed, seeds other than the baseline's 0..N-1 (to check that a
+//   change holds beyond the seeds it was tuned on).
+//
+// Usage: search_quality [--seeds N] [--first-seed S] [--more-functions] [--no-optuna]
+//                       [--only SEARCHER]
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -77,12 +83,81 @@ double hartmann6(const Json& c) {
   return -sum;
 }
 
-std::vector<Function> functions() {
-  tune::ParamSpace h6;
-  for (int j = 0; j < 6; ++j) h6.set("x" + std::to_string(j), tune::uniform(0, 1));
-  return {
+// x0..x{d-1}, each uniform on [low, high], and back.
+tune::ParamSpace box(int d, double low, double high) {
+  tune::ParamSpace space;
+  for (int j = 0; j < d; ++j) space.set("x" + std::to_string(j), tune::uniform(low, high));
+  return space;
+}
+
+std::vector<double> coordinates(const Json& c, int d) {
+  std::vector<double> x(d);
+  for (int j = 0; j < d; ++j) x[j] = c["x" + std::to_string(j)].get<double>();
+  return x;
+}
+
+double hartmann3(const Json& c) {
+  static constexpr double kA[4][3] = {{3, 10, 30}, {.1, 10, 35}, {3, 10, 30}, {.1, 10, 35}};
+  static constexpr double kP[4][3] = {
+      {3689, 1170, 2673}, {4699, 4387, 7470}, {1091, 8732, 5547}, {381, 5743, 8828}};
+  static constexpr double kAlpha[4] = {1.0, 1.2, 3.0, 3.2};
+  const auto x = coordinates(c, 3);
+  double sum = 0;
+  for (int i = 0; i < 4; ++i) {
+    double inner = 0;
+    for (int j = 0; j < 3; ++j) inner += kA[i][j] * std::pow(x[j] - 1e-4 * kP[i][j], 2);
+    sum += kAlpha[i] * std::exp(-inner);
+  }
+  return -sum;
+}
+
+double six_hump_camel(const Json& c) {
+  const auto x = coordinates(c, 2);
+  const double a = x[0] * x[0], b = x[1] * x[1];
+  return (4 - 2.1 * a + a * a / 3) * a + x[0] * x[1] + (-4 + 4 * b) * b;
+}
+
+double log_rosenbrock4(const Json& c) {  // log(1 + f): the raw values span 1e-3..1e6
+  const auto x = coordinates(c, 4);
+  double sum = 0;
+  for (int i = 0; i < 3; ++i) {
+    sum += 100 * std::pow(x[i + 1] - x[i] * x[i], 2) + std::pow(1 - x[i], 2);
+  }
+  return std::log1p(sum);
+}
+
+double styblinski_tang4(const Json& c) {
+  double sum = 0;
+  for (double x : coordinates(c, 4)) sum += x * x * x * x - 16 * x * x + 5 * x;
+  return sum / 2;
+}
+
+double ackley5(const Json& c) {
+  const auto x = coordinates(c, 5);
+  double squares = 0, cosines = 0;
+  for (double v : x) {
+    squares += v * v;
+    cosines += std::cos(2 * std::numbers::pi * v);
+  }
+  return -20 * std::exp(-0.2 * std::sqrt(squares / 5)) - std::exp(cosines / 5) + 20 +
+         std::numbers::e;
+}
+
+// Branin and Hartmann6 (Optuna's baseline runs the same two); with `more`,
+// five others for a wider view (ours only).
+std::vector<Function> functions(bool more) {
+  std::vector<Function> list = {
       {"branin", {{"x1", tune::uniform(-5, 10)}, {"x2", tune::uniform(0, 15)}}, branin, 0.397887},
-      {"hartmann6", h6, hartmann6, -3.32237}};
+      {"hartmann6", box(6, 0, 1), hartmann6, -3.32237}};
+  if (more) {
+    tune::ParamSpace camel{{"x0", tune::uniform(-3, 3)}, {"x1", tune::uniform(-2, 2)}};
+    list.push_back({"hartmann3", box(3, 0, 1), hartmann3, -3.86278});
+    list.push_back({"camel", camel, six_hump_camel, -1.0316285});
+    list.push_back({"rosen4_log", box(4, -5, 10), log_rosenbrock4, 0});
+    list.push_back({"styb_tang4", box(4, -5, 5), styblinski_tang4, -39.16617 * 4});
+    list.push_back({"ackley5", box(5, -32.768, 32.768), ackley5, 0});
+  }
+  return list;
 }
 
 struct Algorithm {
@@ -182,12 +257,20 @@ std::string ratio(double ours, double theirs, double optimum) {
 
 int main(int argc, char** argv) {
   int seeds = 10;
+  int first_seed = 0;
   bool optuna = true;
+  bool more = false;
   std::string only;  // one of algorithms()' labels, for profiling
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--seeds") && i + 1 < argc) seeds = std::atoi(argv[++i]);
+    if (!std::strcmp(argv[i], "--first-seed") && i + 1 < argc) first_seed = std::atoi(argv[++i]);
     if (!std::strcmp(argv[i], "--no-optuna")) optuna = false;
+    if (!std::strcmp(argv[i], "--more-functions")) more = true;
     if (!std::strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
+  }
+  if (first_seed != 0 && optuna) {
+    fmt::print("Optuna's baseline runs seeds 0..N-1 only: not run with --first-seed\n\n");
+    optuna = false;
   }
 
   // 1. Quality.
@@ -196,13 +279,13 @@ int main(int argc, char** argv) {
     double best50, best100, ms, optimum;
   };
   std::vector<Row> rows;
-  const auto fns = functions();
+  const auto fns = functions(more);
   for (const Function& fn : fns) {
     for (const Algorithm& a : algorithms()) {
       if (!only.empty() && a.label != only) continue;
       std::vector<double> at50, at100;
       double suggest_s = 0;
-      for (int seed = 0; seed < seeds; ++seed) {
+      for (int seed = first_seed; seed < first_seed + seeds; ++seed) {
         auto s = make(a, fn, 100, static_cast<uint64_t>(seed));
         const auto v = run(*s, fn, 100, suggest_s);
         at50.push_back(*std::min_element(v.begin(), v.begin() + 50));
@@ -254,9 +337,9 @@ int main(int argc, char** argv) {
   }
 
   fmt::print(
-      "Median best value over {} seeds (lower is better). ratio = regret ours / regret "
+      "Median best value over seeds {}..{} (lower is better). ratio = regret ours / regret "
       "Optuna's (< 1: ours better)\n",
-      seeds);
+      first_seed, first_seed + seeds - 1);
   fmt::print("{:<10} {:<17} {:>10} {:>10} {:>6}   {:>10} {:>10} {:>6}   {:>9} {:>9}  {}\n",
              "function", "searcher", "ours@50", "optuna@50", "ratio", "ours@100", "optuna@100",
              "ratio", "ms/trial", "optuna ms", "vs optuna sampler");
