@@ -9,9 +9,10 @@
 // (search/internal/parzen.h) and returns, of n_ei_candidates draws from l,
 // the one maximising l(x) / g(x).
 //
-// Defaults, and how they differ from Optuna's (multivariate = false,
-// bandwidth = "scott", weighting = "optuna" is Optuna's TPESampler with
-// default arguments, density for density):
+// Defaults, and how they differ from Optuna's. Density for density,
+// multivariate = false with weighting = "optuna" is Optuna's TPESampler(),
+// and bandwidth = "scott" with weighting = "optuna" its
+// TPESampler(multivariate=True):
 //   multivariate  true: one joint estimator over all dims, so the model sees
 //                 how parameters interact (Optuna's default is univariate:
 //                 each dim on its own).

@@ -16,9 +16,10 @@ constexpr double kPriorMu = 0.5;  // the prior N(0.5, 1), as ParzenEstimator's
 
 // sum over components i of scale[i] e^(-q[i] - ref), q as in the header,
 // for one point (x_numeric, x_categorical): one pass over the components,
-// four at a time, leaving out terms whose exponent is at most `cut`. Compiled twice, for AVX2 (no
-// FMA) and baseline; each lane's arithmetic is the same in both and the sums add in the same order,
-// so both give the same bits, and a seed the same configs on any x86-64.
+// four at a time, leaving out terms whose exponent is at most `cut`.
+// Compiled twice, for AVX2 (no FMA) and baseline; each lane's arithmetic is
+// the same in both and the sums add in the same order, so both give the
+// same bits, and a seed the same configs on any x86-64.
 __attribute__((target_clones("avx2", "default"))) double kernel_sum(
     size_t n, const double* scale, const double* mu, const double* half_h, size_t num_numeric,
     const double* x_numeric, const double* choice, const double* bonus, size_t num_categorical,

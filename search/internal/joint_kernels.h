@@ -2,9 +2,9 @@
 // built for evaluation only: the same mixture as ParzenEstimator's in joint
 // mode (search/internal/parzen.h), built in one linear pass per dimension
 // from means already sorted, and evaluated for a batch of points with
-// vector arithmetic and no calls into libm, so a suggestion with a thousand
-// observations costs tens of microseconds instead of a sort per dimension
-// and a std::exp per kernel.
+// vector arithmetic and no call into libm per kernel, so a suggestion with a
+// thousand observations costs tens of microseconds instead of a sort per
+// dimension and a std::exp per kernel.
 #pragma once
 
 #include <cstdint>
