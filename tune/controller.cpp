@@ -900,7 +900,9 @@ class TrialController::Impl {
   void handle_exit(Trial& trial, Worker& worker) {
     auto status = worker.process->try_reap();
     if (!status) return;
-    if (!status->ok()) {
+    // Once the group is failing, a rank killed by a signal was most likely
+    // killed by fail()'s SIGTERM: the first error stands.
+    if (!status->ok() && !(trial.failing && status->signaled)) {
       fail(trial,
            fmt::format("rank {} {} (log: {})", worker.rank, status->describe(),
                        (trial.dir / fmt::format("rank_{}.log", worker.rank)).string()),

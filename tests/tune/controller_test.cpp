@@ -103,6 +103,7 @@ TEST_CASE("a rank that dies abnormally fails the trial with its exit status") {
   auto trials = open_store(spec).trials();
   REQUIRE(trials.size() == 1);
   CHECK(trials[0].status == TrialStatus::kError);
+  CAPTURE(trials[0].error);
   CHECK(trials[0].error.find("exited with code 3") != std::string::npos);
   CHECK(trials[0].last_iteration == 1);
 }
