@@ -181,11 +181,16 @@ std::vector<double> TpeSearcher::propose(Rng& rng) {
 
   const auto& dims = encoding().dims();
   const auto m = static_cast<size_t>(options_.n_ei_candidates);
-  const auto bandwidth = options_.bandwidth == TpeBandwidth::kScott ? detail::Bandwidth::kScott
-                                                                    : detail::Bandwidth::kNeighbour;
+  // Joint mode: neighbour widths vary per kernel, so the kernels are
+  // densities (a wide one must not outweigh a narrow one); Scott's widths
+  // are Optuna's estimator, scaled as Optuna scales it.
+  const bool scott = options_.bandwidth == TpeBandwidth::kScott;
+  const auto bandwidth = scott ? detail::Bandwidth::kScott : detail::Bandwidth::kNeighbour;
+  const auto scale = scott ? detail::KernelScale::kOptuna : detail::KernelScale::kDensity;
 
   if (options_.multivariate) {
-    const detail::ParzenEstimator l(dims, below, below_weight, options_.prior_weight, bandwidth);
+    const detail::ParzenEstimator l(dims, below, below_weight, options_.prior_weight, bandwidth,
+                                    scale);
     std::vector<std::vector<double>> candidates;
     for (size_t c = 0; c < m; ++c) candidates.push_back(l.sample_joint(rng));
     // g's columns: per dim, every component's coordinate; numeric ones in
@@ -212,7 +217,7 @@ std::vector<double> TpeSearcher::propose(Rng& rng) {
         column[i++] = {h.liar_values[r].first, h.liar_values[r].second};
       }
     }
-    h.joint.build(dims, w, options_.prior_weight, bandwidth, h.columns);
+    h.joint.build(dims, w, options_.prior_weight, bandwidth, scale, h.columns);
     std::vector<double> log_l, log_g;
     l.log_pdf_joint(candidates, log_l);
     h.joint.log_pdf(candidates, log_g);
@@ -224,7 +229,7 @@ std::vector<double> TpeSearcher::propose(Rng& rng) {
   }
 
   const detail::ParzenEstimator l(dims, below, below_weight, options_.prior_weight,
-                                  detail::Bandwidth::kNeighbour);
+                                  detail::Bandwidth::kNeighbour, detail::KernelScale::kOptuna);
   // Univariate: per dimension, g built from the sorted views.
   std::vector<double> x(dims.size());
   std::vector<double> candidates(m), category_log_p;

@@ -67,7 +67,7 @@ __attribute__((target_clones("avx2", "default"))) double kernel_sum(
 }  // namespace
 
 void JointKernels::build(const std::vector<Dimension>& dims, const std::vector<double>& weight,
-                         double prior_weight, Bandwidth bandwidth,
+                         double prior_weight, Bandwidth bandwidth, KernelScale kernel_scale,
                          const std::vector<std::vector<Coordinate>>& columns) {
   n_ = weight.size();
   const size_t k = n_ + 1;  // with the prior
@@ -115,15 +115,24 @@ void JointKernels::build(const std::vector<Dimension>& dims, const std::vector<d
     } else {
       sorted_neighbour_sigmas(sorted_mu_.data(), n_, ext_, sigma_.data());
     }
+    const bool density = kernel_scale == KernelScale::kDensity;
+    if (const double floor = std::min(1.0, min_density_sigma(dims[d])); density && floor > 0) {
+      for (double& s : sigma_) s = std::max(s, floor);
+    }
     log_scale_ -= kLogSqrt2Pi;
     prior_log_scale_ -= prior_log_mass;
+    const double min_sigma = magic_clip(k);
+    if (density) {  // 1 / sigma as (min_sigma / sigma) / min_sigma; the prior's sigma is 1
+      log_scale_ -= std::log(min_sigma);
+      prior_log_scale_ += std::log(min_sigma);
+    }
     for (size_t j = 0; j < n_; ++j) {
       const Coordinate& e = column[j];
       const double mu = sorted_mu_[j], s = sigma_[j];
       mu_[base + e.component] = mu;
       half_h_[base + e.component] = 0.5 / (s * s);
-      // Not divided by s (see parzen.h); most kernels lie inside [0, 1],
-      // with a mass of exactly 1.
+      // Most kernels lie inside [0, 1], with a mass of exactly 1.
+      if (density) scale_[e.component] *= min_sigma / s;
       double mass;
       if (e.mass_memo && e.mass_memo->first == s) {
         mass = e.mass_memo->second;

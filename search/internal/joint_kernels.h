@@ -33,7 +33,7 @@ class JointKernels {
   // ascending by value for a numeric dim, in any order for a categorical
   // one. Reuses its buffers: build it once and rebuild it every suggestion.
   void build(const std::vector<Dimension>& dims, const std::vector<double>& weight,
-             double prior_weight, Bandwidth bandwidth,
+             double prior_weight, Bandwidth bandwidth, KernelScale kernel_scale,
              const std::vector<std::vector<Coordinate>>& columns);
 
   // The log density at each of `points` (each of dims.size()), into `out`.
@@ -57,8 +57,12 @@ class JointKernels {
   // Categorical slot j's choices at [j * n_ + i], and its match bonus,
   // log((floor + 1) / floor).
   std::vector<double> choice_, bonus_;
-  std::vector<double> scale_;  // per component: its weight over its kernels' masses
-  double max_log_scale_ = 0;   // log(max(scale_))
+  // Per component: its weight over its kernels' masses (and, for
+  // KernelScale::kDensity, times min_sigma / sigma per numeric dim, the
+  // min_sigmas folded into log_scale_, so no factor exceeds 1: with more
+  // than ~150 numeric dims a wide kernel's scale may underflow to 0).
+  std::vector<double> scale_;
+  double max_log_scale_ = 0;  // log(max(scale_))
   double prior_log_scale_ = 0;
   double log_scale_ = 0;                         // the factors shared by every term
   double max_bonus_ = 0;                         // the most -q can be: every categorical bonus

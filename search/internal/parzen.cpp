@@ -106,6 +106,10 @@ std::vector<double> tpe_weights(size_t n) {
 
 double magic_clip(size_t k) { return 1.0 / std::min(100.0, 1.0 + static_cast<double>(k)); }
 
+double min_density_sigma(const Dimension& dim) {
+  return dim.lattice_size > 0 ? 0.5 / dim.lattice_size : 0.0;
+}
+
 double scott_sigma(size_t n, size_t num_dims) {
   return 0.2 * std::pow(std::max<double>(static_cast<double>(n), 1.0),
                         -1.0 / (static_cast<double>(num_dims) + 4));
@@ -135,7 +139,7 @@ void sorted_neighbour_sigmas(const double* mu, size_t n, std::vector<double>& ex
 ParzenEstimator::ParzenEstimator(const std::vector<Dimension>& dims,
                                  const std::vector<const double*>& points,
                                  const std::vector<double>& weights, double prior_weight,
-                                 Bandwidth bandwidth) {
+                                 Bandwidth bandwidth, KernelScale scale) {
   const size_t n = points.size();
   const size_t k = n + 1;  // observations, then the prior
   std::vector<double> w = weights;
@@ -174,15 +178,18 @@ ParzenEstimator::ParzenEstimator(const std::vector<Dimension>& dims,
     kern.sigma = neighbour_sigmas(kern.mu, order);
     kern.sigma.resize(n);
     if (bandwidth == Bandwidth::kScott) kern.sigma.assign(n, scott_sigma(n, dims.size()));
-    for (double& s : kern.sigma) s = std::clamp(s, magic_clip(k), 1.0);
+    const double min_sigma =
+        std::max(magic_clip(k), scale == KernelScale::kDensity ? min_density_sigma(dims[d]) : 0.0);
+    for (double& s : kern.sigma) s = std::clamp(s, std::min(min_sigma, 1.0), 1.0);
     kern.sigma.push_back(kPriorSigma);
     for (size_t i = 0; i < k; ++i) {
       const double s = kern.sigma[i];
       kern.inv_sigma.push_back(1 / s);
-      // Not divided by sigma: see the header. Most kernels sit far from the
-      // edges, where norm_mass returns exactly 1 and the log is skipped.
+      // Most kernels sit far from the edges, where norm_mass returns exactly
+      // 1 and the log is skipped.
       const double mass = norm_mass(-kern.mu[i] / s, (1 - kern.mu[i]) / s);
-      kern.log_norm.push_back(-kLogSqrt2Pi - (mass == 1.0 ? 0.0 : std::log(mass)));
+      kern.log_norm.push_back(-kLogSqrt2Pi - (mass == 1.0 ? 0.0 : std::log(mass)) -
+                              (scale == KernelScale::kDensity ? std::log(s) : 0.0));
     }
     double max_sigma = 0;
     double max_c = -INFINITY;

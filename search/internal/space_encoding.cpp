@@ -48,12 +48,14 @@ SpaceEncoding::SpaceEncoding(const ParamSpace& space) : space_(space) {
       double lo = d.lower();
       double hi = d.upper();
       if (d.is_integer()) {
-        const double half = d.q() > 0 ? d.q() / 2 : 0.5;
-        lo = static_cast<double>(d.min_int()) - half;
-        hi = static_cast<double>(d.max_int()) + half;
+        const double step = d.q() > 0 ? d.q() : 1;
+        lo = static_cast<double>(d.min_int()) - step / 2;
+        hi = static_cast<double>(d.max_int()) + step / 2;
+        dim.lattice_size = std::round((hi - lo) / step);
       } else if (d.q() > 0 && !d.is_normal()) {
         lo -= d.q() / 2;
         hi += d.q() / 2;
+        dim.lattice_size = std::round((hi - lo) / d.q());
       }
       dim.low = d.is_normal() ? 0.0 : forward(d, lo);
       dim.high = d.is_normal() ? 1.0 : forward(d, hi);

@@ -23,6 +23,9 @@ struct Dimension {
   Domain domain;
   double low = 0;   // numeric: the bounds on the transformed scale, widened
   double high = 1;  // by half a step for integer and quantized kinds
+  // Integer and quantized kinds (not qrandn): how many values the lattice
+  // has; each owns an equal slice of [0, 1] on a linear scale. 0 otherwise.
+  double lattice_size = 0;
 
   bool categorical() const { return domain.is_categorical(); }
   size_t num_choices() const { return domain.values().size(); }

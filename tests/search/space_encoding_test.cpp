@@ -2,7 +2,9 @@
 
 #include <doctest/doctest.h>
 
+#include <map>
 #include <random>
+#include <string>
 
 namespace tune::search::detail {
 namespace {
@@ -17,6 +19,25 @@ TEST_CASE("suggestion_rng draws what std::seed_seq seeding draws, so seeds keep 
       for (int i = 0; i < 400; ++i) REQUIRE(actual() == expected());
     }
   }
+}
+
+TEST_CASE("integer and quantized dims know their lattice, others have none") {
+  const ParamSpace space{{"a_layers", randint(1, 9)},         // 1..8
+                         {"b_width", qrandint(16, 512, 16)},  // 16, 32, ..., 512
+                         {"c_drop", quniform(0, 0.5, 0.1)},   // 0, 0.1, ..., 0.5
+                         {"d_batch", lograndint(8, 257)},     // 8..256
+                         {"e_lr", loguniform(1e-4, 1e-1)},   {"f_shift", qrandn(0, 1, 0.5)},
+                         {"g_opt", choice({"adam", "sgd"})}};
+  const SpaceEncoding encoding(space);
+  std::map<std::string, double> size;
+  for (const Dimension& dim : encoding.dims()) size[dim.path] = dim.lattice_size;
+  CHECK(size["a_layers"] == 8);
+  CHECK(size["b_width"] == 32);
+  CHECK(size["c_drop"] == 6);
+  CHECK(size["d_batch"] == 249);
+  CHECK(size["e_lr"] == 0);
+  CHECK(size["f_shift"] == 0);
+  CHECK(size["g_opt"] == 0);
 }
 
 }  // namespace

@@ -3,7 +3,9 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <set>
+#include <string>
 
 #include "core/errors.h"
 #include "search/basic_variant.h"
@@ -29,6 +31,7 @@ TpeOptions optuna_options(int64_t num_samples, uint64_t seed) {
   TpeOptions o = tpe_options(num_samples, seed, false);
   o.bandwidth = TpeBandwidth::kScott;
   o.weighting = TpeWeighting::kOptuna;
+  o.gamma = 0.1;
   return o;
 }
 
@@ -80,10 +83,12 @@ TEST_CASE("tpe concentrates its suggestions where Branin is low, unlike random s
   for (uint64_t seed = 0; seed < 3; ++seed) {
     BasicVariantGenerator random({.num_samples = 60, .seed = seed});
     const double random_mean = late_mean(random);
-    for (const TpeOptions& o : {tpe_options(60, seed), optuna_options(60, seed)}) {
-      TpeSearcher tpe(o);
-      CHECK(late_mean(tpe) < 0.5 * random_mean);
-    }
+    // The defaults explore a little more on the way (and end closer: see
+    // the next case).
+    TpeSearcher defaults(tpe_options(60, seed));
+    CHECK(late_mean(defaults) < 0.6 * random_mean);
+    TpeSearcher optuna(optuna_options(60, seed));
+    CHECK(late_mean(optuna) < 0.5 * random_mean);
     // Optuna's joint widths are wide (0.2 n^(-1/6) of the range): it
     // explores more, and concentrates less.
     TpeOptions scott_joint = tpe_options(60, seed);
@@ -93,25 +98,49 @@ TEST_CASE("tpe concentrates its suggestions where Branin is low, unlike random s
   }
 }
 
-TEST_CASE("tpe: the defaults get closer to Branin's minimum than Optuna's settings") {
-  // Median best value after 40 trials over 15 seeds (none of them the
-  // benchmark's): the joint model with neighbour widths and weighting by
-  // improvement, against Optuna's univariate TPE, built here the same way.
-  auto median_best = [](auto make) {
-    std::vector<double> best;
-    for (uint64_t seed = 100; seed < 115; ++seed) {
-      TpeSearcher tpe(make(seed));
-      tpe.set_search_properties("loss", Mode::kMin, branin_space());
-      best.push_back(testing::best_of(run_sequential(tpe, 40, branin), branin));
-    }
-    std::sort(best.begin(), best.end());
-    return best[best.size() / 2];
+TEST_CASE("tpe: the defaults get closer to the minimum than Optuna's settings") {
+  // Median regret after 100 trials over 40 seeds (none of them the
+  // benchmark's), on Branin and on a space where choices interact with a
+  // log-scaled rate: the defaults (joint model, neighbour widths, weighting
+  // by improvement, gamma 0.15) against Optuna's univariate TPE, built here
+  // the same way.
+  const ParamSpace mixed_space{{"lr", loguniform(1e-5, 1e-1)},
+                               {"opt", choice({"adam", "sgd", "rmsprop"})},
+                               {"drop", uniform(0, 0.5)},
+                               {"act", choice({"relu", "gelu", "tanh", "sigmoid"})}};
+  // Best 0: adam, relu, lr 10^-2.5, drop 0.2; sgd wants a ten times larger rate.
+  auto mixed = [](const Json& c) {
+    const std::string opt = c["opt"], act = c["act"];
+    const double lr = std::log10(c["lr"].get<double>()) + 2.5 + (opt == "sgd" ? 1.0 : 0.0);
+    const double drop = c["drop"].get<double>() - 0.2;
+    return lr * lr + 4 * drop * drop +
+           (opt == "adam"  ? 0
+            : opt == "sgd" ? 0.3
+                           : 0.6) +
+           (act == "relu"   ? 0
+            : act == "gelu" ? 0.05
+                            : 0.4);
   };
-  const double ours = median_best([](uint64_t seed) { return tpe_options(40, seed); });
-  const double optuna = median_best([](uint64_t seed) { return optuna_options(40, seed); });
-  MESSAGE("median best: defaults ", ours, ", Optuna's settings ", optuna);
-  constexpr double kMinimum = 0.397887;
-  CHECK(ours - kMinimum < 0.7 * (optuna - kMinimum));
+  auto median_regret = [](auto make, const ParamSpace& space, auto f, double minimum) {
+    std::vector<double> regret;
+    for (uint64_t seed = 100; seed < 140; ++seed) {
+      TpeSearcher tpe(make(seed));
+      tpe.set_search_properties("loss", Mode::kMin, space);
+      regret.push_back(testing::best_of(run_sequential(tpe, 100, f), f) - minimum);
+    }
+    std::sort(regret.begin(), regret.end());
+    return regret[regret.size() / 2];
+  };
+  auto ours = [](uint64_t seed) { return tpe_options(100, seed); };
+  auto optuna = [](uint64_t seed) { return optuna_options(100, seed); };
+  const double branin_ours = median_regret(ours, branin_space(), branin, 0.397887);
+  const double branin_optuna = median_regret(optuna, branin_space(), branin, 0.397887);
+  MESSAGE("Branin: defaults ", branin_ours, ", Optuna's settings ", branin_optuna);
+  CHECK(branin_ours < 0.5 * branin_optuna);
+  const double mixed_ours = median_regret(ours, mixed_space, mixed, 0);
+  const double mixed_optuna = median_regret(optuna, mixed_space, mixed, 0);
+  MESSAGE("mixed: defaults ", mixed_ours, ", Optuna's settings ", mixed_optuna);
+  CHECK(mixed_ours < 0.5 * mixed_optuna);
 }
 
 TEST_CASE("tpe: mode max folds the sign, so it climbs") {
