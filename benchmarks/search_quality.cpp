@@ -18,7 +18,8 @@
 //      cluster and so leave more kernels near each candidate.
 //
 //   With --more-functions, also Hartmann3, the six-hump camel, Rosenbrock-4
-//   (as log(1 + f)), Styblinski-Tang-4 and Ackley-5 (ours only); with
+//   (as log(1 + f)), Styblinski-Tang-4, Ackley-5 and two hyperparameter-like
+//   spaces with choices and integers (hpo_like; ours only); with
 //   --first-seed, seeds other than the baseline's 0..N-1 (to check that a
 //   change holds beyond the seeds it was tuned on).
 //
@@ -143,8 +144,42 @@ double ackley5(const Json& c) {
          std::numbers::e;
 }
 
+// A hyperparameter-like space: a log-scaled rate whose best value depends
+// on the optimiser chosen, integers, a float and two choices. 0 at adam,
+// relu, lr 10^-2.5, 4 layers, width 128, dropout 0.2; `integers` false
+// leaves layers and width out.
+double hpo_like(const Json& c) {
+  const std::string opt = c["opt"], act = c["act"];
+  const double lr = std::log10(c["lr"].get<double>()) + 2.5 + (opt == "sgd" ? 1.0 : 0.0);
+  const double drop = c["drop"].get<double>() - 0.2;
+  double v = lr * lr + 4 * drop * drop +
+             (opt == "adam"  ? 0
+              : opt == "sgd" ? 0.3
+                             : 0.6) +
+             (act == "relu"   ? 0
+              : act == "gelu" ? 0.05
+                              : 0.4);
+  if (c.contains("layers")) {
+    v += 0.3 * std::abs(c["layers"].get<int64_t>() - 4) +
+         0.2 * std::pow(std::log2(c["width"].get<double>()) - 7, 2);
+  }
+  return v;
+}
+
+tune::ParamSpace hpo_space(bool integers) {
+  tune::ParamSpace space{{"lr", tune::loguniform(1e-5, 1e-1)},
+                         {"opt", tune::choice({"adam", "sgd", "rmsprop"})},
+                         {"drop", tune::uniform(0, 0.5)},
+                         {"act", tune::choice({"relu", "gelu", "tanh", "sigmoid"})}};
+  if (integers) {
+    space.set("layers", tune::randint(1, 9));
+    space.set("width", tune::qrandint(16, 512, 16));
+  }
+  return space;
+}
+
 // Branin and Hartmann6 (Optuna's baseline runs the same two); with `more`,
-// five others for a wider view (ours only).
+// seven others for a wider view (ours only).
 std::vector<Function> functions(bool more) {
   std::vector<Function> list = {
       {"branin", {{"x1", tune::uniform(-5, 10)}, {"x2", tune::uniform(0, 15)}}, branin, 0.397887},
@@ -156,6 +191,8 @@ std::vector<Function> functions(bool more) {
     list.push_back({"rosen4_log", box(4, -5, 10), log_rosenbrock4, 0});
     list.push_back({"styb_tang4", box(4, -5, 5), styblinski_tang4, -39.16617 * 4});
     list.push_back({"ackley5", box(5, -32.768, 32.768), ackley5, 0});
+    list.push_back({"hpo_choice", hpo_space(false), hpo_like, 0});
+    list.push_back({"hpo_mixed", hpo_space(true), hpo_like, 0});
   }
   return list;
 }
@@ -172,10 +209,13 @@ const std::vector<Algorithm>& algorithms() {
       {"random", "random", Json::object(), "random"},
       {"tpe", "tpe", Json::object(), "tpe"},
       // Optuna's TPESampler() and TPESampler(multivariate=True), rebuilt.
-      {"tpe_as_optuna", "tpe", {{"multivariate", false}, {"weighting", "optuna"}}, "tpe"},
+      {"tpe_as_optuna",
+       "tpe",
+       {{"multivariate", false}, {"weighting", "optuna"}, {"gamma", 0.1}},
+       "tpe"},
       {"tpe_as_optuna_mv",
        "tpe",
-       {{"bandwidth", "scott"}, {"weighting", "optuna"}},
+       {{"bandwidth", "scott"}, {"weighting", "optuna"}, {"gamma", 0.1}},
        "tpe_multivariate"},
       {"gp", "gp", Json::object(), "tpe"},
   };
