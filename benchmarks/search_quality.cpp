@@ -19,7 +19,8 @@
 //
 //   With --more-functions, also Hartmann3, the six-hump camel, Rosenbrock-4
 //   (as log(1 + f)), Styblinski-Tang-4, Ackley-5 and two hyperparameter-like
-//   spaces with choices and integers (hpo_like; ours only); with
+//   spaces with choices and integers (tests/search/objectives.h; ours
+//   only); with
 //   --first-seed, seeds other than the baseline's 0..N-1 (to check that a
 //   change holds beyond the seeds it was tuned on).
 //
@@ -40,6 +41,7 @@
 #include <vector>
 
 #include "search/factory.h"
+#include "tests/search/objectives.h"
 
 namespace {
 
@@ -47,6 +49,7 @@ using tune::Json;
 using tune::search::Searcher;
 using tune::search::Suggestion;
 using Clock = std::chrono::steady_clock;
+namespace testing = tune::search::testing;
 
 struct Function {
   std::string name;
@@ -54,13 +57,6 @@ struct Function {
   std::function<double(const Json&)> f;
   double optimum;
 };
-
-double branin(const Json& c) {
-  const double x1 = c["x1"].get<double>(), x2 = c["x2"].get<double>();
-  const double pi = std::numbers::pi;
-  const double t = x2 - 5.1 / (4 * pi * pi) * x1 * x1 + 5 / pi * x1 - 6;
-  return t * t + 10 * (1 - 1 / (8 * pi)) * std::cos(x1) + 10;
-}
 
 double hartmann6(const Json& c) {
   static constexpr double kA[4][6] = {{10, 3, 17, 3.5, 1.7, 8},
@@ -144,46 +140,11 @@ double ackley5(const Json& c) {
          std::numbers::e;
 }
 
-// A hyperparameter-like space: a log-scaled rate whose best value depends
-// on the optimiser chosen, integers, a float and two choices. 0 at adam,
-// relu, lr 10^-2.5, 4 layers, width 128, dropout 0.2; `integers` false
-// leaves layers and width out.
-double hpo_like(const Json& c) {
-  const std::string opt = c["opt"], act = c["act"];
-  const double lr = std::log10(c["lr"].get<double>()) + 2.5 + (opt == "sgd" ? 1.0 : 0.0);
-  const double drop = c["drop"].get<double>() - 0.2;
-  double v = lr * lr + 4 * drop * drop +
-             (opt == "adam"  ? 0
-              : opt == "sgd" ? 0.3
-                             : 0.6) +
-             (act == "relu"   ? 0
-              : act == "gelu" ? 0.05
-                              : 0.4);
-  if (c.contains("layers")) {
-    v += 0.3 * std::abs(c["layers"].get<int64_t>() - 4) +
-         0.2 * std::pow(std::log2(c["width"].get<double>()) - 7, 2);
-  }
-  return v;
-}
-
-tune::ParamSpace hpo_space(bool integers) {
-  tune::ParamSpace space{{"lr", tune::loguniform(1e-5, 1e-1)},
-                         {"opt", tune::choice({"adam", "sgd", "rmsprop"})},
-                         {"drop", tune::uniform(0, 0.5)},
-                         {"act", tune::choice({"relu", "gelu", "tanh", "sigmoid"})}};
-  if (integers) {
-    space.set("layers", tune::randint(1, 9));
-    space.set("width", tune::qrandint(16, 512, 16));
-  }
-  return space;
-}
-
 // Branin and Hartmann6 (Optuna's baseline runs the same two); with `more`,
 // seven others for a wider view (ours only).
 std::vector<Function> functions(bool more) {
-  std::vector<Function> list = {
-      {"branin", {{"x1", tune::uniform(-5, 10)}, {"x2", tune::uniform(0, 15)}}, branin, 0.397887},
-      {"hartmann6", box(6, 0, 1), hartmann6, -3.32237}};
+  std::vector<Function> list = {{"branin", testing::branin_space(), testing::branin, 0.397887},
+                                {"hartmann6", box(6, 0, 1), hartmann6, -3.32237}};
   if (more) {
     tune::ParamSpace camel{{"x0", tune::uniform(-3, 3)}, {"x1", tune::uniform(-2, 2)}};
     list.push_back({"hartmann3", box(3, 0, 1), hartmann3, -3.86278});
@@ -191,8 +152,8 @@ std::vector<Function> functions(bool more) {
     list.push_back({"rosen4_log", box(4, -5, 10), log_rosenbrock4, 0});
     list.push_back({"styb_tang4", box(4, -5, 5), styblinski_tang4, -39.16617 * 4});
     list.push_back({"ackley5", box(5, -32.768, 32.768), ackley5, 0});
-    list.push_back({"hpo_choice", hpo_space(false), hpo_like, 0});
-    list.push_back({"hpo_mixed", hpo_space(true), hpo_like, 0});
+    list.push_back({"hpo_choice", testing::hpo_space(false), testing::hpo_loss, 0});
+    list.push_back({"hpo_mixed", testing::hpo_space(true), testing::hpo_loss, 0});
   }
   return list;
 }

@@ -1,4 +1,5 @@
-// Helpers for searcher tests: run a searcher sequentially on a function.
+// Helpers for searcher tests: run a searcher sequentially on a function
+// (objectives.h has the functions).
 #pragma once
 
 #include <doctest/doctest.h>
@@ -9,20 +10,9 @@
 #include <vector>
 
 #include "search/searcher.h"
+#include "tests/search/objectives.h"
 
 namespace tune::search::testing {
-
-inline double branin(const Json& c) {
-  const double x1 = c["x1"].get<double>(), x2 = c["x2"].get<double>();
-  const double pi = std::numbers::pi;
-  const double t = x2 - 5.1 / (4 * pi * pi) * x1 * x1 + 5 / pi * x1 - 6;
-  return t * t + 10 * (1 - 1 / (8 * pi)) * std::cos(x1) + 10;
-}
-
-inline const ParamSpace& branin_space() {
-  static const ParamSpace space{{"x1", uniform(-5, 10)}, {"x2", uniform(0, 15)}};
-  return space;
-}
 
 // Suggests, evaluates and completes `n` trials one at a time; returns the
 // configs. `f` gives the "loss" metric.

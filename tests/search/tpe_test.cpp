@@ -104,23 +104,6 @@ TEST_CASE("tpe: the defaults get closer to the minimum than Optuna's settings") 
   // log-scaled rate: the defaults (joint model, neighbour widths, weighting
   // by improvement, gamma 0.15) against Optuna's univariate TPE, built here
   // the same way.
-  const ParamSpace mixed_space{{"lr", loguniform(1e-5, 1e-1)},
-                               {"opt", choice({"adam", "sgd", "rmsprop"})},
-                               {"drop", uniform(0, 0.5)},
-                               {"act", choice({"relu", "gelu", "tanh", "sigmoid"})}};
-  // Best 0: adam, relu, lr 10^-2.5, drop 0.2; sgd wants a ten times larger rate.
-  auto mixed = [](const Json& c) {
-    const std::string opt = c["opt"], act = c["act"];
-    const double lr = std::log10(c["lr"].get<double>()) + 2.5 + (opt == "sgd" ? 1.0 : 0.0);
-    const double drop = c["drop"].get<double>() - 0.2;
-    return lr * lr + 4 * drop * drop +
-           (opt == "adam"  ? 0
-            : opt == "sgd" ? 0.3
-                           : 0.6) +
-           (act == "relu"   ? 0
-            : act == "gelu" ? 0.05
-                            : 0.4);
-  };
   auto median_regret = [](auto make, const ParamSpace& space, auto f, double minimum) {
     std::vector<double> regret;
     for (uint64_t seed = 100; seed < 140; ++seed) {
@@ -137,8 +120,9 @@ TEST_CASE("tpe: the defaults get closer to the minimum than Optuna's settings") 
   const double branin_optuna = median_regret(optuna, branin_space(), branin, 0.397887);
   MESSAGE("Branin: defaults ", branin_ours, ", Optuna's settings ", branin_optuna);
   CHECK(branin_ours < 0.5 * branin_optuna);
-  const double mixed_ours = median_regret(ours, mixed_space, mixed, 0);
-  const double mixed_optuna = median_regret(optuna, mixed_space, mixed, 0);
+  const double mixed_ours = median_regret(ours, testing::hpo_space(false), testing::hpo_loss, 0);
+  const double mixed_optuna =
+      median_regret(optuna, testing::hpo_space(false), testing::hpo_loss, 0);
   MESSAGE("mixed: defaults ", mixed_ours, ", Optuna's settings ", mixed_optuna);
   CHECK(mixed_ours < 0.5 * mixed_optuna);
 }
