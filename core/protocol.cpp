@@ -149,6 +149,20 @@ Decision decision_of(const std::string& text) {
   throw ProtocolError(fmt::format("unknown decision '{}'", text));
 }
 
+std::map<std::string, ReduceOp> reduce_ops_of(const Json& table) {
+  std::map<std::string, ReduceOp> ops;
+  for (const auto& [metric, op] : table.items()) {
+    auto value = op.is_string() ? reduce_op_from_string(op.get<std::string>()) : std::nullopt;
+    if (!value) {
+      throw ProtocolError(
+          fmt::format("unknown reduce operation {} for metric '{}'; expected mean, sum, min or max",
+                      op.dump(), metric));
+    }
+    ops[metric] = *value;
+  }
+  return ops;
+}
+
 struct Encoder {
   std::string operator()(const Hello& m) const {
     Writer w("hello", 4);
@@ -182,7 +196,9 @@ struct Encoder {
     w.field("time_this_iter_s", m.time_this_iter_s);
     w.field("time_total_s", m.time_total_s);
     w.field("checkpoint", m.checkpoint);
-    w.field("reduce", m.reduce.is_object() ? m.reduce : Json::object());
+    Json reduce = Json::object();
+    for (const auto& [metric, op] : m.reduce) reduce[metric] = to_string(op);
+    w.field("reduce", reduce);
     return w.str();
   }
   std::string operator()(const DecisionMsg& m) const {
@@ -234,7 +250,7 @@ Message decode_fields(const std::string& type, const Reader& r) {
   if (type == "report") {
     return Report{r.get<int64_t>("iteration"),       r.object("metrics"),
                   r.get<double>("time_this_iter_s"), r.get<double>("time_total_s"),
-                  r.get<bool>("checkpoint"),         r.object("reduce")};
+                  r.get<bool>("checkpoint"),         reduce_ops_of(r.object("reduce"))};
   }
   if (type == "decision") {
     return DecisionMsg{r.get<int64_t>("iteration"), decision_of(r.get<std::string>("decision"))};

@@ -34,6 +34,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -78,7 +79,9 @@ struct Report {
   double time_this_iter_s = 0;
   double time_total_s = 0;  // since this run started
   bool checkpoint = false;  // this rank staged checkpoint files for this iteration
-  Json reduce;              // {metric: "mean"|"sum"|"min"|"max"}: reduced over ranks; else rank 0's
+  // Metrics reduced over ranks (wire: {metric: "mean"|"sum"|"min"|"max"}; any
+  // other operation is a ProtocolError); every other metric is rank 0's.
+  std::map<std::string, ReduceOp> reduce;
 };
 
 struct DecisionMsg {

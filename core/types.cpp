@@ -22,6 +22,12 @@ constexpr std::array<std::pair<Mode, std::string_view>, 2> kModeNames{{
     {Mode::kMin, "min"},
     {Mode::kMax, "max"},
 }};
+constexpr std::array<std::pair<ReduceOp, std::string_view>, 4> kReduceNames{{
+    {ReduceOp::kMean, "mean"},
+    {ReduceOp::kSum, "sum"},
+    {ReduceOp::kMin, "min"},
+    {ReduceOp::kMax, "max"},
+}};
 
 template <class Enum, size_t N>
 std::string_view name_of(const std::array<std::pair<Enum, std::string_view>, N>& names,
@@ -46,6 +52,7 @@ std::optional<Enum> value_of(const std::array<std::pair<Enum, std::string_view>,
 std::string_view to_string(TrialStatus status) { return name_of(kStatusNames, status); }
 std::string_view to_string(Decision decision) { return name_of(kDecisionNames, decision); }
 std::string_view to_string(Mode mode) { return name_of(kModeNames, mode); }
+std::string_view to_string(ReduceOp op) { return name_of(kReduceNames, op); }
 
 std::optional<TrialStatus> trial_status_from_string(std::string_view text) {
   return value_of(kStatusNames, text);
@@ -54,5 +61,8 @@ std::optional<Decision> decision_from_string(std::string_view text) {
   return value_of(kDecisionNames, text);
 }
 std::optional<Mode> mode_from_string(std::string_view text) { return value_of(kModeNames, text); }
+std::optional<ReduceOp> reduce_op_from_string(std::string_view text) {
+  return value_of(kReduceNames, text);
+}
 
 }  // namespace tune

@@ -16,13 +16,18 @@ enum class Decision { kContinue, kPause, kStop };
 
 enum class Mode { kMin, kMax };
 
+// How report() combines a metric over a trial's ranks.
+enum class ReduceOp { kMean, kSum, kMin, kMax };
+
 std::string_view to_string(TrialStatus status);
 std::string_view to_string(Decision decision);
 std::string_view to_string(Mode mode);
+std::string_view to_string(ReduceOp op);  // "mean", "sum", "min", "max"
 
 std::optional<TrialStatus> trial_status_from_string(std::string_view text);
 std::optional<Decision> decision_from_string(std::string_view text);
 std::optional<Mode> mode_from_string(std::string_view text);
+std::optional<ReduceOp> reduce_op_from_string(std::string_view text);
 
 inline bool is_finished(TrialStatus status) {
   return status == TrialStatus::kTerminated || status == TrialStatus::kError;

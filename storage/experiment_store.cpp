@@ -264,7 +264,7 @@ void ExperimentStore::set_experiment_status(const std::string& status) {
   }
 }
 
-void ExperimentStore::put_trial(const TrialRecord& trial) {
+void ExperimentStore::put_trial(const TrialRecord& trial, std::optional<double> at) {
   begin_batch();
   Statement& query = statements_->trial_status;
   query.bind(1, trial.trial_id);
@@ -289,7 +289,7 @@ void ExperimentStore::put_trial(const TrialRecord& trial) {
 
   if (is_new || old_status != status) {
     Statement& event = statements_->add_event;
-    event.bind(1, trial.trial_id).bind(2, is_new ? trial.created_at : now_seconds());
+    event.bind(1, trial.trial_id).bind(2, is_new ? trial.created_at : at.value_or(now_seconds()));
     if (is_new) {
       event.bind_null(3);  // from nothing: created
     } else {
@@ -310,15 +310,13 @@ void ExperimentStore::set_trial_status(const std::string& trial_id, TrialStatus 
         fmt::format("{}: set_trial_status: no trial '{}'", path_.string(), trial_id));
   }
   std::string old_status = query.column_text(0);
-  std::string old_reason = query.column_text(1);
   query.reset();
 
   std::string new_status(to_string(status));
   statements_->set_trial_status.bind(1, trial_id).bind(2, new_status).bind(3, reason).bind(4, at);
   statements_->set_trial_status.run();
-  // The controller may repeat an unchanged status every loop turn; only
-  // changes are history.
-  if (old_status != new_status || old_reason != reason) {
+  // Only changes of status are history; the row holds the current reason.
+  if (old_status != new_status) {
     statements_->add_event.bind(1, trial_id)
         .bind(2, at)
         .bind(3, old_status)

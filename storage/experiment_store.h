@@ -104,11 +104,12 @@ class ExperimentStore {
   void put_experiment(const ExperimentRecord& experiment);  // insert or replace
   void set_experiment_status(const std::string& status);
   // Insert or replace. A new trial, or a status different from the stored
-  // one, is recorded in trial_events (at created_at for a new trial, else now).
-  void put_trial(const TrialRecord& trial);
-  // Changes a trial's status and reason and records the change in
-  // trial_events (with from/to status, reason and time); a call that changes
-  // neither status nor reason records nothing. Also sets
+  // one, is recorded in trial_events (at created_at for a new trial, else at
+  // `at`, default now). A change of the reason alone is not an event: the
+  // row's status_reason holds the current one.
+  void put_trial(const TrialRecord& trial, std::optional<double> at = std::nullopt);
+  // Changes a trial's status and reason; a new status is recorded in
+  // trial_events (with from/to status, reason and time). Also sets
   // started_at on the first RUNNING, and finished_at to `at` when the status
   // is TERMINATED or ERROR (NULL otherwise). Throws for an unknown trial.
   void set_trial_status(const std::string& trial_id, TrialStatus status, const std::string& reason,

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/config.h"
+#include "core/types.h"
 #include "train/checkpoint.h"
 
 namespace train {
@@ -27,7 +28,7 @@ struct Context {
 const Context& get_context();
 
 // Cross-rank reductions report() can apply to named numeric metrics.
-enum class Reduce { kMean, kSum, kMin, kMax };
+using Reduce = tune::ReduceOp;
 
 struct ReportOptions {
   // Metrics reduced over all ranks' values; any other metric is rank 0's.

@@ -1,5 +1,6 @@
 #include "train/worker_runtime.h"
 
+#include <cxxabi.h>
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -15,7 +16,7 @@
 #include <zmq.hpp>
 
 #include "core/protocol.h"
-#include "train/checkpoint_staging.h"
+#include "storage/checkpoint_layout.h"
 #include "train/external_command.h"
 #include "train/plugin.h"
 #include "train/session.h"
@@ -129,7 +130,8 @@ std::filesystem::path make_checkpoint_dir() {
     throw tune::Error("train::make_checkpoint_dir() called outside a worker");
   }
   Session& s = *g_session;
-  auto dir = detail::scratch_dir(s.context.trial_dir, s.context.world_rank, s.scratch_dirs++);
+  auto dir =
+      tune::storage::scratch_dir(s.context.trial_dir, s.context.world_rank, s.scratch_dirs++);
   std::filesystem::create_directories(dir);
   return dir;
 }
@@ -145,18 +147,15 @@ void report(const tune::Json& metrics, std::optional<Checkpoint> checkpoint,
   const auto now = Clock::now();
   const int64_t iteration = s.iteration + 1;
   if (checkpoint) {
-    detail::stage_checkpoint(checkpoint->path(),
-                             detail::staging_dir(s.context.trial_dir, iteration));
+    tune::storage::stage_checkpoint(checkpoint->path(),
+                                    tune::storage::staging_dir(s.context.trial_dir, iteration));
   }
-  tune::Json reduce = tune::Json::object();
-  static constexpr const char* kOps[] = {"mean", "sum", "min", "max"};
-  for (const auto& [name, op] : options.reduce) reduce[name] = kOps[static_cast<int>(op)];
   proto::Report message{iteration,
                         metrics,
                         seconds_between(s.last_report, now),
                         seconds_between(s.started, now),
                         checkpoint.has_value(),
-                        reduce};
+                        options.reduce};
   s.iteration = iteration;
   send(*s.socket, message);
   proto::Message answer = receive(*s.socket);
@@ -212,6 +211,26 @@ int64_t run_trial(zmq::context_t& ctx, zmq::socket_t& socket, const WorkerEnv& e
   }
   g_session = nullptr;
   return session.iteration;
+}
+
+// The message of the exception being handled; for one that is not a
+// std::exception, its type's name.
+std::string describe_current_exception() {
+  try {
+    throw;
+  } catch (const std::exception& e) {
+    return e.what();
+  } catch (...) {
+    const std::type_info* type = abi::__cxa_current_exception_type();
+    int status = 0;
+    char* name = type ? abi::__cxa_demangle(type->name(), nullptr, nullptr, &status) : nullptr;
+    std::string text = fmt::format(
+        "the train function threw an exception of type {}, "
+        "which is not a std::exception",
+        name ? name : (type ? type->name() : "unknown"));
+    std::free(name);
+    return text;
+  }
 }
 
 // An idle reused rank's next START, or nullopt when none came in time (or
@@ -279,10 +298,13 @@ int run_worker() {
       start = std::move(*next);
       adopt_trial(env, start);
     }
-  } catch (const std::exception& e) {
+  } catch (...) {
+    // Anything a train function throws, std::exception or not, is its
+    // trial's ERROR with a message (not an abort the controller sees as a signal).
     const std::string where = fmt::format("rank {} of trial {}", env.rank, env.trial_id);
-    fmt::print(stderr, "tunerun worker ({}): {}\n", where, e.what());
-    send(socket, proto::ErrorMsg{e.what(), where});
+    const std::string what = describe_current_exception();
+    fmt::print(stderr, "tunerun worker ({}): {}\n", where, what);
+    send(socket, proto::ErrorMsg{what, where});
     exit_code = 1;
   }
   std::fflush(stdout);

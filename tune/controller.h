@@ -1,12 +1,22 @@
-// TrialController: the single-threaded event loop that runs an experiment.
+// TrialController: the single-threaded event loop that runs an experiment,
+// as Ray Tune's TuneController. tune/README.md draws its parts: the trial
+// table (the only writer of trial status), the worker groups over a
+// Launcher, the control channel, the resource pool, the iteration collector
+// and decide(), the checkpoint manager, the plug-ins.
 //
-// It owns the trials, the searcher, the scheduler, the stoppers and the
-// experiment store. One loop turn: create trials the searcher suggests, start
-// the ones the scheduler picks while CPUs and max_concurrent_trials allow,
-// commit the store's batch, send the queued replies, then poll one ZeroMQ
-// ROUTER socket (loopback) and the pidfds of all worker processes until a
-// message, an exit or a timer is due. Replies are sent only after the batch
-// that holds their results is committed.
+// One loop turn: create trials the searcher suggests, start the ones the
+// scheduler picks while the resource pool allows, commit the store's batch,
+// send the queued replies, then poll the control channel, the groups' exit
+// descriptors and a signal pipe until a message, an exit or a timer is due.
+// Replies are sent only after the batch that holds their results is
+// committed.
+//
+// Faults are confined to their trial: a group that cannot start, a
+// checkpoint that cannot be published or cloned, a rank's malformed
+// message fail that trial (retried under max_failures). An error that
+// leaves the experiment unable to go on (the store fails, a callback
+// throws) ends run() with that exception after marking the experiment
+// FAILED; it stays resumable.
 //
 // Not thread-safe; run() once per object. Throws ConfigError for a spec that
 // cannot run (e.g. a trial needing more CPUs than exist) before it writes
@@ -21,6 +31,7 @@
 
 #include "tune/callback.h"
 #include "tune/experiment_spec.h"
+#include "tune/launcher.h"
 #include "tune/progress.h"
 
 namespace tune {
@@ -29,6 +40,8 @@ struct ControllerOptions {
   // How a worker starts: argv of an executable whose main() calls
   // train::run_worker() when tune::is_worker(). Empty: this executable.
   std::vector<std::string> worker_argv;
+  // Where ranks run. Null: child processes on this machine (LocalLauncher).
+  std::shared_ptr<Launcher> launcher;
   int verbosity = 1;  // 0: silent; 1: trial starts and ends; 2: every result
   // Null: log lines go to stderr as they are. Set (make_progress_reporter):
   // lines go through it and it gets a snapshot of every trial when it asks

@@ -3,7 +3,6 @@
 // Ray Tune where Ray has one.
 #pragma once
 
-#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -15,27 +14,19 @@
 #include "schedulers/trial_scheduler.h"
 #include "search/param_space.h"
 #include "search/searcher.h"
+#include "tune/resources.h"
 #include "tune/stopper.h"
 
 namespace tune {
 
-struct TrainableSpec {
+// What a trial runs, and the resources of each of its ranks.
+struct TrainableSpec : Resources {
   std::string name;     // a registered trainable (built-in or from a library)
   std::string library;  // shared library that registers it; empty: the worker executable
   // An external command instead of a registered function: argv with {key}
   // placeholders filled from the config (train/external_command.h).
   std::vector<std::string> command;
   std::filesystem::path working_dir;  // workers start here; empty: the controller's
-  int num_workers = 1;                // ranks per trial
-  double cpus_per_worker = 1;         // Ray's default resources_per_worker = {CPU: 1}
-  int gpus_per_worker = 0;            // whole GPUs per rank (CUDA_VISIBLE_DEVICES; tune/gpus.h)
-  int threads_per_worker = 0;         // OMP_NUM_THREADS of each rank; 0: cpus_per_worker
-
-  // Threads per rank: threads_per_worker, else the whole CPUs per worker (at least 1).
-  int threads() const {
-    return threads_per_worker > 0 ? threads_per_worker
-                                  : std::max(1, static_cast<int>(cpus_per_worker));
-  }
 };
 
 struct ExperimentSpec {

@@ -4,7 +4,9 @@
 #include <fmt/ranges.h>
 #include <toml++/toml.h>
 
+#include <algorithm>
 #include <fstream>
+#include <limits>
 #include <set>
 #include <sstream>
 
@@ -15,11 +17,19 @@
 #include "train/plugin.h"
 #include "train/trainable.h"
 #include "tune/process.h"
+#include "tune/spec_validation.h"
 
 namespace tune {
 namespace {
 
 int64_t line_of(const toml::node& node) { return node.source().begin.line; }
+
+// An integer from the file as an int; values beyond int's range stay out of
+// every valid range, so validate_spec still refuses them.
+int clamp_int(int64_t v) {
+  return static_cast<int>(
+      std::clamp<int64_t>(v, std::numeric_limits<int>::min(), std::numeric_limits<int>::max()));
+}
 
 // toml++ keeps a table's keys sorted; the file's order is what a user
 // wrote, and what grid expansion and sampling follow.
@@ -257,21 +267,12 @@ void read_trainable(TableReader& top, const std::string& file, ExperimentSpec& s
     throw r.error(name ? "name" : "builtin",
                   "missing: name the trainable to run, e.g. builtin = \"quadratic\"");
   }
-  if (auto n = r.get<int64_t>("num_workers")) {
-    if (*n < 1 || *n > 1024) throw r.error("num_workers", "must be between 1 and 1024");
-    spec.trainable.num_workers = static_cast<int>(*n);
-  }
-  if (auto c = r.get<double>("cpus_per_worker")) {
-    if (*c <= 0) throw r.error("cpus_per_worker", "must be > 0");
-    spec.trainable.cpus_per_worker = *c;
-  }
-  if (auto g = r.get<int64_t>("gpus_per_worker")) {
-    if (*g < 0 || *g > 64) throw r.error("gpus_per_worker", "must be a whole number from 0 to 64");
-    spec.trainable.gpus_per_worker = static_cast<int>(*g);
-  }
+  // Ranges are validate_spec's, as for the C++ API.
+  if (auto n = r.get<int64_t>("num_workers")) spec.trainable.num_workers = clamp_int(*n);
+  if (auto c = r.get<double>("cpus_per_worker")) spec.trainable.cpus_per_worker = *c;
+  if (auto g = r.get<int64_t>("gpus_per_worker")) spec.trainable.gpus_per_worker = clamp_int(*g);
   if (auto t = r.get<int64_t>("threads_per_worker")) {
-    if (*t < 1 || *t > 1024) throw r.error("threads_per_worker", "must be between 1 and 1024");
-    spec.trainable.threads_per_worker = static_cast<int>(*t);
+    spec.trainable.threads_per_worker = clamp_int(*t);
   }
   r.finish({"builtin", "name", "library", "command", "num_workers", "cpus_per_worker",
             "gpus_per_worker", "threads_per_worker"});
@@ -330,13 +331,9 @@ ExperimentSpec parse_sweep(std::string_view text, const std::string& source_name
     if (!mode) throw top.error("mode", fmt::format("'{}' is not a mode; use min or max", *m));
     spec.mode = *mode;
   }
-  if (auto n = top.get<int64_t>("num_samples")) {
-    if (*n < 1) throw top.error("num_samples", "must be at least 1");
-    spec.num_samples = *n;
-  }
+  if (auto n = top.get<int64_t>("num_samples")) spec.num_samples = *n;
   if (auto n = top.get<int64_t>("max_concurrent_trials")) {
-    if (*n < 0) throw top.error("max_concurrent_trials", "must be >= 0 (0: no limit)");
-    spec.max_concurrent_trials = static_cast<int>(*n);
+    spec.max_concurrent_trials = clamp_int(*n);
   }
   if (auto s = top.get<int64_t>("seed")) spec.seed = static_cast<uint64_t>(*s);
   if (auto reuse = top.get<bool>("reuse_workers")) spec.reuse_workers = *reuse;
@@ -375,36 +372,23 @@ ExperimentSpec parse_sweep(std::string_view text, const std::string& source_name
   if (const toml::table* stop = top.table("stop")) spec.stop = parse_stop(*stop, source_name);
   if (const toml::table* resources = top.table("resources")) {
     TableReader r(*resources, "resources", source_name);
-    if (auto cpus = r.get<double>("cpus")) {
-      if (*cpus <= 0) throw r.error("cpus", "must be > 0");
-      spec.total_cpus = *cpus;
-    }
-    if (auto gpus = r.get<int64_t>("gpus")) {
-      if (*gpus < 0) throw r.error("gpus", "must be >= 0");
-      spec.total_gpus = static_cast<int>(*gpus);
-    }
+    if (auto cpus = r.get<double>("cpus")) spec.total_cpus = *cpus;
+    if (auto gpus = r.get<int64_t>("gpus")) spec.total_gpus = clamp_int(*gpus);
     r.finish({"cpus", "gpus"});
   }
   if (const toml::table* failure = top.table("failure")) {
     TableReader r(*failure, "failure", source_name);
     if (auto t = r.get<double>("heartbeat_timeout_s")) {
-      if (*t <= 0) throw r.error("heartbeat_timeout_s", "must be > 0");
       spec.heartbeat_timeout_s = *t;
       spec.heartbeat_period_s = std::min(spec.heartbeat_period_s, *t / 4);
     }
-    if (auto n = r.get<int64_t>("max_failures")) {
-      if (*n < -1) throw r.error("max_failures", "must be >= 0, or -1 for unlimited");
-      spec.max_failures = static_cast<int>(*n);
-    }
+    if (auto n = r.get<int64_t>("max_failures")) spec.max_failures = clamp_int(*n);
     if (auto f = r.get<bool>("fail_fast")) spec.fail_fast = *f;
     r.finish({"heartbeat_timeout_s", "max_failures", "fail_fast"});
   }
   if (const toml::table* checkpoint = top.table("checkpoint")) {
     TableReader r(*checkpoint, "checkpoint", source_name);
-    if (auto n = r.get<int64_t>("num_to_keep")) {
-      if (*n < 0) throw r.error("num_to_keep", "must be >= 1 (or 0: keep all)");
-      spec.num_to_keep = static_cast<int>(*n);
-    }
+    if (auto n = r.get<int64_t>("num_to_keep")) spec.num_to_keep = clamp_int(*n);
     spec.checkpoint_score_attribute = r.get<std::string>("checkpoint_score_attribute").value_or("");
     if (auto order = r.get<std::string>("checkpoint_score_order")) {
       auto mode = mode_from_string(*order);
@@ -416,6 +400,13 @@ ExperimentSpec parse_sweep(std::string_view text, const std::string& source_name
   top.finish({"name", "storage_path", "metric", "mode", "num_samples", "max_concurrent_trials",
               "seed", "reuse_workers", "trainable", "param_space", "search", "scheduler", "stop",
               "resources", "failure", "checkpoint"});
+  try {
+    validate_spec(spec);
+  } catch (const ConfigError& e) {
+    // Point at the value the rule names, or at its table when it is absent.
+    const toml::node* node = root.at_path(e.key()).node();
+    throw ConfigError(e.message(), source_name, node ? line_of(*node) : 0, e.key());
+  }
   return spec;
 }
 

@@ -54,12 +54,13 @@ TEST_CASE("every message type survives encode and decode") {
   CHECK(start.command == std::vector<std::string>{"python3", "train.py", "--lr", "{lr}"});
 
   Json metrics = {{"loss", 0.25}, {"step", 7}, {"big", 1ull << 63}};
-  auto report = round_trip(proto::Report{12, metrics, 0.5, 6.0, true, {{"loss", "mean"}}});
+  auto report =
+      round_trip(proto::Report{12, metrics, 0.5, 6.0, true, {{"loss", tune::ReduceOp::kMean}}});
   CHECK(report.iteration == 12);
   CHECK(report.metrics == metrics);
   CHECK(report.time_total_s == 6.0);
   CHECK(report.checkpoint);
-  CHECK(report.reduce == Json{{"loss", "mean"}});
+  CHECK(report.reduce == std::map<std::string, tune::ReduceOp>{{"loss", tune::ReduceOp::kMean}});
 
   CHECK(round_trip(proto::DecisionMsg{3, tune::Decision::kStop}).decision == tune::Decision::kStop);
   CHECK(round_trip(proto::Done{9}).iterations == 9);
@@ -86,6 +87,15 @@ TEST_CASE("garbage bytes are rejected with a reason, never a crash") {
     } catch (const ProtocolError&) {
     }
   }
+}
+
+TEST_CASE("a report naming an unknown reduce operation is rejected, not summed") {
+  std::string bytes = proto::encode(
+      proto::Report{1, {{"loss", 1.0}}, 0, 0, false, {{"loss", tune::ReduceOp::kMean}}});
+  bytes.replace(bytes.find("mean"), 4, "mode");  // same length: still valid msgpack
+  CHECK_THROWS_WITH_AS(proto::decode(bytes),
+                       doctest::Contains("unknown reduce operation \"mode\" for metric 'loss'"),
+                       ProtocolError);
 }
 
 TEST_CASE("well-formed msgpack that is not our message is rejected") {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/errors.h"
+#include "temp_dir.h"
 
 namespace fs = std::filesystem;
 using tune::Json;
@@ -21,28 +22,9 @@ using tune::storage::ExperimentRecord;
 using tune::storage::ExperimentStore;
 using tune::storage::ResultRecord;
 using tune::storage::TrialRecord;
+using tune::test::TempDir;
 
 namespace {
-
-// A fresh directory under the system temp dir, removed with everything in it.
-class TempDir {
- public:
-  TempDir() {
-    static std::atomic<int> counter{0};
-    auto stamp = std::chrono::steady_clock::now().time_since_epoch().count();
-    path_ = fs::temp_directory_path() /
-            ("tunerun_storage_test_" + std::to_string(stamp) + "_" + std::to_string(counter++));
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
 
 // A raw connection, the way a user queries with the sqlite3 CLI or pandas.
 class Sql {
@@ -235,12 +217,12 @@ TEST_CASE("a result for an unknown trial is refused") {
   CHECK(store.trials().size() == 1);
 }
 
-TEST_CASE("status changes are recorded in trial_events with their reasons") {
+TEST_CASE("status changes are recorded in trial_events with their reasons, reasons alone are not") {
   TempDir dir;
   ExperimentStore store = ExperimentStore::open(dir.path());
   store.put_trial(trial(0));
-  store.set_trial_status("exp_00000", TrialStatus::kPending, "no free CPUs", 10);
-  store.set_trial_status("exp_00000", TrialStatus::kPending, "no free CPUs", 11);  // no change
+  store.set_trial_status("exp_00000", TrialStatus::kPending, "no free CPUs", 10);  // reason only
+  CHECK(store.trials().at(0).status_reason == "no free CPUs");
   store.set_trial_status("exp_00000", TrialStatus::kRunning, "started", 12);
   store.set_trial_status("exp_00000", TrialStatus::kPaused, "paused by PBT", 13);
   store.set_trial_status("exp_00000", TrialStatus::kRunning, "resumed", 14);
@@ -253,7 +235,6 @@ TEST_CASE("status changes are recorded in trial_events with their reasons") {
       "WHERE trial_id = 'exp_00000' ORDER BY id");
   std::vector<std::vector<std::string>> expected{
       {"1700000001.0", "NULL", "PENDING", "created"},
-      {"10.0", "PENDING", "PENDING", "no free CPUs"},
       {"12.0", "PENDING", "RUNNING", "started"},
       {"13.0", "RUNNING", "PAUSED", "paused by PBT"},
       {"14.0", "PAUSED", "RUNNING", "resumed"},

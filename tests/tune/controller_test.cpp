@@ -4,11 +4,13 @@
 
 #include <doctest/doctest.h>
 
+#include <set>
 #include <thread>
 #include <zmq.hpp>
 
 #include "core/protocol.h"
 #include "curve_experiment.h"
+#include "sqlite_query.h"
 #include "storage/experiment_store.h"
 #include "test_util.h"
 
@@ -174,4 +176,123 @@ TEST_CASE("a trial needing more CPUs than exist is refused before anything is wr
   spec.trainable.num_workers = 3;
   CHECK_THROWS_WITH_AS(run(spec), doctest::Contains("needs 3 CPUs"), ConfigError);
   CHECK_FALSE(std::filesystem::exists(spec.experiment_dir()));
+}
+
+namespace {
+
+// Pauses every trial once, at iteration 3, then lets it run to the end.
+class PauseOnce final : public schedulers::TrialScheduler {
+ public:
+  Decision on_trial_result(const schedulers::TrialView& trial, const Json& result) override {
+    if (result["training_iteration"] == 3 && paused_.insert(trial.trial_id).second) {
+      return Decision::kPause;
+    }
+    return Decision::kContinue;
+  }
+  int choose_trial_to_run(const std::vector<schedulers::TrialView>& candidates) override {
+    return candidates.empty() ? -1 : 0;
+  }
+  std::string debug_string() const override { return "PauseOnce"; }
+
+ private:
+  std::set<std::string> paused_;
+};
+
+// Pauses the second trial at iteration 2 to exploit the first, whose
+// checkpoints it deletes just before: the clone cannot succeed.
+class BrokenExploit final : public schedulers::TrialScheduler {
+ public:
+  BrokenExploit(std::filesystem::path experiment_dir, std::string name)
+      : dir_(std::move(experiment_dir)), name_(std::move(name)) {}
+  Decision on_trial_result(const schedulers::TrialView& trial, const Json& result) override {
+    if (trial.trial_id == name_ + "_00001" && result["training_iteration"] == 2) {
+      std::filesystem::remove_all(dir_ / "trials" / (name_ + "_00000"));
+      return Decision::kPause;
+    }
+    return Decision::kContinue;
+  }
+  std::optional<schedulers::Exploit> take_exploit(const std::string& trial_id) override {
+    if (trial_id != name_ + "_00001") return std::nullopt;
+    return schedulers::Exploit{name_ + "_00000", {{"speed", 0.2}, {"iterations", 8}}};
+  }
+  int choose_trial_to_run(const std::vector<schedulers::TrialView>& candidates) override {
+    return candidates.empty() ? -1 : 0;
+  }
+  std::string debug_string() const override { return "BrokenExploit"; }
+
+ private:
+  std::filesystem::path dir_;
+  std::string name_;
+};
+
+std::vector<std::vector<std::string>> events_of(const ExperimentSpec& spec,
+                                                const std::string& trial_id) {
+  return test::query(spec.experiment_dir() / "experiment.db",
+                     "SELECT at, coalesce(from_status, '-'), to_status FROM trial_events "
+                     "WHERE trial_id = '" +
+                         trial_id + "' ORDER BY id");
+}
+
+}  // namespace
+
+TEST_CASE("a paused and resumed trial keeps its first start, only status changes are events") {
+  test::ScratchDir dir;
+  ExperimentSpec spec = test::checkpointed_curve(dir, "pause_once");
+  spec.param_space.set("speed", grid_search({0.1, 0.3}));
+  spec.custom_scheduler = std::make_shared<PauseOnce>();
+  ExperimentSummary summary = run(spec);
+  CHECK(summary.num_terminated == 2);
+  for (const auto& trial : open_store(spec).trials()) {
+    INFO(trial.trial_id);
+    const auto events = events_of(spec, trial.trial_id);
+    std::vector<std::string> path;
+    for (const auto& e : events) {
+      CHECK(e[1] != e[2]);  // no PAUSED -> PAUSED, no X -> X
+      path.push_back(e[2]);
+    }
+    CHECK(path ==
+          std::vector<std::string>{"PENDING", "RUNNING", "PAUSED", "RUNNING", "TERMINATED"});
+    REQUIRE(trial.started_at);
+    CHECK(*trial.started_at == doctest::Approx(std::stod(events[1][0])));  // the first RUNNING
+    REQUIRE(trial.finished_at);
+    CHECK(*trial.finished_at == doctest::Approx(std::stod(events.back()[0])));
+    CHECK(open_store(spec).results(trial.trial_id).size() == 8);
+  }
+}
+
+TEST_CASE("a group that cannot start fails its trial under max_failures, not the experiment") {
+  test::ScratchDir dir;
+  ExperimentSpec spec = curve_spec(dir, "no_binary");
+  spec.max_failures = 1;
+  ControllerOptions options;
+  options.verbosity = 0;
+  options.worker_argv = {(dir.path() / "no_such_worker").string()};
+  ExperimentSummary summary = TrialController(spec, options).run();
+  CHECK(summary.num_errors == 2);
+  for (const auto& trial : open_store(spec).trials()) {
+    CHECK(trial.status == TrialStatus::kError);
+    CHECK(trial.num_failures == 2);  // the first try and its one retry
+    CHECK(trial.error.find("could not start its workers") != std::string::npos);
+    CHECK(trial.error.find("no_such_worker") != std::string::npos);
+  }
+  auto rows = test::query(spec.experiment_dir() / "experiment.db", "SELECT status FROM experiment");
+  CHECK(rows.at(0).at(0) == "FINISHED");
+}
+
+TEST_CASE("a PBT clone that fails errors its trial, the others finish") {
+  test::ScratchDir dir;
+  ExperimentSpec spec = test::checkpointed_curve(dir, "bad_clone");
+  spec.param_space.set("speed", grid_search({0.1, 0.3}));
+  spec.max_concurrent_trials = 1;
+  spec.custom_scheduler = std::make_shared<BrokenExploit>(spec.experiment_dir(), "bad_clone");
+  ExperimentSummary summary = run(spec);
+  CHECK(summary.num_terminated == 1);
+  CHECK(summary.num_errors == 1);
+  auto trials = open_store(spec).trials();
+  std::sort(trials.begin(), trials.end(),
+            [](const auto& a, const auto& b) { return a.trial_index < b.trial_index; });
+  CHECK(trials[0].status == TrialStatus::kTerminated);
+  CHECK(trials[1].status == TrialStatus::kError);
+  CHECK(trials[1].error.find("exploiting bad_clone_00000") != std::string::npos);
+  CHECK(trials[1].error.find("cannot clone checkpoint") != std::string::npos);
 }

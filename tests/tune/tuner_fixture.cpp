@@ -7,7 +7,9 @@
 // Scenarios: basic (grid of 4, one trial errors, one reports NaN, stop dict,
 // checkpoints, callbacks), restore (restores basic's experiment), stoppers
 // (a CombinedStopper with a plateau stopper), budget (num_samples = -1 and
-// time_budget_s), searcher (TPE + ASHA), reuse (reuse_workers, one trial failing).
+// time_budget_s), searcher (TPE + ASHA), reuse (reuse_workers, one trial failing),
+// faults (a train function throwing a non-std exception; num_workers = 0;
+// a callback that throws).
 #include <unistd.h>
 
 #include <chrono>
@@ -74,6 +76,18 @@ void pid_func(const tune::Config& config) {
                    {"master_port", std::getenv("MASTER_PORT")}});
   }
 }
+
+// Throws what is not a std::exception at its second iteration.
+void throws_int(const tune::Config& config) {
+  train::report({{"loss", 1.0}});
+  throw 42;
+}
+
+struct ThrowingCallback final : tune::Callback {
+  void on_trial_result(const std::string&, const tune::Json&, const tune::Json&) override {
+    throw std::runtime_error("the callback broke");
+  }
+};
 
 tune::Json facts(const tune::ResultGrid& grid) {
   tune::Json out = {{"size", grid.size()},
@@ -167,6 +181,29 @@ int main(int argc, char** argv) {
                                  },
                              .verbosity = 0})
                     .fit());
+  } else if (scenario == "faults") {
+    out["non_std"] = tune::Tuner("throws_int", throws_int, {}, {},
+                                 {.name = "non_std", .storage_path = storage, .verbosity = 0})
+                         .fit()
+                         .errors();
+    try {
+      tune::Tuner({.name = "zero", .func = throws_int, .num_workers = 0}, {}, {},
+                  {.name = "zero", .storage_path = storage, .verbosity = 0})
+          .fit();
+    } catch (const tune::ConfigError& e) {
+      out["zero_workers"] = {{"key", e.key()}, {"message", e.message()}};
+    }
+    out["zero_dir_exists"] = std::filesystem::exists(storage / "zero");
+    try {
+      tune::Tuner("broken_callback", throws_int, {}, {},
+                  {.name = "broken_callback",
+                   .storage_path = storage,
+                   .callbacks = {std::make_shared<ThrowingCallback>()},
+                   .verbosity = 0})
+          .fit();
+    } catch (const std::runtime_error& e) {
+      out["callback_error"] = e.what();
+    }
   } else {
     std::cerr << "unknown scenario " << scenario << "\n";
     return 2;

@@ -9,6 +9,7 @@
 #include <limits>
 #include <thread>
 
+#include "tests/tune/sqlite_query.h"
 #include "tests/tune/test_util.h"
 #include "tune/result_grid.h"
 #include "tune/stoppers.h"
@@ -257,6 +258,26 @@ TEST_CASE("Tuner fit runs the program as its own workers and returns a ResultGri
     CHECK(again["grid"]["best"]["trial_id"] == out["best"]["trial_id"]);
     CHECK(again["events"].empty());
   }
+}
+
+TEST_CASE("the C++ API's faults: non-std exceptions, invalid resources, a throwing callback") {
+  test::ScratchDir dir;
+  const Json out = run_fixture("faults", dir.path());
+  // A train function that throws an int ends its trial in ERROR with a
+  // message, not as "killed by signal 6".
+  REQUIRE(out["non_std"].size() == 1);
+  CHECK(out["non_std"][0].get<std::string>().find("exception of type int") != std::string::npos);
+  // The C++ API is checked as a sweep file is: no trial that never finishes.
+  CHECK(out["zero_workers"]["key"] == "trainable.num_workers");
+  CHECK(out["zero_workers"]["message"] == "must be between 1 and 1024");
+  CHECK(out["zero_dir_exists"] == false);
+  // A callback that throws ends fit() with its error; the experiment row
+  // says FAILED (not RUNNING), and the experiment stays restorable.
+  CHECK(out["callback_error"] == "the callback broke");
+  auto rows = test::query(dir.path() / "broken_callback" / "experiment.db",
+                          "SELECT status FROM experiment");
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0][0] == "FAILED");
 }
 
 TEST_CASE("Tuner honours a CombinedStopper with a plateau stopper") {

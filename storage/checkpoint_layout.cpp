@@ -1,4 +1,4 @@
-#include "train/checkpoint_staging.h"
+#include "storage/checkpoint_layout.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -9,17 +9,17 @@
 
 #include "core/errors.h"
 
-namespace train::detail {
+namespace tune::storage {
 namespace fs = std::filesystem;
 namespace {
 
 void fsync_path(const fs::path& path) {
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw tune::Error(fmt::format("cannot open {}: {}", path.string(), strerror(errno)));
+  if (fd < 0) throw Error(fmt::format("cannot open {}: {}", path.string(), strerror(errno)));
   const int rc = fsync(fd);
   const int err = errno;
   close(fd);
-  if (rc != 0) throw tune::Error(fmt::format("fsync {}: {}", path.string(), strerror(err)));
+  if (rc != 0) throw Error(fmt::format("fsync {}: {}", path.string(), strerror(err)));
 }
 
 void fsync_tree(const fs::path& root) {
@@ -44,7 +44,7 @@ fs::path checkpoint_dir(const fs::path& trial_dir, int64_t iteration) {
 void stage_checkpoint(const fs::path& source, const fs::path& staging) {
   try {
     if (!fs::is_directory(source)) {
-      throw tune::Error(fmt::format("checkpoint {} is not a directory", source.string()));
+      throw Error(fmt::format("checkpoint {} is not a directory", source.string()));
     }
     fs::create_directories(staging);
     for (const auto& entry : fs::directory_iterator(source)) {
@@ -61,7 +61,7 @@ void stage_checkpoint(const fs::path& source, const fs::path& staging) {
     }
     fs::remove_all(source);
   } catch (const fs::filesystem_error& e) {
-    throw tune::Error(fmt::format("cannot stage checkpoint {}: {}", source.string(), e.what()));
+    throw Error(fmt::format("cannot stage checkpoint {}: {}", source.string(), e.what()));
   }
 }
 
@@ -72,8 +72,7 @@ void publish_checkpoint(const fs::path& staging, const fs::path& published) {
     fs::rename(staging, published);
     fsync_path(published.parent_path());
   } catch (const fs::filesystem_error& e) {
-    throw tune::Error(
-        fmt::format("cannot publish checkpoint {}: {}", published.string(), e.what()));
+    throw Error(fmt::format("cannot publish checkpoint {}: {}", published.string(), e.what()));
   }
 }
 
@@ -84,9 +83,18 @@ void clone_checkpoint(const fs::path& source, const fs::path& published) {
     fs::create_directories(staging.parent_path());
     fs::copy(source, staging, fs::copy_options::recursive);
   } catch (const fs::filesystem_error& e) {
-    throw tune::Error(fmt::format("cannot clone checkpoint {}: {}", source.string(), e.what()));
+    throw Error(fmt::format("cannot clone checkpoint {}: {}", source.string(), e.what()));
   }
   publish_checkpoint(staging, published);
 }
 
-}  // namespace train::detail
+void clear_unpublished(const fs::path& trial_dir) {
+  std::error_code ec;  // a missing directory is already clear
+  fs::remove_all(trial_dir / ".staging", ec);
+  fs::remove_all(trial_dir / ".scratch", ec);
+  if (ec) {
+    throw Error(fmt::format("cannot clear {}/.staging: {}", trial_dir.string(), ec.message()));
+  }
+}
+
+}  // namespace tune::storage

@@ -1,7 +1,9 @@
-// Where checkpoint files wait between a rank's report() and the controller's
-// publish, shared by the worker runtime (which stages) and the controller
-// (which publishes). All paths live inside the trial directory, so every
-// move is a rename on one filesystem.
+// The checkpoint directories of a trial: where files wait between a rank's
+// report() and the controller's publish, and where published checkpoints
+// live. Shared by the worker runtime (which stages) and the controller's
+// CheckpointManager (storage/checkpoint_manager.h, which publishes). All
+// paths live inside the trial directory, so every move is a rename on one
+// filesystem.
 //
 //   <trial_dir>/.scratch/rank<R>_<N>/             make_checkpoint_dir()
 //   <trial_dir>/.staging/checkpoint_<K:06d>/      rank files for iteration K, merged
@@ -11,7 +13,7 @@
 #include <cstdint>
 #include <filesystem>
 
-namespace train::detail {
+namespace tune::storage {
 
 std::filesystem::path scratch_dir(const std::filesystem::path& trial_dir, int rank, int64_t n);
 std::filesystem::path staging_dir(const std::filesystem::path& trial_dir, int64_t iteration);
@@ -20,12 +22,12 @@ std::filesystem::path checkpoint_dir(const std::filesystem::path& trial_dir, int
 // Moves every entry of `source` into `staging` (created if needed; entries
 // already there from other ranks are kept, same names are replaced), then
 // removes `source`. Copies when a rename crosses filesystems. Throws
-// tune::Error naming the paths.
+// Error naming the paths.
 void stage_checkpoint(const std::filesystem::path& source, const std::filesystem::path& staging);
 
 // fsyncs every file under `staging`, renames it to `published` (replacing an
 // older directory of that name), and fsyncs the parent, so a crash leaves
-// either no checkpoint or a complete one. Throws tune::Error.
+// either no checkpoint or a complete one. Throws Error.
 void publish_checkpoint(const std::filesystem::path& staging,
                         const std::filesystem::path& published);
 
@@ -33,4 +35,8 @@ void publish_checkpoint(const std::filesystem::path& staging,
 // exploit), staged and published the same way.
 void clone_checkpoint(const std::filesystem::path& source, const std::filesystem::path& published);
 
-}  // namespace train::detail
+// Removes what an earlier attempt staged but never published (.staging and
+// .scratch): such files are not a checkpoint.
+void clear_unpublished(const std::filesystem::path& trial_dir);
+
+}  // namespace tune::storage

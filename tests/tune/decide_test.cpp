@@ -1,0 +1,111 @@
+// decide() and judge_end(): every rule of what a result and the end of a
+// group mean for a trial, without processes.
+#include "tune/decide.h"
+
+#include <doctest/doctest.h>
+
+using namespace tune;
+
+namespace {
+
+ResultVerdicts at(int64_t iteration, Decision scheduler, int64_t checkpoint = 0) {
+  ResultVerdicts v;
+  v.iteration = iteration;
+  v.scheduler = scheduler;
+  v.scheduler_name = "ASHA";
+  v.checkpoint_iteration = checkpoint;
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("decide: the scheduler's decision, with its reason") {
+  CHECK(decide(at(3, Decision::kContinue)).kind == Action::Kind::kContinue);
+  const Action stop = decide(at(3, Decision::kStop));
+  CHECK(stop.kind == Action::Kind::kStop);
+  CHECK(stop.reason == "stopped by scheduler ASHA at iteration 3");
+  CHECK(stop.decision() == Decision::kStop);
+  const Action pause = decide(at(4, Decision::kPause, 4));
+  CHECK(pause.kind == Action::Kind::kPause);
+  CHECK(pause.reason == "paused by scheduler at iteration 4 (checkpoint 4)");
+  CHECK(pause.decision() == Decision::kPause);
+}
+
+TEST_CASE("decide: a stopper's STOP overrides the scheduler's CONTINUE and PAUSE, not its STOP") {
+  ResultVerdicts v = at(5, Decision::kPause, 5);
+  v.stopper_reason = "training_iteration >= 5";
+  CHECK(decide(v).kind == Action::Kind::kStop);
+  CHECK(decide(v).reason == "training_iteration >= 5");
+  v.scheduler = Decision::kStop;
+  CHECK(decide(v).reason == "stopped by scheduler ASHA at iteration 5");
+}
+
+TEST_CASE("decide: stop_all stops every trial at its next result") {
+  ResultVerdicts v = at(2, Decision::kContinue);
+  v.stop_all_reason = "time budget of 10 s used";
+  CHECK(decide(v).kind == Action::Kind::kStop);
+  CHECK(decide(v).reason == "time budget of 10 s used");
+}
+
+TEST_CASE("decide: an interrupt pauses a continuing trial to keep its progress") {
+  ResultVerdicts v = at(6, Decision::kContinue, 5);
+  v.pause_requested = true;
+  CHECK(decide(v).kind == Action::Kind::kPause);
+  CHECK(decide(v).reason == "interrupted; resumes from checkpoint 5");
+  v.scheduler = Decision::kStop;  // a stop is final, interrupt or not
+  CHECK(decide(v).kind == Action::Kind::kStop);
+}
+
+TEST_CASE("decide: a pause of a trial that never checkpointed fails it") {
+  const Action a = decide(at(2, Decision::kPause, 0));
+  CHECK(a.kind == Action::Kind::kFail);
+  CHECK(a.decision() == Decision::kStop);
+  CHECK(a.reason.find("never reported a checkpoint") != std::string::npos);
+}
+
+TEST_CASE("judge_end: where a trial goes when its group is gone") {
+  GroupEnd end;
+  end.iteration = 8;
+  SUBCASE("every rank said DONE") {
+    end.all_done = true;
+    CHECK(judge_end(end).next == TrialPhase::kTerminated);
+    CHECK(judge_end(end).reason == "completed after 8 iterations");
+    end.phase = TrialPhase::kStopping;
+    end.end_reason = "stopped by stopper";
+    CHECK(judge_end(end).reason == "stopped by stopper");
+    end.phase = TrialPhase::kPausing;
+    CHECK(judge_end(end).next == TrialPhase::kPaused);
+    CHECK_FALSE(judge_end(end).failure);
+  }
+  SUBCASE("a failure is retried within max_failures, then ERROR") {
+    end.phase = TrialPhase::kFailing;
+    end.error = "rank 1 exited with code 3";
+    end.checkpoint_iteration = 4;
+    end.max_failures = 2;
+    end.num_failures = 1;
+    EndOutcome retry = judge_end(end);
+    CHECK(retry.next == TrialPhase::kPending);
+    CHECK(retry.failure);
+    CHECK(retry.reason ==
+          "restarting after failure 2 (from checkpoint 4): rank 1 exited with code 3");
+    end.num_failures = 2;
+    CHECK(judge_end(end).next == TrialPhase::kError);
+    CHECK(judge_end(end).reason == "rank 1 exited with code 3");
+    end.max_failures = -1;
+    CHECK(judge_end(end).next == TrialPhase::kPending);
+    end.experiment_stopping = true;  // no retries while the experiment stops
+    CHECK(judge_end(end).next == TrialPhase::kError);
+  }
+  SUBCASE("a rank that exits without DONE is a failure even without an error") {
+    end.all_done = false;
+    CHECK(judge_end(end).next == TrialPhase::kError);
+  }
+  SUBCASE("a group killed for an interrupt pauses, whatever its ranks said") {
+    end.phase = TrialPhase::kInterrupted;
+    CHECK(judge_end(end).next == TrialPhase::kPaused);
+    CHECK(judge_end(end).reason == "interrupted; restarts from scratch (no checkpoint)");
+    end.checkpoint_iteration = 3;
+    CHECK(judge_end(end).reason == "interrupted; resumes from checkpoint 3");
+    CHECK_FALSE(judge_end(end).failure);
+  }
+}

@@ -1,0 +1,69 @@
+#include "tune/control_channel.h"
+
+#include <fmt/format.h>
+
+#include "core/errors.h"
+
+namespace tune {
+
+ControlChannel::ControlChannel(zmq::context_t& context, const std::string& endpoint)
+    : socket_(context, zmq::socket_type::router) {
+  socket_.set(zmq::sockopt::linger, 0);
+  socket_.set(zmq::sockopt::router_mandatory, true);
+  socket_.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(protocol::kMaxMessageBytes));
+  socket_.bind(endpoint);
+  endpoint_ = socket_.get(zmq::sockopt::last_endpoint);
+}
+
+void ControlChannel::drain(int limit, const Handler& on_message, const RejectHandler& on_reject) {
+  for (int i = 0; i < limit; ++i) {
+    zmq::message_t identity;
+    if (!socket_.recv(identity, zmq::recv_flags::dontwait)) return;
+    std::vector<zmq::message_t> frames;
+    while (socket_.get(zmq::sockopt::rcvmore)) {
+      frames.emplace_back();
+      (void)socket_.recv(frames.back(), zmq::recv_flags::none);
+    }
+    const std::string peer = identity.to_string();
+    auto bound = peers_.find(peer);
+    const Peer* known = bound == peers_.end() ? nullptr : &bound->second;
+    if (frames.size() != 1) {
+      on_reject(peer, known, fmt::format("expected one frame, got {}", frames.size()));
+      continue;
+    }
+    protocol::Message message;
+    try {
+      message = protocol::decode(frames[0].to_string_view());
+    } catch (const ProtocolError& e) {
+      on_reject(peer, known, e.what());
+      continue;
+    }
+    on_message(peer, known, message);
+  }
+}
+
+void ControlChannel::queue(const std::string& routing_id, const protocol::Message& message) {
+  outbox_.emplace_back(routing_id, protocol::encode(message));
+}
+
+std::vector<std::string> ControlChannel::flush() {
+  std::vector<std::string> unreachable;
+  for (auto& [peer, bytes] : outbox_) {
+    try {
+      socket_.send(zmq::buffer(peer), zmq::send_flags::sndmore);
+      socket_.send(zmq::buffer(bytes), zmq::send_flags::none);
+    } catch (const zmq::error_t&) {
+      unreachable.push_back(peer);  // EHOSTUNREACH: the rank is gone
+    }
+  }
+  outbox_.clear();
+  return unreachable;
+}
+
+std::string ControlChannel::peer_name(const std::string& routing_id) {
+  std::string hex;
+  for (unsigned char c : routing_id) hex += fmt::format("{:02x}", c);
+  return hex;
+}
+
+}  // namespace tune

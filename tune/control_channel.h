@@ -1,0 +1,65 @@
+// ControlChannel: the controller's end of the control protocol
+// (core/protocol.h): one ZeroMQ ROUTER socket, the peers that said HELLO
+// (which trial and rank each routing id speaks for), the messages it had to
+// reject, and the outbox of replies, sent only after the store committed
+// what they acknowledge.
+//
+// Owned by the controller's event loop; not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+#include <zmq.hpp>
+
+#include "core/protocol.h"
+
+namespace tune {
+
+struct Peer {
+  std::string trial_id;
+  int rank = 0;
+};
+
+class ControlChannel {
+ public:
+  // Called for each message received: the sender's routing id, the bound
+  // peer (null before its HELLO) and the decoded message.
+  using Handler =
+      std::function<void(const std::string& routing_id, const Peer* peer, protocol::Message&)>;
+  // Called for each message that could not be decoded, from a bound peer or not.
+  using RejectHandler =
+      std::function<void(const std::string& routing_id, const Peer* peer, const std::string&)>;
+
+  // Binds a ROUTER socket to `endpoint` (e.g. "tcp://127.0.0.1:*").
+  ControlChannel(zmq::context_t& context, const std::string& endpoint);
+
+  const std::string& endpoint() const { return endpoint_; }
+  void* handle() { return socket_.handle(); }
+
+  // Receives what is waiting, at most `limit` messages.
+  void drain(int limit, const Handler& on_message, const RejectHandler& on_reject);
+
+  void bind_peer(const std::string& routing_id, Peer peer) { peers_[routing_id] = std::move(peer); }
+  void unbind_peer(const std::string& routing_id) { peers_.erase(routing_id); }
+
+  // Queues a reply, sent by flush().
+  void queue(const std::string& routing_id, const protocol::Message& message);
+  // Sends every queued reply; returns the routing ids that could not be
+  // reached (their ranks are gone: their exits are handled as exits).
+  std::vector<std::string> flush();
+
+  // A routing id as text, for logs.
+  static std::string peer_name(const std::string& routing_id);
+
+ private:
+  zmq::socket_t socket_;
+  std::string endpoint_;
+  std::unordered_map<std::string, Peer> peers_;
+  std::vector<std::pair<std::string, std::string>> outbox_;  // routing id, encoded message
+};
+
+}  // namespace tune

@@ -1,0 +1,75 @@
+#include "tune/decide.h"
+
+#include <fmt/format.h>
+
+namespace tune {
+
+Decision Action::decision() const {
+  switch (kind) {
+    case Kind::kContinue:
+      return Decision::kContinue;
+    case Kind::kPause:
+      return Decision::kPause;
+    default:
+      return Decision::kStop;
+  }
+}
+
+Action decide(const ResultVerdicts& v) {
+  Decision decision = v.scheduler;
+  std::string reason =
+      fmt::format("stopped by scheduler {} at iteration {}", v.scheduler_name, v.iteration);
+  if (v.stopper_reason && decision != Decision::kStop) {
+    decision = Decision::kStop;
+    reason = *v.stopper_reason;
+  }
+  if (v.stop_all_reason && decision != Decision::kStop) {
+    decision = Decision::kStop;
+    reason = *v.stop_all_reason;
+  }
+  if (v.pause_requested && decision == Decision::kContinue) {
+    return {Action::Kind::kPause,
+            fmt::format("interrupted; resumes from checkpoint {}", v.checkpoint_iteration)};
+  }
+  if (decision == Decision::kPause) {
+    if (v.checkpoint_iteration == 0) {
+      return {Action::Kind::kFail,
+              fmt::format("scheduler {} paused the trial at iteration {}, but its trainable "
+                          "never reported a checkpoint; pausing schedulers need trainables that "
+                          "pass a checkpoint to train::report",
+                          v.scheduler_name, v.iteration)};
+    }
+    return {Action::Kind::kPause, fmt::format("paused by scheduler at iteration {} (checkpoint {})",
+                                              v.iteration, v.checkpoint_iteration)};
+  }
+  if (decision == Decision::kStop) return {Action::Kind::kStop, reason};
+  return {};
+}
+
+EndOutcome judge_end(const GroupEnd& end) {
+  const std::string from = end.checkpoint_iteration > 0
+                               ? fmt::format("from checkpoint {}", end.checkpoint_iteration)
+                               : std::string("from scratch");
+  if (end.phase == TrialPhase::kInterrupted) {
+    return {TrialPhase::kPaused,
+            end.checkpoint_iteration > 0
+                ? fmt::format("interrupted; resumes from checkpoint {}", end.checkpoint_iteration)
+                : std::string("interrupted; restarts from scratch (no checkpoint)")};
+  }
+  const bool ok = end.phase != TrialPhase::kFailing && end.all_done;
+  if (ok && end.phase == TrialPhase::kPausing) return {TrialPhase::kPaused, end.end_reason};
+  if (ok) {
+    return {TrialPhase::kTerminated,
+            end.phase == TrialPhase::kStopping
+                ? end.end_reason
+                : fmt::format("completed after {} iterations", end.iteration)};
+  }
+  const int64_t failures = end.num_failures + 1;
+  if ((end.max_failures < 0 || failures <= end.max_failures) && !end.experiment_stopping) {
+    return {TrialPhase::kPending,
+            fmt::format("restarting after failure {} ({}): {}", failures, from, end.error), true};
+  }
+  return {TrialPhase::kError, end.error, true};
+}
+
+}  // namespace tune

@@ -1,0 +1,70 @@
+// What a result, and the end of a worker group, mean for a trial: pure
+// functions of their inputs, so every rule is testable without processes.
+//
+// decide() merges, for one complete iteration, the scheduler's decision,
+// the stoppers', the experiment's stop_all and interrupt, and the rule that
+// a trial without a checkpoint cannot pause, into one action.
+// judge_end() says where a trial goes once its group is gone.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "core/types.h"
+#include "tune/trial_phase.h"
+
+namespace tune {
+
+struct ResultVerdicts {
+  int64_t iteration = 0;
+  Decision scheduler = Decision::kContinue;
+  std::string scheduler_name;                  // its debug_string(), for reasons
+  std::optional<std::string> stopper_reason;   // the first stopper that stopped the trial
+  std::optional<std::string> stop_all_reason;  // a stopper ends the whole experiment
+  bool pause_requested = false;                // the experiment is being interrupted
+  int64_t checkpoint_iteration = 0;            // the trial's latest checkpoint; 0: none
+};
+
+struct Action {
+  enum class Kind {
+    kContinue,
+    kStop,   // ends TERMINATED once the ranks said DONE
+    kPause,  // ends PAUSED once the ranks said DONE; resumes from its checkpoint
+    kFail,   // the trial fails (reason is the error); the ranks are told to stop
+  };
+  Kind kind = Kind::kContinue;
+  std::string reason;  // the status reason, or the error for kFail
+
+  // What the ranks hear.
+  Decision decision() const;
+};
+
+// A stopper's STOP overrides the scheduler's PAUSE (as in Ray); stop_all
+// stops; an interrupt turns CONTINUE into a pause that keeps the progress; a
+// PAUSE of a trial that never checkpointed fails it (resuming would silently
+// restart it from scratch).
+Action decide(const ResultVerdicts& verdicts);
+
+// How a group ended, as judge_end() needs it.
+struct GroupEnd {
+  TrialPhase phase = TrialPhase::kRunning;  // the trial's phase when the group ended
+  bool all_done = false;                    // every rank said DONE
+  std::string end_reason;                   // why STOPPING or PAUSING
+  std::string error;                        // the failure, when FAILING
+  int64_t iteration = 0;                    // the last complete iteration
+  int64_t checkpoint_iteration = 0;
+  int64_t num_failures = 0;          // before this end
+  int max_failures = 0;              // -1: unlimited
+  bool experiment_stopping = false;  // interrupted or stop_all: no retries
+};
+
+struct EndOutcome {
+  TrialPhase next = TrialPhase::kTerminated;  // kTerminated, kPaused, kPending or kError
+  std::string reason;
+  bool failure = false;  // counts against max_failures
+};
+
+EndOutcome judge_end(const GroupEnd& end);
+
+}  // namespace tune

@@ -1,0 +1,78 @@
+// Launcher: how a trial's worker group becomes processes. The seam between
+// the controller and whatever runs ranks: fork/exec on this machine
+// (tune/local_launcher.h) now; a Slurm job step, a Kubernetes pod or ssh
+// later. A launcher starts N ranks with their environment and resources,
+// tells when ranks exit, and signals or kills them, nothing more: the
+// protocol (HELLO, START, REPORT...) runs over the control channel, the same
+// for every launcher.
+//
+// Everything is called from the controller's event loop; no locks.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tune/process.h"
+#include "tune/resources.h"
+
+namespace tune {
+
+struct RankLaunch {
+  std::vector<std::string> env;    // this rank's own variables ("NAME=value"), added last
+  std::filesystem::path log_file;  // stdout and stderr, appended
+};
+
+struct GroupLaunch {
+  std::string trial_id;
+  std::vector<std::string> argv;      // argv[0] is the executable
+  std::vector<std::string> env;       // the whole environment every rank shares
+  std::filesystem::path working_dir;  // empty: the controller's
+  Resources resources;                // what each rank gets
+  std::vector<RankLaunch> ranks;      // rank r is ranks[r]
+};
+
+struct RankExit {
+  int rank = 0;
+  ExitStatus status;
+};
+
+// The live processes of one group.
+class LaunchedGroup {
+ public:
+  virtual ~LaunchedGroup() = default;
+
+  virtual int size() const = 0;
+  // The pid rank `rank` will name in its HELLO (it proves the peer is that
+  // process); 0 when the launcher cannot know it.
+  virtual int64_t pid(int rank) const = 0;
+  // File descriptors that become readable when a rank may have exited.
+  virtual std::vector<int> exit_fds() const = 0;
+  // Collects the exits that happened since the last call.
+  virtual std::vector<RankExit> reap() = 0;
+  virtual const std::optional<ExitStatus>& exit_status(int rank) const = 0;
+  bool all_exited() const {
+    for (int r = 0; r < size(); ++r) {
+      if (!exit_status(r)) return false;
+    }
+    return true;
+  }
+  // Sends `signal` to every rank and whatever they started; ranks gone are
+  // not an error.
+  virtual void signal(int signal) = 0;
+  // Kills every rank and waits until all are gone.
+  virtual void kill_and_wait() = 0;
+};
+
+class Launcher {
+ public:
+  virtual ~Launcher() = default;
+  // Starts every rank of `launch`. Throws tune::Error naming what could not
+  // start; no rank of the group is left running then.
+  virtual std::unique_ptr<LaunchedGroup> launch(const GroupLaunch& launch) = 0;
+};
+
+}  // namespace tune

@@ -1,0 +1,25 @@
+// The plug-ins of one experiment, built from its spec: the searcher (named,
+// or the C++ API's object), the scheduler, and the stoppers ([stop]'s
+// criteria first, then the API's objects). Throws ConfigError for options a
+// plug-in refuses.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "schedulers/trial_scheduler.h"
+#include "search/searcher.h"
+#include "tune/experiment_spec.h"
+#include "tune/stopper.h"
+
+namespace tune {
+
+struct Plugins {
+  std::shared_ptr<search::Searcher> searcher;
+  std::shared_ptr<schedulers::TrialScheduler> scheduler;
+  std::vector<std::shared_ptr<Stopper>> stoppers;
+
+  static Plugins from_spec(const ExperimentSpec& spec);
+};
+
+}  // namespace tune

@@ -1,0 +1,50 @@
+// ResourcePool: what trials may hold at once (CPUs, GPUs, the concurrency
+// limit) and why the next trial waits when it must.
+//
+// Every trial of an experiment needs the same resources (its trainable's
+// Resources). Owned by the controller's event loop; not thread-safe.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tune/experiment_spec.h"
+#include "tune/gpus.h"
+
+namespace tune {
+
+struct ResourceLimits {
+  double total_cpus = 0;          // 0: this machine's cores
+  int total_gpus = -1;            // -1: the GPUs this machine lends (tune/gpus.h)
+  int max_concurrent_trials = 0;  // 0: no limit
+};
+
+class ResourcePool {
+ public:
+  // Throws ConfigError when one trial needs more than the whole pool.
+  ResourcePool(const ResourceLimits& limits, const Resources& per_trial);
+
+  // Why no further trial can start now; empty when one can.
+  std::string blocked_reason() const;
+
+  // Takes one trial's share; returns the GPU ids of each rank (empty lists
+  // without GPUs). Call only when blocked_reason() is empty.
+  std::vector<std::vector<std::string>> acquire();
+  // Gives back a share acquire() returned.
+  void release(const std::vector<std::vector<std::string>>& gpus);
+
+  int running() const { return running_; }
+  bool has_gpus() const { return gpus_.size() > 0; }
+  double total_cpus() const { return total_cpus_; }
+
+ private:
+  Resources per_trial_;
+  int max_concurrent_;
+  double total_cpus_;
+  double cpus_per_trial_;
+  GpuPool gpus_;
+  int running_ = 0;
+};
+
+}  // namespace tune

@@ -1,0 +1,330 @@
+// TrialRuns, part two: what happens to a running trial: its ranks'
+// messages, complete iterations and their decisions, failures, the end of a
+// run, and PBT's exploits.
+#include <fmt/format.h>
+
+#include "core/errors.h"
+#include "tune/trial_runs.h"
+
+namespace tune {
+
+// ---- messages ---------------------------------------------------------------------
+
+void TrialRuns::on_message(const std::string& routing_id, const Peer* peer,
+                           protocol::Message& message) {
+  if (auto* hello = std::get_if<protocol::Hello>(&message)) return on_hello(routing_id, *hello);
+  if (auto* beat = std::get_if<protocol::Heartbeat>(&message)) {
+    // Beats from a group already torn down are expected and harmless.
+    if (Rank* rank = groups_.find_rank(beat->trial_id, beat->attempt, beat->rank)) {
+      rank->last_seen = Clock::now();
+    }
+    return;
+  }
+  if (peer == nullptr) {
+    throw ProtocolError(
+        fmt::format("{} from a peer that has not said HELLO", protocol::type_name(message)));
+  }
+  Trial& trial = *trials_.find(peer->trial_id);
+  Group& group = *groups_.find(trial.id);
+  group.ranks.at(peer->rank).last_seen = Clock::now();
+  if (auto* report = std::get_if<protocol::Report>(&message)) {
+    return on_report(trial, peer->rank, *report);
+  }
+  if (std::get_if<protocol::Done>(&message)) {
+    group.ranks.at(peer->rank).done = true;
+    // Reused ranks stay alive after DONE: the trial ends now, without their exits.
+    const bool ending_well = trial.phase == TrialPhase::kRunning ||
+                             trial.phase == TrialPhase::kStopping ||
+                             trial.phase == TrialPhase::kPausing;
+    if (groups_.reuses() && group.all_done() && ending_well) return conclude(trial, true);
+    return maybe_conclude(trial);
+  }
+  if (auto* error = std::get_if<protocol::ErrorMsg>(&message)) {
+    return fail(trial, fmt::format("{}: {}", error->where, error->message), true);
+  }
+  throw ProtocolError(
+      fmt::format("{} is not a worker-to-controller message", protocol::type_name(message)));
+}
+
+void TrialRuns::on_hello(const std::string& routing_id, const protocol::Hello& hello) {
+  Rank* rank = groups_.find_rank(hello.trial_id, hello.attempt, hello.rank);
+  if (rank == nullptr) {
+    throw ProtocolError(fmt::format("HELLO for trial {} rank {} attempt {}, which is not running",
+                                    hello.trial_id, hello.rank, hello.attempt));
+  }
+  const Group& group = *groups_.find(hello.trial_id);
+  const int64_t pid = group.processes->pid(hello.rank);
+  if (!rank->routing_id.empty() || (pid != 0 && pid != hello.pid)) {
+    throw ProtocolError(fmt::format("HELLO claims trial {} rank {} (pid {}), already taken",
+                                    hello.trial_id, hello.rank, hello.pid));
+  }
+  rank->routing_id = routing_id;
+  rank->last_seen = Clock::now();
+  channel_.bind_peer(routing_id, {hello.trial_id, hello.rank});
+  channel_.queue(routing_id, start_message(*trials_.find(hello.trial_id), hello.rank));
+}
+
+void TrialRuns::fail_peer(const Peer& peer, const std::string& reason) {
+  Trial* trial = trials_.find(peer.trial_id);
+  if (trial != nullptr && groups_.find(trial->id) != nullptr) {
+    fail(*trial, fmt::format("rank {} broke the control protocol: {}", peer.rank, reason), true);
+  }
+}
+
+// ---- results ------------------------------------------------------------------------
+
+void TrialRuns::on_report(Trial& trial, int rank, const protocol::Report& report) {
+  if (trial.phase != TrialPhase::kRunning) return;  // the group is on its way out
+  if (auto done = trial.collector.add(rank, report)) complete_iteration(trial, std::move(*done));
+}
+
+void TrialRuns::complete_iteration(Trial& trial, CompleteIteration done) {
+  const double now = unix_now();
+  const double time_total_s = trial.time_offset_s + done.time_total_s;
+  Json result = done.metrics;
+  result["training_iteration"] = done.iteration;
+  result["time_this_iter_s"] = done.time_this_iter_s;
+  result["time_total_s"] = time_total_s;
+  result["timestamp"] = now;
+  result["trial_id"] = trial.id;
+  if (done.checkpoint) {
+    try {
+      checkpoints_.publish(trial.id, trial.dir, trial.checkpoints, done.iteration, result, now);
+    } catch (const StorageError&) {
+      throw;
+    } catch (const std::exception& e) {
+      // Its ranks wait for a decision; they are torn down with the trial.
+      return fail(trial, e.what(), true);
+    }
+  }
+  store_.append_result({trial.id, done.iteration, now, done.time_this_iter_s, time_total_s,
+                        std::move(done.metrics)});
+  ++num_results_;
+  trial.iteration = done.iteration;
+  trial.last_result = result;
+  plugins_.searcher->on_trial_result(trial.id, result);
+  for (auto& cb : options_.callbacks) cb->on_trial_result(trial.id, trial.config, result);
+
+  ResultVerdicts verdicts{done.iteration, plugins_.scheduler->on_trial_result(trial.view(), result),
+                          plugins_.scheduler->debug_string()};
+  // Every stopper sees every result (stateful ones, e.g. plateau, need them all).
+  for (auto& stopper : plugins_.stoppers) {
+    if (stopper->should_stop_trial(trial.id, result) && !verdicts.stopper_reason) {
+      verdicts.stopper_reason = stopper->reason();
+    }
+  }
+  check_stop_all();
+  if (stop_all_) verdicts.stop_all_reason = stop_all_reason_;
+  verdicts.pause_requested = trial.pause_at_next_report;
+  verdicts.checkpoint_iteration = trial.checkpoints.latest;
+  const Action action = decide(verdicts);
+  log_.log(2, "{} iteration {}: {}", trial.id, done.iteration, result.dump());
+  for (const auto& rank : groups_.find(trial.id)->ranks) {
+    channel_.queue(rank.routing_id, protocol::DecisionMsg{done.iteration, action.decision()});
+  }
+  apply(trial, action, verdicts.scheduler);
+}
+
+void TrialRuns::apply(Trial& trial, const Action& action, Decision scheduler_decision) {
+  switch (action.kind) {
+    case Action::Kind::kContinue:
+      return;
+    case Action::Kind::kPause:
+      trials_.transition(trial, TrialPhase::kPausing, action.reason, unix_now());
+      trial.end_reason = action.reason;
+      if (scheduler_decision == Decision::kPause) {
+        trial.exploit = plugins_.scheduler->take_exploit(trial.id);
+      }
+      return;
+    case Action::Kind::kStop:
+      trials_.transition(trial, TrialPhase::kStopping, action.reason, unix_now());
+      trial.end_reason = action.reason;
+      plugins_.scheduler->on_trial_remove(trial.view());
+      return;
+    case Action::Kind::kFail:
+      return fail(trial, action.reason, true);
+  }
+}
+
+// ---- failures and ends ------------------------------------------------------------
+
+// Starts tearing the group down. `from_worker`: the error is a rank's own
+// ERROR message, which says more than an exit status and replaces one.
+void TrialRuns::fail(Trial& trial, const std::string& error, bool from_worker) {
+  if (trial.phase == TrialPhase::kInterrupted) return;  // killed on purpose
+  if (trial.phase == TrialPhase::kFailing) {
+    if (from_worker && !trial.error_from_worker) {
+      trial.error = error;
+      trial.error_from_worker = true;
+      maybe_conclude(trial);
+    }
+    return;
+  }
+  trial.error = error;
+  trial.error_from_worker = from_worker;
+  trials_.transition(trial, TrialPhase::kFailing, error, unix_now());
+  groups_.terminate(trial.id);
+  log_.log(1, "{} failing: {}", trial.id, error);
+  maybe_conclude(trial);
+}
+
+void TrialRuns::on_group_event(const GroupEvent& event) {
+  Trial* trial = trials_.find(event.trial_id);
+  if (trial == nullptr || groups_.find(event.trial_id) == nullptr) return;
+  switch (event.kind) {
+    case GroupEvent::Kind::kRankExited:
+      return on_rank_exit(*trial, event.rank, event.status);
+    case GroupEvent::Kind::kSettled:
+      return conclude(*trial, false);
+    case GroupEvent::Kind::kHeartbeatMissed:
+      fail(*trial,
+           fmt::format("rank {} sent nothing for {:.1f} s (heartbeat timeout)", event.rank,
+                       event.silent_s),
+           false);
+      // A stopped process ignores SIGTERM.
+      if (groups_.find(trial->id) != nullptr) groups_.kill(trial->id);
+      return;
+  }
+}
+
+void TrialRuns::on_rank_exit(Trial& trial, int rank, const ExitStatus& status) {
+  // Once the group is failing, a rank killed by a signal was most likely
+  // killed by fail()'s SIGTERM: the first error stands.
+  if (!status.ok() && !(trial.phase == TrialPhase::kFailing && status.signaled)) {
+    fail(trial,
+         fmt::format("rank {} {} (log: {})", rank, status.describe(),
+                     (trial.dir / fmt::format("rank_{}.log", rank)).string()),
+         // A rank killed by a signal has nothing more to say: no need to
+         // wait for its ERROR.
+         status.signaled);
+  }
+  maybe_conclude(trial);
+}
+
+// Concludes a run whose ranks have all exited once its outcome is known:
+// every rank said DONE, a rank said ERROR, or the group was killed for an
+// interrupt. Otherwise a DONE or ERROR may still be in flight (ZeroMQ
+// delivers after the exit can be seen): the group settles for a while.
+void TrialRuns::maybe_conclude(Trial& trial) {
+  Group* group = groups_.find(trial.id);
+  if (group == nullptr || !group->all_exited()) return;
+  const bool known =
+      trial.phase == TrialPhase::kInterrupted ||
+      (trial.phase == TrialPhase::kFailing ? trial.error_from_worker : group->all_done());
+  if (known) {
+    conclude(trial, false);
+  } else {
+    groups_.settle(trial.id);
+  }
+}
+
+// Ends the run of `trial`. `keep_ranks`: every rank said DONE and stays
+// alive for the next trial (reuse_workers); else the group is killed.
+void TrialRuns::conclude(Trial& trial, bool keep_ranks) {
+  bool all_done = false;
+  if (Group* group = groups_.find(trial.id)) {
+    all_done = group->all_done();
+    for (int r = 0; !all_done && trial.error.empty() && r < group->processes->size(); ++r) {
+      const auto& exit = group->processes->exit_status(r);
+      if (!group->ranks[r].done) {
+        trial.error = fmt::format("rank {} {} without reporting DONE", r,
+                                  exit ? exit->describe() : std::string("stopped"));
+      }
+    }
+    for (const auto& rank : group->ranks) channel_.unbind_peer(rank.routing_id);
+    pool_.release(groups_.release(trial.id, keep_ranks).gpus);
+  }
+  const EndOutcome outcome =
+      judge_end({trial.phase, all_done, trial.end_reason, trial.error, trial.iteration,
+                 trial.checkpoints.latest, trial.num_failures, spec_.max_failures,
+                 interrupted_ || stop_all_});
+  if (outcome.failure) ++trial.num_failures;
+  if (outcome.next == TrialPhase::kPending) ++trial.attempt;
+  const bool pausing = trial.phase == TrialPhase::kPausing;
+  trials_.transition(trial, outcome.next, outcome.reason, unix_now());
+  if (pausing && outcome.next == TrialPhase::kPaused) {
+    log_.log(1, "{} PAUSED: {}", trial.id, outcome.reason);
+    if (trial.exploit) apply_exploit(trial, *std::exchange(trial.exploit, std::nullopt));
+    return;
+  }
+  if (outcome.next == TrialPhase::kPending) {
+    log_.log(1, "{} failed ({}); restarting, attempt {}", trial.id, trial.error, trial.attempt);
+  }
+  notify_end(trial);
+}
+
+// Tells the plug-ins and callbacks that `trial` reached the end it is in.
+void TrialRuns::notify_end(Trial& trial) {
+  if (trial.phase == TrialPhase::kTerminated) {
+    plugins_.scheduler->on_trial_complete(trial.view(), trial.last_result_or_null());
+    std::string metric;
+    if (!spec_.metric.empty() && trial.last_result.contains(spec_.metric)) {
+      metric = fmt::format(", {}={}", spec_.metric, trial.last_result[spec_.metric].dump());
+    }
+    log_.log(1, "{} TERMINATED: {}{}", trial.id, trial.status_reason, metric);
+    for (auto& cb : options_.callbacks) {
+      cb->on_trial_complete(trial.id, trial.config, trial.last_result);
+    }
+  } else if (trial.phase == TrialPhase::kError) {
+    if (spec_.fail_fast) interrupt(fmt::format("fail_fast: trial {} failed", trial.id));
+    plugins_.scheduler->on_trial_error(trial.view());
+    log_.log(1, "{} ERROR: {}", trial.id, trial.error);
+    for (auto& cb : options_.callbacks) cb->on_trial_error(trial.id, trial.config, trial.error);
+  } else {
+    return;  // paused or retried: not an end
+  }
+  plugins_.searcher->on_trial_complete(trial.id, trial.last_result_or_null(),
+                                       trial.phase == TrialPhase::kError);
+}
+
+// ---- PBT -------------------------------------------------------------------------------
+
+// The paused `trial` takes the donor's latest checkpoint, iteration count
+// and an explored config; it resumes from there when next started.
+void TrialRuns::apply_exploit(Trial& trial, const schedulers::Exploit& exploit) {
+  Trial* donor = trials_.find(exploit.donor_id);
+  if (donor == nullptr || donor->checkpoints.latest == 0) {
+    log_.log(0, "warning: exploit of {} names donor {}, which has no checkpoint; ignored", trial.id,
+             exploit.donor_id);
+    return;
+  }
+  const double now = unix_now();
+  int64_t at = 0;
+  try {
+    at = checkpoints_.clone(donor->id, donor->dir, donor->checkpoints, trial.id, trial.dir,
+                            trial.checkpoints, trial.iteration, now);
+  } catch (const StorageError&) {
+    throw;
+  } catch (const std::exception& e) {
+    return fail_waiting(trial, fmt::format("exploiting {}: {}", donor->id, e.what()));
+  }
+  store_.add_exploit(
+      {trial.id, donor->id, trial.iteration, at, trial.config, exploit.new_config, now});
+  log_.log(1, "{} exploits {}: resumes at iteration {} with {}", trial.id, donor->id, at,
+           exploit.new_config.dump());
+  trial.config = exploit.new_config;
+  trial.checkpoints.latest_time_total_s = trial.last_result.value("time_total_s", 0.0);
+  trial.status_reason = fmt::format("paused; exploited {} at iteration {}", donor->id, at);
+  trials_.save(trial);
+}
+
+// A waiting (PAUSED) trial failed without a group: it keeps its own
+// checkpoint and waits again, or ends in ERROR past max_failures.
+void TrialRuns::fail_waiting(Trial& trial, const std::string& error) {
+  trial.error = error;
+  const EndOutcome outcome =
+      judge_end({TrialPhase::kFailing, false, "", error, trial.iteration, trial.checkpoints.latest,
+                 trial.num_failures, spec_.max_failures, interrupted_ || stop_all_});
+  ++trial.num_failures;
+  log_.log(1, "{} failed while waiting: {}", trial.id, error);
+  if (outcome.next == TrialPhase::kPending) {
+    ++trial.attempt;
+    trials_.set_reason(trial, outcome.reason);
+    trials_.save(trial);
+    return;
+  }
+  trials_.transition(trial, TrialPhase::kError, outcome.reason, unix_now());
+  notify_end(trial);
+}
+
+}  // namespace tune

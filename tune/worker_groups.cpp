@@ -1,0 +1,163 @@
+#include "tune/worker_groups.h"
+
+#include <csignal>
+
+namespace tune {
+
+bool Group::all_done() const {
+  for (const auto& r : ranks) {
+    if (!r.done) return false;
+  }
+  return !ranks.empty();
+}
+
+WorkerGroups::~WorkerGroups() {
+  discard_idle();
+  for (auto& [id, group] : groups_) group.processes->kill_and_wait();
+}
+
+bool WorkerGroups::start(const std::string& trial_id, int attempt, int master_port,
+                         std::vector<std::vector<std::string>> gpus, const GroupLaunch& launch) {
+  Group group;
+  const bool reused = options_.reuse && adopt_idle(group);
+  if (!reused) {
+    group.processes = launcher_.launch(launch);
+    group.ranks.resize(launch.ranks.size());
+  }
+  group.attempt = attempt;
+  group.master_port = master_port;
+  group.gpus = std::move(gpus);
+  for (auto& r : group.ranks) {
+    r.done = false;
+    r.last_seen = Clock::now();
+  }
+  groups_[trial_id] = std::move(group);
+  return reused;
+}
+
+// Takes the newest idle group that is still whole; groups idle too long or
+// with a rank gone are killed on the way.
+bool WorkerGroups::adopt_idle(Group& group) {
+  while (!idle_.empty()) {
+    Idle idle = std::move(idle_.back());
+    idle_.pop_back();
+    const bool fresh = Clock::now() - idle.since < options_.idle_limit;
+    if (fresh && idle.group.processes->reap().empty()) {
+      group = std::move(idle.group);
+      return true;
+    }
+    idle.group.processes->kill_and_wait();
+  }
+  return false;
+}
+
+Group* WorkerGroups::find(const std::string& trial_id) {
+  auto it = groups_.find(trial_id);
+  return it == groups_.end() ? nullptr : &it->second;
+}
+
+Rank* WorkerGroups::find_rank(const std::string& trial_id, int attempt, int rank) {
+  Group* group = find(trial_id);
+  if (group == nullptr || group->attempt != attempt || rank < 0 ||
+      rank >= static_cast<int>(group->ranks.size())) {
+    return nullptr;
+  }
+  return &group->ranks[rank];
+}
+
+void WorkerGroups::terminate(const std::string& trial_id) {
+  Group& group = groups_.at(trial_id);
+  group.terminating = true;
+  group.processes->signal(SIGTERM);
+  group.kill_deadline = Clock::now() + options_.kill_grace;
+}
+
+void WorkerGroups::kill(const std::string& trial_id) {
+  Group& group = groups_.at(trial_id);
+  group.terminating = true;
+  group.processes->signal(SIGKILL);
+}
+
+void WorkerGroups::settle(const std::string& trial_id) {
+  Group& group = groups_.at(trial_id);
+  group.kill_deadline.reset();
+  if (!group.settle_deadline) group.settle_deadline = Clock::now() + options_.settle_time;
+}
+
+Group WorkerGroups::release(const std::string& trial_id, bool keep) {
+  auto node = groups_.extract(trial_id);
+  Group group = std::move(node.mapped());
+  group.settle_deadline.reset();
+  group.kill_deadline.reset();
+  if (keep) {
+    Idle idle{Group{}, Clock::now()};
+    idle.group.processes = std::move(group.processes);
+    idle.group.ranks = group.ranks;
+    idle_.push_back(std::move(idle));
+  } else {
+    // Whatever the ranks started (a command trainable's children) goes too.
+    group.processes->signal(SIGKILL);
+  }
+  return group;
+}
+
+std::vector<std::pair<int, std::string>> WorkerGroups::exit_fds() const {
+  std::vector<std::pair<int, std::string>> fds;
+  for (const auto& [id, group] : groups_) {
+    for (int fd : group.processes->exit_fds()) fds.emplace_back(fd, id);
+  }
+  return fds;
+}
+
+std::vector<GroupEvent> WorkerGroups::reap(const std::string& trial_id) {
+  std::vector<GroupEvent> events;
+  Group* group = find(trial_id);
+  if (group == nullptr) return events;
+  for (const auto& exit : group->processes->reap()) {
+    events.push_back({GroupEvent::Kind::kRankExited, trial_id, exit.rank, exit.status});
+  }
+  return events;
+}
+
+std::vector<GroupEvent> WorkerGroups::check_deadlines(Clock::time_point now) {
+  std::vector<GroupEvent> events;
+  const auto timeout = std::chrono::duration<double>(options_.heartbeat_timeout_s);
+  for (auto& [id, group] : groups_) {
+    if (group.kill_deadline && now >= *group.kill_deadline) {
+      group.processes->signal(SIGKILL);
+      group.kill_deadline.reset();
+    }
+    if (group.settle_deadline && now >= *group.settle_deadline) {
+      group.settle_deadline.reset();
+      events.push_back({GroupEvent::Kind::kSettled, id});
+      continue;
+    }
+    if (group.terminating) continue;
+    for (size_t r = 0; r < group.ranks.size(); ++r) {
+      const auto silent = now - group.ranks[r].last_seen;
+      if (group.processes->exit_status(static_cast<int>(r)) || silent < timeout) continue;
+      events.push_back({GroupEvent::Kind::kHeartbeatMissed,
+                        id,
+                        static_cast<int>(r),
+                        {},
+                        std::chrono::duration<double>(silent).count()});
+      break;
+    }
+  }
+  return events;
+}
+
+Clock::time_point WorkerGroups::next_deadline(Clock::time_point latest) const {
+  for (const auto& [id, group] : groups_) {
+    if (group.settle_deadline) latest = std::min(latest, *group.settle_deadline);
+    if (group.kill_deadline) latest = std::min(latest, *group.kill_deadline);
+  }
+  return latest;
+}
+
+void WorkerGroups::discard_idle() {
+  for (auto& idle : idle_) idle.group.processes->kill_and_wait();
+  idle_.clear();
+}
+
+}  // namespace tune

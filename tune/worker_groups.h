@@ -1,0 +1,121 @@
+// WorkerGroups: the worker groups of running trials, as Ray's trial
+// executor: launching them through a Launcher (tune/launcher.h), keeping
+// finished ones for the next trial (reuse_workers), signals, reaping, and a
+// group's deadlines (heartbeats, the settle time after its ranks exited, the
+// SIGKILL after a failed group's SIGTERM). It reports what happened as
+// GroupEvents; the controller decides what they mean for the trial.
+//
+// Owned by the controller's event loop; not thread-safe. Destroying it kills
+// every group, idle ones too.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tune/launcher.h"
+
+namespace tune {
+
+using Clock = std::chrono::steady_clock;
+
+// One rank of a live group, as the control channel knows it.
+struct Rank {
+  std::string routing_id;  // its ZeroMQ identity, after HELLO
+  bool done = false;       // sent DONE
+  Clock::time_point last_seen;
+};
+
+struct Group {
+  std::unique_ptr<LaunchedGroup> processes;
+  std::vector<Rank> ranks;
+  int attempt = 0;
+  int master_port = 0;                         // this run's rendezvous port (MASTER_PORT)
+  std::vector<std::vector<std::string>> gpus;  // per rank, given back when the group ends
+  bool terminating = false;                    // signalled to stop; heartbeats no longer count
+  std::optional<Clock::time_point> settle_deadline;  // every rank exited: wait for late words
+  std::optional<Clock::time_point> kill_deadline;    // SIGKILL then
+
+  bool all_done() const;
+  bool all_exited() const { return processes->all_exited(); }
+};
+
+struct GroupEvent {
+  enum class Kind {
+    kRankExited,       // `rank` exited with `status`
+    kSettled,          // the settle time after the last exit passed
+    kHeartbeatMissed,  // `rank` sent nothing for `silent_s`
+  };
+  Kind kind;
+  std::string trial_id;
+  int rank = 0;
+  ExitStatus status;
+  double silent_s = 0;
+};
+
+struct WorkerGroupOptions {
+  bool reuse = false;               // reuse_workers: keep groups whose ranks all said DONE
+  double heartbeat_timeout_s = 30;  // a rank silent this long is reported
+  std::chrono::milliseconds settle_time{500};  // for DONE or ERROR still in flight after exits
+  std::chrono::seconds kill_grace{3};          // between terminate()'s SIGTERM and SIGKILL
+  std::chrono::seconds idle_limit{30};         // idle groups older than this are not reused
+};
+
+class WorkerGroups {
+ public:
+  WorkerGroups(Launcher& launcher, WorkerGroupOptions options)
+      : launcher_(launcher), options_(options) {}
+  ~WorkerGroups();
+
+  // Gives trial `trial_id` a group: a live idle one of the same size when
+  // reuse is on (returns true: its ranks are connected and wait for START),
+  // else one launched from `launch` (returns false). Throws what the
+  // launcher throws.
+  bool start(const std::string& trial_id, int attempt, int master_port,
+             std::vector<std::vector<std::string>> gpus, const GroupLaunch& launch);
+
+  bool reuses() const { return options_.reuse; }
+
+  Group* find(const std::string& trial_id);
+  // The group's rank `rank` if it belongs to `attempt` of the trial.
+  Rank* find_rank(const std::string& trial_id, int attempt, int rank);
+
+  // SIGTERM to the group now, SIGKILL after kill_grace.
+  void terminate(const std::string& trial_id);
+  // SIGKILL to the group now.
+  void kill(const std::string& trial_id);
+  // Starts the settle time of a group whose ranks all exited.
+  void settle(const std::string& trial_id);
+  // Ends the trial's group, returning it: with `keep`, its ranks (every one
+  // said DONE) wait idle for the next trial; else they are killed.
+  Group release(const std::string& trial_id, bool keep);
+
+  // (fd, trial id) pairs to poll: readable when a rank of the trial exited.
+  std::vector<std::pair<int, std::string>> exit_fds() const;
+  // The exits of the trial's ranks since the last call.
+  std::vector<GroupEvent> reap(const std::string& trial_id);
+  // Acts on due SIGKILL deadlines; returns expired settle times and missed heartbeats.
+  std::vector<GroupEvent> check_deadlines(Clock::time_point now);
+  // The earliest deadline of any group, or `latest`.
+  Clock::time_point next_deadline(Clock::time_point latest) const;
+
+  // Kills every idle group.
+  void discard_idle();
+
+ private:
+  struct Idle {
+    Group group;
+    Clock::time_point since;
+  };
+  bool adopt_idle(Group& group);
+
+  Launcher& launcher_;
+  WorkerGroupOptions options_;
+  std::map<std::string, Group> groups_;  // by trial id
+  std::vector<Idle> idle_;               // newest last
+};
+
+}  // namespace tune
