@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-namespace tune {
+namespace tune::core {
 
 Config::Config(Json json) : json_(std::move(json)) {
   if (!json_.is_object()) throw ConfigError("a config must be a table, got " + json_.dump());
@@ -34,4 +34,4 @@ ConfigError Config::type_error(std::string_view key, const char* expected, const
                      std::string(key));
 }
 
-}  // namespace tune
+}  // namespace tune::core

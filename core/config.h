@@ -14,7 +14,7 @@
 
 #include "core/errors.h"
 
-namespace tune {
+namespace tune::core {
 
 using Json = nlohmann::json;
 
@@ -67,4 +67,10 @@ class Config {
 // Renders a config for a person: {"lr": 0.01, "model": {"width": 64}}.
 inline std::string format_as(const Config& config) { return config.dump(); }
 
+}  // namespace tune::core
+
+// The user-facing API spells them tune::Json and tune::Config.
+namespace tune {
+using core::Config;
+using core::Json;
 }  // namespace tune

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-namespace tune {
+namespace tune::core {
 namespace {
 
 std::string format_config_error(const std::string& message, const std::string& file, int64_t line,
@@ -23,4 +23,4 @@ ConfigError::ConfigError(const std::string& message, std::string file, int64_t l
       line_(line),
       key_(std::move(key)) {}
 
-}  // namespace tune
+}  // namespace tune::core

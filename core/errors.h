@@ -11,7 +11,7 @@
 #include <stdexcept>
 #include <string>
 
-namespace tune {
+namespace tune::core {
 
 class Error : public std::runtime_error {
  public:
@@ -55,4 +55,12 @@ class TrialError : public Error {
   using Error::Error;
 };
 
+}  // namespace tune::core
+
+namespace tune {
+using core::ConfigError;
+using core::Error;
+using core::ProtocolError;
+using core::StorageError;
+using core::TrialError;
 }  // namespace tune

@@ -4,7 +4,7 @@
 
 #include <msgpack.hpp>
 
-namespace tune::protocol {
+namespace tune::core::protocol {
 namespace {
 
 using Packer = msgpack::packer<msgpack::sbuffer>;
@@ -303,4 +303,4 @@ Message decode(std::string_view bytes) {
   return decode_fields(reader.get<std::string>("t"), reader);
 }
 
-}  // namespace tune::protocol
+}  // namespace tune::core::protocol

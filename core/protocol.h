@@ -43,7 +43,7 @@
 #include "core/config.h"
 #include "core/types.h"
 
-namespace tune::protocol {
+namespace tune::core::protocol {
 
 inline constexpr int kVersion = 1;
 // A frame larger than this is rejected before it is parsed (metrics and
@@ -114,4 +114,8 @@ std::string encode(const Message& message);
 // Throws ProtocolError saying why `bytes` is not a valid message.
 Message decode(std::string_view bytes);
 
-}  // namespace tune::protocol
+}  // namespace tune::core::protocol
+
+namespace tune {
+namespace protocol = core::protocol;
+}  // namespace tune

@@ -3,7 +3,7 @@
 #include <array>
 #include <utility>
 
-namespace tune {
+namespace tune::core {
 namespace {
 
 constexpr std::array<std::pair<TrialStatus, std::string_view>, 5> kStatusNames{{
@@ -65,4 +65,4 @@ std::optional<ReduceOp> reduce_op_from_string(std::string_view text) {
   return value_of(kReduceNames, text);
 }
 
-}  // namespace tune
+}  // namespace tune::core

@@ -6,7 +6,7 @@
 #include <optional>
 #include <string_view>
 
-namespace tune {
+namespace tune::core {
 
 // PENDING -> RUNNING -> (PAUSED -> RUNNING)* -> TERMINATED | ERROR
 enum class TrialStatus { kPending, kRunning, kPaused, kTerminated, kError };
@@ -33,4 +33,17 @@ inline bool is_finished(TrialStatus status) {
   return status == TrialStatus::kTerminated || status == TrialStatus::kError;
 }
 
+}  // namespace tune::core
+
+namespace tune {
+using core::Decision;
+using core::decision_from_string;
+using core::is_finished;
+using core::Mode;
+using core::mode_from_string;
+using core::reduce_op_from_string;
+using core::ReduceOp;
+using core::to_string;
+using core::trial_status_from_string;
+using core::TrialStatus;
 }  // namespace tune

@@ -123,10 +123,7 @@ ResultGrid Tuner::fit() {
   spec.checkpoint_score_attribute = run_config_.checkpoint_config.checkpoint_score_attribute;
   spec.checkpoint_score_order = run_config_.checkpoint_config.checkpoint_score_order;
   spec.trainable.name = trainable_.name;
-  spec.trainable.num_workers = trainable_.num_workers;
-  spec.trainable.cpus_per_worker = trainable_.cpus_per_worker;
-  spec.trainable.gpus_per_worker = trainable_.gpus_per_worker;
-  spec.trainable.threads_per_worker = trainable_.threads_per_worker;
+  static_cast<Resources&>(spec.trainable) = trainable_.resources();
   spec.param_space = param_space_;
   if (tune_config_.search_alg) {
     spec.custom_searcher =

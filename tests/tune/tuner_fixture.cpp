@@ -195,7 +195,9 @@ int main(int argc, char** argv) {
     }
     out["zero_dir_exists"] = std::filesystem::exists(storage / "zero");
     try {
-      tune::Tuner("broken_callback", throws_int, {}, {},
+      // The trainable keeps its name: a worker knows the functions registered
+      // before the first fit() it reaches (tune/tuner.h's one rule).
+      tune::Tuner("throws_int", throws_int, {}, {},
                   {.name = "broken_callback",
                    .storage_path = storage,
                    .callbacks = {std::make_shared<ThrowingCallback>()},

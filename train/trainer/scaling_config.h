@@ -2,6 +2,8 @@
 // Ray Train's ScalingConfig.
 #pragma once
 
+#include "tune/resources.h"
+
 namespace train {
 
 // Where the ranks of one job go. One machine for now: both place every rank
@@ -23,7 +25,12 @@ struct ScalingConfig {
   int gpus_per_worker() const {
     return use_gpu && resources_per_worker.gpus == 0 ? 1 : resources_per_worker.gpus;
   }
-  // Throws tune::ConfigError naming the field that is out of range.
+  // The ranks' resources as the one struct every path validates.
+  tune::Resources resources() const {
+    return {num_workers, resources_per_worker.cpus, gpus_per_worker(), threads_per_worker};
+  }
+  // Throws tune::ConfigError naming the field that is out of range: the
+  // rules of tune/spec_validation.h, plus GPUs only with use_gpu.
   void validate() const;
 };
 

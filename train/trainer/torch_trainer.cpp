@@ -3,21 +3,18 @@
 #include <fmt/format.h>
 
 #include "core/errors.h"
+#include "tune/spec_validation.h"
 
 namespace train {
 
 void ScalingConfig::validate() const {
-  auto fail = [](const std::string& field, const std::string& why) {
-    throw tune::ConfigError(fmt::format("ScalingConfig.{} {}", field, why), {}, 0,
-                            "scaling_config." + field);
-  };
-  if (num_workers < 1 || num_workers > 1024) fail("num_workers", "must be between 1 and 1024");
-  if (!(resources_per_worker.cpus > 0)) fail("resources_per_worker.cpus", "must be > 0");
-  if (resources_per_worker.gpus < 0) fail("resources_per_worker.gpus", "must be >= 0");
   if (resources_per_worker.gpus > 0 && !use_gpu) {
-    fail("resources_per_worker.gpus", "asks for GPUs but use_gpu is false");
+    throw tune::ConfigError(
+        "ScalingConfig.resources_per_worker.gpus asks for GPUs but use_gpu "
+        "is false",
+        {}, 0, "scaling_config.resources_per_worker.gpus");
   }
-  if (threads_per_worker < 0) fail("threads_per_worker", "must be >= 0 (0: the CPUs per worker)");
+  tune::validate_resources(resources(), "scaling_config");
 }
 
 TorchTrainer::TorchTrainer(std::string name, TrainFunc train_func, ScalingConfig scaling,
@@ -39,10 +36,11 @@ TorchTrainer::TorchTrainer(std::string name, TrainFunc train_func, ScalingConfig
 TorchTrainer::operator tune::Trainable() const {
   tune::Trainable t;
   t.name = name_;
-  t.num_workers = scaling_.num_workers;
-  t.cpus_per_worker = scaling_.resources_per_worker.cpus;
-  t.gpus_per_worker = scaling_.gpus_per_worker();
-  t.threads_per_worker = scaling_.threads_per_worker;
+  const tune::Resources r = scaling_.resources();
+  t.num_workers = r.num_workers;
+  t.cpus_per_worker = r.cpus_per_worker;
+  t.gpus_per_worker = r.gpus_per_worker;
+  t.threads_per_worker = r.threads_per_worker;
   t.func = [func = func_, base = train_loop_config_](const tune::Config& config) {
     tune::Json merged = base;
     merged.merge_patch(config.json());

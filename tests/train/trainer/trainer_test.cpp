@@ -68,8 +68,10 @@ TEST_CASE("TorchTrainer with use_gpu on a machine without GPUs is a ConfigError 
 
 TEST_CASE("ScalingConfig is validated when the trainer is made") {
   auto noop = [](const tune::Config&) {};
-  CHECK_THROWS_WITH_AS(train::TorchTrainer("t", noop, {.num_workers = 0}),
-                       doctest::Contains("ScalingConfig.num_workers"), tune::ConfigError);
+  CHECK_THROWS_WITH_AS(
+      train::TorchTrainer("t", noop, {.num_workers = 0}),
+      doctest::Contains("key 'scaling_config.num_workers': must be between 1 and 1024"),
+      tune::ConfigError);
   CHECK_THROWS_WITH_AS(
       train::TorchTrainer("t", noop, {.resources_per_worker = {.cpus = 1, .gpus = 2}}),
       doctest::Contains("use_gpu is false"), tune::ConfigError);
