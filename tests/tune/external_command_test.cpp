@@ -132,7 +132,7 @@ label = "hello world"
   }
 }
 
-TEST_CASE("{{ and }} pass literal braces to a command; a lone brace is refused with the hint") {
+TEST_CASE("{{ and }} pass literal braces to a command, and a lone { is refused with a hint") {
   ScratchDir dir;
   // A JSON report written in the command line itself, a placeholder inside.
   dir.write("braces.toml", R"(
