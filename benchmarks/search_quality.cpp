@@ -1,5 +1,5 @@
 // search_quality: how good and how cheap our searchers are, beside Optuna
-// measured in the same run (../shared/bench/optuna_baseline.py).
+// measured in the same run (benchmarks/anchors/optuna_baseline.py).
 //
 //   1. Median best value after 50 and 100 trials over 10 seeds, for random,
 //      TPE and GP-BO, on Branin (2-d) and Hartmann6 (6-d), evaluated
@@ -40,6 +40,7 @@
 #include <string>
 #include <vector>
 
+#include "benchmarks/anchor.h"
 #include "search/factory.h"
 #include "tests/search/objectives.h"
 
@@ -223,8 +224,11 @@ std::unique_ptr<Searcher> make(const Algorithm& a, const Function& fn, int64_t b
 // Optuna's JSON lines, keyed by "bench/function/sampler" or "bench/storage/sampler".
 std::map<std::string, Json> run_optuna(const std::string& mode) {
   std::map<std::string, Json> out;
-  const std::string command =
-      fmt::format("/usr/bin/python3 {}/optuna_baseline.py {} 2>&1", TUNERUN_SHARED_BENCH, mode);
+  if (auto missing = bench::missing_anchor("optuna", "python3-optuna"); !missing.empty()) {
+    fmt::print("Optuna {}\n", missing);
+    return out;
+  }
+  const std::string command = bench::anchor_command("optuna_baseline.py", mode + " 2>&1");
   FILE* pipe = popen(command.c_str(), "r");
   if (!pipe) return out;
   std::array<char, 4096> line;

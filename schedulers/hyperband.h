@@ -27,18 +27,10 @@
 
 #include "schedulers/internal/objective.h"
 #include "schedulers/internal/trial_states.h"
+#include "schedulers/scheduler_options.h"
 #include "schedulers/trial_scheduler.h"
 
 namespace tune::schedulers {
-
-struct HyperBandOptions {
-  std::string time_attr = "training_iteration";  // Ray: "training_iteration"
-  std::string metric;                            // Ray: None -> the experiment's metric
-  std::optional<Mode> mode;                      // Ray: None -> the experiment's mode
-  double max_t = 81;                             // Ray: 81; the largest milestone
-  double reduction_factor = 3;                   // Ray: 3 (eta)
-  bool stop_last_trials = true;                  // Ray: True; false: the last ones run on
-};
 
 class HyperBandScheduler final : public TrialScheduler {
  public:

@@ -3,7 +3,7 @@
 # present are skipped; `apt-get update` runs only when something is missing.
 # TUNERUN_WITH_TORCH=0 skips libtorch, Gloo, OpenBLAS and Fashion-MNIST (the trainer).
 # TUNERUN_BENCH_ANCHORS=1 adds what the benchmarks' anchors run: Optuna and
-# PyTorch from Python (../shared/bench); the build and the tests never need them.
+# PyTorch from Python (benchmarks/anchors/); the build and the tests never need them.
 set -euo pipefail
 
 packages=(

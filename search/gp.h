@@ -26,13 +26,6 @@
 
 namespace tune::search {
 
-struct GpOptions {
-  ModelBasedOptions base;       // budget, seed, n_startup_trials (10, Optuna's GPSampler)
-  int64_t n_candidates = 1000;  // acquisition evaluations before refinement
-  int64_t fit_restarts = 2;     // L-BFGS starts per fit: the last fit's result, the
-                                // default, then random ones
-};
-
 class GpSearcher final : public ModelBasedSearcher {
  public:
   // Throws ConfigError (key = the option) for n_candidates < 1 or

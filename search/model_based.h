@@ -23,15 +23,9 @@
 
 #include "search/internal/space_encoding.h"
 #include "search/searcher.h"
+#include "search/searcher_options.h"
 
 namespace tune::search {
-
-struct ModelBasedOptions {
-  int64_t num_samples = 1;               // configs to suggest in all; -1 = unlimited
-  uint64_t seed = 0;                     // the same seed gives the same configs
-  int64_t n_startup_trials = 10;         // random configs first (Optuna's default)
-  std::vector<Json> points_to_evaluate;  // suggested first, in order; may be partial
-};
 
 class ModelBasedSearcher : public Searcher {
  public:

@@ -37,4 +37,10 @@ std::optional<std::string> builtin_plugin_library(const std::string& name) {
   return it->second;
 }
 
+std::vector<std::filesystem::path> builtin_plugin_candidates(
+    const std::string& library, const std::filesystem::path& executable) {
+  const auto dir = executable.parent_path();
+  return {dir / library, (dir / TUNERUN_PLUGIN_DIR_FROM_BIN / library).lexically_normal()};
+}
+
 }  // namespace train

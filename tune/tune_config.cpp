@@ -1,6 +1,13 @@
 #include "tune/tune_config.h"
 
+#include "schedulers/asha.h"
 #include "schedulers/fifo.h"
+#include "schedulers/hyperband.h"
+#include "schedulers/median_stopping.h"
+#include "schedulers/pb2.h"
+#include "schedulers/pbt.h"
+#include "search/gp.h"
+#include "search/tpe.h"
 
 namespace tune {
 

@@ -20,14 +20,11 @@
 #include <vector>
 
 #include "core/types.h"
-#include "schedulers/asha.h"
-#include "schedulers/hyperband.h"
-#include "schedulers/median_stopping.h"
-#include "schedulers/pb2.h"
-#include "schedulers/pbt.h"
+#include "schedulers/scheduler_options.h"
+#include "schedulers/trial_scheduler.h"
 #include "search/basic_variant.h"
-#include "search/gp.h"
-#include "search/tpe.h"
+#include "search/searcher.h"
+#include "search/searcher_options.h"
 #include "tune/callback.h"
 #include "tune/progress.h"
 #include "tune/stoppers.h"

@@ -40,7 +40,9 @@ int main(int argc, char** argv) {
   train::register_builtin_trainables();
   if (tune::is_worker()) return train::run_worker();
 
-  CLI::App app{"tunerun: hyperparameter sweeps with distributed trials, results in SQLite"};
+  // The name is given: CLI11 takes it from argv[0] only when it parses argv.
+  CLI::App app{"tunerun: hyperparameter sweeps with distributed trials, results in SQLite",
+               "tunerun"};
   app.set_version_flag("--version", fmt::format("tunerun {}", TUNERUN_VERSION));
   app.require_subcommand(1);
   tune::cli::setup_run(app);

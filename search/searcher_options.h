@@ -1,0 +1,46 @@
+// The options of the model-based searchers (TPE, GP-BO), apart from the
+// searcher classes, so that a config (tune/tune_config.h) names them without
+// the searchers' internals. search/tpe.h and search/gp.h say what they mean.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/config.h"
+#include "core/types.h"
+
+namespace tune::search {
+
+struct ModelBasedOptions {
+  int64_t num_samples = 1;               // configs to suggest in all; -1 = unlimited
+  uint64_t seed = 0;                     // the same seed gives the same configs
+  int64_t n_startup_trials = 10;         // random configs first (Optuna's default)
+  std::vector<Json> points_to_evaluate;  // suggested first, in order; may be partial
+};
+
+// TPE (search/tpe.h).
+enum class TpeBandwidth { kNeighbour, kScott };
+enum class TpeWeighting { kImprovement, kOptuna };
+
+struct TpeOptions {
+  ModelBasedOptions base;        // budget, seed, n_startup_trials (10), points_to_evaluate
+  int64_t n_ei_candidates = 24;  // draws from l(x) scored per suggestion (Optuna)
+  double gamma = 0.15;           // fraction of trials in the good group (Optuna: 0.1)
+  int64_t gamma_cap = 25;        // at most this many trials in the good group (Optuna)
+  double prior_weight = 1.0;     // weight of the prior component (Optuna)
+  bool multivariate = true;      // joint estimator over all dims (Optuna: False)
+  TpeBandwidth bandwidth = TpeBandwidth::kNeighbour;    // joint mode's widths (Optuna: Scott's)
+  TpeWeighting weighting = TpeWeighting::kImprovement;  // of the good group (Optuna: equal)
+  bool constant_liar = true;  // running trials count as worst (Optuna: False; on here
+                              // because the controller runs trials in parallel)
+};
+
+// GP-BO (search/gp.h).
+struct GpOptions {
+  ModelBasedOptions base;       // budget, seed, n_startup_trials (10, Optuna's GPSampler)
+  int64_t n_candidates = 1000;  // acquisition evaluations before refinement
+  int64_t fit_restarts = 2;     // L-BFGS starts per fit: the last fit's result, the
+                                // default, then random ones
+};
+
+}  // namespace tune::search
