@@ -19,13 +19,14 @@
 //
 //   With --more-functions, also Hartmann3, the six-hump camel, Rosenbrock-4
 //   (as log(1 + f)), Styblinski-Tang-4, Ackley-5 and two hyperparameter-like
-//   spaces with choices and integers (tests/search/objectives.h; ours
-//   only); with
+//   spaces with choices and integers (tests/search/objectives.h); with
 //   --first-seed, seeds other than the baseline's 0..N-1 (to check that a
-//   change holds beyond the seeds it was tuned on).
+//   change holds beyond the seeds it was tuned on). On those, Optuna's TPE
+//   runs the same functions and seeds (benchmarks/optuna_functions.py), and
+//   a last table says where GP-BO's median is at least as good as it.
 //
 // Usage: search_quality [--seeds N] [--first-seed S] [--more-functions] [--no-optuna]
-//                       [--only SEARCHER]
+//                       [--only SEARCHER] [--function NAME] [--no-cost]
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -220,11 +221,11 @@ std::unique_ptr<Searcher> make(const Algorithm& a, const Function& fn, int64_t b
   return s;
 }
 
-// Optuna's JSON lines, keyed by "bench/function/sampler" or "bench/storage/sampler".
-std::map<std::string, Json> run_optuna(const std::string& mode) {
+// Optuna's JSON lines, keyed by "bench/function/sampler" or "bench/storage/sampler",
+// from `script` (a path) run with `args`.
+std::map<std::string, Json> run_optuna(const std::string& script, const std::string& args) {
   std::map<std::string, Json> out;
-  const std::string command =
-      fmt::format("/usr/bin/python3 {}/optuna_baseline.py {} 2>&1", TUNERUN_SHARED_BENCH, mode);
+  const std::string command = fmt::format("/usr/bin/python3 {} {} 2>&1", script, args);
   FILE* pipe = popen(command.c_str(), "r");
   if (!pipe) return out;
   std::array<char, 4096> line;
@@ -261,17 +262,17 @@ int main(int argc, char** argv) {
   int first_seed = 0;
   bool optuna = true;
   bool more = false;
-  std::string only;  // one of algorithms()' labels, for profiling
+  std::string only;      // one of algorithms()' labels, for profiling
+  std::string function;  // one function's name, for quick checks
+  bool cost = true;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--seeds") && i + 1 < argc) seeds = std::atoi(argv[++i]);
     if (!std::strcmp(argv[i], "--first-seed") && i + 1 < argc) first_seed = std::atoi(argv[++i]);
     if (!std::strcmp(argv[i], "--no-optuna")) optuna = false;
     if (!std::strcmp(argv[i], "--more-functions")) more = true;
     if (!std::strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
-  }
-  if (first_seed != 0 && optuna) {
-    fmt::print("Optuna's baseline runs seeds 0..N-1 only: not run with --first-seed\n\n");
-    optuna = false;
+    if (!std::strcmp(argv[i], "--function") && i + 1 < argc) function = argv[++i];
+    if (!std::strcmp(argv[i], "--no-cost")) cost = false;
   }
 
   // 1. Quality.
@@ -282,6 +283,7 @@ int main(int argc, char** argv) {
   std::vector<Row> rows;
   const auto fns = functions(more);
   for (const Function& fn : fns) {
+    if (!function.empty() && fn.name != function) continue;
     for (const Algorithm& a : algorithms()) {
       if (!only.empty() && a.label != only) continue;
       std::vector<double> at50, at100;
@@ -307,7 +309,7 @@ int main(int argc, char** argv) {
   std::vector<Cost> costs;
   const Function& h6 = fns[1];
   for (const Algorithm& a : algorithms()) {
-    if (a.label == "random" || (!only.empty() && a.label != only)) continue;
+    if (!cost || a.label == "random" || (!only.empty() && a.label != only)) continue;
     for (int n : {100, 1000}) {
       const int timed = a.label == "gp" ? (n == 100 ? 10 : 3) : 50;
       auto s = make(a, h6, n + timed, 0, {{"n_startup_trials", n}});
@@ -329,8 +331,22 @@ int main(int argc, char** argv) {
 
   std::map<std::string, Json> quality, overhead;
   if (optuna) {
-    quality = run_optuna(fmt::format("quality --seeds {}", seeds));
-    overhead = run_optuna("overhead");
+    const std::string shared = std::string(TUNERUN_SHARED_BENCH) + "/optuna_baseline.py";
+    // The shared baseline: every sampler, on Branin and Hartmann6, seeds 0..N-1.
+    if (first_seed == 0) quality = run_optuna(shared, fmt::format("quality --seeds {}", seeds));
+    // Optuna's TPE on every function run here, on the same seeds.
+    if (more || first_seed != 0 || !function.empty()) {
+      std::string names;
+      for (const Row& r : rows) {
+        if (names.find(r.function) == std::string::npos) names += (names.empty() ? "" : ",") + r.function;
+      }
+      for (auto& [key, o] : run_optuna(TUNERUN_OPTUNA_FUNCTIONS,
+                                       fmt::format("--seeds {} --first-seed {} --functions {}",
+                                                   seeds, first_seed, names))) {
+        quality[key] = o;
+      }
+    }
+    if (cost) overhead = run_optuna(shared, "overhead");
   }
   if (quality.contains("env")) {
     fmt::print("Optuna {} (python {}), measured now; {} seeds each\n\n",
@@ -387,5 +403,37 @@ int main(int argc, char** argv) {
     fmt::print("  (Optuna TPE over 100-trial Hartmann6 studies: {:.3f} ms/trial)\n",
                tpe_quality->second.value("ms_per_trial", 0.0));
   }
+
+  // GP-BO against Optuna's TPE, with our TPE beside it.
+  std::map<std::string, std::map<std::string, const Row*>> by_function;
+  for (const Row& r : rows) by_function[r.function][r.label] = &r;
+  bool header = false;
+  int met = 0, judged = 0;
+  for (const Function& fn : fns) {
+    const auto it = quality.find("quality/" + fn.name + "/tpe");
+    const auto& labels = by_function[fn.name];
+    if (it == quality.end() || !labels.contains("gp")) continue;
+    if (!header) {
+      fmt::print(
+          "\nGP-BO against Optuna's TPE, median best over seeds {}..{} (our TPE beside it)\n"
+          "{:<10} {:>10} {:>10} {:>10}   {:>10} {:>10} {:>10}   {}\n",
+          first_seed, first_seed + seeds - 1, "function", "gp@50", "optuna@50", "tpe@50",
+          "gp@100", "optuna@100", "tpe@100", "gp >= optuna at 50 and 100");
+      header = true;
+    }
+    const Row& gp = *labels.at("gp");
+    const double o50 = it->second["median_best_50"], o100 = it->second["median_best_100"];
+    const auto tpe = labels.find("tpe");
+    const auto ours = [&](double Row::*field) {
+      return tpe == labels.end() ? std::string("-") : fmt::format("{:.4f}", tpe->second->*field);
+    };
+    const bool ok = gp.best50 <= o50 && gp.best100 <= o100;
+    met += ok;
+    ++judged;
+    fmt::print("{:<10} {:>10.4f} {:>10.4f} {:>10}   {:>10.4f} {:>10.4f} {:>10}   {}\n", fn.name,
+               gp.best50, o50, ours(&Row::best50), gp.best100, o100, ours(&Row::best100),
+               ok ? "yes" : "NO");
+  }
+  if (judged > 0) fmt::print("GP-BO at least as good as Optuna's TPE on {} of {}\n", met, judged);
   return 0;
 }

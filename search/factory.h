@@ -23,6 +23,9 @@ struct SearcherContext {
 //                              constant_liar
 //   "gp", "bayesopt"           GpSearcher (search/gp.h): seed, points_to_evaluate,
 //                              n_startup_trials, n_candidates, fit_restarts
+//   "bohb"                     BohbSearcher (search/bohb.h): seed, points_to_evaluate,
+//                              time_attr, min_points_in_model, top_fraction,
+//                              random_fraction, n_candidates (pair it with HyperBand)
 // Every algorithm also takes the wrapper options
 //   repeat = k          Repeater: each config runs k times, the mean is reported
 //                       (num_samples must be a multiple of k)

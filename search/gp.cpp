@@ -99,11 +99,10 @@ std::vector<double> GpSearcher::propose(Rng& rng) {
   const auto n = static_cast<Eigen::Index>(obs.size());
   const auto& dims = encoding().dims();
   const int D = gp_dims(dims);
-  Eigen::VectorXd y(n);
-  for (Eigen::Index i = 0; i < n; ++i) y[i] = obs[i].loss;
-  const double mean = y.mean();
-  const double sd = std::sqrt((y.array() - mean).square().mean());
-  y = (y.array() - mean) / (sd > 1e-12 ? sd : 1.0);
+  std::vector<double> losses(obs.size());
+  for (size_t i = 0; i < obs.size(); ++i) losses[i] = obs[i].loss;
+  const std::vector<double> targets = detail::transform_outputs(losses, options_.output_transform);
+  const Eigen::VectorXd y = Eigen::Map<const Eigen::VectorXd>(targets.data(), n);
   const double best = y.minCoeff();
 
   // Hyperparameters: on the best and the newest points when there are many.

@@ -22,6 +22,7 @@
 
 #include <vector>
 
+#include "search/internal/output_transform.h"
 #include "search/model_based.h"
 
 namespace tune::search {
@@ -31,6 +32,8 @@ struct GpOptions {
   int64_t n_candidates = 1000;  // acquisition evaluations before refinement
   int64_t fit_restarts = 2;     // L-BFGS starts per fit: the last fit's result, the
                                 // default, then random ones
+  // The targets the GP fits (internal/output_transform.h).
+  detail::OutputTransform output_transform = detail::OutputTransform::kPower;
 };
 
 class GpSearcher final : public ModelBasedSearcher {
