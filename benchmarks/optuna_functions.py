@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""Optuna's TPESampler on the nine functions of search_quality --more-functions.
+"""Optuna's TPESampler on the functions of search_quality (--more-functions,
+--shape-functions).
 
 The same functions, spaces and optima as benchmarks/search_quality.cpp and
 tests/search/objectives.h, on any seeds (the shared optuna_baseline.py runs
@@ -54,6 +55,16 @@ def rosen4_log(t):
     return math.log1p(sum(100 * (x[i + 1] - x[i] ** 2) ** 2 + (1 - x[i]) ** 2 for i in range(3)))
 
 
+def rosen4(t):
+    x = box(t, 4, -5, 10)
+    return float(sum(100 * (x[i + 1] - x[i] ** 2) ** 2 + (1 - x[i]) ** 2 for i in range(3)))
+
+
+def rastrigin4(t):
+    x = box(t, 4, -5.12, 5.12)
+    return float(40 + (x ** 2 - 10 * np.cos(2 * math.pi * x)).sum())
+
+
 def styb_tang4(t):
     x = box(t, 4, -5, 5)
     return float((x ** 4 - 16 * x ** 2 + 5 * x).sum() / 2)
@@ -88,6 +99,7 @@ FUNCTIONS = {
     "hartmann3": (hartmann(A3, P3), -3.86278), "camel": (camel, -1.0316285),
     "rosen4_log": (rosen4_log, 0), "styb_tang4": (styb_tang4, -39.16617 * 4),
     "ackley5": (ackley5, 0), "hpo_choice": (hpo(False), 0), "hpo_mixed": (hpo(True), 0),
+    "rosen4": (rosen4, 0), "rastrigin4": (rastrigin4, 0),  # search_quality --shape-functions
 }
 
 

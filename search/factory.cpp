@@ -151,6 +151,7 @@ std::unique_ptr<Searcher> make_inner(const std::string& algorithm, OptionReader&
     r.read("n_candidates", o.n_candidates);
     r.read("fit_restarts", o.fit_restarts);
     r.read_choice("output_transform", {"standardise", "power", "rank"}, o.output_transform);
+    r.read("trust_region", o.trust_region);
     return std::make_unique<GpSearcher>(std::move(o));
   }
   if (algorithm == "bohb") {

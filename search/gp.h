@@ -34,6 +34,7 @@ struct GpOptions {
                                 // default, then random ones
   // The targets the GP fits (internal/output_transform.h).
   detail::OutputTransform output_transform = detail::OutputTransform::kPower;
+  bool trust_region = true;  // a quarter of the candidates near the best trial
 };
 
 class GpSearcher final : public ModelBasedSearcher {
