@@ -63,9 +63,9 @@ double accuracy(const Json& c, int64_t t) {
   const double m = c["momentum"].get<double>();
   const double layers = static_cast<double>(c["layers"].get<int64_t>());
   const double drop = c["dropout"].get<double>();
-  const double ceiling = std::max(0.1, 0.95 - 0.06 * u * u - 0.5 * std::pow(m - 0.9, 2) -
-                                           0.01 * std::pow(layers - 5, 2) -
-                                           0.6 * std::pow(drop - 0.25, 2));
+  const double ceiling =
+      std::max(0.1, 0.95 - 0.06 * u * u - 0.5 * std::pow(m - 0.9, 2) -
+                        0.01 * std::pow(layers - 5, 2) - 0.6 * std::pow(drop - 0.25, 2));
   const double speed = 0.08 * std::pow(10.0, 0.25 * u) * (1 - 0.8 * drop) / (1 + 0.1 * layers);
   return ceiling * (1 - std::exp(-speed * static_cast<double>(t)));
 }
@@ -179,9 +179,12 @@ int main(int argc, char** argv) {
   Json bohb_options = Json::object();
   for (int i = 1; i + 1 < argc; ++i) {
     if (!std::strcmp(argv[i], "--bohb-options")) bohb_options = Json::parse(argv[++i]);
-    if (!std::strcmp(argv[i], "--seeds")) seeds = std::atoi(argv[++i]);
-    else if (!std::strcmp(argv[i], "--first-seed")) first_seed = std::atoi(argv[++i]);
-    else if (!std::strcmp(argv[i], "--trials")) num_trials = std::atoll(argv[++i]);
+    if (!std::strcmp(argv[i], "--seeds"))
+      seeds = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--first-seed"))
+      first_seed = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--trials"))
+      num_trials = std::atoll(argv[++i]);
   }
   const Json asha = {{"max_t", kMaxT}, {"grace_period", 1}, {"reduction_factor", 3}};
   const Json hyperband = {{"max_t", kMaxT}, {"reduction_factor", 3}};
@@ -205,15 +208,16 @@ int main(int argc, char** argv) {
     anchor_iterations.push_back(static_cast<double>(budget));
     anchor_best.push_back(anchor.back());
     for (const Run& r : runs) {
-      const auto curve = run(r.searcher, r.searcher == "bohb" ? bohb_options : Json::object(),
-                             r.scheduler, r.scheduler_options,
-                             r.searcher == "random" ? 1000000 : -1, s, budget);
+      const auto curve =
+          run(r.searcher, r.searcher == "bohb" ? bohb_options : Json::object(), r.scheduler,
+              r.scheduler_options, r.searcher == "random" ? 1000000 : -1, s, budget);
       at_equal[r.label].push_back(curve.back());
-      const auto hit = std::find_if(curve.begin(), curve.end(),
-                                    [&](double b) { return b >= anchor.back(); });
+      const auto hit =
+          std::find_if(curve.begin(), curve.end(), [&](double b) { return b >= anchor.back(); });
       // Never reaching it counts as twice the budget, so medians stay defined.
-      to_reach[r.label].push_back(hit == curve.end() ? 2.0 * static_cast<double>(budget)
-                                                     : static_cast<double>(hit - curve.begin() + 1));
+      to_reach[r.label].push_back(hit == curve.end()
+                                      ? 2.0 * static_cast<double>(budget)
+                                      : static_cast<double>(hit - curve.begin() + 1));
     }
   }
 
@@ -229,7 +233,8 @@ int main(int argc, char** argv) {
     const double reach = median(to_reach[r.label]);
     const double ratio = reach / iterations;
     std::vector<double> gain;
-    for (size_t i = 0; i < anchor_best.size(); ++i) gain.push_back(at_equal[r.label][i] - anchor_best[i]);
+    for (size_t i = 0; i < anchor_best.size(); ++i)
+      gain.push_back(at_equal[r.label][i] - anchor_best[i]);
     fmt::print("{:<20} {:>22.5f} {:>22} {:>12}\n", r.label, median(at_equal[r.label]),
                reach > iterations ? std::string("-") : fmt::format("{:.0f}", reach),
                reach > iterations ? std::string("-") : fmt::format("{:.3f}", ratio));

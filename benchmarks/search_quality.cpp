@@ -30,7 +30,7 @@
 //   acquisition.
 //
 // Usage: search_quality [--seeds N] [--first-seed S] [--more-functions] [--no-optuna]
-//                       [--only SEARCHER] [--function NAME] [--no-cost]
+//                       [--only SEARCHER,...] [--function NAME] [--no-cost]
 //                       [--gp-options JSON] [--shape-functions]
 #include <fmt/format.h>
 
@@ -296,7 +296,7 @@ int main(int argc, char** argv) {
   bool optuna = true;
   bool more = false;
   bool shapes = false;
-  std::string only;      // one of algorithms()' labels, for profiling
+  std::string only;      // algorithms()' labels, comma-separated, for profiling
   std::string function;  // one function's name, for quick checks
   bool cost = true;
   Json gp_options = Json::object();  // overrides GP-BO's defaults, to compare settings
@@ -322,7 +322,9 @@ int main(int argc, char** argv) {
   for (const Function& fn : fns) {
     if (!function.empty() && fn.name != function) continue;
     for (const Algorithm& a : algorithms()) {
-      if (!only.empty() && a.label != only) continue;
+      if (!only.empty() && (',' + only + ',').find(',' + a.label + ',') == std::string::npos) {
+        continue;
+      }
       std::vector<double> at50, at100;
       double suggest_s = 0;
       for (int seed = first_seed; seed < first_seed + seeds; ++seed) {
@@ -348,7 +350,10 @@ int main(int argc, char** argv) {
   std::vector<Cost> costs;
   const Function& h6 = fns[1];
   for (const Algorithm& a : algorithms()) {
-    if (!cost || a.label == "random" || (!only.empty() && a.label != only)) continue;
+    if (!cost || a.label == "random" ||
+        (!only.empty() && (',' + only + ',').find(',' + a.label + ',') == std::string::npos)) {
+      continue;
+    }
     for (int n : {100, 200, 1000}) {
       const int timed = a.label == "gp" ? (n < 1000 ? 10 : 3) : 50;
       auto s = make(a, h6, n + timed, 0, {{"n_startup_trials", n}});
@@ -356,7 +361,8 @@ int main(int argc, char** argv) {
       run(*s, h6, n, ignored);
       const double cpu0 = thread_cpu_s();
       run(*s, h6, timed, searcher_s);
-      costs.push_back({a.label, n, 1e3 * searcher_s / timed, 1e3 * (thread_cpu_s() - cpu0) / timed});
+      costs.push_back(
+          {a.label, n, 1e3 * searcher_s / timed, 1e3 * (thread_cpu_s() - cpu0) / timed});
     }
     if (a.name != "tpe") continue;
     for (int n : {100, 1000}) {
@@ -366,8 +372,8 @@ int main(int argc, char** argv) {
       run(*s, h6, n, ignored);
       const double cpu0 = thread_cpu_s();
       run(*s, h6, timed, searcher_s);
-      costs.push_back(
-          {a.label + " (own history)", n, 1e3 * searcher_s / timed, 1e3 * (thread_cpu_s() - cpu0) / timed});
+      costs.push_back({a.label + " (own history)", n, 1e3 * searcher_s / timed,
+                       1e3 * (thread_cpu_s() - cpu0) / timed});
     }
   }
 
@@ -380,7 +386,8 @@ int main(int argc, char** argv) {
     if (more || shapes || first_seed != 0 || !function.empty()) {
       std::string names;
       for (const Row& r : rows) {
-        if (names.find(r.function) == std::string::npos) names += (names.empty() ? "" : ",") + r.function;
+        if (names.find(r.function) == std::string::npos)
+          names += (names.empty() ? "" : ",") + r.function;
       }
       for (auto& [key, o] : run_optuna(TUNERUN_OPTUNA_FUNCTIONS,
                                        fmt::format("--seeds {} --first-seed {} --functions {}",
@@ -459,8 +466,8 @@ int main(int argc, char** argv) {
       fmt::print(
           "\nGP-BO against Optuna's TPE, median best over seeds {}..{} (our TPE beside it)\n"
           "{:<10} {:>10} {:>10} {:>10}   {:>10} {:>10} {:>10}   {}\n",
-          first_seed, first_seed + seeds - 1, "function", "gp@50", "optuna@50", "tpe@50",
-          "gp@100", "optuna@100", "tpe@100", "gp >= optuna at 50 and 100");
+          first_seed, first_seed + seeds - 1, "function", "gp@50", "optuna@50", "tpe@50", "gp@100",
+          "optuna@100", "tpe@100", "gp >= optuna at 50 and 100");
       header = true;
     }
     const Row& gp = *labels.at("gp");

@@ -16,8 +16,8 @@ BohbSearcher::BohbSearcher(BohbOptions options)
   // Two points make the good estimator and one the bad: three at least.
   if (options_.min_points_in_model != 0 && options_.min_points_in_model < 3) {
     throw ConfigError(
-        fmt::format("must be 0 (dims + 2) or at least 3, got {}", options_.min_points_in_model),
-        {}, 0, "min_points_in_model");
+        fmt::format("must be 0 (dims + 2) or at least 3, got {}", options_.min_points_in_model), {},
+        0, "min_points_in_model");
   }
   if (!(options_.top_fraction > 0 && options_.top_fraction < 1)) {
     throw ConfigError(fmt::format("must be in (0, 1), got {}", options_.top_fraction), {}, 0,

@@ -151,7 +151,7 @@ std::unique_ptr<Searcher> make_inner(const std::string& algorithm, OptionReader&
     r.read("n_candidates", o.n_candidates);
     r.read("fit_restarts", o.fit_restarts);
     r.read_choice("output_transform", {"standardise", "power", "rank"}, o.output_transform);
-    r.read("trust_region", o.trust_region);
+    r.read("trust_region_dims", o.trust_region_dims);
     return std::make_unique<GpSearcher>(std::move(o));
   }
   if (algorithm == "bohb") {
@@ -161,7 +161,8 @@ std::unique_ptr<Searcher> make_inner(const std::string& algorithm, OptionReader&
     r.read("seed", o.base.seed);
     r.read_points(o.base.points_to_evaluate);
     if (const Json* v = r.find("time_attr")) {
-      if (!v->is_string()) throw ConfigError("expected a string, got " + v->dump(), {}, 0, "time_attr");
+      if (!v->is_string())
+        throw ConfigError("expected a string, got " + v->dump(), {}, 0, "time_attr");
       o.time_attr = v->get<std::string>();
     }
     r.read("min_points_in_model", o.min_points_in_model);

@@ -156,8 +156,8 @@ std::vector<double> GpSearcher::propose(Rng& rng) {
   }
   const GaussianProcess gp(X, yall, theta);
 
-  // Candidates: uniform; around the best five trials; and, with a trust
-  // region, around the best trial within a box whose sides follow the
+  // Candidates: uniform; around the best five trials; and, in many
+  // dimensions, around the best trial within a box whose sides follow the
   // fitted lengthscales (TuRBO's shape) at three scales, so a long
   // lengthscale's dimension moves more than a short one's.
   std::vector<Eigen::Index> order(n);
@@ -165,7 +165,8 @@ std::vector<double> GpSearcher::propose(Rng& rng) {
   std::sort(order.begin(), order.end(), [&](auto a, auto b) { return y[a] < y[b]; });
   const auto m = static_cast<Eigen::Index>(options_.n_candidates);
   const Eigen::Index local = m / 4;
-  const Eigen::Index trust = options_.trust_region ? m / 4 : 0;
+  const Eigen::Index trust =
+      static_cast<int64_t>(dims.size()) >= options_.trust_region_dims ? m / 4 : 0;
   std::vector<double> box(dims.size(), kLocalSd);  // per encoded dim: the region's sd
   if (trust > 0) {
     // theta holds one lengthscale per GP input; a categorical dim's one-hot

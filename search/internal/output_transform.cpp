@@ -1,12 +1,11 @@
 #include "search/internal/output_transform.h"
 
+#include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <numeric>
 #include <vector>
-
-#include <Eigen/Dense>
 
 #include "search/internal/normal.h"
 
@@ -82,9 +81,8 @@ Eigen::VectorXd transform(const Eigen::VectorXd& y, OutputTransform kind) {
 }  // namespace
 
 std::vector<double> transform_outputs(const std::vector<double>& y, OutputTransform kind) {
-  const Eigen::VectorXd t =
-      transform(Eigen::Map<const Eigen::VectorXd>(y.data(), static_cast<Eigen::Index>(y.size())),
-                kind);
+  const Eigen::VectorXd t = transform(
+      Eigen::Map<const Eigen::VectorXd>(y.data(), static_cast<Eigen::Index>(y.size())), kind);
   return {t.data(), t.data() + t.size()};
 }
 

@@ -117,12 +117,12 @@ TEST_CASE("bohb: the factory builds it and names a bad option") {
                          {.num_samples = 10, .seed = 0});
   s->set_search_properties("loss", Mode::kMin, square());
   CHECK(s->suggest("a").status == Suggestion::Status::kConfig);
-  for (const auto& [key, value] : std::vector<std::pair<std::string, Json>>{
-           {"min_points_in_model", 2},
-           {"top_fraction", 1.0},
-           {"random_fraction", 1.5},
-           {"n_candidates", 0},
-           {"n_startup_trials", 5}}) {
+  for (const auto& [key, value] :
+       std::vector<std::pair<std::string, Json>>{{"min_points_in_model", 2},
+                                                 {"top_fraction", 1.0},
+                                                 {"random_fraction", 1.5},
+                                                 {"n_candidates", 0},
+                                                 {"n_startup_trials", 5}}) {
     CAPTURE(key);
     try {
       make_searcher("bohb", {{key, value}}, {.num_samples = 10, .seed = 0});
