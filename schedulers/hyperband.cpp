@@ -342,9 +342,20 @@ int HyperBandScheduler::choose_trial_to_run(const std::vector<TrialView>& candid
       std::any_of(candidates.begin(), candidates.end(),
                   [](const TrialView& t) { return t.status == TrialStatus::kPending; });
   if (chosen < 0 && options_.for_bohb && !any_pending) {
-    // No new trial is coming now: brackets waiting to fill halve as they are.
+    // No new trial is coming now: brackets waiting to fill halve as they
+    // are, once the controller has paused every one of their trials (one
+    // still pausing would miss being stopped).
+    std::set<std::string> paused;
+    for (const TrialView& t : candidates) {
+      if (t.status == TrialStatus::kPaused) paused.insert(t.trial_id);
+    }
     for (Bracket& bracket : brackets_) {
-      if (!bracket.ever_filled() && !bracket.live_ids().empty()) process(bracket, "", true);
+      const auto live = bracket.live_ids();
+      if (bracket.ever_filled() || live.empty()) continue;
+      if (std::all_of(live.begin(), live.end(),
+                      [&](const auto& id) { return paused.contains(id); })) {
+        process(bracket, "", true);
+      }
     }
     chosen = choose(candidates);
   }
