@@ -385,9 +385,10 @@ int main(int argc, char** argv) {
     // Optuna's TPE on every function run here, on the same seeds.
     if (more || shapes || first_seed != 0 || !function.empty()) {
       std::string names;
-      for (const Row& r : rows) {
-        if (names.find(r.function) == std::string::npos)
-          names += (names.empty() ? "" : ",") + r.function;
+      for (const Function& fn : fns) {
+        const bool ran = std::any_of(rows.begin(), rows.end(),
+                                     [&](const Row& r) { return r.function == fn.name; });
+        if (ran) names += (names.empty() ? "" : ",") + fn.name;
       }
       for (auto& [key, o] : run_optuna(TUNERUN_OPTUNA_FUNCTIONS,
                                        fmt::format("--seeds {} --first-seed {} --functions {}",
