@@ -70,7 +70,9 @@ class HyperBandScheduler final : public TrialScheduler {
   int64_t n0(int64_t s) const;
   int64_t r0(int64_t s) const;
   // Ray's _process_bracket; `current` is the reporting trial, or empty.
-  Decision process(Bracket& bracket, const std::string& current);
+  // `force`: halve a for_bohb bracket that is not full.
+  Decision process(Bracket& bracket, const std::string& current, bool force = false);
+  int choose(const std::vector<TrialView>& candidates);
   void remove(const std::string& trial_id);
 
   HyperBandOptions options_;

@@ -37,6 +37,16 @@ struct HyperBandOptions {
   double max_t = 81;                             // Ray: 81; the largest milestone
   double reduction_factor = 3;                   // Ray: 3 (eta)
   bool stop_last_trials = true;                  // Ray: True; false: the last ones run on
+  // true: as Ray's HyperBandForBOHB, and as the paper's HyperBand. A
+  // bracket takes exactly n0 trials and halves only once all of them were
+  // created and reached the milestone (plain HyperBand counts live trials,
+  // so with trials created one at a time its first bracket keeps taking
+  // them and halves whatever has arrived), and choose_trial_to_run serves
+  // brackets in creation order rather than the least complete first, so
+  // BOHB's model sees a bracket's higher budgets before the next bracket is
+  // filled. When no trial waits to start, a bracket that cannot fill halves
+  // anyway.
+  bool for_bohb = false;
 };
 
 // The median stopping rule (schedulers/median_stopping.h).

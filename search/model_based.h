@@ -55,8 +55,16 @@ class ModelBasedSearcher : public Searcher {
  protected:
   ModelBasedSearcher(std::string name, ModelBasedOptions options);
 
-  // The next point (encoded), once n_startup_trials trials have completed.
+  // The next point (encoded), once ready_for_model().
   virtual std::vector<double> propose(Rng& rng) = 0;
+  // Whether propose() may be asked; before, configs are random. By default
+  // once n_startup_trials trials have completed.
+  virtual bool ready_for_model() const;
+  // Every intermediate result with the metric of a trial this searcher
+  // suggested (`index`, `x` as in Observation; `loss` sign-folded), before
+  // its completion: for models that learn from partial results.
+  virtual void on_intermediate(uint64_t index, const std::vector<double>& x, double loss,
+                               const Json& result) {}
   // State the model carries from one suggestion to the next (warm starts).
   virtual Json save_model() const { return nullptr; }
   virtual void restore_model(const Json& state) {}

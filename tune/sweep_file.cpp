@@ -375,6 +375,19 @@ ExperimentSpec parse_sweep(std::string_view text, const std::string& source_name
       r.rethrow(e);
     }
   }
+  // BOHB's model learns from the budgets HyperBand's brackets produce; under
+  // another scheduler it is a TPE that sees few full-length results.
+  if (spec.search_algorithm == "bohb" && spec.scheduler != "hyperband") {
+    const toml::table* search = top.table("search");
+    throw TableReader(*search, "search", source_name)
+        .error("algorithm", fmt::format("\"bohb\" needs [scheduler] type = \"hyperband\" "
+                                        "(BOHB pairs its model with HyperBand), got \"{}\"",
+                                        spec.scheduler));
+  }
+  // Ray's HyperBandForBOHB: brackets that fill before they halve.
+  if (spec.search_algorithm == "bohb" && !spec.scheduler_options.contains("for_bohb")) {
+    spec.scheduler_options["for_bohb"] = true;
+  }
   if (const toml::table* stop = top.table("stop")) spec.stop = parse_stop(*stop, source_name);
   if (const toml::table* resources = top.table("resources")) {
     TableReader r(*resources, "resources", source_name);

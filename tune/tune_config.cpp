@@ -49,6 +49,10 @@ std::shared_ptr<Searcher> gp(GpOptions options) {
   options.base.num_samples = -1;
   return std::make_shared<GpSearcher>(std::move(options));
 }
+std::shared_ptr<Searcher> bohb(BohbOptions options) {
+  options.base.num_samples = -1;
+  return std::make_shared<BohbSearcher>(std::move(options));
+}
 
 }  // namespace search
 }  // namespace tune

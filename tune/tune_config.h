@@ -113,6 +113,9 @@ namespace search {
 // unlimited budget (base.num_samples = -1): TuneConfig::num_samples limits.
 std::shared_ptr<Searcher> tpe(TpeOptions options = {});
 std::shared_ptr<Searcher> gp(GpOptions options = {});
+// BOHB's model; pair it with schedulers::hyperband(), whose brackets give it
+// results at several budgets.
+std::shared_ptr<Searcher> bohb(BohbOptions options = {});
 }  // namespace search
 
 }  // namespace tune
