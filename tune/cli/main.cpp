@@ -22,7 +22,8 @@ namespace {
 // option.
 std::vector<std::string> with_default_subcommand(int argc, char** argv) {
   static const std::set<std::string> kSubcommands = {"run",  "resume", "validate",
-                                                     "best", "status", "results"};
+                                                     "best", "status", "results",
+                                                     "dashboard", "report"};
   std::vector<std::string> args(argv + 1, argv + argc);
   bool has_subcommand = false, has_positional = false;
   for (const auto& arg : args) {
@@ -49,6 +50,8 @@ int main(int argc, char** argv) {
   tune::cli::setup_validate(app);
   tune::cli::setup_best(app);
   tune::cli::setup_status(app);
+  tune::cli::setup_dashboard(app);
+  tune::cli::setup_report(app);
 
   try {
     auto args = with_default_subcommand(argc, argv);

@@ -1,0 +1,32 @@
+// Turns the controller's status reasons into what a reader of the trial
+// table wants: "stopped by scheduler AsyncHyperBand... at iteration 9"
+// becomes "stopped by ASHA at rung 3 (iteration 9)", and a PBT recipient
+// says which trial it exploited.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace tune::dashboard {
+class ExperimentDb;
+}
+
+namespace tune::dashboard::internal {
+
+class ReasonContext {
+ public:
+  // Reads the scheduler type (spec), ASHA's rungs (experiment_state) and the
+  // exploits table.
+  static ReasonContext load(const ExperimentDb& db);
+
+  std::string describe(const std::string& trial_id, const std::string& status,
+                       const std::string& reason) const;
+
+ private:
+  std::string scheduler_;                               // "asha", "pbt", ...
+  std::map<std::string, std::vector<double>> rungs_;    // trial -> its bracket's milestones, ascending
+  std::map<std::string, std::string> last_exploit_;     // recipient -> "exploited trial X at ..."
+};
+
+}  // namespace tune::dashboard::internal
