@@ -54,6 +54,23 @@ void collect_log_params(const Json& space, const std::string& prefix, std::map<s
 
 }  // namespace
 
+Json sweep_of(const Json& spec) {
+  if (spec.is_object() && spec.contains("sweep") && spec["sweep"].is_object()) return spec["sweep"];
+  return Json::object();
+}
+
+std::string scheduler_type(const Json& sweep, const Json& saved_state) {
+  const Json* scheduler = sweep.contains("scheduler") ? &sweep["scheduler"] : nullptr;
+  if (scheduler && scheduler->is_object() && scheduler->contains("type") &&
+      (*scheduler)["type"].is_string()) {
+    return (*scheduler)["type"].get<std::string>();
+  }
+  if (scheduler && scheduler->is_string()) return scheduler->get<std::string>();
+  if (saved_state.is_object() && saved_state.contains("bands")) return "hyperband";
+  if (saved_state.is_object() && saved_state.contains("brackets")) return "asha";
+  return "fifo";
+}
+
 Json flatten(const Json& config) {
   Json out = Json::object();
   if (config.is_object()) flatten_into(config, "", out);
@@ -147,10 +164,10 @@ Json ExperimentDb::summary() const {
               {"mode", row.column_text(2)},      {"created_at", row.column_double(4)},
               {"status", row.column_text(5)},    {"updated_at", row.column_double(6)},
               {"fingerprint", fingerprint()}};
-  const Json scheduler = spec.is_object() ? spec.value("scheduler", Json::object()) : Json::object();
-  out["scheduler"] = scheduler.is_object() ? scheduler.value("type", "fifo") : "fifo";
-  out["searcher"] = spec.is_object() && spec.contains("search") ? spec["search"] : Json();
-  out["spec"] = spec;
+  const Json sweep = sweep_of(spec);
+  Statement state(db_, "SELECT value FROM experiment_state WHERE key = 'scheduler'");
+  out["scheduler"] = scheduler_type(sweep, state.step() ? parse_or_null(state.column_text(0)) : Json());
+  out["sweep"] = sweep;
 
   Json counts = Json::object();
   Statement by_status(db_, "SELECT status, COUNT(*) FROM trials GROUP BY status");
@@ -168,7 +185,7 @@ Json ExperimentDb::summary() const {
 
   // Metric names and parameters, from the trials themselves.
   std::map<std::string, bool> log_params;
-  if (spec.is_object() && spec.contains("param_space")) collect_log_params(spec["param_space"], "", log_params);
+  if (sweep.contains("param_space")) collect_log_params(sweep["param_space"], "", log_params);
   std::map<std::string, std::vector<Json>> values;
   std::map<std::string, bool> metrics;
   const auto [metric, mode] = objective();

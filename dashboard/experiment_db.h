@@ -98,6 +98,15 @@ class NotFound : public Error {
   using Error::Error;
 };
 
+// The sweep as the user wrote it (TOML as JSON: param_space, scheduler...)
+// from the experiment row's spec, which the controller stores as
+// {"sweep": ..., "sweep_text": ..., "sweep_file": ...}.
+Json sweep_of(const Json& spec);
+
+// The scheduler's type ("asha", "pbt"...): the sweep's, else recognised from
+// the state it saved (a sweep built in C++ may not name it); "fifo" if neither.
+std::string scheduler_type(const Json& sweep, const Json& saved_state);
+
 // Nested objects become dotted keys: {"opt": {"lr": 1}} -> {"opt.lr": 1}.
 Json flatten(const Json& config);
 

@@ -72,22 +72,21 @@ Json diff(const Json& before, const Json& after) {
 }  // namespace
 
 Json ExperimentDb::scheduler() const {
-  Statement spec(db_, "SELECT json_extract(spec, '$.scheduler'), mode FROM experiment WHERE id = 1");
+  Statement spec(db_, "SELECT spec, mode FROM experiment WHERE id = 1");
   Json options = Json::object();
   std::string mode = "min";
   if (spec.step()) {
-    options = Json::parse(spec.column_text(0), nullptr, false);
-    if (!options.is_object()) options = Json::object();
+    const Json sweep = sweep_of(Json::parse(spec.column_text(0), nullptr, false));
+    if (sweep.contains("scheduler") && sweep["scheduler"].is_object()) options = sweep["scheduler"];
     mode = spec.column_text(1);
   }
-  const std::string type = options.value("type", "fifo");
+  Statement state(db_, "SELECT value FROM experiment_state WHERE key = 'scheduler'");
+  const Json saved = state.step() ? Json::parse(state.column_text(0), nullptr, false) : Json();
+  const std::string type = scheduler_type(Json{{"scheduler", options}}, saved);
   // The scheduler ranks by its own mode when it sets one, else the experiment's.
   if (options.contains("mode") && options["mode"].is_string()) mode = options["mode"].get<std::string>();
   const double sign = mode == "max" ? 1.0 : -1.0;
   Json out = {{"type", type}, {"options", options}};
-
-  Statement state(db_, "SELECT value FROM experiment_state WHERE key = 'scheduler'");
-  const Json saved = state.step() ? Json::parse(state.column_text(0), nullptr, false) : Json();
   if (saved.is_object() && type == "asha") out["asha"] = asha_rungs(saved, options, sign);
   if (saved.is_object() && type == "hyperband") out["hyperband"] = hyperband_brackets(saved, sign);
 

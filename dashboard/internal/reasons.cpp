@@ -28,21 +28,26 @@ std::string display_name(const std::string& scheduler) {
 ReasonContext ReasonContext::load(const ExperimentDb& db) {
   ReasonContext out;
   sqlite3* handle = db.handle();
-  Statement spec(handle, "SELECT json_extract(spec, '$.scheduler.type') FROM experiment WHERE id = 1");
-  if (spec.step()) out.scheduler_ = spec.column_text(0);
-  if (out.scheduler_ == "asha") {
-    Statement state(handle, "SELECT value FROM experiment_state WHERE key = 'scheduler'");
-    if (state.step()) {
-      const Json saved = Json::parse(state.column_text(0), nullptr, false);
-      if (saved.is_object() && saved.contains("brackets") && saved.contains("trial_bracket")) {
-        for (const auto& [trial, b] : saved["trial_bracket"].items()) {
-          if (!b.is_number_unsigned() || b.get<size_t>() >= saved["brackets"].size()) continue;
-          std::vector<double> milestones;
-          for (const Json& rung : saved["brackets"][b.get<size_t>()]) {
-            milestones.push_back(rung.value("milestone", 0.0));
-          }
-          std::sort(milestones.begin(), milestones.end());
-          out.rungs_[trial] = milestones;
+  Statement spec(handle, "SELECT spec FROM experiment WHERE id = 1");
+  Statement state(handle, "SELECT value FROM experiment_state WHERE key = 'scheduler'");
+  const Json sweep = spec.step() ? sweep_of(Json::parse(spec.column_text(0), nullptr, false)) : Json::object();
+  const Json saved = state.step() ? Json::parse(state.column_text(0), nullptr, false) : Json();
+  out.scheduler_ = scheduler_type(sweep, saved);
+  // ASHA forgets a stopped trial's bracket but keeps its values in the rungs
+  // it reached: the highest of those is the one whose cut-off stopped it.
+  if (out.scheduler_ == "asha" && saved.is_object() && saved.contains("brackets") &&
+      saved["brackets"].is_array()) {
+    for (const Json& bracket : saved["brackets"]) {
+      std::vector<double> milestones;
+      for (const Json& rung : bracket) milestones.push_back(rung.value("milestone", 0.0));
+      std::sort(milestones.begin(), milestones.end());
+      for (const Json& rung : bracket) {
+        const double milestone = rung.value("milestone", 0.0);
+        const auto number = std::lower_bound(milestones.begin(), milestones.end(), milestone) -
+                            milestones.begin() + 1;
+        for (const Json& entry : rung.value("recorded", Json::array())) {
+          int64_t& highest = out.rungs_[entry.at(0).get<std::string>()];
+          highest = std::max<int64_t>(highest, number);
         }
       }
     }
@@ -67,12 +72,7 @@ std::string ReasonContext::describe(const std::string& trial_id, const std::stri
     const int64_t iteration = std::stoll(match[1].str());
     out = fmt::format("stopped by {} at iteration {}", display_name(scheduler_), iteration);
     if (auto it = rungs_.find(trial_id); it != rungs_.end()) {
-      // The highest rung the trial reached: the one whose cut-off stopped it.
-      const auto& m = it->second;
-      const auto reached = std::upper_bound(m.begin(), m.end(), static_cast<double>(iteration));
-      if (reached != m.begin()) {
-        out = fmt::format("stopped by ASHA at rung {} (iteration {})", reached - m.begin(), iteration);
-      }
+      out = fmt::format("stopped by ASHA at rung {} (iteration {})", it->second, iteration);
     }
   }
   if (auto it = last_exploit_.find(trial_id); it != last_exploit_.end()) {

@@ -6,7 +6,7 @@
 
 #include <map>
 #include <string>
-#include <vector>
+#include <cstdint>
 
 namespace tune::dashboard {
 class ExperimentDb;
@@ -25,7 +25,7 @@ class ReasonContext {
 
  private:
   std::string scheduler_;                               // "asha", "pbt", ...
-  std::map<std::string, std::vector<double>> rungs_;    // trial -> its bracket's milestones, ascending
+  std::map<std::string, int64_t> rungs_;                // trial -> highest ASHA rung reached (1: lowest)
   std::map<std::string, std::string> last_exploit_;     // recipient -> "exploited trial X at ..."
 };
 

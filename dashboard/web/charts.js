@@ -49,11 +49,13 @@ TR.canvas = (id, cls = 'chart') =>
 // stopped trial ends in a cross where the scheduler cut it.
 TR.curvesChart = function (canvas, curves, opts) {
   const rank = TR.ranker(curves.trials.map((t) => t.value[t.value.length - 1]), opts.mode);
+  // Cut short: stopped (or failed) before the longest trial's last iteration.
+  const longest = Math.max(0, ...curves.trials.map((t) => t.iteration[t.iteration.length - 1] || 0));
   const datasets = curves.trials.map((t) => {
     const best = t.trial_id === opts.best;
     const xs = opts.x === 'time' ? t.time : t.iteration;
     const n = t.value.length;
-    const cut = t.stopped || t.status === 'ERROR';
+    const cut = (t.stopped || t.status === 'ERROR') && t.iteration[n - 1] < longest;
     return {
       label: t.trial_id,
       data: t.value.map((v, i) => ({x: xs[i], y: v})),

@@ -28,7 +28,7 @@ TR.trialView = function (main, name, id) {
         TR.section('Checkpoints', t.checkpoints.length
           ? table(['iteration', 'created', 'source', 'path'], t.checkpoints.map((c) => [c.iteration, TR.when(c.created_at), c.source, c.path]), {id: 'trial-checkpoints'})
           : TR.el('p', {class: 'muted'}, 'no checkpoints')),
-        TR.section('Logs', t.logs.length ? t.logs.map((l) => TR.el('div', {}, TR.el('h3', {}, `rank_${l.rank}.log (tail)`), TR.el('pre', {class: 'log'}, l.tail)))
+        TR.section('Logs', t.logs.length ? t.logs.map((l) => TR.el('div', {}, TR.el('h3', {}, `rank_${l.rank}.log (tail)`), TR.el('pre', {class: 'log'}, l.tail || '(empty)')))
                                          : TR.el('p', {class: 'muted'}, TR.report ? 'logs are not part of the report' : 'no log files')));
       metrics.forEach((m, i) => TR.chart(document.getElementById('trial-metric-' + i), {
         type: 'line',

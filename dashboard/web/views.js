@@ -59,12 +59,16 @@ TR.experimentView = function (main, name) {
   const view = {
     version: TR.path(name) + 'version',
     async refresh() {
-      const [summary, trials, sched] = await Promise.all(
-        ['summary', 'trials', 'scheduler'].map((w) => TR.api(TR.path(name) + w)));
-      if (!state.metric || !summary.metrics.includes(state.metric)) state.metric = summary.metrics[0] || summary.metric;
-      const curves = state.metric ? await TR.api(TR.path(name) + 'curves?metric=' + TR.enc(state.metric)) : {trials: [], total: 0, metric: ''};
-      data = {summary, trials, sched, curves};
+      const curvesOf = (m) => (m ? TR.api(TR.path(name) + 'curves?metric=' + TR.enc(m)) : null);
+      // All at once: the curves of the metric shown so far (the first time, of the experiment's).
+      let [summary, trials, sched, curves] = await Promise.all(
+        [...['summary', 'trials', 'scheduler'].map((w) => TR.api(TR.path(name) + w)), curvesOf(state.metric)]);
+      data = {summary, trials, sched};
       view.drawOverview();
+      if (!state.metric || !summary.metrics.includes(state.metric) || !curves) {
+        state.metric = summary.metrics[0] || summary.metric;
+        curves = (await curvesOf(state.metric)) || {trials: [], total: 0, metric: ''};
+      }
       metricSelect.replaceChildren(...summary.metrics.map((m) => TR.el('option', {value: m, selected: m === state.metric}, m)));
       const mode = summary.mode, metric = summary.metric;
       curvesNote.textContent = curves.total > curves.trials.length
@@ -81,7 +85,9 @@ TR.experimentView = function (main, name) {
         state.finished = finished;
         const imp = await TR.api(TR.path(name) + 'importance');
         importanceNote.textContent = imp.params.length ? `${imp.method}, on ${imp.num_trials} finished trials` : imp.reason;
-        TR.importanceChart(document.getElementById('importance'), imp);
+        const canvas = document.getElementById('importance');
+        canvas.parentNode.hidden = !imp.params.length;
+        TR.importanceChart(canvas, imp);
       }
       scheduler.replaceChildren(TR.schedulerSection(sched, trials, goTrial) || '');
       view.drawTable();

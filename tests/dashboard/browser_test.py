@@ -24,6 +24,7 @@ import unittest
 try:
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 except ImportError as e:  # fail loudly: a skipped browser test hides a broken page
@@ -137,7 +138,12 @@ class DashboardTest(unittest.TestCase):
         shutil.rmtree(cls.tmp, ignore_errors=True)
 
     def wait(self, condition, timeout=20):
-        return WebDriverWait(self.driver, timeout, poll_frequency=0.05).until(lambda d: condition())
+        try:
+            return WebDriverWait(self.driver, timeout, poll_frequency=0.05).until(lambda d: condition())
+        except Exception:
+            self.shot("failed_" + self.id().split(".")[-1])
+            logs = self.driver.get_log("browser")
+            raise AssertionError(f"timed out at {self.driver.current_url}; browser log: {logs}")
 
     def js(self, script):
         return self.driver.execute_script(script)
@@ -145,6 +151,13 @@ class DashboardTest(unittest.TestCase):
     def datasets(self, canvas):
         return self.js(f"const c = Chart.getChart(document.getElementById('{canvas}'));"
                        " return c ? c.data.datasets.length : -1;")
+
+    def text(self, element_id):
+        """An element's text, read in one script: a live page redraws between two WebDriver calls."""
+        return self.js(f"const e = document.getElementById('{element_id}'); return e ? e.textContent : '';")
+
+    def count(self, selector):
+        return self.js(f"return document.querySelectorAll('{selector}').length;")
 
     def console_errors(self):
         return [e for e in self.driver.get_log("browser") if e["level"] == "SEVERE"]
@@ -155,25 +168,32 @@ class DashboardTest(unittest.TestCase):
     def check_experiment_page(self, name, db, prefix):
         trials = query(db, "SELECT trial_id FROM trials ORDER BY trial_index")
         n = len(trials)
-        self.wait(lambda: len(self.driver.find_elements(By.CSS_SELECTOR, "#trials tbody tr")) == n)
+        self.wait(lambda: self.count("#trials tbody tr") == n)
         self.wait(lambda: self.datasets("curves") == n and self.datasets("parallel") == n)
-        ids = [r.get_attribute("data-trial") for r in self.driver.find_elements(By.CSS_SELECTOR, "#trials tbody tr")]
+        ids = self.js("return [...document.querySelectorAll('#trials tbody tr')].map(r => r.dataset.trial);")
         self.assertEqual(sorted(ids), sorted(t[0] for t in trials))
         self.shot(f"{prefix}_{name}_experiment")
-        row = self.driver.find_elements(By.CSS_SELECTOR, "#trials tbody tr")[1]
-        trial_id = row.get_attribute("data-trial")
-        row.click()
+        for attempt in range(10):  # a running sweep redraws the table under the cursor
+            try:
+                row = self.driver.find_elements(By.CSS_SELECTOR, "#trials tbody tr")[1]
+                trial_id = row.get_attribute("data-trial")
+                row.click()
+                break
+            except StaleElementReferenceException:
+                time.sleep(0.05)
+        else:
+            self.fail("the trial table kept changing under every click")
         self.wait(lambda: "/trial/" in self.driver.current_url)
         self.wait(lambda: self.driver.find_elements(By.ID, "trial-config"))
-        self.assertIn(trial_id, self.driver.find_element(By.TAG_NAME, "h2").text)
-        self.wait(lambda: self.driver.find_elements(By.CSS_SELECTOR, "#trial-results tbody tr"))
+        self.wait(lambda: self.count("#trial-results tbody tr") > 0)
+        self.assertIn(trial_id, self.js("return document.querySelector('h2').textContent;"))
         self.shot(f"{prefix}_{name}_trial")
         self.assertEqual(self.console_errors(), [])
 
     def test_1_experiments_list(self):
         self.driver.get(self.url)
-        self.wait(lambda: len(self.driver.find_elements(By.CSS_SELECTOR, "#experiments tbody tr")) == 2)
-        text = self.driver.find_element(By.ID, "experiments").text
+        self.wait(lambda: self.count("#experiments tbody tr") == 2)
+        text = self.text("experiments")
         self.assertIn("asha", text)
         self.assertIn("RUNNING", text)
         self.shot("live_experiments")
@@ -187,22 +207,22 @@ class DashboardTest(unittest.TestCase):
         self.wait(lambda: self.driver.find_elements(By.CSS_SELECTOR, "#asha-table tbody tr"))
         stopped = query(db, "SELECT COUNT(*) FROM trials WHERE status_reason LIKE 'stopped by%'")[0][0]
         self.assertGreater(stopped, 0)
-        self.wait(lambda: "stopped by ASHA at rung" in self.driver.find_element(By.ID, "trials").text)
+        self.wait(lambda: "stopped by ASHA at rung" in self.text("trials"))
 
     def test_3_running_pbt_updates_live(self):
         self.assertIsNone(self.pbt.poll(), "the PBT sweep should still be running")
         self.driver.get(self.url + "#/exp/pbt")
-        self.wait(lambda: self.driver.find_element(By.ID, "num-results").text.isdigit())
+        self.wait(lambda: self.text("num-results").isdigit())
         self.wait(lambda: self.driver.find_elements(By.ID, "pbt-lineage"))
         self.shot("live_pbt_experiment")
         delays = []
         for _ in range(3):
-            shown = int(self.driver.find_element(By.ID, "num-results").text)
+            shown = int(self.text("num-results"))
             while query(self.pbt_db, "SELECT COUNT(*) FROM results")[0][0] <= shown:
                 time.sleep(0.02)
             written = time.time()  # a result the page does not show yet is in the database
             count = query(self.pbt_db, "SELECT COUNT(*) FROM results")[0][0]
-            self.wait(lambda: int(self.driver.find_element(By.ID, "num-results").text) >= count, timeout=10)
+            self.wait(lambda: int(self.text("num-results")) >= count, timeout=10)
             delays.append(time.time() - written)
         print(f"new result on the page after {', '.join(f'{d:.2f}' for d in delays)} s", file=sys.stderr)
         self.assertLess(max(delays), 2.0)
@@ -232,7 +252,7 @@ class DashboardTest(unittest.TestCase):
         self.assertIn("experiment.db", self.driver.find_element(By.ID, "error").text)
         self.shot("live_broken")
         self.driver.get(self.url + "#/")
-        self.wait(lambda: "broken" in self.driver.find_element(By.ID, "experiments").text)
+        self.wait(lambda: "broken" in self.text("experiments"))
         self.assertIsNone(self.server.poll(), "the server must survive a broken database")
         shutil.rmtree(broken)
 
@@ -242,4 +262,5 @@ if __name__ == "__main__":
     parser.add_argument("--tunerun", required=True)
     parser.add_argument("--out", required=True)
     ARGS, rest = parser.parse_known_args()
+    ARGS.out = os.path.abspath(ARGS.out)
     unittest.main(argv=[sys.argv[0], "-v"] + rest)

@@ -38,8 +38,8 @@ inline std::filesystem::path write_experiment(const std::filesystem::path& runs,
   store.put_experiment({.name = name,
                         .metric = "accuracy",
                         .mode = Mode::kMax,
-                        .spec = {{"param_space", {{"lr", {{"loguniform", {1e-4, 1e-1}}}}, {"layers", {{"randint", {1, 5}}}}}},
-                                 {"scheduler", {{"type", "asha"}, {"reduction_factor", 3}}}},
+                        .spec = {{"sweep", {{"param_space", {{"lr", {{"loguniform", {1e-4, 1e-1}}}}, {"layers", {{"randint", {1, 5}}}}}},
+                                            {"scheduler", {{"type", "asha"}, {"reduction_factor", 3}}}}}},
                         .created_at = 1000,
                         .status = "FINISHED"});
   Json saved_rungs = Json::array();
