@@ -47,8 +47,24 @@ std::filesystem::path Api::experiment_dir(const std::string& name) const {
   return options_.root / name;
 }
 
-Json Api::get(const std::string& path, const Query& query) {
-  if (path == "experiments") return experiments();
+Json Api::get(const std::string& path, const Query& query) { return answer(path, query)->json; }
+
+std::shared_ptr<const std::string> Api::get_text(const std::string& path, const Query& query) {
+  auto a = answer(path, query);
+  std::call_once(a->dumped, [&] {
+    // Metrics and logs are user data: invalid UTF-8 is replaced, never thrown on.
+    a->text = std::make_shared<const std::string>(a->json.dump(-1, ' ', false, Json::error_handler_t::replace));
+  });
+  return a->text;
+}
+
+std::shared_ptr<Api::Answer> Api::answer(const std::string& path, const Query& query) {
+  auto uncached = [](Json json) {
+    auto a = std::make_shared<Answer>();
+    a->json = std::move(json);
+    return a;
+  };
+  if (path == "experiments") return uncached(experiments());
   if (path == "version") {
     std::string all;
     for (const auto& name : experiment_names()) {
@@ -58,7 +74,7 @@ Json Api::get(const std::string& path, const Query& query) {
         all += name + ":error;";
       }
     }
-    return {{"fingerprint", all}};
+    return uncached({{"fingerprint", all}});
   }
   if (path.starts_with("exp/")) {
     const size_t slash = path.find('/', 4);
@@ -73,7 +89,8 @@ Json Api::experiments() {
   Json out = Json::array();
   for (const auto& name : experiment_names()) {
     try {
-      const Json s = experiment(name, "summary", {});
+      const auto summary = experiment(name, "summary", {});
+      const Json& s = summary->json;
       out.push_back({{"name", name},
                      {"status", s["status"]},
                      {"metric", s["metric"]},
@@ -94,39 +111,47 @@ Json Api::experiments() {
   return out;
 }
 
-Json Api::experiment(const std::string& name, const std::string& what, const Query& query) {
+std::shared_ptr<Api::Answer> Api::experiment(const std::string& name, const std::string& what,
+                                             const Query& query) {
   const ExperimentDb db = ExperimentDb::open(experiment_dir(name));
   const std::string fingerprint = db.fingerprint();
-  if (what == "version") return {{"fingerprint", fingerprint}};
-  if (what.starts_with("trial/")) return db.trial(what.substr(6), options_.limits);
+  auto fresh = std::make_shared<Answer>();
+  if (what == "version") {
+    fresh->json = {{"fingerprint", fingerprint}};
+    return fresh;
+  }
+  if (what.starts_with("trial/")) {
+    fresh->json = db.trial(what.substr(6), options_.limits);
+    return fresh;
+  }
 
   const std::string key = name + "/" + what + query_string(query);
   {
     std::lock_guard lock(mutex_);
-    if (auto it = cache_.find(key); it != cache_.end() && it->second.fingerprint == fingerprint) {
-      return it->second.answer;
+    if (auto it = cache_.find(key); it != cache_.end() && it->second->fingerprint == fingerprint) {
+      return it->second;
     }
   }
-  Json answer;
   if (what == "summary") {
-    answer = db.summary();
+    fresh->json = db.summary();
   } else if (what == "trials") {
-    answer = db.trials();
+    fresh->json = db.trials();
   } else if (what == "scheduler") {
-    answer = db.scheduler();
+    fresh->json = db.scheduler();
   } else if (what == "curves") {
     auto metric = query.find("metric");
-    answer = db.curves(metric != query.end() ? metric->second : db.objective().first, options_.limits);
+    fresh->json =
+        db.curves(metric != query.end() ? metric->second : db.objective().first, options_.limits);
   } else if (what == "importance") {
-    const Json summary = experiment(name, "summary", {});
-    answer = importance(db.trial_points(), summary["params"], db.objective().first,
-                        options_.importance);
+    const Json params = experiment(name, "summary", {})->json["params"];
+    fresh->json = importance(db.trial_points(), params, db.objective().first, options_.importance);
   } else {
     throw NotFound(fmt::format("no API path 'exp/{}/{}'", name, what));
   }
+  fresh->fingerprint = fingerprint;
   std::lock_guard lock(mutex_);
-  cache_[key] = {fingerprint, answer};
-  return answer;
+  cache_[key] = fresh;
+  return fresh;
 }
 
 }  // namespace tune::dashboard

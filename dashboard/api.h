@@ -20,6 +20,7 @@
 
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -45,23 +46,32 @@ class Api {
   // Answers `path` (see above). Throws NotFound for an unknown path,
   // experiment or trial, StorageError for a database that cannot be read.
   Json get(const std::string& path, const Query& query = {});
+  // The same answer as JSON text, cached with it: a 10,000-trial table is
+  // megabytes, serialised once per change rather than once per request.
+  std::shared_ptr<const std::string> get_text(const std::string& path, const Query& query = {});
 
   // The experiments under root by name, sorted. Re-read on every call: a new
   // sweep appears without restarting the server.
   std::vector<std::string> experiment_names() const;
 
  private:
+  // One answer, shared by the cache and the requests that read it.
+  struct Answer {
+    std::string fingerprint;  // of the experiment when it was computed; empty: not cached
+    Json json;
+    std::once_flag dumped;
+    std::shared_ptr<const std::string> text;  // json.dump(), made on the first get_text
+  };
+
   std::filesystem::path experiment_dir(const std::string& name) const;  // throws NotFound
+  std::shared_ptr<Answer> answer(const std::string& path, const Query& query);
+  std::shared_ptr<Answer> experiment(const std::string& name, const std::string& what,
+                                     const Query& query);
   Json experiments();
-  Json experiment(const std::string& name, const std::string& what, const Query& query);
 
   ApiOptions options_;
-  std::mutex mutex_;  // guards cache_
-  struct Cached {
-    std::string fingerprint;
-    Json answer;
-  };
-  std::map<std::string, Cached> cache_;  // "NAME/what?query" -> answer
+  std::mutex mutex_;                                      // guards cache_
+  std::map<std::string, std::shared_ptr<Answer>> cache_;  // "NAME/what?query" -> answer
 };
 
 }  // namespace tune::dashboard

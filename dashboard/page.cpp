@@ -7,6 +7,8 @@
 namespace tune::dashboard {
 namespace {
 
+// The types keep cpp-httplib from Brotli-compressing Chart.js on every request
+// (see server.cpp).
 struct Named {
   const char* name;
   const std::string_view* text;
@@ -15,13 +17,13 @@ struct Named {
 
 // In the order the page loads them: Chart.js, then the page's own modules.
 const std::array<Named, 8> kAssets = {{
-    {"chart.js", &assets::chart_js, "text/javascript; charset=utf-8"},
-    {"util.js", &assets::util_js, "text/javascript; charset=utf-8"},
-    {"charts.js", &assets::charts_js, "text/javascript; charset=utf-8"},
-    {"scheduler.js", &assets::scheduler_js, "text/javascript; charset=utf-8"},
-    {"trial.js", &assets::trial_js, "text/javascript; charset=utf-8"},
-    {"views.js", &assets::views_js, "text/javascript; charset=utf-8"},
-    {"app.js", &assets::app_js, "text/javascript; charset=utf-8"},
+    {"chart.js", &assets::chart_js, "application/javascript; charset=utf-8"},
+    {"util.js", &assets::util_js, "application/javascript; charset=utf-8"},
+    {"charts.js", &assets::charts_js, "application/javascript; charset=utf-8"},
+    {"scheduler.js", &assets::scheduler_js, "application/javascript; charset=utf-8"},
+    {"trial.js", &assets::trial_js, "application/javascript; charset=utf-8"},
+    {"views.js", &assets::views_js, "application/javascript; charset=utf-8"},
+    {"app.js", &assets::app_js, "application/javascript; charset=utf-8"},
     {"style.css", &assets::style_css, "text/css; charset=utf-8"},
 }};
 

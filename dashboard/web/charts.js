@@ -51,22 +51,27 @@ TR.curvesChart = function (canvas, curves, opts) {
   const rank = TR.ranker(curves.trials.map((t) => t.value[t.value.length - 1]), opts.mode);
   // Cut short: stopped (or failed) before the longest trial's last iteration.
   const longest = Math.max(0, ...curves.trials.map((t) => t.iteration[t.iteration.length - 1] || 0));
+  // Per-point options are slow in Chart.js: the lines share theirs, and the
+  // cuts are one extra scatter series (no `trial`: not a trial's curve).
+  const cuts = [];
   const datasets = curves.trials.map((t) => {
     const best = t.trial_id === opts.best;
     const xs = opts.x === 'time' ? t.time : t.iteration;
     const n = t.value.length;
-    const cut = (t.stopped || t.status === 'ERROR') && t.iteration[n - 1] < longest;
+    if ((t.stopped || t.status === 'ERROR') && t.iteration[n - 1] < longest) cuts.push({x: xs[n - 1], y: t.value[n - 1], id: t.trial_id});
     return {
       label: t.trial_id,
+      trial: t.trial_id,
       data: t.value.map((v, i) => ({x: xs[i], y: v})),
       borderColor: best ? 'rgb(220,40,40)' : TR.colour(rank(t.value[n - 1]), 0.75),
       borderWidth: best ? 3 : 1.2,
       order: best ? 0 : 1,
-      pointRadius: t.value.map((_, i) => (i === n - 1 && cut ? 5 : 0)),
-      pointStyle: 'crossRot',
-      pointBorderWidth: 2,
+      pointRadius: 0,
+      spanGaps: true,
     };
   });
+  datasets.push({label: 'stopped', type: 'scatter', data: cuts, pointStyle: 'crossRot', pointRadius: 5,
+                 pointBorderWidth: 2, borderColor: 'rgba(200,30,30,0.9)', order: -1});
   return TR.chart(canvas, {
     type: 'line',
     data: {datasets},
@@ -74,19 +79,21 @@ TR.curvesChart = function (canvas, curves, opts) {
       parsing: false,
       normalized: true,
       interaction: {mode: 'nearest', intersect: false},
-      plugins: {legend: {display: false}, tooltip: {callbacks: {label: (c) => `${c.dataset.label}: ${TR.num(c.parsed.y)}`}}},
+      plugins: {legend: {display: false}, tooltip: {callbacks: {label: (c) => `${c.raw.id ? c.raw.id + " stopped" : c.dataset.label}: ${TR.num(c.parsed.y)}`}}},
       scales: {
         x: {type: 'linear', title: {display: true, text: opts.x === 'time' ? 'time_total_s' : 'training_iteration'}},
         y: {type: opts.logY ? 'logarithmic' : 'linear', title: {display: true, text: curves.metric}},
       },
-      onClick: (e, items) => items.length && opts.onTrial(datasets[items[0].datasetIndex].label),
+      onClick: (e, items) => items.length && datasets[items[0].datasetIndex].trial && opts.onTrial(datasets[items[0].datasetIndex].trial),
     },
   });
 };
 
 // Parallel coordinates: one axis per parameter and one for the metric, each
 // scaled to [0, 1] (log10 for log domains, category index for choices); one
-// line per trial, coloured by its metric.
+// line per trial, coloured by its metric. Drawn straight on the canvas, not
+// with Chart.js, whose cost per dataset makes 10,000 trials take seconds;
+// canvas.dataset.lines says how many lines it drew.
 TR.parallelChart = function (canvas, trials, params, metric, mode, onTrial) {
   const axes = params.map((p) => ({name: p.name, log: p.log, get: (t) => t.config[p.name]}));
   axes.push({name: metric, log: false, get: (t) => (t.metrics ? t.metrics[metric] : undefined)});
@@ -94,32 +101,84 @@ TR.parallelChart = function (canvas, trials, params, metric, mode, onTrial) {
     const raw = trials.map(a.get).filter((v) => v !== undefined && v !== null);
     if (raw.every((v) => typeof v === 'number')) {
       const f = (v) => (a.log && v > 0 ? Math.log10(v) : v);
-      const lo = Math.min(...raw.map(f)), hi = Math.max(...raw.map(f));
-      const label = `${a.name}${a.log ? ' (log)' : ''} [${TR.num(Math.min(...raw))}, ${TR.num(Math.max(...raw))}]`;
-      return {label, at: (v) => (typeof v === 'number' ? (hi > lo ? (f(v) - lo) / (hi - lo) : 0.5) : null)};
+      let lo = Infinity, hi = -Infinity, min = Infinity, max = -Infinity;
+      for (const v of raw) lo = Math.min(lo, f(v)), hi = Math.max(hi, f(v)), min = Math.min(min, v), max = Math.max(max, v);
+      return {name: a.name + (a.log ? ' (log)' : ''), range: raw.length ? `${TR.num(min)} … ${TR.num(max)}` : '',
+              at: (v) => (typeof v === 'number' ? (hi > lo ? (f(v) - lo) / (hi - lo) : 0.5) : null)};
     }
     const cats = [...new Set(raw.map((v) => JSON.stringify(v)))].sort();
-    return {label: `${a.name} {${cats.join(', ')}}`, at: (v) => (v === undefined ? null : (cats.indexOf(JSON.stringify(v)) + 0.5) / cats.length)};
+    return {name: a.name, range: cats.join(' · '), at: (v) => (v === undefined ? null : (cats.indexOf(JSON.stringify(v)) + 0.5) / cats.length)};
   });
   const rank = TR.ranker(trials.map((t) => (t.metrics ? t.metrics[metric] : null)), mode);
-  const datasets = trials.map((t) => ({
-    label: t.trial_id,
-    data: axes.map((a, i) => scales[i].at(a.get(t))),
-    borderColor: TR.colour(rank(t.metrics ? t.metrics[metric] : null), 0.7),
-    borderWidth: 1.2,
-    pointRadius: 0,
-    spanGaps: false,
-  }));
-  return TR.chart(canvas, {
-    type: 'line',
-    data: {labels: scales.map((s) => s.label), datasets},
-    options: {
-      plugins: {legend: {display: false}, tooltip: {enabled: trials.length <= 500, callbacks: {label: (c) => c.dataset.label}}},
-      interaction: {mode: 'nearest', intersect: false},
-      scales: {y: {min: 0, max: 1, ticks: {display: false}}, x: {grid: {color: '#888'}}},
-      onClick: (e, items) => items.length && onTrial(datasets[items[0].datasetIndex].label),
-    },
+  const lines = trials.map((t) => {
+    const r = rank(t.metrics ? t.metrics[metric] : null);
+    return {id: t.trial_id, r, ys: axes.map((a, i) => scales[i].at(a.get(t))), colour: TR.colour(r, 0.65)};
   });
+  lines.sort((a, b) => (a.r ?? -1) - (b.r ?? -1));  // the best drawn last, on top
+  const pad = {left: 30, right: 30, top: 10, bottom: 36};
+  let X, Y;
+  canvas.draw = function () {
+    const box = canvas.parentNode.getBoundingClientRect(), dpr = window.devicePixelRatio || 1;
+    canvas.width = box.width * dpr;
+    canvas.height = box.height * dpr;
+    canvas.style.width = box.width + 'px';
+    canvas.style.height = box.height + 'px';
+    const ctx = canvas.getContext('2d');
+    ctx.scale(dpr, dpr);
+    const w = box.width - pad.left - pad.right, h = box.height - pad.top - pad.bottom;
+    X = (i) => pad.left + (axes.length > 1 ? (i * w) / (axes.length - 1) : w / 2);
+    Y = (v) => pad.top + (1 - v) * h;
+    ctx.lineWidth = 1;
+    for (const line of lines) {
+      ctx.strokeStyle = line.colour;
+      ctx.beginPath();
+      let pen = false;
+      line.ys.forEach((v, i) => {
+        if (v === null) return void (pen = false);
+        pen ? ctx.lineTo(X(i), Y(v)) : ctx.moveTo(X(i), Y(v));
+        pen = true;
+      });
+      ctx.stroke();
+    }
+    ctx.strokeStyle = '#555';
+    ctx.fillStyle = '#333';
+    ctx.font = '11px system-ui, sans-serif';
+    scales.forEach((s, i) => {
+      ctx.beginPath();
+      ctx.moveTo(X(i), Y(1));
+      ctx.lineTo(X(i), Y(0));
+      ctx.stroke();
+      ctx.textAlign = i === 0 ? 'left' : i === scales.length - 1 ? 'right' : 'center';
+      const x = X(i) + (i === 0 ? -pad.left + 2 : i === scales.length - 1 ? pad.right - 2 : 0);
+      ctx.fillText(s.name, x, Y(0) + 14);
+      ctx.fillStyle = '#777';
+      ctx.fillText(s.range, x, Y(0) + 27);
+      ctx.fillStyle = '#333';
+    });
+  };
+  canvas.dataset.lines = String(lines.length);
+  canvas.draw();
+  if (!canvas.observer) {
+    // Redraw on a change of width only: drawing must not feed back into layout.
+    canvas.observer = new ResizeObserver(() => canvas.width !== Math.round(canvas.parentNode.getBoundingClientRect().width * (window.devicePixelRatio || 1)) && canvas.draw());
+    canvas.observer.observe(canvas.parentNode);
+    // A click opens the trial whose line passes nearest, within 6 pixels.
+    canvas.addEventListener('click', (e) => {
+      const rect = canvas.getBoundingClientRect(), x = e.clientX - rect.left, y = e.clientY - rect.top;
+      let best = null, dist = 6;
+      for (const line of canvas.lines) {
+        for (let i = 0; i + 1 < line.ys.length; i++) {
+          if (x < X(i) || x > X(i + 1) || line.ys[i] === null || line.ys[i + 1] === null) continue;
+          const f = (x - X(i)) / (X(i + 1) - X(i));
+          const d = Math.abs(Y(line.ys[i] + f * (line.ys[i + 1] - line.ys[i])) - y);
+          if (d < dist) dist = d, best = line.id;
+        }
+      }
+      if (best) canvas.onTrial(best);
+    });
+  }
+  canvas.lines = lines;
+  canvas.onTrial = onTrial;
 };
 
 // Slice plot: the metric against one parameter, one point per trial.
@@ -131,6 +190,8 @@ TR.sliceChart = function (canvas, trials, param, metric) {
     type: 'scatter',
     data: {datasets: [{data: points, pointRadius: 3, backgroundColor: 'rgba(40,90,200,0.6)'}]},
     options: {
+      parsing: false,
+      normalized: true,
       plugins: {legend: {display: false}, title: {display: true, text: param.name + (param.log ? ' (log axis)' : '')},
                 tooltip: {callbacks: {label: (c) => `${points[c.dataIndex].id}: ${TR.num(c.parsed.y)}`}}},
       scales: {x: {type: param.log ? 'logarithmic' : 'linear'}, y: {title: {display: true, text: metric}}},
@@ -155,7 +216,7 @@ TR.historyChart = function (canvas, trials, metric, mode) {
       {label: 'trial', data: points, pointRadius: 3, backgroundColor: 'rgba(40,90,200,0.6)'},
       {label: 'best so far', data: best, type: 'line', stepped: true, borderColor: 'rgb(220,40,40)', pointRadius: 0},
     ]},
-    options: {scales: {x: {title: {display: true, text: 'trial index'}}, y: {title: {display: true, text: metric}}}},
+    options: {parsing: false, normalized: true, scales: {x: {title: {display: true, text: 'trial index'}}, y: {title: {display: true, text: metric}}}},
   });
 };
 

@@ -69,6 +69,7 @@ TR.experimentView = function (main, name) {
         state.metric = summary.metrics[0] || summary.metric;
         curves = (await curvesOf(state.metric)) || {trials: [], total: 0, metric: ''};
       }
+      view.drawTable();
       metricSelect.replaceChildren(...summary.metrics.map((m) => TR.el('option', {value: m, selected: m === state.metric}, m)));
       const mode = summary.mode, metric = summary.metric;
       curvesNote.textContent = curves.total > curves.trials.length
@@ -76,10 +77,12 @@ TR.experimentView = function (main, name) {
         : `${curves.trials.length} trials; a cross marks where a scheduler stopped a trial`;
       TR.curvesChart(document.getElementById('curves'), curves,
                      {x: state.x, logY: state.logY, mode: state.metric === metric ? mode : 'max', best: summary.best && summary.best.trial_id, onTrial: goTrial});
-      const pc = trials.length > 2000 ? [...trials].filter((t) => t.metrics).sort((a, b) => (mode === 'max' ? -1 : 1) * ((a.metrics[metric] ?? Infinity) - (b.metrics[metric] ?? Infinity))).slice(0, 2000) : trials;
-      TR.parallelChart(document.getElementById('parallel'), pc, summary.params, metric, mode, goTrial);
+      TR.parallelChart(document.getElementById('parallel'), trials, summary.params, metric, mode, goTrial);
+      // The rest after a frame: the table and the main charts show first.
+      await new Promise((resolve) => setTimeout(resolve, 0));
       TR.historyChart(document.getElementById('history'), trials, metric, mode);
       view.drawSlices(summary.params.filter((p) => p.numeric), trials, metric);
+      scheduler.replaceChildren(TR.schedulerSection(sched, trials, goTrial) || '');
       const finished = summary.counts.TERMINATED || 0;
       if (finished !== state.finished) {
         state.finished = finished;
@@ -89,8 +92,6 @@ TR.experimentView = function (main, name) {
         canvas.parentNode.hidden = !imp.params.length;
         TR.importanceChart(canvas, imp);
       }
-      scheduler.replaceChildren(TR.schedulerSection(sched, trials, goTrial) || '');
-      view.drawTable();
     },
     drawOverview() {
       const s = data.summary;

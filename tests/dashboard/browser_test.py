@@ -148,9 +148,12 @@ class DashboardTest(unittest.TestCase):
     def js(self, script):
         return self.driver.execute_script(script)
 
+    def parallel_lines(self):
+        return int(self.js("const c = document.getElementById('parallel'); return c ? c.dataset.lines || -1 : -1;"))
+
     def datasets(self, canvas):
         return self.js(f"const c = Chart.getChart(document.getElementById('{canvas}'));"
-                       " return c ? c.data.datasets.length : -1;")
+                       " return c ? c.data.datasets.filter((d) => d.trial).length : -1;")
 
     def text(self, element_id):
         """An element's text, read in one script: a live page redraws between two WebDriver calls."""
@@ -169,7 +172,7 @@ class DashboardTest(unittest.TestCase):
         trials = query(db, "SELECT trial_id FROM trials ORDER BY trial_index")
         n = len(trials)
         self.wait(lambda: self.count("#trials tbody tr") == n)
-        self.wait(lambda: self.datasets("curves") == n and self.datasets("parallel") == n)
+        self.wait(lambda: self.datasets("curves") == n and self.parallel_lines() == n)
         ids = self.js("return [...document.querySelectorAll('#trials tbody tr')].map(r => r.dataset.trial);")
         self.assertEqual(sorted(ids), sorted(t[0] for t in trials))
         self.shot(f"{prefix}_{name}_experiment")
