@@ -46,8 +46,9 @@ ReasonContext ReasonContext::load(const ExperimentDb& db) {
         const auto number = std::lower_bound(milestones.begin(), milestones.end(), milestone) -
                             milestones.begin() + 1;
         for (const Json& entry : rung.value("recorded", Json::array())) {
-          int64_t& highest = out.rungs_[entry.at(0).get<std::string>()];
-          highest = std::max<int64_t>(highest, number);
+          Rung& reached = out.rungs_[entry.at(0).get<std::string>()];
+          reached.number = std::max<int64_t>(reached.number, number);
+          reached.max_t = milestones.empty() ? 0 : milestones.back();
         }
       }
     }
@@ -72,7 +73,10 @@ std::string ReasonContext::describe(const std::string& trial_id, const std::stri
     const int64_t iteration = std::stoll(match[1].str());
     out = fmt::format("stopped by {} at iteration {}", display_name(scheduler_), iteration);
     if (auto it = rungs_.find(trial_id); it != rungs_.end()) {
-      out = fmt::format("stopped by ASHA at rung {} (iteration {})", it->second, iteration);
+      // At max_t ASHA ends every trial (stop_last_trials): not a cut.
+      out = static_cast<double>(iteration) >= it->second.max_t
+                ? fmt::format("stopped by ASHA at max_t (iteration {})", iteration)
+                : fmt::format("stopped by ASHA at rung {} (iteration {})", it->second.number, iteration);
     }
   }
   if (auto it = last_exploit_.find(trial_id); it != last_exploit_.end()) {

@@ -25,7 +25,11 @@ class ReasonContext {
 
  private:
   std::string scheduler_;                               // "asha", "pbt", ...
-  std::map<std::string, int64_t> rungs_;                // trial -> highest ASHA rung reached (1: lowest)
+  struct Rung {
+    int64_t number = 0;  // the highest ASHA rung the trial was recorded at, 1: the lowest
+    double max_t = 0;    // its bracket's top milestone
+  };
+  std::map<std::string, Rung> rungs_;
   std::map<std::string, std::string> last_exploit_;     // recipient -> "exploited trial X at ..."
 };
 

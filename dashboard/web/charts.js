@@ -191,7 +191,6 @@ TR.sliceChart = function (canvas, trials, param, metric) {
     data: {datasets: [{data: points, pointRadius: 3, backgroundColor: 'rgba(40,90,200,0.6)'}]},
     options: {
       parsing: false,
-      normalized: true,
       plugins: {legend: {display: false}, title: {display: true, text: param.name + (param.log ? ' (log axis)' : '')},
                 tooltip: {callbacks: {label: (c) => `${points[c.dataIndex].id}: ${TR.num(c.parsed.y)}`}}},
       scales: {x: {type: param.log ? 'logarithmic' : 'linear'}, y: {title: {display: true, text: metric}}},
