@@ -53,7 +53,8 @@ std::shared_ptr<const std::string> Api::get_text(const std::string& path, const 
   auto a = answer(path, query);
   std::call_once(a->dumped, [&] {
     // Metrics and logs are user data: invalid UTF-8 is replaced, never thrown on.
-    a->text = std::make_shared<const std::string>(a->json.dump(-1, ' ', false, Json::error_handler_t::replace));
+    a->text = std::make_shared<const std::string>(
+        a->json.dump(-1, ' ', false, Json::error_handler_t::replace));
   });
   return a->text;
 }

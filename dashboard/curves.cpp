@@ -35,7 +35,8 @@ std::string tail_of(const std::filesystem::path& file, size_t bytes) {
   std::ifstream in(file, std::ios::binary | std::ios::ate);
   if (!in) return "";
   const std::streamoff size = in.tellg();
-  const std::streamoff start = std::max<std::streamoff>(0, size - static_cast<std::streamoff>(bytes));
+  const std::streamoff start =
+      std::max<std::streamoff>(0, size - static_cast<std::streamoff>(bytes));
   in.seekg(start);
   std::string text(static_cast<size_t>(size - start), '\0');
   in.read(text.data(), static_cast<std::streamsize>(text.size()));
@@ -106,10 +107,11 @@ Json ExperimentDb::curves(const std::string& metric, const QueryLimits& limits) 
 }
 
 Json ExperimentDb::trial(const std::string& trial_id, const QueryLimits& limits) const {
-  Statement row(db_,
-                "SELECT trial_index, config, status, IFNULL(status_reason, ''), IFNULL(trial_dir, ''),"
-                " created_at, started_at, finished_at, last_iteration, num_failures, IFNULL(error, '')"
-                " FROM trials WHERE trial_id = ?1");
+  Statement row(
+      db_,
+      "SELECT trial_index, config, status, IFNULL(status_reason, ''), IFNULL(trial_dir, ''),"
+      " created_at, started_at, finished_at, last_iteration, num_failures, IFNULL(error, '')"
+      " FROM trials WHERE trial_id = ?1");
   row.bind(1, trial_id);
   if (!row.step()) throw NotFound(fmt::format("no trial {} in {}", trial_id, path_.string()));
   const std::string status = row.column_text(2);
@@ -170,7 +172,8 @@ Json ExperimentDb::trial(const std::string& trial_id, const QueryLimits& limits)
   // Only files the controller names rank_N.log inside the trial's own directory.
   out["logs"] = Json::array();
   for (int rank = 0; !dir.empty() && rank < 64; ++rank) {
-    const std::filesystem::path file = std::filesystem::path(dir) / fmt::format("rank_{}.log", rank);
+    const std::filesystem::path file =
+        std::filesystem::path(dir) / fmt::format("rank_{}.log", rank);
     std::error_code error;
     if (!std::filesystem::is_regular_file(file, error)) break;
     out["logs"].push_back({{"rank", rank}, {"tail", tail_of(file, limits.log_tail_bytes)}});

@@ -40,7 +40,8 @@ bool is_log_domain(const Json& node) {
          kind == "qlograndint";
 }
 
-void collect_log_params(const Json& space, const std::string& prefix, std::map<std::string, bool>& out) {
+void collect_log_params(const Json& space, const std::string& prefix,
+                        std::map<std::string, bool>& out) {
   if (!space.is_object()) return;
   for (const auto& [key, node] : space.items()) {
     const std::string name = prefix.empty() ? key : prefix + "." + key;
@@ -111,7 +112,8 @@ ExperimentDb ExperimentDb::open(const std::filesystem::path& dir) {
     throw StorageError(fmt::format("{}: schema version {} is newer than this tunerun ({})",
                                    file.string(), v, storage::kSchemaVersion));
   }
-  if (v == 0) throw StorageError(fmt::format("{}: not a tunerun experiment database", file.string()));
+  if (v == 0)
+    throw StorageError(fmt::format("{}: not a tunerun experiment database", file.string()));
   return out;
 }
 
@@ -160,13 +162,14 @@ Json ExperimentDb::summary() const {
                 " FROM experiment WHERE id = 1");
   if (!row.step()) throw StorageError(fmt::format("{}: holds no experiment yet", path_.string()));
   Json spec = parse_or_null(row.column_text(3));
-  Json out = {{"name", row.column_text(0)},      {"metric", row.column_text(1)},
-              {"mode", row.column_text(2)},      {"created_at", row.column_double(4)},
-              {"status", row.column_text(5)},    {"updated_at", row.column_double(6)},
+  Json out = {{"name", row.column_text(0)},   {"metric", row.column_text(1)},
+              {"mode", row.column_text(2)},   {"created_at", row.column_double(4)},
+              {"status", row.column_text(5)}, {"updated_at", row.column_double(6)},
               {"fingerprint", fingerprint()}};
   const Json sweep = sweep_of(spec);
   Statement state(db_, "SELECT value FROM experiment_state WHERE key = 'scheduler'");
-  out["scheduler"] = scheduler_type(sweep, state.step() ? parse_or_null(state.column_text(0)) : Json());
+  out["scheduler"] =
+      scheduler_type(sweep, state.step() ? parse_or_null(state.column_text(0)) : Json());
   out["sweep"] = sweep;
 
   Json counts = Json::object();
@@ -193,7 +196,8 @@ Json ExperimentDb::summary() const {
   for (TrialPoint& p : trial_points()) {
     for (const auto& [key, v] : p.config.items()) values[key].push_back(v);
     if (!p.last_metrics.is_object()) continue;
-    for (const auto& [key, v] : p.last_metrics.items()) metrics[key] = metrics[key] || v.is_number();
+    for (const auto& [key, v] : p.last_metrics.items())
+      metrics[key] = metrics[key] || v.is_number();
     if (metric.empty() || !p.last_metrics.contains(metric)) continue;
     const Json& v = p.last_metrics[metric];
     if (!v.is_number()) continue;
@@ -202,9 +206,11 @@ Json ExperimentDb::summary() const {
   }
   Json params = Json::array();
   for (auto& [name, vs] : values) {
-    const bool varies = std::any_of(vs.begin(), vs.end(), [&](const Json& v) { return v != vs[0]; });
+    const bool varies =
+        std::any_of(vs.begin(), vs.end(), [&](const Json& v) { return v != vs[0]; });
     if (!varies && !log_params.contains(name)) continue;
-    const bool numeric = std::all_of(vs.begin(), vs.end(), [](const Json& v) { return v.is_number(); });
+    const bool numeric =
+        std::all_of(vs.begin(), vs.end(), [](const Json& v) { return v.is_number(); });
     params.push_back({{"name", name}, {"log", log_params.contains(name)}, {"numeric", numeric}});
   }
   out["params"] = params;
@@ -225,14 +231,15 @@ Json ExperimentDb::summary() const {
 
 Json ExperimentDb::trials() const {
   const internal::ReasonContext reasons = internal::ReasonContext::load(*this);
-  Statement query(db_,
-                  "SELECT t.trial_id, t.trial_index, t.config, t.status, IFNULL(t.status_reason, ''),"
-                  " t.last_iteration, t.created_at, t.started_at, t.finished_at, t.num_failures,"
-                  " IFNULL(t.error, ''), r.metrics, r.time_total_s, r.training_iteration"
-                  " FROM trials AS t LEFT JOIN results AS r ON r.trial_id = t.trial_id AND"
-                  " r.training_iteration ="
-                  " (SELECT MAX(training_iteration) FROM results WHERE trial_id = t.trial_id)"
-                  " ORDER BY t.trial_index");
+  Statement query(
+      db_,
+      "SELECT t.trial_id, t.trial_index, t.config, t.status, IFNULL(t.status_reason, ''),"
+      " t.last_iteration, t.created_at, t.started_at, t.finished_at, t.num_failures,"
+      " IFNULL(t.error, ''), r.metrics, r.time_total_s, r.training_iteration"
+      " FROM trials AS t LEFT JOIN results AS r ON r.trial_id = t.trial_id AND"
+      " r.training_iteration ="
+      " (SELECT MAX(training_iteration) FROM results WHERE trial_id = t.trial_id)"
+      " ORDER BY t.trial_index");
   Json out = Json::array();
   while (query.step()) {
     const std::string id = query.column_text(0);

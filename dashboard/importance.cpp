@@ -26,7 +26,9 @@ class ImpurityTree {
 
  private:
   // Sum of squared deviations from the mean: n * variance, the weighted impurity.
-  static double sse(double sum, double sum_sq, double n) { return n > 0 ? sum_sq - sum * sum / n : 0; }
+  static double sse(double sum, double sum_sq, double n) {
+    return n > 0 ? sum_sq - sum * sum / n : 0;
+  }
 
   void split(std::vector<Eigen::Index>& rows, int depth) {
     const auto n = static_cast<double>(rows.size());
@@ -78,8 +80,10 @@ double encode(const Json& v, bool log, std::map<std::string, double>& categories
 
 Json importance(const std::vector<TrialPoint>& trials, const Json& params,
                 const std::string& metric, const ImportanceOptions& options) {
-  Json out = {{"metric", metric}, {"params", Json::array()}, {"method",
-              "random-forest mean decrease in impurity (as Optuna's default evaluator)"}};
+  Json out = {
+      {"metric", metric},
+      {"params", Json::array()},
+      {"method", "random-forest mean decrease in impurity (as Optuna's default evaluator)"}};
   std::vector<const TrialPoint*> usable;
   for (const TrialPoint& t : trials) {
     if (t.status != "TERMINATED" || !t.last_metrics.is_object()) continue;
@@ -93,8 +97,9 @@ Json importance(const std::vector<TrialPoint>& trials, const Json& params,
   }
   out["num_trials"] = usable.size();
   if (metric.empty() || params.empty() || usable.size() < options.min_trials) {
-    out["reason"] = fmt::format("needs at least {} finished trials with a value of '{}' ({} so far)",
-                                options.min_trials, metric, usable.size());
+    out["reason"] =
+        fmt::format("needs at least {} finished trials with a value of '{}' ({} so far)",
+                    options.min_trials, metric, usable.size());
     return out;
   }
   const auto n = static_cast<Eigen::Index>(usable.size());
@@ -124,7 +129,8 @@ Json importance(const std::vector<TrialPoint>& trials, const Json& params,
   std::vector<Eigen::Index> order(static_cast<size_t>(d));
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](auto a, auto b) { return total[a] > total[b]; });
-  for (auto f : order) out["params"].push_back({{"name", params[f].at("name")}, {"importance", total[f]}});
+  for (auto f : order)
+    out["params"].push_back({{"name", params[f].at("name")}, {"importance", total[f]}});
   return out;
 }
 

@@ -58,11 +58,20 @@ std::string escape_html(std::string_view text) {
   std::string out;
   for (char c : text) {
     switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -84,7 +93,8 @@ std::string live_page() {
       scripts += std::string("<script src=\"static/") + a.name + "\"></script>\n";
     }
   }
-  return assemble("<link rel=\"stylesheet\" href=\"static/style.css\">", scripts, "tunerun dashboard");
+  return assemble("<link rel=\"stylesheet\" href=\"static/style.css\">", scripts,
+                  "tunerun dashboard");
 }
 
 std::string static_page(const Json& answers, const std::string& title) {
@@ -96,7 +106,8 @@ std::string static_page(const Json& answers, const std::string& title) {
       scripts += "<script>\n" + script_safe(*a.text) + "\n</script>\n";
     }
   }
-  return assemble("<style>\n" + std::string(assets::style_css) + "\n</style>", scripts, escape_html(title));
+  return assemble("<style>\n" + std::string(assets::style_css) + "\n</style>", scripts,
+                  escape_html(title));
 }
 
 }  // namespace tune::dashboard

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 
 #include "core/errors.h"
@@ -9,8 +11,8 @@
 
 namespace tune::dashboard {
 
-size_t write_report(const std::filesystem::path& experiment_dir, const std::filesystem::path& output,
-                    const ReportOptions& options) {
+size_t write_report(const std::filesystem::path& experiment_dir,
+                    const std::filesystem::path& output, const ReportOptions& options) {
   ExperimentDb::open(experiment_dir);  // a clear error before any work when it is not one
   Api api({.root = experiment_dir, .limits = options.limits, .importance = options.importance});
   const auto names = api.experiment_names();
@@ -40,7 +42,12 @@ size_t write_report(const std::filesystem::path& experiment_dir, const std::file
   {
     std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
     out << page;
-    if (!out.flush()) throw Error(fmt::format("cannot write {}", temporary.string()));
+    if (!out.flush()) {
+      const int code = errno;
+      std::error_code ignored;
+      std::filesystem::remove(temporary, ignored);
+      throw Error(fmt::format("cannot write {}: {}", output.string(), std::strerror(code)));
+    }
   }
   std::error_code error;
   std::filesystem::rename(temporary, output, error);

@@ -17,7 +17,7 @@ struct ReportOptions {
 // Writes the report of the experiment in `experiment_dir` to `output`
 // (replaced). Returns the number of trials it holds. Throws StorageError when
 // the database cannot be read and tune::Error when `output` cannot be written.
-size_t write_report(const std::filesystem::path& experiment_dir, const std::filesystem::path& output,
-                    const ReportOptions& options = {});
+size_t write_report(const std::filesystem::path& experiment_dir,
+                    const std::filesystem::path& output, const ReportOptions& options = {});
 
 }  // namespace tune::dashboard

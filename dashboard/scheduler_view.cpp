@@ -30,7 +30,9 @@ Json asha_rungs(const Json& saved, const Json& options, double sign) {
         scores.push_back(score);
         recorded.push_back({entry.at(0), std::isnan(score) ? Json() : Json(sign * score)});
       }
-      const double cut = scores.empty() ? std::nan("") : schedulers::detail::nanpercentile(scores, (1 - 1 / rf) * 100);
+      const double cut = scores.empty()
+                             ? std::nan("")
+                             : schedulers::detail::nanpercentile(scores, (1 - 1 / rf) * 100);
       rungs.push_back({{"milestone", rung->value("milestone", 0.0)},
                        {"recorded", recorded},
                        {"cutoff", std::isnan(cut) ? Json() : Json(sign * cut)}});
@@ -51,9 +53,12 @@ Json hyperband_brackets(const Json& saved, double sign) {
                       {"time", l.size() > 2 ? l[2] : Json()},
                       {"value", std::isnan(score) ? Json() : Json(sign * score)}});
     }
-    out.push_back({{"band", b.value("band", Json())}, {"s", b.value("s", Json())},
-                   {"n", b.value("n", Json())},       {"milestone", b.value("r", Json())},
-                   {"halvings", b.value("halves", Json())}, {"live", live}});
+    out.push_back({{"band", b.value("band", Json())},
+                   {"s", b.value("s", Json())},
+                   {"n", b.value("n", Json())},
+                   {"milestone", b.value("r", Json())},
+                   {"halvings", b.value("halves", Json())},
+                   {"live", live}});
   }
   return out;
 }
@@ -84,7 +89,8 @@ Json ExperimentDb::scheduler() const {
   const Json saved = state.step() ? Json::parse(state.column_text(0), nullptr, false) : Json();
   const std::string type = scheduler_type(Json{{"scheduler", options}}, saved);
   // The scheduler ranks by its own mode when it sets one, else the experiment's.
-  if (options.contains("mode") && options["mode"].is_string()) mode = options["mode"].get<std::string>();
+  if (options.contains("mode") && options["mode"].is_string())
+    mode = options["mode"].get<std::string>();
   const double sign = mode == "max" ? 1.0 : -1.0;
   Json out = {{"type", type}, {"options", options}};
   if (saved.is_object() && type == "asha") out["asha"] = asha_rungs(saved, options, sign);

@@ -19,7 +19,9 @@ constexpr const char* kJson = "application/json; charset=utf-8";
 constexpr const char* kCookie = "tunerun_token";
 
 // Metrics and logs are user data: invalid UTF-8 is replaced, never thrown on.
-std::string dump(const Json& json) { return json.dump(-1, ' ', false, Json::error_handler_t::replace); }
+std::string dump(const Json& json) {
+  return json.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
 
 std::string error_json(const std::string& message) { return dump(Json{{"error", message}}); }
 
@@ -41,12 +43,19 @@ std::string cookie_value(const std::string& header, const std::string& name) {
 DashboardServer::DashboardServer(Api& api, ServerOptions options)
     : api_(api), options_(std::move(options)), server_(std::make_unique<httplib::Server>()) {
   httplib::Server& s = *server_;
+  // cpp-httplib sets SO_REUSEPORT, which lets a second dashboard share the
+  // port silently; SO_REUSEADDR alone still allows a quick restart.
+  s.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  });
   s.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
     const std::string query_token = req.get_param_value("token");
-    if (authorized(query_token, req.get_header_value("Cookie"), req.get_header_value("Authorization"))) {
+    if (authorized(query_token, req.get_header_value("Cookie"),
+                   req.get_header_value("Authorization"))) {
       if (!options_.token.empty() && !query_token.empty()) {
-        res.set_header("Set-Cookie", fmt::format("{}={}; Path=/; HttpOnly; SameSite=Strict", kCookie,
-                                                 options_.token));
+        res.set_header("Set-Cookie", fmt::format("{}={}; Path=/; HttpOnly; SameSite=Strict",
+                                                 kCookie, options_.token));
       }
       return httplib::Server::HandlerResponse::Unhandled;
     }
@@ -84,17 +93,18 @@ DashboardServer::DashboardServer(Api& api, ServerOptions options)
       res.set_content(error_json(e.what()), kJson);
     }
   });
-  s.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
-    std::string message = "unknown error";
-    try {
-      std::rethrow_exception(ep);
-    } catch (const std::exception& e) {
-      message = e.what();
-    } catch (...) {
-    }
-    res.status = 500;
-    res.set_content(error_json(message), kJson);
-  });
+  s.set_exception_handler(
+      [](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+        std::string message = "unknown error";
+        try {
+          std::rethrow_exception(ep);
+        } catch (const std::exception& e) {
+          message = e.what();
+        } catch (...) {
+        }
+        res.status = 500;
+        res.set_content(error_json(message), kJson);
+      });
 }
 
 DashboardServer::~DashboardServer() = default;

@@ -30,7 +30,8 @@ ReasonContext ReasonContext::load(const ExperimentDb& db) {
   sqlite3* handle = db.handle();
   Statement spec(handle, "SELECT spec FROM experiment WHERE id = 1");
   Statement state(handle, "SELECT value FROM experiment_state WHERE key = 'scheduler'");
-  const Json sweep = spec.step() ? sweep_of(Json::parse(spec.column_text(0), nullptr, false)) : Json::object();
+  const Json sweep =
+      spec.step() ? sweep_of(Json::parse(spec.column_text(0), nullptr, false)) : Json::object();
   const Json saved = state.step() ? Json::parse(state.column_text(0), nullptr, false) : Json();
   out.scheduler_ = scheduler_type(sweep, saved);
   // ASHA forgets a stopped trial's bracket but keeps its values in the rungs
@@ -76,7 +77,8 @@ std::string ReasonContext::describe(const std::string& trial_id, const std::stri
       // At max_t ASHA ends every trial (stop_last_trials): not a cut.
       out = static_cast<double>(iteration) >= it->second.max_t
                 ? fmt::format("stopped by ASHA at max_t (iteration {})", iteration)
-                : fmt::format("stopped by ASHA at rung {} (iteration {})", it->second.number, iteration);
+                : fmt::format("stopped by ASHA at rung {} (iteration {})", it->second.number,
+                              iteration);
     }
   }
   if (auto it = last_exploit_.find(trial_id); it != last_exploit_.end()) {

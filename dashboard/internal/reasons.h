@@ -4,9 +4,9 @@
 // says which trial it exploited.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
-#include <cstdint>
 
 namespace tune::dashboard {
 class ExperimentDb;
@@ -24,13 +24,13 @@ class ReasonContext {
                        const std::string& reason) const;
 
  private:
-  std::string scheduler_;                               // "asha", "pbt", ...
+  std::string scheduler_;  // "asha", "pbt", ...
   struct Rung {
     int64_t number = 0;  // the highest ASHA rung the trial was recorded at, 1: the lowest
     double max_t = 0;    // its bracket's top milestone
   };
   std::map<std::string, Rung> rungs_;
-  std::map<std::string, std::string> last_exploit_;     // recipient -> "exploited trial X at ..."
+  std::map<std::string, std::string> last_exploit_;  // recipient -> "exploited trial X at ..."
 };
 
 }  // namespace tune::dashboard::internal

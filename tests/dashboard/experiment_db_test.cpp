@@ -11,7 +11,7 @@
 namespace tune::dashboard {
 namespace {
 
-using test::DashboardDir;
+using DashboardDir = test::ScratchDir;
 using test::write_experiment;
 
 TEST_CASE("summary: counts, best trial, metrics and the parameters that vary, log domains marked") {
@@ -61,7 +61,7 @@ TEST_CASE("curves: one per trial, stopped ones marked; many trials keep the best
   const Json few = db.curves("accuracy", {.max_curve_trials = 3, .max_curve_points = 4});
   CHECK(few["total"] == 12);
   REQUIRE(few["trials"].size() == 3);
-  CHECK(few["trials"][0]["trial_id"] == "asha_00006");  // the best first
+  CHECK(few["trials"][0]["trial_id"] == "asha_00006");                // the best first
   CHECK(few["trials"][0]["iteration"] == Json::array({1, 3, 6, 9}));  // the last one always kept
 }
 
@@ -100,7 +100,8 @@ TEST_CASE("fingerprint changes with a new result and only then") {
   CHECK(ExperimentDb::open(dir).fingerprint() == before);
   {
     auto store = storage::ExperimentStore::open(dir);
-    store.append_result({.trial_id = "asha_00000", .training_iteration = 10, .metrics = {{"accuracy", 0.5}}});
+    store.append_result(
+        {.trial_id = "asha_00000", .training_iteration = 10, .metrics = {{"accuracy", 0.5}}});
     store.flush();
   }
   CHECK(ExperimentDb::open(dir).fingerprint() != before);
@@ -108,10 +109,13 @@ TEST_CASE("fingerprint changes with a new result and only then") {
 
 TEST_CASE("a missing or corrupt database is a StorageError naming the file") {
   DashboardDir runs;
-  CHECK_THROWS_WITH_AS(ExperimentDb::open(runs.path() / "none"), doctest::Contains("no experiment database"), StorageError);
+  CHECK_THROWS_WITH_AS(ExperimentDb::open(runs.path() / "none"),
+                       doctest::Contains("no experiment database"), StorageError);
   std::filesystem::create_directories(runs.path() / "bad");
-  std::ofstream(runs.path() / "bad" / "experiment.db") << "this is not sqlite, just text long enough to be a header....";
-  CHECK_THROWS_WITH_AS(ExperimentDb::open(runs.path() / "bad"), doctest::Contains("bad/experiment.db"), StorageError);
+  std::ofstream(runs.path() / "bad" / "experiment.db")
+      << "this is not sqlite, just text long enough to be a header....";
+  CHECK_THROWS_WITH_AS(ExperimentDb::open(runs.path() / "bad"),
+                       doctest::Contains("bad/experiment.db"), StorageError);
 }
 
 TEST_CASE("thin keeps at most max indices, evenly, always the last") {

@@ -16,15 +16,18 @@ std::vector<TrialPoint> points(int n, uint64_t seed) {
     const std::string opt = i % 2 ? "adam" : "sgd";
     // The metric follows x strongly, lr a little, and ignores opt and noise.
     const double y = 10 * x * x + 0.5 * std::log10(lr);
-    out.push_back({.trial_id = std::to_string(i), .status = "TERMINATED",
+    out.push_back({.trial_id = std::to_string(i),
+                   .status = "TERMINATED",
                    .config = {{"x", x}, {"noise", noise}, {"lr", lr}, {"opt", opt}},
                    .last_metrics = {{"loss", y}}});
   }
   return out;
 }
 
-const Json kParams = Json::array({{{"name", "x"}, {"log", false}}, {{"name", "noise"}, {"log", false}},
-                                  {{"name", "lr"}, {"log", true}}, {{"name", "opt"}, {"log", false}}});
+const Json kParams = Json::array({{{"name", "x"}, {"log", false}},
+                                  {{"name", "noise"}, {"log", false}},
+                                  {{"name", "lr"}, {"log", true}},
+                                  {{"name", "opt"}, {"log", false}}});
 
 TEST_CASE("importance ranks the parameter the metric depends on first, the ignored ones last") {
   const Json result = importance(points(120, 1), kParams, "loss");

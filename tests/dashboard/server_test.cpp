@@ -13,14 +13,15 @@
 namespace tune::dashboard {
 namespace {
 
-using test::DashboardDir;
+using DashboardDir = test::ScratchDir;
 using test::write_experiment;
 
 // A server on a free loopback port, serving until the test ends.
 class Running {
  public:
   Running(const std::filesystem::path& root, std::string token = "")
-      : api_({.root = root}), server_(api_, {.host = "127.0.0.1", .port = 0, .token = std::move(token)}) {
+      : api_({.root = root}),
+        server_(api_, {.host = "127.0.0.1", .port = 0, .token = std::move(token)}) {
     port_ = server_.bind();
     thread_ = std::thread([this] { server_.serve(); });
   }
@@ -37,7 +38,16 @@ class Running {
   std::thread thread_;
 };
 
-TEST_CASE("the server lists experiments, answers every endpoint, and shows a broken database as an error") {
+// The status of GET `path`; -1 when no answer came.
+int status_of(httplib::Client& client, const std::string& path,
+              const httplib::Headers& headers = {}) {
+  auto res = client.Get(path.c_str(), headers);
+  return res ? res->status : -1;
+}
+
+TEST_CASE(
+    "the server lists experiments, answers every endpoint, and shows a broken database as an "
+    "error") {
   DashboardDir runs;
   write_experiment(runs.path(), "asha");
   write_experiment(runs.path(), "other", 3, 2);
@@ -61,32 +71,25 @@ TEST_CASE("the server lists experiments, answers every endpoint, and shows a bro
   CHECK(experiments[0]["name"] == "asha");
   CHECK(experiments[0]["num_trials"] == 12);
   CHECK(experiments[1]["name"] == "broken");
-  CHECK(experiments[1]["error"].get<std::string>().find("broken/experiment.db") != std::string::npos);
+  CHECK(experiments[1]["error"].get<std::string>().find("broken/experiment.db") !=
+        std::string::npos);
 
   for (const char* path : {"summary", "trials", "curves?metric=loss", "scheduler", "importance",
                            "trial/asha_00003", "version"}) {
-    auto res = client.Get(std::string("/api/exp/asha/") + path);
-    REQUIRE(res);
-    CHECK_MESSAGE(res->status == 200, path);
+    CHECK_MESSAGE(status_of(client, std::string("/api/exp/asha/") + path) == 200, path);
   }
   auto broken = client.Get("/api/exp/broken/summary");
   REQUIRE(broken);
   CHECK(broken->status == 500);
   CHECK(Json::parse(broken->body).contains("error"));
-  auto missing = client.Get("/api/exp/nope/summary");
-  REQUIRE(missing);
-  CHECK(missing->status == 404);
-  auto traversal = client.Get("/api/exp/../summary");
-  REQUIRE(traversal);
-  CHECK(traversal->status == 404);
+  CHECK(status_of(client, "/api/exp/nope/summary") == 404);
+  CHECK(status_of(client, "/api/exp/../summary") == 404);
   // Read-only: nothing but GET is routed.
   auto post = client.Post("/api/exp/asha/summary", "{}", "application/json");
   REQUIRE(post);
   CHECK(post->status >= 400);
   // Still serving after all that.
-  auto again = client.Get("/api/exp/asha/version");
-  REQUIRE(again);
-  CHECK(again->status == 200);
+  CHECK(status_of(client, "/api/exp/asha/version") == 200);
 }
 
 TEST_CASE("with a token, requests without it get 403; the token in the URL sets a cookie") {
@@ -94,19 +97,14 @@ TEST_CASE("with a token, requests without it get 403; the token in the URL sets 
   write_experiment(runs.path(), "asha", 3, 2);
   Running server(runs.path(), "s3cret");
   auto client = server.client();
-  auto denied = client.Get("/api/experiments");
-  REQUIRE(denied);
-  CHECK(denied->status == 403);
+  CHECK(status_of(client, "/api/experiments") == 403);
   auto page = client.Get("/?token=s3cret");
   REQUIRE(page);
   CHECK(page->status == 200);
   CHECK(page->get_header_value("Set-Cookie").find("tunerun_token=s3cret") != std::string::npos);
-  auto with_cookie = client.Get("/api/experiments", {{"Cookie", "tunerun_token=s3cret"}});
-  REQUIRE(with_cookie);
-  CHECK(with_cookie->status == 200);
-  auto with_header = client.Get("/api/experiments", {{"Authorization", "token s3cret"}});
-  REQUIRE(with_header);
-  CHECK(with_header->status == 200);
+  CHECK(status_of(client, "/api/experiments", {{"Cookie", "tunerun_token=s3cret"}}) == 200);
+  CHECK(status_of(client, "/api/experiments", {{"Authorization", "token s3cret"}}) == 200);
+  CHECK(status_of(client, "/api/experiments", {{"Authorization", "token wrong"}}) == 403);
   CHECK(DashboardServer::make_token().size() == 48);
 }
 

@@ -31,7 +31,8 @@ void serve(DashboardOptions options) {
     options.token = dashboard::DashboardServer::make_token();
   }
   dashboard::Api api({.root = options.dir});
-  dashboard::DashboardServer server(api, {.host = options.host, .port = options.port, .token = options.token});
+  dashboard::DashboardServer server(
+      api, {.host = options.host, .port = options.port, .token = options.token});
   int port = 0;
   try {
     port = server.bind();
@@ -41,9 +42,10 @@ void serve(DashboardOptions options) {
   }
   const auto names = api.experiment_names();
   const std::string shown_host = options.host == "0.0.0.0" ? "127.0.0.1" : options.host;
-  const std::string url = fmt::format("http://{}:{}/{}", shown_host.find(':') != std::string::npos
-                                                              ? "[" + shown_host + "]" : shown_host,
-                                      port, options.token.empty() ? "" : "?token=" + options.token);
+  const std::string url =
+      fmt::format("http://{}:{}/{}",
+                  shown_host.find(':') != std::string::npos ? "[" + shown_host + "]" : shown_host,
+                  port, options.token.empty() ? "" : "?token=" + options.token);
   fmt::print("tunerun dashboard: {} experiment{} under {} (read-only)\n", names.size(),
              names.size() == 1 ? "" : "s", options.dir);
   fmt::print("  serving {}\n", url);
@@ -70,7 +72,8 @@ void setup_dashboard(CLI::App& app) {
   auto options = std::make_shared<DashboardOptions>();
   CLI::App* cmd = app.add_subcommand(
       "dashboard", "Serve a live read-only web view of the experiments under a folder");
-  cmd->add_option("dir", options->dir, "Folder of experiments (runs/) or one experiment (runs/NAME)")
+  cmd->add_option("dir", options->dir,
+                  "Folder of experiments (runs/) or one experiment (runs/NAME)")
       ->required()
       ->check(CLI::ExistingDirectory);
   cmd->add_option("--host", options->host, "Address to bind; anything but loopback needs a token")
@@ -78,8 +81,9 @@ void setup_dashboard(CLI::App& app) {
   cmd->add_option("--port", options->port, "Port (0 picks a free one)")
       ->capture_default_str()
       ->check(CLI::Range(0, 65535));
-  cmd->add_option("--token", options->token,
-                  "Token every request must carry (default: none on 127.0.0.1, a random one otherwise)");
+  cmd->add_option(
+      "--token", options->token,
+      "Token every request must carry (default: none on 127.0.0.1, a random one otherwise)");
   cmd->callback([options] { serve(*options); });
 }
 

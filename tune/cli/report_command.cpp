@@ -19,19 +19,20 @@ void report(const ReportOptions& options) {
   size_t trials = 0;
   try {
     trials = dashboard::write_report(options.experiment_dir, options.output);
-  } catch (const StorageError& e) {
+  } catch (const Error& e) {  // an unreadable experiment or an unwritable output
     fmt::print(stderr, "error: {}\n", e.what());
     throw ExitRequest{kExitBadInput};
   }
-  fmt::print("wrote {} ({} trials); open it in a browser, no server needed\n", options.output, trials);
+  fmt::print("wrote {} ({} trials); open it in a browser, no server needed\n", options.output,
+             trials);
 }
 
 }  // namespace
 
 void setup_report(CLI::App& app) {
   auto options = std::make_shared<ReportOptions>();
-  CLI::App* cmd =
-      app.add_subcommand("report", "Write an experiment's dashboard as one self-contained HTML file");
+  CLI::App* cmd = app.add_subcommand(
+      "report", "Write an experiment's dashboard as one self-contained HTML file");
   cmd->add_option("experiment", options->experiment_dir, "Experiment directory (runs/NAME)")
       ->required()
       ->check(CLI::ExistingDirectory);
