@@ -47,7 +47,7 @@ TEST_CASE("trials: every trial with flattened config, last metrics, and readable
         std::string::npos);
 }
 
-TEST_CASE("curves: one per trial, stopped ones marked; many trials keep the best, thinned") {
+TEST_CASE("curves: one per trial, stopped ones marked, and of many trials keep the best, thinned") {
   DashboardDir runs;
   const auto dir = write_experiment(runs.path(), "asha");
   const auto db = ExperimentDb::open(dir);
@@ -65,7 +65,8 @@ TEST_CASE("curves: one per trial, stopped ones marked; many trials keep the best
   CHECK(few["trials"][0]["iteration"] == Json::array({1, 3, 6, 9}));  // the last one always kept
 }
 
-TEST_CASE("trial: results, events, checkpoints and the log tail; an unknown trial is NotFound") {
+TEST_CASE(
+    "trial: results, events, checkpoints and the log tail, and an unknown trial is NotFound") {
   DashboardDir runs;
   const auto db = ExperimentDb::open(write_experiment(runs.path(), "asha"));
   const Json t = db.trial("asha_00002", {});
@@ -78,7 +79,9 @@ TEST_CASE("trial: results, events, checkpoints and the log tail; an unknown tria
   CHECK_THROWS_AS(db.trial("nope", {}), NotFound);
 }
 
-TEST_CASE("scheduler: ASHA rungs lowest first with the (1 - 1/rf) quantile as cut-off; exploits") {
+TEST_CASE(
+    "scheduler: ASHA rungs lowest first with the (1 - 1/rf) quantile as cut-off, and the "
+    "exploits") {
   DashboardDir runs;
   const Json s = ExperimentDb::open(write_experiment(runs.path(), "asha")).scheduler();
   CHECK(s["type"] == "asha");

@@ -92,7 +92,7 @@ TEST_CASE(
   CHECK(status_of(client, "/api/exp/asha/version") == 200);
 }
 
-TEST_CASE("with a token, requests without it get 403; the token in the URL sets a cookie") {
+TEST_CASE("with a token, requests without it get 403, and the token in the URL sets a cookie") {
   DashboardDir runs;
   write_experiment(runs.path(), "asha", 3, 2);
   Running server(runs.path(), "s3cret");
