@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs every Debian package tunerun needs. Idempotent: packages already
 # present are skipped; `apt-get update` runs only when something is missing.
-# TUNERUN_WITH_TORCH=0 skips libtorch, Gloo, OpenBLAS and Fashion-MNIST (the trainer).
+# TUNERUN_WITH_TORCH=0 skips libtorch, Gloo, OpenBLAS, Fashion-MNIST and the
+# fortunes corpus (the trainer and its example data).
 # TUNERUN_BENCH_ANCHORS=1 adds what the benchmarks' anchors run: Optuna and
 # PyTorch from Python (../shared/bench); the build and the tests never need them.
 set -euo pipefail
@@ -13,7 +14,8 @@ packages=(
   nlohmann-json3-dev python3
 )
 if [[ "${TUNERUN_WITH_TORCH:-1}" != 0 ]]; then
-  packages+=(libtorch-dev libgloo-dev zlib1g-dev libopenblas0-pthread dataset-fashion-mnist)
+  packages+=(libtorch-dev libgloo-dev zlib1g-dev libopenblas0-pthread dataset-fashion-mnist
+             fortunes)
 fi
 if [[ "${TUNERUN_BENCH_ANCHORS:-0}" == 1 ]]; then
   packages+=(python3-optuna python3-torch)
