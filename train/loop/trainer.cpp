@@ -132,11 +132,16 @@ void Trainer::train(std::optional<std::filesystem::path> resume_from) {
       m.loss_since_log += step_loss;
       ++m.steps_since_log;
       const int64_t step = m.state.global_step;
+      // The last step evaluates and saves under kSteps strategies even off
+      // their period, so that a run always ends with a checkpoint (HF saves
+      // there too) and, with ReportCallback, a report of its final metrics.
+      const bool last = step == max_steps;
       m.control.should_log |=
           args.logging_strategy == Interval::kSteps && step % args.logging_steps == 0;
-      m.control.should_evaluate |= args.eval_strategy == Interval::kSteps && step % eval_every == 0;
+      m.control.should_evaluate |=
+          args.eval_strategy == Interval::kSteps && (step % eval_every == 0 || last);
       m.control.should_save |=
-          args.save_strategy == Interval::kSteps && step % args.save_steps == 0;
+          args.save_strategy == Interval::kSteps && (step % args.save_steps == 0 || last);
       m.each([&](TrainerCallback& c) { c.on_step_end(args, m.state, m.control); });
       m.act_on_control();
     }

@@ -59,10 +59,12 @@ struct TrainingArguments {
   // Clip the global gradient norm to this before each step; <= 0: never.
   double max_grad_norm = 1.0;
   // Evaluation on the eval dataset: every eval_steps optimizer steps
-  // (0: logging_steps) or at each epoch's end. HF: kNo.
+  // (0: logging_steps) and at the last one, or at each epoch's end. HF: kNo.
   Interval eval_strategy = Interval::kNo;
   int64_t eval_steps = 0;
-  // Checkpoints (and with ReportCallback, reports). HF: every 500 steps.
+  // Checkpoints (and with ReportCallback, reports): every save_steps
+  // optimizer steps and at the last one, or at each epoch's end. HF: every
+  // 500 steps.
   Interval save_strategy = Interval::kSteps;
   int64_t save_steps = 500;
   // on_log with the mean training loss since the last log. HF: 500 steps.

@@ -13,7 +13,8 @@ CausalSelfAttention::CausalSelfAttention(const CharGptOptions& o) : heads_(o.hea
   proj_ = register_module("proj", torch::nn::Linear(o.width, o.width));
   attn_drop_ = register_module("attn_drop", torch::nn::Dropout(o.dropout));
   resid_drop_ = register_module("resid_drop", torch::nn::Dropout(o.dropout));
-  mask_ = register_buffer("mask", torch::ones({o.context, o.context}, torch::kBool).triu(1));
+  // Additive, float: DDP broadcasts buffers, and Gloo has no bool type.
+  mask_ = register_buffer("mask", torch::full({o.context, o.context}, -INFINITY).triu(1));
 }
 
 torch::Tensor CausalSelfAttention::forward(torch::Tensor x) {
@@ -21,7 +22,7 @@ torch::Tensor CausalSelfAttention::forward(torch::Tensor x) {
   auto qkv = qkv_(x).view({b, t, 3, heads_, c / heads_}).permute({2, 0, 3, 1, 4});
   torch::Tensor q = qkv[0], k = qkv[1], v = qkv[2];  // [B, heads, T, head_size]
   torch::Tensor att = torch::matmul(q, k.transpose(-2, -1)) / std::sqrt(double(c / heads_));
-  att = att.masked_fill(mask_.narrow(0, 0, t).narrow(1, 0, t), -INFINITY);
+  att = att + mask_.narrow(0, 0, t).narrow(1, 0, t);
   att = attn_drop_(torch::softmax(att, -1));
   torch::Tensor y = torch::matmul(att, v).transpose(1, 2).reshape({b, t, c});
   return resid_drop_(proj_(y));

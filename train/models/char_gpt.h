@@ -37,7 +37,7 @@ class CausalSelfAttention : public torch::nn::Module {
   int64_t heads_;
   torch::nn::Linear qkv_{nullptr}, proj_{nullptr};
   torch::nn::Dropout attn_drop_{nullptr}, resid_drop_{nullptr};
-  torch::Tensor mask_;  // [context, context], true above the diagonal
+  torch::Tensor mask_;  // [context, context], -inf above the diagonal, 0 elsewhere
 };
 
 class GptBlock : public torch::nn::Module {

@@ -288,3 +288,26 @@ TEST_CASE("mixed precision is refused where there is no CUDA device") {
   train::Trainer trainer(make_net(1), {.max_steps = 1, .bf16 = true}, make_data(8));
   CHECK_THROWS_WITH_AS(trainer.train(), doctest::Contains("bf16"), tune::ConfigError);
 }
+
+TEST_CASE("a run ends with an evaluation and a checkpoint even off the step period") {
+  auto dir = temp_dir("last_step");
+  int reports = 0;
+  train::Trainer trainer(make_net(1),
+                         {.output_dir = dir,
+                          .max_steps = 7,
+                          .per_device_train_batch_size = 4,
+                          .eval_strategy = train::Interval::kSteps,
+                          .eval_steps = 5,
+                          .save_steps = 5},
+                         make_data(16), make_data(8, 9));
+  trainer.add_callback(train::ReportCallback([&](const tune::Json& metrics, const fs::path&) {
+    ++reports;
+    CHECK(metrics["step"] == metrics["step"].get<int64_t>());
+    CHECK(metrics.contains("eval_loss"));
+  }));
+  trainer.train();
+  CHECK(reports == 2);  // steps 5 and 7
+  CHECK(fs::exists(dir / "checkpoint-7" / "model.pt"));
+  CHECK(trainer.state().last_eval["step"] == 7);
+  fs::remove_all(dir);
+}
