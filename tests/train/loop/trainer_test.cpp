@@ -10,9 +10,12 @@
 #include <mutex>
 
 #include "../torch/ranks.h"
+#include "../torch/temp_dir.h"
 #include "train/loop/prepare_trainer.h"
 
 namespace fs = std::filesystem;
+
+using train::testing::temp_dir;
 
 namespace {
 
@@ -39,14 +42,6 @@ train::TensorDataset make_data(int64_t n, uint64_t seed = 7) {
 std::shared_ptr<Net> make_net(uint64_t seed, double dropout = 0.0) {
   torch::manual_seed(seed);
   return std::make_shared<Net>(dropout);
-}
-
-fs::path temp_dir(const std::string& name) {
-  auto dir =
-      fs::temp_directory_path() / ("tunerun_loop_test_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
 }
 
 std::vector<torch::Tensor> weights(torch::nn::Module& m) {
