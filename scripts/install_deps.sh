@@ -3,7 +3,8 @@
 # present are skipped; `apt-get update` runs only when something is missing.
 # The dashboard serves with cpp-httplib and draws with Chart.js (embedded at build
 # time); its browser tests drive headless Chromium through chromedriver and Selenium.
-# TUNERUN_WITH_TORCH=0 skips libtorch, Gloo, OpenBLAS and Fashion-MNIST (the trainer).
+# TUNERUN_WITH_TORCH=0 skips libtorch, Gloo, OpenBLAS, Fashion-MNIST and the
+# fortunes corpus (the trainer and its example data).
 # TUNERUN_BENCH_ANCHORS=1 adds what the benchmarks' anchors run: Optuna and
 # PyTorch from Python (benchmarks/anchors/); the build and the tests never need them.
 set -euo pipefail
@@ -17,7 +18,8 @@ packages=(
   chromium chromium-driver python3-selenium
 )
 if [[ "${TUNERUN_WITH_TORCH:-1}" != 0 ]]; then
-  packages+=(libtorch-dev libgloo-dev zlib1g-dev libopenblas0-pthread dataset-fashion-mnist)
+  packages+=(libtorch-dev libgloo-dev zlib1g-dev libopenblas0-pthread dataset-fashion-mnist
+             fortunes)
 fi
 if [[ "${TUNERUN_BENCH_ANCHORS:-0}" == 1 ]]; then
   packages+=(python3-optuna python3-torch)

@@ -31,6 +31,8 @@ std::optional<std::string> builtin_plugin_library(const std::string& name) {
   static const std::map<std::string, std::string> kPlugins = {
       {"fashion_mnist_mlp", "libtunerun_fashion_mnist.so"},
       {"fashion_mnist_lenet", "libtunerun_fashion_mnist.so"},
+      {"fashion_mnist_cnn", "libtunerun_models.so"},
+      {"char_gpt", "libtunerun_models.so"},
   };
   auto it = kPlugins.find(name);
   if (it == kPlugins.end()) return std::nullopt;
