@@ -32,10 +32,11 @@ target_compile_definitions(tunerun PRIVATE TUNERUN_DATA_DIR_FROM_BIN="${_tunerun
 # --- runtime -------------------------------------------------------------
 install(TARGETS tunerun EXPORT tunerunTargets
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT runtime)
-if(TARGET tunerun_fashion_mnist)
-  install(TARGETS tunerun_fashion_mnist
-          LIBRARY DESTINATION ${TUNERUN_PLUGIN_INSTALL_DIR} COMPONENT runtime)
-endif()
+foreach(plugin tunerun_fashion_mnist tunerun_models)
+  if(TARGET ${plugin})
+    install(TARGETS ${plugin} LIBRARY DESTINATION ${TUNERUN_PLUGIN_INSTALL_DIR} COMPONENT runtime)
+  endif()
+endforeach()
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/examples/
         DESTINATION ${TUNERUN_DATA_INSTALL_DIR}/examples COMPONENT runtime
         PATTERN CMakeLists.txt EXCLUDE)
@@ -62,6 +63,9 @@ foreach(dir IN LISTS _tunerun_header_dirs)
           PATTERN cli EXCLUDE
           PATTERN fashion_mnist EXCLUDE
           PATTERN torch EXCLUDE
+          PATTERN loop EXCLUDE
+          PATTERN models EXCLUDE
+          PATTERN bohb.h EXCLUDE
           PATTERN model_based.h EXCLUDE
           PATTERN tpe.h EXCLUDE
           PATTERN gp.h EXCLUDE
