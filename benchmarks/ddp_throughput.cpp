@@ -1,9 +1,9 @@
 // DDP training throughput: samples/s of our trainer (tunerun_torch's
 // prepare_model over Gloo) for the Fashion-MNIST MLP and LeNet with 1 and 2
-// ranks, beside PyTorch DDP driven from Python (shared/bench/
-// torch_ddp_baseline.py) measured in the same run with the same model, batch
-// per rank, optimizer, data and threads per rank (1). Ranks are processes:
-// this executable started again with --worker and a torchrun environment.
+// ranks, beside PyTorch DDP driven from Python (benchmarks/anchors/
+// torch_ddp_baseline.py, Debian's python3-torch) measured in the same run with the same model,
+// batch per rank, optimizer, data and threads per rank (1). Ranks are processes: this executable
+// started again with --worker and a torchrun environment.
 //
 //   ddp_throughput [--steps-mlp N] [--steps-lenet N] [--warmup N] [--batch N] [--repeat N]
 //                  [--gloo]
@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "benchmarks/anchor.h"
 #include "train/fashion_mnist/dataset.h"
 #include "train/fashion_mnist/models.h"
 #include "train/torch/data.h"
@@ -181,11 +182,13 @@ std::optional<Json> ours(const Args& a, const std::string& model, int world, int
 }
 
 std::optional<Json> baseline(const Args& a, const std::string& model, int world, int64_t steps) {
-  return run_json({fmt::format(
-      "OMP_NUM_THREADS=1 /usr/bin/python3 {}/torch_ddp_baseline.py --model {} --workers {} "
-      "--threads 1 --batch {} --epochs 1000 --steps {} --warmup {} --port {} 2>/dev/null",
-      TUNERUN_SHARED_BENCH, model == "lenet" ? "cnn" : "mlp", world, a.batch, steps, a.warmup,
-      train::free_loopback_port())});
+  return run_json({bench::anchor_command(
+      "torch_ddp_baseline.py",
+      fmt::format("--model {} --workers {} --threads 1 --batch {} --epochs 1000 --steps {} "
+                  "--warmup {} --port {} 2>/dev/null",
+                  model == "lenet" ? "cnn" : "mlp", world, a.batch, steps, a.warmup,
+                  train::free_loopback_port()),
+      "OMP_NUM_THREADS=1")});
 }
 
 double rate(const std::optional<Json>& j) {
@@ -197,12 +200,9 @@ int run_driver(const Args& a) {
     fmt::print("ddp_throughput: Fashion-MNIST not found in {}\n", fm::data_dir().string());
     return 1;
   }
-  bool have_python = std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") == 0;
-  if (!have_python) {
-    fmt::print(
-        "anchor unavailable: /usr/bin/python3 cannot import torch "
-        "(apt-get install python3-torch)\n");
-  }
+  const std::string missing = bench::missing_anchor("torch", "python3-torch");
+  const bool have_python = missing.empty();
+  if (!have_python) fmt::print("{}\n", missing);
   std::map<std::pair<std::string, int>, double> our_rate, py_rate;
   for (std::string model : {"mlp", "lenet"}) {
     int64_t steps = model == "mlp" ? a.steps_mlp : a.steps_lenet;

@@ -1,5 +1,5 @@
 // search_quality: how good and how cheap our searchers are, beside Optuna
-// measured in the same run (../shared/bench/optuna_baseline.py).
+// measured in the same run (benchmarks/anchors/optuna_baseline.py).
 //
 //   1. Median best value after 50 and 100 trials over 10 seeds, for random,
 //      TPE and GP-BO, on Branin (2-d) and Hartmann6 (6-d), evaluated
@@ -11,7 +11,7 @@
 //      sampler of Optuna's. GP-BO is set against Optuna's TPE (Optuna 3.1 has
 //      no GP sampler).
 //   2. Milliseconds per suggestion (suggest() + on_trial_complete()) with
-//      100 and 1000 completed trials (Hartmann6), against Optuna's TPE in
+//      100, 200 and 1000 completed trials (Hartmann6), against Optuna's TPE in
 //      memory (its `overhead` run: 500 trials, and its `quality` run:
 //      100-trial studies). The history is random configs (the start-up
 //      phase), and for TPE also its own suggestions ("own history"), which
@@ -19,13 +19,19 @@
 //
 //   With --more-functions, also Hartmann3, the six-hump camel, Rosenbrock-4
 //   (as log(1 + f)), Styblinski-Tang-4, Ackley-5 and two hyperparameter-like
-//   spaces with choices and integers (tests/search/objectives.h; ours
-//   only); with
+//   spaces with choices and integers (tests/search/objectives.h); with
 //   --first-seed, seeds other than the baseline's 0..N-1 (to check that a
-//   change holds beyond the seeds it was tuned on).
+//   change holds beyond the seeds it was tuned on). On those, Optuna's TPE
+//   runs the same functions and seeds (benchmarks/optuna_functions.py), and
+//   a last table says where GP-BO's median is at least as good as it.
+//   --shape-functions adds Rosenbrock-4 raw (a curved valley whose values
+//   span 1e-3..1e6) and Rastrigin-4 (rugged: a local minimum at every
+//   integer point), the shapes that test GP-BO's output transform and
+//   acquisition.
 //
 // Usage: search_quality [--seeds N] [--first-seed S] [--more-functions] [--no-optuna]
-//                       [--only SEARCHER]
+//                       [--only SEARCHER,...] [--function NAME] [--no-cost]
+//                       [--gp-options JSON] [--shape-functions]
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -34,12 +40,14 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <functional>
 #include <map>
 #include <numbers>
 #include <string>
 #include <vector>
 
+#include "benchmarks/anchor.h"
 #include "search/factory.h"
 #include "tests/search/objectives.h"
 
@@ -123,6 +131,21 @@ double log_rosenbrock4(const Json& c) {  // log(1 + f): the raw values span 1e-3
   return std::log1p(sum);
 }
 
+double rosenbrock4(const Json& c) {  // raw: a curved valley, values over 1e-3..1e6
+  const auto x = coordinates(c, 4);
+  double sum = 0;
+  for (int i = 0; i < 3; ++i) {
+    sum += 100 * std::pow(x[i + 1] - x[i] * x[i], 2) + std::pow(1 - x[i], 2);
+  }
+  return sum;
+}
+
+double rastrigin4(const Json& c) {  // rugged: a local minimum at every integer point
+  double sum = 40;
+  for (double v : coordinates(c, 4)) sum += v * v - 10 * std::cos(2 * std::numbers::pi * v);
+  return sum;
+}
+
 double styblinski_tang4(const Json& c) {
   double sum = 0;
   for (double x : coordinates(c, 4)) sum += x * x * x * x - 16 * x * x + 5 * x;
@@ -142,7 +165,7 @@ double ackley5(const Json& c) {
 
 // Branin and Hartmann6 (Optuna's baseline runs the same two); with `more`,
 // seven others for a wider view (ours only).
-std::vector<Function> functions(bool more) {
+std::vector<Function> functions(bool more, bool shapes) {
   std::vector<Function> list = {{"branin", testing::branin_space(), testing::branin, 0.397887},
                                 {"hartmann6", box(6, 0, 1), hartmann6, -3.32237}};
   if (more) {
@@ -154,6 +177,10 @@ std::vector<Function> functions(bool more) {
     list.push_back({"ackley5", box(5, -32.768, 32.768), ackley5, 0});
     list.push_back({"hpo_choice", testing::hpo_space(false), testing::hpo_loss, 0});
     list.push_back({"hpo_mixed", testing::hpo_space(true), testing::hpo_loss, 0});
+  }
+  if (shapes) {
+    list.push_back({"rosen4", box(4, -5, 10), rosenbrock4, 0});
+    list.push_back({"rastrigin4", box(4, -5.12, 5.12), rastrigin4, 0});
   }
   return list;
 }
@@ -205,6 +232,14 @@ std::vector<double> run(Searcher& s, const Function& fn, int n, double& searcher
   return values;
 }
 
+// The calling thread's CPU time in seconds (the objective's is included, a
+// few microseconds; the wall clock of a shared machine is not).
+double thread_cpu_s() {
+  timespec t;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const size_t n = v.size();
@@ -220,11 +255,16 @@ std::unique_ptr<Searcher> make(const Algorithm& a, const Function& fn, int64_t b
   return s;
 }
 
-// Optuna's JSON lines, keyed by "bench/function/sampler" or "bench/storage/sampler".
-std::map<std::string, Json> run_optuna(const std::string& mode) {
+// Optuna's JSON lines, keyed by "bench/function/sampler" or "bench/storage/sampler",
+// from anchor `script` (benchmarks/anchors/) run with `args`.
+std::map<std::string, Json> run_optuna(const std::string& script, const std::string& args) {
   std::map<std::string, Json> out;
-  const std::string command =
-      fmt::format("/usr/bin/python3 {}/optuna_baseline.py {} 2>&1", TUNERUN_SHARED_BENCH, mode);
+  if (auto missing = bench::missing_anchor("optuna", "python3-optuna"); !missing.empty()) {
+    fmt::print("Optuna {}
+", missing);
+    return out;
+  }
+  const std::string command = bench::anchor_command(script, args + " 2>&1");
   FILE* pipe = popen(command.c_str(), "r");
   if (!pipe) return out;
   std::array<char, 4096> line;
@@ -261,17 +301,21 @@ int main(int argc, char** argv) {
   int first_seed = 0;
   bool optuna = true;
   bool more = false;
-  std::string only;  // one of algorithms()' labels, for profiling
+  bool shapes = false;
+  std::string only;      // algorithms()' labels, comma-separated, for profiling
+  std::string function;  // one function's name, for quick checks
+  bool cost = true;
+  Json gp_options = Json::object();  // overrides GP-BO's defaults, to compare settings
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--seeds") && i + 1 < argc) seeds = std::atoi(argv[++i]);
     if (!std::strcmp(argv[i], "--first-seed") && i + 1 < argc) first_seed = std::atoi(argv[++i]);
     if (!std::strcmp(argv[i], "--no-optuna")) optuna = false;
     if (!std::strcmp(argv[i], "--more-functions")) more = true;
+    if (!std::strcmp(argv[i], "--shape-functions")) shapes = true;
     if (!std::strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
-  }
-  if (first_seed != 0 && optuna) {
-    fmt::print("Optuna's baseline runs seeds 0..N-1 only: not run with --first-seed\n\n");
-    optuna = false;
+    if (!std::strcmp(argv[i], "--function") && i + 1 < argc) function = argv[++i];
+    if (!std::strcmp(argv[i], "--no-cost")) cost = false;
+    if (!std::strcmp(argv[i], "--gp-options") && i + 1 < argc) gp_options = Json::parse(argv[++i]);
   }
 
   // 1. Quality.
@@ -280,14 +324,18 @@ int main(int argc, char** argv) {
     double best50, best100, ms, optimum;
   };
   std::vector<Row> rows;
-  const auto fns = functions(more);
+  const auto fns = functions(more, shapes);
   for (const Function& fn : fns) {
+    if (!function.empty() && fn.name != function) continue;
     for (const Algorithm& a : algorithms()) {
-      if (!only.empty() && a.label != only) continue;
+      if (!only.empty() && (',' + only + ',').find(',' + a.label + ',') == std::string::npos) {
+        continue;
+      }
       std::vector<double> at50, at100;
       double suggest_s = 0;
       for (int seed = first_seed; seed < first_seed + seeds; ++seed) {
-        auto s = make(a, fn, 100, static_cast<uint64_t>(seed));
+        auto s = make(a, fn, 100, static_cast<uint64_t>(seed),
+                      a.name == "gp" ? gp_options : Json::object());
         const auto v = run(*s, fn, 100, suggest_s);
         at50.push_back(*std::min_element(v.begin(), v.begin() + 50));
         at100.push_back(*std::min_element(v.begin(), v.end()));
@@ -303,18 +351,24 @@ int main(int argc, char** argv) {
     std::string label;
     int trials;
     double ms;
+    double cpu_ms;  // the thread's CPU time: what the searcher costs on an idle machine
   };
   std::vector<Cost> costs;
   const Function& h6 = fns[1];
   for (const Algorithm& a : algorithms()) {
-    if (a.label == "random" || (!only.empty() && a.label != only)) continue;
-    for (int n : {100, 1000}) {
-      const int timed = a.label == "gp" ? (n == 100 ? 10 : 3) : 50;
+    if (!cost || a.label == "random" ||
+        (!only.empty() && (',' + only + ',').find(',' + a.label + ',') == std::string::npos)) {
+      continue;
+    }
+    for (int n : {100, 200, 1000}) {
+      const int timed = a.label == "gp" ? (n < 1000 ? 10 : 3) : 50;
       auto s = make(a, h6, n + timed, 0, {{"n_startup_trials", n}});
       double ignored = 0, searcher_s = 0;
       run(*s, h6, n, ignored);
+      const double cpu0 = thread_cpu_s();
       run(*s, h6, timed, searcher_s);
-      costs.push_back({a.label, n, 1e3 * searcher_s / timed});
+      costs.push_back(
+          {a.label, n, 1e3 * searcher_s / timed, 1e3 * (thread_cpu_s() - cpu0) / timed});
     }
     if (a.name != "tpe") continue;
     for (int n : {100, 1000}) {
@@ -322,15 +376,33 @@ int main(int argc, char** argv) {
       auto s = make(a, h6, n + timed, 0);
       double ignored = 0, searcher_s = 0;
       run(*s, h6, n, ignored);
+      const double cpu0 = thread_cpu_s();
       run(*s, h6, timed, searcher_s);
-      costs.push_back({a.label + " (own history)", n, 1e3 * searcher_s / timed});
+      costs.push_back({a.label + " (own history)", n, 1e3 * searcher_s / timed,
+                       1e3 * (thread_cpu_s() - cpu0) / timed});
     }
   }
 
   std::map<std::string, Json> quality, overhead;
   if (optuna) {
-    quality = run_optuna(fmt::format("quality --seeds {}", seeds));
-    overhead = run_optuna("overhead");
+    const std::string shared = "optuna_baseline.py";
+    // The shared baseline: every sampler, on Branin and Hartmann6, seeds 0..N-1.
+    if (first_seed == 0) quality = run_optuna(shared, fmt::format("quality --seeds {}", seeds));
+    // Optuna's TPE on every function run here, on the same seeds.
+    if (more || shapes || first_seed != 0 || !function.empty()) {
+      std::string names;
+      for (const Function& fn : fns) {
+        const bool ran = std::any_of(rows.begin(), rows.end(),
+                                     [&](const Row& r) { return r.function == fn.name; });
+        if (ran) names += (names.empty() ? "" : ",") + fn.name;
+      }
+      for (auto& [key, o] : run_optuna("optuna_functions.py",
+                                       fmt::format("--seeds {} --first-seed {} --functions {}",
+                                                   seeds, first_seed, names))) {
+        quality[key] = o;
+      }
+    }
+    if (cost) overhead = run_optuna(shared, "overhead");
   }
   if (quality.contains("env")) {
     fmt::print("Optuna {} (python {}), measured now; {} seeds each\n\n",
@@ -374,18 +446,50 @@ int main(int argc, char** argv) {
     fmt::print("  Optuna TPE in memory: {:.3f} ms/trial over 500 trials (overhead run)\n",
                tpe_500->second.value("ms_per_trial", 0.0));
   }
-  fmt::print("{:<34} {:>6} {:>12} {:>24}\n", "searcher", "N", "ms/suggest",
+  fmt::print("{:<34} {:>6} {:>12} {:>12} {:>24}\n", "searcher", "N", "ms/suggest", "CPU ms",
              "Optuna TPE@500 / ours");
   for (const Cost& c : costs) {
     std::string vs = "-";
     if (tpe_500 != overhead.end()) {
       vs = fmt::format("{:.0f}x", tpe_500->second.value("ms_per_trial", 0.0) / c.ms);
     }
-    fmt::print("{:<34} {:>6} {:>12.4f} {:>24}\n", c.label, c.trials, c.ms, vs);
+    fmt::print("{:<34} {:>6} {:>12.4f} {:>12.4f} {:>24}\n", c.label, c.trials, c.ms, c.cpu_ms, vs);
   }
   if (tpe_quality != quality.end()) {
     fmt::print("  (Optuna TPE over 100-trial Hartmann6 studies: {:.3f} ms/trial)\n",
                tpe_quality->second.value("ms_per_trial", 0.0));
   }
+
+  // GP-BO against Optuna's TPE, with our TPE beside it.
+  std::map<std::string, std::map<std::string, const Row*>> by_function;
+  for (const Row& r : rows) by_function[r.function][r.label] = &r;
+  bool header = false;
+  int met = 0, judged = 0;
+  for (const Function& fn : fns) {
+    const auto it = quality.find("quality/" + fn.name + "/tpe");
+    const auto& labels = by_function[fn.name];
+    if (it == quality.end() || !labels.contains("gp")) continue;
+    if (!header) {
+      fmt::print(
+          "\nGP-BO against Optuna's TPE, median best over seeds {}..{} (our TPE beside it)\n"
+          "{:<10} {:>10} {:>10} {:>10}   {:>10} {:>10} {:>10}   {}\n",
+          first_seed, first_seed + seeds - 1, "function", "gp@50", "optuna@50", "tpe@50", "gp@100",
+          "optuna@100", "tpe@100", "gp >= optuna at 50 and 100");
+      header = true;
+    }
+    const Row& gp = *labels.at("gp");
+    const double o50 = it->second["median_best_50"], o100 = it->second["median_best_100"];
+    const auto tpe = labels.find("tpe");
+    const auto ours = [&](double Row::*field) {
+      return tpe == labels.end() ? std::string("-") : fmt::format("{:.4f}", tpe->second->*field);
+    };
+    const bool ok = gp.best50 <= o50 && gp.best100 <= o100;
+    met += ok;
+    ++judged;
+    fmt::print("{:<10} {:>10.4f} {:>10.4f} {:>10}   {:>10.4f} {:>10.4f} {:>10}   {}\n", fn.name,
+               gp.best50, o50, ours(&Row::best50), gp.best100, o100, ours(&Row::best100),
+               ok ? "yes" : "NO");
+  }
+  if (judged > 0) fmt::print("GP-BO at least as good as Optuna's TPE on {} of {}\n", met, judged);
   return 0;
 }

@@ -2,7 +2,7 @@
 // trial's ranks fresh processes, then with reuse_workers), and results/s for
 // trainables that report as fast as they can, each with the durable SQLite
 // store. Anchors measured in the same run: Optuna with SQLite
-// (../shared/bench/optuna_baseline.py overhead, Debian's python3-optuna), when
+// (benchmarks/anchors/optuna_baseline.py overhead, Debian's python3-optuna), when
 // installed; Ray Tune's published 4,800 results/s on one node is printed
 // beside results/s (Ray does not install here).
 //
@@ -15,6 +15,7 @@
 #include <memory>
 #include <string>
 
+#include "benchmarks/anchor.h"
 #include "tune/controller.h"
 
 namespace {
@@ -43,8 +44,7 @@ tune::ExperimentSummary run(const tune::ExperimentSpec& spec) {
 // Optuna's trials/s with SQLite and the random sampler, or 0 when Optuna is
 // not installed.
 double optuna_sqlite_trials_per_s() {
-  const std::string cmd = fmt::format("/usr/bin/python3 {}/optuna_baseline.py overhead 2>/dev/null",
-                                      TUNERUN_SHARED_BENCH);
+  const std::string cmd = bench::anchor_command("optuna_baseline.py", "overhead 2>/dev/null");
   std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);
   if (!pipe) return 0;
   char line[1024];
@@ -85,13 +85,15 @@ int main(int argc, char** argv) {
       "x{:.2f} Ray Tune's published {:.0f}/s\n",
       results.num_results, results.wall_s, results_per_s, results_per_s / kRayResultsPerSecond,
       kRayResultsPerSecond);
-  if (double optuna = optuna_sqlite_trials_per_s(); optuna > 0) {
+  if (auto missing = bench::missing_anchor("optuna", "python3-optuna"); !missing.empty()) {
+    fmt::print("{}; no ratio\n", missing);
+  } else if (double optuna = optuna_sqlite_trials_per_s(); optuna > 0) {
     fmt::print(
         "anchor:  Optuna+SQLite (random sampler, in-process objective) {:.1f} trials/s "
         "here; tunerun x{:.2f}, with reuse_workers x{:.2f}\n",
         optuna, trials_per_s / optuna, reused_per_s / optuna);
   } else {
-    fmt::print("anchor:  Optuna not installed (apt-get install python3-optuna) — no ratio\n");
+    fmt::print("anchor:  the Optuna baseline printed no trials/s — no ratio\n");
   }
   std::filesystem::remove_all(storage);
   return 0;

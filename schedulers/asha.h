@@ -30,23 +30,11 @@
 
 #include "schedulers/internal/objective.h"
 #include "schedulers/internal/trial_states.h"
+#include "schedulers/scheduler_options.h"
 #include "schedulers/trial_scheduler.h"
 #include "search/domain.h"
 
 namespace tune::schedulers {
-
-struct AshaOptions {
-  std::string time_attr = "training_iteration";  // Ray: "training_iteration"; must not decrease
-  std::string metric;                            // Ray: None -> the experiment's metric
-  std::optional<Mode> mode;                      // Ray: None -> the experiment's mode
-  double max_t = 100;                            // Ray: 100; trials stop at max_t time units
-  double grace_period = 1;                       // Ray: 1; no trial stops before this
-  double reduction_factor = 4;                   // Ray: 4; keeps 1/rf of a rung
-  int64_t brackets = 1;                          // Ray: 1; >1 spreads trials by softmax of rungs
-  bool stop_last_trials = true;                  // Ray: True; false lets the best run past max_t
-  bool promotion = false;  // not in Ray: pause at rungs and promote the best (see above)
-  uint64_t seed = 0;       // Ray draws brackets from np.random; ours is seeded
-};
 
 class AshaScheduler final : public TrialScheduler {
  public:

@@ -47,6 +47,7 @@ std::unique_ptr<TrialScheduler> make_hyperband(const Json& options) {
   r.read("max_t", o.max_t);
   r.read("reduction_factor", o.reduction_factor);
   r.read("stop_last_trials", o.stop_last_trials);
+  r.read("for_bohb", o.for_bohb);
   r.finish();
   return std::make_unique<HyperBandScheduler>(std::move(o));
 }

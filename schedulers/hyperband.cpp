@@ -44,6 +44,7 @@ class HyperBandScheduler::Bracket {
     all_.push_back(id);
   }
   bool filled() const { return static_cast<int64_t>(live_.size()) == n_; }
+  bool ever_filled() const { return static_cast<int64_t>(all_.size()) >= n0_; }
   bool has(const std::string& id) const { return find(id) != nullptr; }
 
   bool cur_iter_done() const {
@@ -221,7 +222,10 @@ void HyperBandScheduler::set_search_properties(const std::string& metric, Mode m
 }
 
 void HyperBandScheduler::on_trial_add(const TrialView& trial) {
-  if (current_bracket_ < 0 || brackets_[current_bracket_].filled()) {
+  // Plain HyperBand (Ray's) counts live trials, so a bracket whose trials
+  // finish one at a time keeps taking new ones; for BOHB a bracket takes n0.
+  if (current_bracket_ < 0 || (options_.for_bohb ? brackets_[current_bracket_].ever_filled()
+                                                 : brackets_[current_bracket_].filled())) {
     while (true) {
       if (static_cast<int64_t>(bands_.back().size()) == s_max_1_) bands_.emplace_back();
       const auto s = static_cast<int64_t>(bands_.back().size());
@@ -266,9 +270,10 @@ Decision HyperBandScheduler::on_trial_result(const TrialView& trial, const Json&
   return action;
 }
 
-Decision HyperBandScheduler::process(Bracket& bracket, const std::string& current) {
+Decision HyperBandScheduler::process(Bracket& bracket, const std::string& current, bool force) {
   Decision action = Decision::kPause;
   if (!bracket.cur_iter_done()) return action;
+  if (options_.for_bohb && !force && !bracket.ever_filled()) return action;
   auto stop_other = [&](const std::string& id) {
     if (id == current) return;
     // Only trials that are not running can be ended by the controller; the
@@ -332,18 +337,48 @@ void HyperBandScheduler::on_trial_error(const TrialView& trial) { remove(trial.t
 void HyperBandScheduler::on_trial_remove(const TrialView& trial) { remove(trial.trial_id); }
 
 int HyperBandScheduler::choose_trial_to_run(const std::vector<TrialView>& candidates) {
+  int chosen = choose(candidates);
+  const bool any_pending =
+      std::any_of(candidates.begin(), candidates.end(),
+                  [](const TrialView& t) { return t.status == TrialStatus::kPending; });
+  if (chosen < 0 && options_.for_bohb && !any_pending) {
+    // No new trial is coming now: brackets waiting to fill halve as they
+    // are, once the controller has paused every one of their trials (one
+    // still pausing would miss being stopped).
+    std::set<std::string> paused;
+    for (const TrialView& t : candidates) {
+      if (t.status == TrialStatus::kPaused) paused.insert(t.trial_id);
+    }
+    for (Bracket& bracket : brackets_) {
+      const auto live = bracket.live_ids();
+      if (bracket.ever_filled() || live.empty()) continue;
+      if (std::all_of(live.begin(), live.end(),
+                      [&](const auto& id) { return paused.contains(id); })) {
+        process(bracket, "", true);
+      }
+    }
+    chosen = choose(candidates);
+  }
+  if (chosen >= 0) states_.set(candidates[chosen].trial_id, TrialStatus::kRunning);
+  return chosen;
+}
+
+int HyperBandScheduler::choose(const std::vector<TrialView>& candidates) {
   std::map<std::string, int> index;
   for (size_t i = 0; i < candidates.size(); ++i) index[candidates[i].trial_id] = int(i);
   int chosen = -1;
-  // Ray: band by band, least complete bracket first, trials in bracket order.
+  // Ray: band by band, least complete bracket first (or in creation order,
+  // HyperBandForBOHB's), trials in bracket order.
   for (size_t band = 0; band < bands_.size() && chosen < 0; ++band) {
     std::vector<const Bracket*> order;
     for (int64_t b : bands_[band]) {
       if (b >= 0) order.push_back(&brackets_[b]);
     }
-    std::stable_sort(order.begin(), order.end(), [](const Bracket* a, const Bracket* b) {
-      return a->completion_percentage() < b->completion_percentage();
-    });
+    if (!options_.for_bohb) {
+      std::stable_sort(order.begin(), order.end(), [](const Bracket* a, const Bracket* b) {
+        return a->completion_percentage() < b->completion_percentage();
+      });
+    }
     for (const Bracket* bracket : order) {
       for (const std::string& id : bracket->live_ids()) {
         auto i = index.find(id);
@@ -362,7 +397,6 @@ int HyperBandScheduler::choose_trial_to_run(const std::vector<TrialView>& candid
   for (size_t i = 0; chosen < 0 && i < candidates.size(); ++i) {
     if (!trial_bracket_.contains(candidates[i].trial_id)) chosen = static_cast<int>(i);
   }
-  if (chosen >= 0) states_.set(candidates[chosen].trial_id, TrialStatus::kRunning);
   return chosen;
 }
 

@@ -27,18 +27,10 @@
 
 #include "schedulers/internal/objective.h"
 #include "schedulers/internal/trial_states.h"
+#include "schedulers/scheduler_options.h"
 #include "schedulers/trial_scheduler.h"
 
 namespace tune::schedulers {
-
-struct HyperBandOptions {
-  std::string time_attr = "training_iteration";  // Ray: "training_iteration"
-  std::string metric;                            // Ray: None -> the experiment's metric
-  std::optional<Mode> mode;                      // Ray: None -> the experiment's mode
-  double max_t = 81;                             // Ray: 81; the largest milestone
-  double reduction_factor = 3;                   // Ray: 3 (eta)
-  bool stop_last_trials = true;                  // Ray: True; false: the last ones run on
-};
 
 class HyperBandScheduler final : public TrialScheduler {
  public:
@@ -78,7 +70,9 @@ class HyperBandScheduler final : public TrialScheduler {
   int64_t n0(int64_t s) const;
   int64_t r0(int64_t s) const;
   // Ray's _process_bracket; `current` is the reporting trial, or empty.
-  Decision process(Bracket& bracket, const std::string& current);
+  // `force`: halve a for_bohb bracket that is not full.
+  Decision process(Bracket& bracket, const std::string& current, bool force = false);
+  int choose(const std::vector<TrialView>& candidates);
   void remove(const std::string& trial_id);
 
   HyperBandOptions options_;

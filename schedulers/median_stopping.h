@@ -19,19 +19,10 @@
 
 #include "schedulers/internal/objective.h"
 #include "schedulers/internal/trial_states.h"
+#include "schedulers/scheduler_options.h"
 #include "schedulers/trial_scheduler.h"
 
 namespace tune::schedulers {
-
-struct MedianStoppingOptions {
-  std::string time_attr = "time_total_s";  // Ray: "time_total_s"
-  std::string metric;                      // Ray: None -> the experiment's metric
-  std::optional<Mode> mode;                // Ray: None -> the experiment's mode
-  double grace_period = 60;                // Ray: 60.0; no stop before, means start here
-  int64_t min_samples_required = 3;        // Ray: 3; other trials needed for a median
-  double min_time_slice = 0;               // Ray: 0; run at least this long between yields
-  bool hard_stop = true;                   // Ray: True; false pauses instead of stopping
-};
 
 class MedianStoppingRule final : public TrialScheduler {
  public:

@@ -30,19 +30,6 @@
 
 namespace tune::schedulers {
 
-struct Pb2Options {
-  std::string time_attr = "time_total_s";  // Ray: "time_total_s"
-  std::string metric;                      // Ray: None -> the experiment's metric
-  std::optional<Mode> mode;                // Ray: None -> the experiment's mode
-  double perturbation_interval = 60;       // Ray: 60.0
-  double burn_in_period = 0;               // Ray's PBT: 0.0 (PB2 passes the default)
-  // Ray: required. {"lr": [1e-4, 1e-1]}: per key, [lower, upper] with lower < upper.
-  Json hyperparam_bounds = Json::object();
-  double quantile_fraction = 0.25;  // Ray: 0.25
-  bool synch = false;               // Ray: False
-  uint64_t seed = 0;                // seeds the UCB's random starts and donor choice
-};
-
 class Pb2Scheduler final : public PbtScheduler {
  public:
   // Throws ConfigError naming the option (hyperparam_bounds.KEY for a bad bound).

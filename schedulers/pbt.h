@@ -34,29 +34,10 @@
 #include "schedulers/internal/mutations.h"
 #include "schedulers/internal/objective.h"
 #include "schedulers/internal/trial_states.h"
+#include "schedulers/scheduler_options.h"
 #include "schedulers/trial_scheduler.h"
 
 namespace tune::schedulers {
-
-struct PbtOptions {
-  std::string time_attr = "time_total_s";  // Ray: "time_total_s"
-  std::string metric;                      // Ray: None -> the experiment's metric
-  std::optional<Mode> mode;                // Ray: None -> the experiment's mode
-  double perturbation_interval = 60;       // Ray: 60.0, in time_attr units (iterations if
-                                           // time_attr = "training_iteration")
-  double burn_in_period = 0;               // Ray: 0.0; no perturbation before
-  // Ray: required unless custom_explore_fn. Per key: a list of values
-  // (resample or move to a neighbour), a domain {"loguniform": [lo, hi]}
-  // (resample or multiply by a factor) or a nested table.
-  Json hyperparam_mutations = Json::object();
-  double quantile_fraction = 0.25;                     // Ray: 0.25; in [0, 0.5]
-  double resample_probability = 0.25;                  // Ray: 0.25
-  std::vector<double> perturbation_factors{1.2, 0.8};  // Ray: (1.2, 0.8)
-  // Ray: None. Applied to the explored config; C++ only (not in TOML).
-  std::function<Json(Json config)> custom_explore_fn;
-  bool synch = false;  // Ray: False; true waits for all trials at each point
-  uint64_t seed = 0;   // Ray uses the global `random`; ours is seeded
-};
 
 class PbtScheduler : public TrialScheduler {
  public:

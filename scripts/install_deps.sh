@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Installs every Debian package tunerun needs. Idempotent: packages already
 # present are skipped; `apt-get update` runs only when something is missing.
-# TUNERUN_WITH_TORCH=0 skips libtorch, Gloo, OpenBLAS and Fashion-MNIST (the trainer).
+# The dashboard serves with cpp-httplib and draws with Chart.js (embedded at build
+# time); its browser tests drive headless Chromium through chromedriver and Selenium.
+# TUNERUN_WITH_TORCH=0 skips libtorch, Gloo, OpenBLAS, Fashion-MNIST and the
+# fortunes corpus (the trainer and its example data).
 # TUNERUN_BENCH_ANCHORS=1 adds what the benchmarks' anchors run: Optuna and
-# PyTorch from Python (../shared/bench); the build and the tests never need them.
+# PyTorch from Python (benchmarks/anchors/); the build and the tests never need them.
 set -euo pipefail
 
 packages=(
@@ -11,9 +14,12 @@ packages=(
   libzmq3-dev cppzmq-dev libmsgpack-cxx-dev libsqlite3-dev sqlite3
   libeigen3-dev libcli11-dev libfmt-dev doctest-dev libtomlplusplus-dev
   nlohmann-json3-dev python3
+  libcpp-httplib-dev libjs-chart.js
+  chromium chromium-driver python3-selenium
 )
 if [[ "${TUNERUN_WITH_TORCH:-1}" != 0 ]]; then
-  packages+=(libtorch-dev libgloo-dev zlib1g-dev libopenblas0-pthread dataset-fashion-mnist)
+  packages+=(libtorch-dev libgloo-dev zlib1g-dev libopenblas0-pthread dataset-fashion-mnist
+             fortunes)
 fi
 if [[ "${TUNERUN_BENCH_ANCHORS:-0}" == 1 ]]; then
   packages+=(python3-optuna python3-torch)

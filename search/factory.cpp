@@ -8,6 +8,7 @@
 
 #include "core/errors.h"
 #include "search/basic_variant.h"
+#include "search/bohb.h"
 #include "search/concurrency_limiter.h"
 #include "search/gp.h"
 #include "search/repeater.h"
@@ -16,7 +17,7 @@
 namespace tune::search {
 namespace {
 
-constexpr const char* kKnownAlgorithms = "random, basic, grid, tpe, gp, bayesopt";
+constexpr const char* kKnownAlgorithms = "random, basic, grid, tpe, gp, bayesopt, bohb";
 
 // Typed reads of an options table that remember which keys were read, so
 // finish() can name the first unknown one.
@@ -149,7 +150,26 @@ std::unique_ptr<Searcher> make_inner(const std::string& algorithm, OptionReader&
     o.base = model_based_options(r, num_samples, seed);
     r.read("n_candidates", o.n_candidates);
     r.read("fit_restarts", o.fit_restarts);
+    r.read_choice("output_transform", {"standardise", "power", "rank"}, o.output_transform);
+    r.read("trust_region_dims", o.trust_region_dims);
     return std::make_unique<GpSearcher>(std::move(o));
+  }
+  if (algorithm == "bohb") {
+    BohbOptions o;
+    o.base.num_samples = num_samples;
+    o.base.seed = seed;
+    r.read("seed", o.base.seed);
+    r.read_points(o.base.points_to_evaluate);
+    if (const Json* v = r.find("time_attr")) {
+      if (!v->is_string())
+        throw ConfigError("expected a string, got " + v->dump(), {}, 0, "time_attr");
+      o.time_attr = v->get<std::string>();
+    }
+    r.read("min_points_in_model", o.min_points_in_model);
+    r.read("top_fraction", o.top_fraction);
+    r.read("random_fraction", o.random_fraction);
+    r.read("n_candidates", o.n_candidates);
+    return std::make_unique<BohbSearcher>(std::move(o));
   }
   throw ConfigError(
       fmt::format("unknown search algorithm '{}'; known: {}", algorithm, kKnownAlgorithms), {}, 0,

@@ -22,7 +22,12 @@ struct SearcherContext {
 //                              "scott"), weighting ("improvement" | "optuna"),
 //                              constant_liar
 //   "gp", "bayesopt"           GpSearcher (search/gp.h): seed, points_to_evaluate,
-//                              n_startup_trials, n_candidates, fit_restarts
+//                              n_startup_trials, n_candidates, fit_restarts,
+//                              output_transform ("power" | "rank" | "standardise"),
+//                              trust_region_dims
+//   "bohb"                     BohbSearcher (search/bohb.h): seed, points_to_evaluate,
+//                              time_attr, min_points_in_model, top_fraction,
+//                              random_fraction, n_candidates (pair it with HyperBand)
 // Every algorithm also takes the wrapper options
 //   repeat = k          Repeater: each config runs k times, the mean is reported
 //                       (num_samples must be a multiple of k)

@@ -13,7 +13,7 @@
 namespace tune::search {
 namespace {
 
-constexpr size_t kMaxFitPoints = 256;
+constexpr size_t kMaxFitPoints = 128;
 constexpr int kFitIterations = 50;
 constexpr int kRefined = 3;
 constexpr int kRefineSteps = 20;
@@ -99,11 +99,10 @@ std::vector<double> GpSearcher::propose(Rng& rng) {
   const auto n = static_cast<Eigen::Index>(obs.size());
   const auto& dims = encoding().dims();
   const int D = gp_dims(dims);
-  Eigen::VectorXd y(n);
-  for (Eigen::Index i = 0; i < n; ++i) y[i] = obs[i].loss;
-  const double mean = y.mean();
-  const double sd = std::sqrt((y.array() - mean).square().mean());
-  y = (y.array() - mean) / (sd > 1e-12 ? sd : 1.0);
+  std::vector<double> losses(obs.size());
+  for (size_t i = 0; i < obs.size(); ++i) losses[i] = obs[i].loss;
+  const std::vector<double> targets = detail::transform_outputs(losses, options_.output_transform);
+  const Eigen::VectorXd y = Eigen::Map<const Eigen::VectorXd>(targets.data(), n);
   const double best = y.minCoeff();
 
   // Hyperparameters: on the best and the newest points when there are many.
@@ -157,25 +156,56 @@ std::vector<double> GpSearcher::propose(Rng& rng) {
   }
   const GaussianProcess gp(X, yall, theta);
 
-  // Candidates: uniform, and around the best trials.
+  // Candidates: uniform; around the best five trials; and, in many
+  // dimensions, around the best trial within a box whose sides follow the
+  // fitted lengthscales (TuRBO's shape) at three scales, so a long
+  // lengthscale's dimension moves more than a short one's.
   std::vector<Eigen::Index> order(n);
   std::iota(order.begin(), order.end(), 0);
   std::sort(order.begin(), order.end(), [&](auto a, auto b) { return y[a] < y[b]; });
   const auto m = static_cast<Eigen::Index>(options_.n_candidates);
   const Eigen::Index local = m / 4;
+  const Eigen::Index trust =
+      static_cast<int64_t>(dims.size()) >= options_.trust_region_dims ? m / 4 : 0;
+  std::vector<double> box(dims.size(), kLocalSd);  // per encoded dim: the region's sd
+  if (trust > 0) {
+    // theta holds one lengthscale per GP input; a categorical dim's one-hot
+    // inputs are not perturbed here, so their lengthscales do not count.
+    double log_sum = 0;
+    int numeric = 0;
+    for (size_t d = 0, at = 0; d < dims.size(); ++d) {
+      if (dims[d].categorical()) {
+        at += dims[d].num_choices();
+        continue;
+      }
+      box[d] = theta[static_cast<Eigen::Index>(at++)];
+      log_sum += box[d];
+      ++numeric;
+    }
+    for (size_t d = 0; d < dims.size(); ++d) {
+      if (!dims[d].categorical()) box[d] = std::exp(box[d] - log_sum / std::max(1, numeric));
+    }
+  }
+  constexpr double kTrustScales[] = {0.2, 0.05, 0.01};
   Eigen::MatrixXd C(m, D);
   for (Eigen::Index c = 0; c < m; ++c) {
     std::vector<double> x(dims.size());
-    const bool near = c < local;
-    const auto& anchor = obs[order[static_cast<size_t>(c) % std::min<size_t>(5, obs.size())]].x;
+    const bool in_trust = c < trust;
+    const bool near = !in_trust && c < trust + local;
+    const auto& anchor =
+        obs[order[in_trust ? 0 : static_cast<size_t>(c) % std::min<size_t>(5, obs.size())]].x;
+    const double scale = in_trust ? kTrustScales[c % std::size(kTrustScales)] : kLocalSd;
     for (size_t d = 0; d < dims.size(); ++d) {
       if (dims[d].categorical()) {
         const auto k = dims[d].num_choices();
-        x[d] = near && unit(rng) < 0.8
+        x[d] = (near || in_trust) && unit(rng) < 0.8
                    ? anchor[d]
                    : static_cast<double>(std::min<size_t>(unit(rng) * k, k - 1));
+      } else if (near || in_trust) {
+        const double sd = in_trust ? std::min(0.5, scale * box[d]) : kLocalSd;
+        x[d] = std::clamp(anchor[d] + sd * normal(rng), 0.0, 1.0);
       } else {
-        x[d] = near ? std::clamp(anchor[d] + kLocalSd * normal(rng), 0.0, 1.0) : unit(rng);
+        x[d] = unit(rng);
       }
     }
     C.row(c) = to_gp(dims, x).transpose();
@@ -191,15 +221,24 @@ std::vector<double> GpSearcher::propose(Rng& rng) {
       numeric.push_back(at++);
     }
   }
+  // Starts: the best few overall, and the best of the uniform candidates
+  // (a restart away from the best trials, where EI may hide a second basin).
   std::vector<Eigen::Index> top(m);
   std::iota(top.begin(), top.end(), 0);
   const auto refined = std::min<Eigen::Index>(kRefined, m);
   std::partial_sort(top.begin(), top.begin() + refined, top.end(),
                     [&](auto a, auto b) { return score[a] > score[b]; });
+  top.resize(refined);
+  if (trust + local < m) {
+    Eigen::Index far;
+    score.tail(m - trust - local).maxCoeff(&far);
+    far += trust + local;
+    if (std::find(top.begin(), top.end(), far) == top.end()) top.push_back(far);
+  }
   Eigen::VectorXd best_z = C.row(top[0]).transpose();
   double best_score = score[top[0]];
   const auto p = static_cast<Eigen::Index>(numeric.size());
-  for (Eigen::Index r = 0; r < refined && p > 0; ++r) {
+  for (size_t r = 0; r < top.size() && p > 0; ++r) {
     Eigen::VectorXd z = C.row(top[r]).transpose();
     double value = score[top[r]];
     constexpr double kH = 1e-6;

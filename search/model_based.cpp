@@ -61,14 +61,17 @@ Suggestion ModelBasedSearcher::suggest(const std::string& trial_id) {
   if (index < options_.points_to_evaluate.size()) {
     config = encoding_.sample(rng);
     detail::deep_merge(config, options_.points_to_evaluate[index]);
-  } else if (observations_.size() < static_cast<size_t>(options_.n_startup_trials) ||
-             encoding_.size() == 0) {
+  } else if (!ready_for_model() || encoding_.size() == 0) {
     config = encoding_.sample(rng);
   } else {
     config = encoding_.decode(propose(rng));
   }
   running_[trial_id] = Running{index, encoding_.encode(config), std::nullopt};
   return Suggestion::of(std::move(config));
+}
+
+bool ModelBasedSearcher::ready_for_model() const {
+  return observations_.size() >= static_cast<size_t>(options_.n_startup_trials);
 }
 
 std::optional<double> ModelBasedSearcher::loss_of(const Json& result) const {
@@ -82,7 +85,10 @@ std::optional<double> ModelBasedSearcher::loss_of(const Json& result) const {
 void ModelBasedSearcher::on_trial_result(const std::string& trial_id, const Json& result) {
   auto it = running_.find(trial_id);
   if (it == running_.end()) return;
-  if (auto loss = loss_of(result)) it->second.last_loss = loss;
+  if (auto loss = loss_of(result)) {
+    it->second.last_loss = loss;
+    on_intermediate(it->second.index, it->second.x, *loss, result);
+  }
 }
 
 void ModelBasedSearcher::on_trial_complete(const std::string& trial_id, const Json* last_result,

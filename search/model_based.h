@@ -23,15 +23,9 @@
 
 #include "search/internal/space_encoding.h"
 #include "search/searcher.h"
+#include "search/searcher_options.h"
 
 namespace tune::search {
-
-struct ModelBasedOptions {
-  int64_t num_samples = 1;               // configs to suggest in all; -1 = unlimited
-  uint64_t seed = 0;                     // the same seed gives the same configs
-  int64_t n_startup_trials = 10;         // random configs first (Optuna's default)
-  std::vector<Json> points_to_evaluate;  // suggested first, in order; may be partial
-};
 
 class ModelBasedSearcher : public Searcher {
  public:
@@ -61,8 +55,16 @@ class ModelBasedSearcher : public Searcher {
  protected:
   ModelBasedSearcher(std::string name, ModelBasedOptions options);
 
-  // The next point (encoded), once n_startup_trials trials have completed.
+  // The next point (encoded), once ready_for_model().
   virtual std::vector<double> propose(Rng& rng) = 0;
+  // Whether propose() may be asked; before, configs are random. By default
+  // once n_startup_trials trials have completed.
+  virtual bool ready_for_model() const;
+  // Every intermediate result with the metric of a trial this searcher
+  // suggested (`index`, `x` as in Observation; `loss` sign-folded), before
+  // its completion: for models that learn from partial results.
+  virtual void on_intermediate(uint64_t index, const std::vector<double>& x, double loss,
+                               const Json& result) {}
   // State the model carries from one suggestion to the next (warm starts).
   virtual Json save_model() const { return nullptr; }
   virtual void restore_model(const Json& state) {}

@@ -60,22 +60,6 @@
 
 namespace tune::search {
 
-enum class TpeBandwidth { kNeighbour, kScott };
-enum class TpeWeighting { kImprovement, kOptuna };
-
-struct TpeOptions {
-  ModelBasedOptions base;        // budget, seed, n_startup_trials (10), points_to_evaluate
-  int64_t n_ei_candidates = 24;  // draws from l(x) scored per suggestion (Optuna)
-  double gamma = 0.15;           // fraction of trials in the good group (Optuna: 0.1)
-  int64_t gamma_cap = 25;        // at most this many trials in the good group (Optuna)
-  double prior_weight = 1.0;     // weight of the prior component (Optuna)
-  bool multivariate = true;      // joint estimator over all dims (Optuna: False)
-  TpeBandwidth bandwidth = TpeBandwidth::kNeighbour;    // joint mode's widths (Optuna: Scott's)
-  TpeWeighting weighting = TpeWeighting::kImprovement;  // of the good group (Optuna: equal)
-  bool constant_liar = true;  // running trials count as worst (Optuna: False; on here
-                              // because the controller runs trials in parallel)
-};
-
 class TpeSearcher final : public ModelBasedSearcher {
  public:
   // Throws ConfigError (key = the option) for a non-positive candidate

@@ -307,7 +307,7 @@ std::string fill_placeholders(std::string_view arg, const Json& config) {
           for (const auto& [k, v] : config.items()) keys.push_back(k);
           throw tune::ConfigError(
               fmt::format("the command argument '{}' names {{{}}}, which the config lacks; its "
-                          "keys: {}",
+                          "keys: {}; write {{{{ and }}}} for literal braces",
                           arg, key, fmt::join(keys, ", ")),
               {}, 0, key);
         }

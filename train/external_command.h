@@ -10,9 +10,14 @@
 // `key`; `{a.b}` reaches into nested tables ([param_space.a] b = ...). Strings
 // are inserted as they are, numbers in their shortest exact form (0.001,
 // 1e-05, 64), booleans as true/false, tables and lists as JSON. `{{` and `}}`
-// stand for literal braces. A key the config lacks fails the trial with an
-// error naming the key; `tunerun validate` checks the keys against the
-// param space before anything runs.
+// stand for literal braces (a lone `}` is literal too; a lone `{` always opens
+// a placeholder), so JSON in an argument is written with doubled braces:
+//
+//   command = ["sh", "-c", "echo '@tunerun {{\"loss\": {lr}}}'"]
+//
+// prints `@tunerun {"loss": 0.01}` for lr = 0.01. A key the config lacks
+// fails the trial with an error naming the key; `tunerun validate` checks the
+// keys against the param space before anything runs.
 //
 // ENVIRONMENT. The command inherits the worker's environment (its working
 // directory is the sweep file's directory), plus:

@@ -31,10 +31,18 @@ std::optional<std::string> builtin_plugin_library(const std::string& name) {
   static const std::map<std::string, std::string> kPlugins = {
       {"fashion_mnist_mlp", "libtunerun_fashion_mnist.so"},
       {"fashion_mnist_lenet", "libtunerun_fashion_mnist.so"},
+      {"fashion_mnist_cnn", "libtunerun_models.so"},
+      {"char_gpt", "libtunerun_models.so"},
   };
   auto it = kPlugins.find(name);
   if (it == kPlugins.end()) return std::nullopt;
   return it->second;
+}
+
+std::vector<std::filesystem::path> builtin_plugin_candidates(
+    const std::string& library, const std::filesystem::path& executable) {
+  const auto dir = executable.parent_path();
+  return {dir / library, (dir / TUNERUN_PLUGIN_DIR_FROM_BIN / library).lexically_normal()};
 }
 
 }  // namespace train

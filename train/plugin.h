@@ -8,14 +8,15 @@
 // own copy of tunerun's libraries: train::report and friends resolve to the
 // executable's.
 //
-// Built-in trainables that need libtorch live in such a library next to the
-// tunerun executable, so that the controller (and every non-torch worker)
-// never loads libtorch.
+// Built-in trainables that need libtorch live in such a library, so that the
+// controller (and every non-torch worker) never loads libtorch: next to the
+// tunerun executable in a build tree, in lib/tunerun/ when installed.
 #pragma once
 
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace train {
 
@@ -28,5 +29,11 @@ void load_trainable_library(const std::filesystem::path& path);
 // The library file of a built-in plugin trainable ("fashion_mnist_mlp" ->
 // "libtunerun_fashion_mnist.so"), or nullopt for trainables in the executable.
 std::optional<std::string> builtin_plugin_library(const std::string& name);
+
+// Where the program `executable` looks for the built-in plug-in `library`,
+// in order: its own folder (a build tree), then the installed plug-in folder
+// relative to it (bin/../lib/tunerun, as cmake/install.cmake lays it out).
+std::vector<std::filesystem::path> builtin_plugin_candidates(
+    const std::string& library, const std::filesystem::path& executable);
 
 }  // namespace train

@@ -27,6 +27,11 @@ struct Context {
 // The calling worker's context. Throws tune::Error outside a worker.
 const Context& get_context();
 
+// True inside a worker's train function (where report() and the checkpoint
+// calls work), false elsewhere: lets a library work both in a trial and in
+// a plain program or test.
+bool in_worker();
+
 // Cross-rank reductions report() can apply to named numeric metrics.
 using Reduce = tune::ReduceOp;
 

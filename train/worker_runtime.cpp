@@ -120,6 +120,8 @@ const Context& get_context() {
   return g_session->context;
 }
 
+bool in_worker() { return g_session != nullptr; }
+
 std::optional<Checkpoint> get_checkpoint() {
   if (g_session == nullptr) throw tune::Error("train::get_checkpoint() called outside a worker");
   return g_session->resume_from;

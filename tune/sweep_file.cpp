@@ -242,13 +242,19 @@ void read_trainable(TableReader& top, const std::string& file, ExperimentSpec& s
   } else if (builtin) {
     spec.trainable.name = *builtin;
     if (auto plugin = train::builtin_plugin_library(*builtin)) {
-      const auto path = std::filesystem::path(self_executable()).parent_path() / *plugin;
-      if (!std::filesystem::exists(path)) {
-        throw r.error("builtin", fmt::format("'{}' needs {}, which this build lacks (build "
-                                             "with libtorch: TUNERUN_WITH_TORCH=1)",
-                                             *builtin, path.string()));
+      std::vector<std::string> looked;
+      for (const auto& path : train::builtin_plugin_candidates(*plugin, self_executable())) {
+        if (std::filesystem::exists(path)) {
+          spec.trainable.library = path.string();
+          break;
+        }
+        looked.push_back(path.string());
       }
-      spec.trainable.library = path.string();
+      if (spec.trainable.library.empty()) {
+        throw r.error("builtin", fmt::format("'{}' needs {}, which this build lacks (looked in "
+                                             "{}; build with libtorch: TUNERUN_WITH_TORCH=1)",
+                                             *builtin, *plugin, fmt::join(looked, ", ")));
+      }
     } else if (train::find_trainable(*builtin) == nullptr) {
       throw r.error("builtin", fmt::format("no trainable named '{}'; known: {}", *builtin,
                                            fmt::join(train::trainable_names(), ", ")));
@@ -296,7 +302,7 @@ void check_command_placeholders(const ExperimentSpec& spec, TableReader& top) {
     std::vector<std::string> names;
     for (const auto& [name, value] : space.json().items()) names.push_back(name);
     throw r.error("command", fmt::format("placeholder {{{}}} names no key of [param_space] "
-                                         "(keys: {})",
+                                         "(keys: {}); write {{{{ and }}}} for literal braces",
                                          key, fmt::join(names, ", ")));
   }
 }
@@ -368,6 +374,19 @@ ExperimentSpec parse_sweep(std::string_view text, const std::string& source_name
       if (e.key() == "metric") throw top.error("metric", e.message());
       r.rethrow(e);
     }
+  }
+  // BOHB's model learns from the budgets HyperBand's brackets produce; under
+  // another scheduler it is a TPE that sees few full-length results.
+  if (spec.search_algorithm == "bohb" && spec.scheduler != "hyperband") {
+    const toml::table* search = top.table("search");
+    throw TableReader(*search, "search", source_name)
+        .error("algorithm", fmt::format("\"bohb\" needs [scheduler] type = \"hyperband\" "
+                                        "(BOHB pairs its model with HyperBand), got \"{}\"",
+                                        spec.scheduler));
+  }
+  // Ray's HyperBandForBOHB: brackets that fill before they halve.
+  if (spec.search_algorithm == "bohb" && !spec.scheduler_options.contains("for_bohb")) {
+    spec.scheduler_options["for_bohb"] = true;
   }
   if (const toml::table* stop = top.table("stop")) spec.stop = parse_stop(*stop, source_name);
   if (const toml::table* resources = top.table("resources")) {

@@ -1,6 +1,13 @@
 #include "tune/tune_config.h"
 
+#include "schedulers/asha.h"
 #include "schedulers/fifo.h"
+#include "schedulers/hyperband.h"
+#include "schedulers/median_stopping.h"
+#include "schedulers/pb2.h"
+#include "schedulers/pbt.h"
+#include "search/gp.h"
+#include "search/tpe.h"
 
 namespace tune {
 
@@ -41,6 +48,10 @@ std::shared_ptr<Searcher> tpe(TpeOptions options) {
 std::shared_ptr<Searcher> gp(GpOptions options) {
   options.base.num_samples = -1;
   return std::make_shared<GpSearcher>(std::move(options));
+}
+std::shared_ptr<Searcher> bohb(BohbOptions options) {
+  options.base.num_samples = -1;
+  return std::make_shared<BohbSearcher>(std::move(options));
 }
 
 }  // namespace search

@@ -20,14 +20,11 @@
 #include <vector>
 
 #include "core/types.h"
-#include "schedulers/asha.h"
-#include "schedulers/hyperband.h"
-#include "schedulers/median_stopping.h"
-#include "schedulers/pb2.h"
-#include "schedulers/pbt.h"
+#include "schedulers/scheduler_options.h"
+#include "schedulers/trial_scheduler.h"
 #include "search/basic_variant.h"
-#include "search/gp.h"
-#include "search/tpe.h"
+#include "search/searcher.h"
+#include "search/searcher_options.h"
 #include "tune/callback.h"
 #include "tune/progress.h"
 #include "tune/stoppers.h"
@@ -116,6 +113,9 @@ namespace search {
 // unlimited budget (base.num_samples = -1): TuneConfig::num_samples limits.
 std::shared_ptr<Searcher> tpe(TpeOptions options = {});
 std::shared_ptr<Searcher> gp(GpOptions options = {});
+// BOHB's model; pair it with schedulers::hyperband(), whose brackets give it
+// results at several budgets.
+std::shared_ptr<Searcher> bohb(BohbOptions options = {});
 }  // namespace search
 
 }  // namespace tune

@@ -140,3 +140,51 @@ TEST_CASE("HyperBand save and restore continue with identical decisions") {
   CHECK(t1.choose({"q", "u"}) == t2.choose({"q", "u"}));
   CHECK(s1.save() == s2.save());
 }
+
+TEST_CASE("HyperBand for_bohb: brackets take n0 trials created one at a time, then halve") {
+  // max_t=9, rf=3: bracket s=0 runs 3 trials to 9, s=1 halves 5 trials at 3.
+  // A model-based searcher creates one trial at a time, after the last ran.
+  HyperBandScheduler plain = hyperband(9, 3);
+  Trace p(plain);
+  p.add("a");
+  CHECK(p.report("a", 9, 1.0) == kStop);
+  p.add("b");
+  CHECK(plain.brackets().size() == 1);  // plain: the finished trial's slot is refilled
+
+  HyperBandScheduler s({.max_t = 9, .reduction_factor = 3, .for_bohb = true});
+  s.set_search_properties("score", Mode::kMax);
+  Trace t(s);
+  for (auto id : {"a", "b", "c"}) {
+    t.add(id);
+    CHECK(t.report(id, 9, 1.0) == kStop);
+  }
+  CHECK(s.brackets().size() == 1);
+  const std::vector<std::pair<std::string, double>> scores{
+      {"p", 0.1}, {"q", 0.5}, {"r", 0.3}, {"u", 0.9}};
+  for (const auto& [id, score] : scores) {
+    t.add(id);
+    CHECK(t.choose({id}) == id);
+    CHECK(t.report(id, 3, score) == kPause);  // waits for the bracket's 5th trial
+    CHECK(t.take_stops().empty());
+  }
+  CHECK(s.brackets().size() == 2);
+  t.add("v");
+  CHECK(t.report("v", 3, 0.2) == kStop);  // the 5th arrives: bottom 3 of 5 stop
+  CHECK(t.take_stops() == std::vector<std::string>{"p", "r"});
+  CHECK(t.choose({"q", "u"}) == "q");
+}
+
+TEST_CASE("HyperBand for_bohb: a bracket that cannot fill halves once nothing else waits") {
+  HyperBandScheduler s({.max_t = 9, .reduction_factor = 3, .for_bohb = true});
+  s.set_search_properties("score", Mode::kMax);
+  Trace t(s);
+  for (auto id : {"a", "b", "c"}) t.add(id), t.report(id, 9, 1.0);
+  for (auto id : {"p", "q", "r"}) t.add(id);
+  CHECK(t.report("p", 3, 0.1) == kPause);
+  CHECK(t.report("q", 3, 0.5) == kPause);
+  CHECK(t.report("r", 3, 0.3) == kPause);
+  // The searcher is done: no trial is pending, so the bracket of 3 (of 5)
+  // halves to ceil(5 / 3) = 2 and the best paused one runs on.
+  CHECK(t.choose({"p", "q", "r"}) == "q");
+  CHECK(t.take_stops() == std::vector<std::string>{"p"});
+}

@@ -147,6 +147,7 @@ TEST_CASE("--version, --help and unknown experiments") {
   auto help = run_tunerun("--help", dir.path());
   CHECK(help.exit_code == 0);
   CHECK(help.output.find("status") != std::string::npos);
+  CHECK(help.output.find("Usage: tunerun [OPTIONS]") != std::string::npos);  // the program named
   CHECK(run_tunerun("best nowhere", dir.path()).exit_code == 2);
   std::filesystem::create_directories(dir.path() / "empty");
   auto empty = run_tunerun("status empty", dir.path());

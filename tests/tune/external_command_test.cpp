@@ -132,6 +132,44 @@ label = "hello world"
   }
 }
 
+TEST_CASE("{{ and }} pass literal braces to a command, and a lone { is refused with a hint") {
+  ScratchDir dir;
+  // A JSON report written in the command line itself, a placeholder inside.
+  dir.write("braces.toml", R"(
+name = "braces"
+metric = "v"
+mode = "max"
+[trainable]
+command = ["sh", "-c", "echo '@tunerun {{\"v\": {x}, \"tag\": \"}}{{\"}}'"]
+[param_space]
+x = { grid_search = [1, 2] }
+)");
+  auto run = run_tunerun_within("-q braces.toml", dir.path());
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  auto rows = query(dir.path() / "runs/braces/experiment.db",
+                    "SELECT t.config, r.metrics FROM results r JOIN trials t USING (trial_id) "
+                    "ORDER BY t.trial_index");
+  REQUIRE(rows.size() == 2);
+  for (const auto& row : rows) {
+    const Json metrics = Json::parse(row[1]);
+    CHECK(metrics["v"] == Json::parse(row[0])["x"]);
+    CHECK(metrics["tag"] == "}{");
+  }
+
+  // Unescaped, the JSON's brace opens a placeholder: refused before anything runs.
+  dir.write("unescaped.toml", R"(
+name = "unescaped"
+[trainable]
+command = ["sh", "-c", "echo '@tunerun {\"v\": 1}'"]
+)");
+  auto refused = run_tunerun_within("unescaped.toml", dir.path());
+  CHECK(refused.exit_code == 2);
+  CHECK(refused.output.find("unescaped.toml") != std::string::npos);
+  CHECK(refused.output.find("write {{ and }} for literal braces") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir.path() / "runs/unescaped"));
+}
+
 TEST_CASE("ranks get their own GPUs as CUDA_VISIBLE_DEVICES, and trials wait for free ones") {
   ScratchDir dir;
   dir.write("gpu_report.py", R"(import os, time

@@ -295,3 +295,31 @@ TEST_CASE("the median stopping rule stops a clearly worse trial early and spares
   for (const auto& [ceiling, trial] : trials) check_contiguous_curve(store, trial);
   CHECK(result_rows(store) == static_cast<size_t>(summary.num_results));
 }
+
+TEST_CASE("BOHB with HyperBand for_bohb: brackets fill one trial at a time, the last one halves") {
+  test::ScratchDir dir;
+  // max_t = 9, eta = 3: brackets of 3 (to 9), 5 (from 3) and 9 (from 1)
+  // trials. BOHB suggests one trial at a time; 10 trials leave the third
+  // bracket with 2 of its 9, which halves once no trial is left to come.
+  ExperimentSpec spec = curve_spec(dir, "bohb", "hyperband",
+                                   {{"max_t", 9}, {"reduction_factor", 3}, {"for_bohb", true}});
+  spec.search_algorithm = "bohb";
+  spec.num_samples = 10;
+  spec.param_space.set("ceiling", uniform(0.5, 0.95));
+  spec.param_space.set("iterations", 20);
+  spec.param_space.set("checkpoint_every", 1);
+  ExperimentSummary summary = run(spec);
+  CHECK(summary.num_terminated == 10);
+  CHECK(summary.num_errors == 0);
+  auto store = storage::ExperimentStore::open_read_only(spec.experiment_dir());
+  int64_t stopped_at_3 = 0;
+  for (const auto& trial : store.trials()) {
+    INFO(trial.trial_id, ": ", trial.status_reason);
+    CHECK(trial.last_iteration <= 9);
+    check_contiguous_curve(store, trial);
+    stopped_at_3 += trial.last_iteration == 3;
+  }
+  // The second bracket halved once all 5 of its trials reached 3 (3 stop);
+  // the third, unfilled, kept its 2 at milestone 1 and 1 of them at 3.
+  CHECK(stopped_at_3 == 4);
+}

@@ -151,3 +151,26 @@ TEST_CASE("wrong types, unknown trainables, algorithms and options are named") {
   CHECK(stop.key() == "stop.loss");
   CHECK(error_of("name = \"a/b\"\n[trainable]\nbuiltin = \"noop\"\n").key() == "name");
 }
+
+TEST_CASE("bohb needs the hyperband scheduler, named at [search] algorithm") {
+  const std::string head =
+      "metric = \"loss\"\n[trainable]\nbuiltin = \"noop\"\n[param_space]\nx = { uniform = [0, "
+      "1] }\n[search]\nalgorithm = \"bohb\"\n";
+  ConfigError alone = error_of(head);
+  CHECK(alone.key() == "search.algorithm");
+  CHECK(alone.line() == 7);
+  CHECK(alone.file() == "sweep.toml");
+  CHECK(alone.message().find("hyperband") != std::string::npos);
+  ConfigError asha = error_of(head + "[scheduler]\ntype = \"asha\"\n");
+  CHECK(asha.key() == "search.algorithm");
+  CHECK(asha.message().find("\"asha\"") != std::string::npos);
+
+  train::register_builtin_trainables();
+  const ExperimentSpec spec =
+      parse_sweep(head + "min_points_in_model = 4\n[scheduler]\ntype = \"hyperband\"\nmax_t = 9\n",
+                  "sweep.toml");
+  CHECK(spec.search_algorithm == "bohb");
+  CHECK(spec.search_options["min_points_in_model"] == 4);
+  CHECK(spec.scheduler == "hyperband");
+  CHECK(spec.scheduler_options["for_bohb"] == true);  // as Ray's HyperBandForBOHB
+}

@@ -1,4 +1,4 @@
-// The two Fashion-MNIST models, the same as shared/bench/torch_ddp_baseline.py
+// The two Fashion-MNIST models, the same as benchmarks/anchors/torch_ddp_baseline.py
 // so that throughput compares like with like.
 #pragma once
 

@@ -1,44 +1,24 @@
 #include "train/fashion_mnist/trainables.h"
 
-#include <ATen/Parallel.h>
-
-#include <cstdlib>
-
 #include "train/checkpoint.h"
 #include "train/fashion_mnist/dataset.h"
 #include "train/fashion_mnist/training.h"
 #include "train/session.h"
+#include "train/torch/device.h"
 #include "train/torch/process_group.h"
 #include "train/trainable.h"
 
 namespace train::fashion_mnist {
 
-namespace {
-
-int threads_per_rank() {
-  const char* env = std::getenv("OMP_NUM_THREADS");
-  int threads = env != nullptr ? std::atoi(env) : 0;
-  return threads > 0 ? threads : 1;
-}
-
-// Releases the process group however the function ends (STOP unwinds
-// through here): a reused worker forms a fresh group for its next trial.
-struct GroupScope {
-  GroupScope() { init_process_group(); }
-  ~GroupScope() { destroy_process_group(); }
-};
-
-}  // namespace
-
 void train_function(const tune::Config& config, ModelKind kind) {
-  torch::set_num_threads(threads_per_rank());
+  use_rank_threads();
   const auto& context = train::get_context();
   const int64_t epochs = config.get<int64_t>("epochs", 10);
   const int64_t batch_size = config.get<int64_t>("batch_size", 128);
   const auto seed = static_cast<uint64_t>(config.get<int64_t>("seed", 0));
   const auto dir = data_dir(config.get<std::string>("data_dir", ""));
 
-  GroupScope group;
+  ProcessGroupScope group;
   LoaderOptions train_options{.sampler = {.seed = seed}};
   auto train_loader = prepare_data_loader(
       load(Split::kTrain, dir, config.get<int64_t>("train_subset", 0)), batch_size, train_options);

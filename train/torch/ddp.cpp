@@ -62,16 +62,6 @@ void broadcast_coalesced(c10d::ProcessGroup& group, const std::vector<at::Tensor
   }
 }
 
-void keep_freed_memory() {
-#ifdef __GLIBC__
-  static std::once_flag once;
-  std::call_once(once, [] {
-    mallopt(M_MMAP_THRESHOLD, 32 << 20);  // glibc's largest; also ends its dynamic threshold
-    mallopt(M_TRIM_THRESHOLD, 1 << 30);
-  });
-#endif
-}
-
 }  // namespace
 
 struct DistributedModel::Impl {
@@ -331,6 +321,16 @@ namespace {
 std::mutex g_registry_mutex;
 std::map<const torch::nn::Module*, std::shared_ptr<DistributedModel>> g_registry;
 }  // namespace
+
+void keep_freed_memory() {
+#ifdef __GLIBC__
+  static std::once_flag once;
+  std::call_once(once, [] {
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);  // glibc's largest; also ends its dynamic threshold
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  });
+#endif
+}
 
 std::shared_ptr<DistributedModel> prepare_model(torch::nn::Module& module,
                                                 const DdpOptions& options) {

@@ -135,4 +135,8 @@ std::shared_ptr<DistributedModel> prepare_model(torch::nn::Module& module,
 // Removes the gradient hooks of `module` and forgets its handle.
 void release_model(torch::nn::Module& module);
 
+// What DdpOptions::keep_freed_memory sets up, for a loop that trains a
+// single rank without prepare_model. Process-wide and idempotent.
+void keep_freed_memory();
+
 }  // namespace train

@@ -1,5 +1,6 @@
 #include "train/torch/device.h"
 
+#include <ATen/Parallel.h>
 #include <torch/cuda.h>
 
 #include <cstdlib>
@@ -30,5 +31,11 @@ c10::Device get_device() {
 }
 
 Backend default_backend() { return get_device().is_cuda() ? Backend::kNccl : Backend::kGloo; }
+
+void use_rank_threads() {
+  const char* env = std::getenv("OMP_NUM_THREADS");
+  const int threads = env != nullptr ? std::atoi(env) : 0;
+  at::set_num_threads(threads > 0 ? threads : 1);
+}
 
 }  // namespace train

@@ -19,4 +19,8 @@ c10::Device get_device();
 // The backend for get_device(): NCCL for CUDA, Gloo for the CPU.
 Backend default_backend();
 
+// Sets libtorch's intra-op threads to this rank's OMP_NUM_THREADS (the
+// controller sets it to the worker's CPUs), 1 when unset.
+void use_rank_threads();
+
 }  // namespace train

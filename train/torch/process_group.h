@@ -69,6 +69,18 @@ c10::intrusive_ptr<c10d::ProcessGroup> default_process_group();
 // for the next trial forms a new group on a new port.
 void destroy_process_group();
 
+// init_process_group() for a scope: a train function's group is released
+// however the function ends (a stop unwinds through report()), so a worker
+// reused for the next trial forms a fresh group.
+struct ProcessGroupScope {
+  explicit ProcessGroupScope(const ProcessGroupOptions& options = {}) {
+    init_process_group(options);
+  }
+  ~ProcessGroupScope() { destroy_process_group(); }
+  ProcessGroupScope(const ProcessGroupScope&) = delete;
+  ProcessGroupScope& operator=(const ProcessGroupScope&) = delete;
+};
+
 // Blocks until every rank of `group` got here. No-op for nullptr.
 void barrier(const c10::intrusive_ptr<c10d::ProcessGroup>& group);
 

@@ -39,6 +39,8 @@ void setup_results(CLI::App& app);
 void setup_validate(CLI::App& app);
 void setup_best(CLI::App& app);
 void setup_status(CLI::App& app);
+void setup_dashboard(CLI::App& app);
+void setup_report(CLI::App& app);
 
 // Runs an experiment the way `run` and `resume` do: signals handled, the
 // progress shown as `output` says, the summary printed, the exit code chosen

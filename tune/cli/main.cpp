@@ -21,8 +21,8 @@ namespace {
 // "run" is implied when no argument names a subcommand and one is not an
 // option.
 std::vector<std::string> with_default_subcommand(int argc, char** argv) {
-  static const std::set<std::string> kSubcommands = {"run",  "resume", "validate",
-                                                     "best", "status", "results"};
+  static const std::set<std::string> kSubcommands = {"run",    "resume",  "validate",  "best",
+                                                     "status", "results", "dashboard", "report"};
   std::vector<std::string> args(argv + 1, argv + argc);
   bool has_subcommand = false, has_positional = false;
   for (const auto& arg : args) {
@@ -40,7 +40,9 @@ int main(int argc, char** argv) {
   train::register_builtin_trainables();
   if (tune::is_worker()) return train::run_worker();
 
-  CLI::App app{"tunerun: hyperparameter sweeps with distributed trials, results in SQLite"};
+  // The name is given: CLI11 takes it from argv[0] only when it parses argv.
+  CLI::App app{"tunerun: hyperparameter sweeps with distributed trials, results in SQLite",
+               "tunerun"};
   app.set_version_flag("--version", fmt::format("tunerun {}", TUNERUN_VERSION));
   app.require_subcommand(1);
   tune::cli::setup_run(app);
@@ -49,6 +51,8 @@ int main(int argc, char** argv) {
   tune::cli::setup_validate(app);
   tune::cli::setup_best(app);
   tune::cli::setup_status(app);
+  tune::cli::setup_dashboard(app);
+  tune::cli::setup_report(app);
 
   try {
     auto args = with_default_subcommand(argc, argv);

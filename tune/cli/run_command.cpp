@@ -4,9 +4,12 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
+
 #include "tune/cli/commands.h"
 #include "tune/controller.h"
 #include "tune/experiment_spec_json.h"
+#include "tune/process.h"
 #include "tune/sweep_file.h"
 
 namespace tune::cli {
@@ -20,6 +23,28 @@ struct RunOptions {
   bool print_config = false;  // validate: print the effective spec instead of a summary
   bool json = false;          // ... as JSON rather than TOML
 };
+
+// Checks the sweep file argument. A relative path that names no file here
+// but one under the installed data folder (share/tunerun, beside the
+// executable's bin/) becomes that file: `tunerun examples/quadratic.toml`
+// works from any folder once tunerun is installed.
+CLI::Validator sweep_file_check() {
+  return CLI::Validator(
+      [](std::string& path) -> std::string {
+        if (std::filesystem::is_regular_file(path)) return {};
+        if (std::filesystem::path(path).is_relative()) {
+          const auto installed = (std::filesystem::path(self_executable()).parent_path() /
+                                  TUNERUN_DATA_DIR_FROM_BIN / path)
+                                     .lexically_normal();
+          if (std::filesystem::is_regular_file(installed)) {
+            path = installed.string();
+            return {};
+          }
+        }
+        return "File does not exist: " + path;
+      },
+      "FILE");
+}
 
 ExperimentSpec load(const RunOptions& options) {
   ExperimentSpec spec = load_sweep_file(options.sweep_file);
@@ -83,7 +108,7 @@ void setup_run(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("run", "Run the sweep a TOML file describes (the default)");
   cmd->add_option("sweep", options->sweep_file, "Sweep file (TOML)")
       ->required()
-      ->check(CLI::ExistingFile);
+      ->transform(sweep_file_check());
   cmd->add_option("--storage-path", options->storage_path,
                   "Directory that holds experiments (overrides the file's storage_path)");
   cmd->add_option("--name", options->name, "Experiment name (overrides the file's name)");
@@ -96,7 +121,7 @@ void setup_validate(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("validate", "Check a sweep file without running it");
   cmd->add_option("sweep", options->sweep_file, "Sweep file (TOML)")
       ->required()
-      ->check(CLI::ExistingFile);
+      ->transform(sweep_file_check());
   cmd->add_flag("--print-config", options->print_config,
                 "Print the effective experiment spec, defaults filled in (TOML)");
   cmd->add_flag("--json", options->json, "With --print-config: print JSON");

@@ -8,12 +8,15 @@
 #include <mutex>
 
 #include "ranks.h"
+#include "temp_dir.h"
 #include "train/fashion_mnist/dataset.h"
 #include "train/fashion_mnist/idx.h"
 #include "train/fashion_mnist/training.h"
 
 namespace fm = train::fashion_mnist;
 namespace fs = std::filesystem;
+
+using train::testing::temp_dir;
 
 namespace {
 
@@ -22,14 +25,6 @@ bool have_data() {
   MESSAGE("skipped: Fashion-MNIST not found in ", fm::data_dir().string(),
           " (apt-get install dataset-fashion-mnist)");
   return false;
-}
-
-fs::path temp_dir(const std::string& name) {
-  auto dir =
-      fs::temp_directory_path() / ("tunerun_torch_test_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
 }
 
 }  // namespace

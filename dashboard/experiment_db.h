@@ -1,0 +1,116 @@
+// ExperimentDb: one experiment.db opened read-only for the dashboard, with
+// the queries its pages need, each answering JSON ready to send.
+//
+// Read-only (SQLITE_OPEN_READONLY) and WAL: a reader never blocks the
+// controller that writes the file, and waits up to a busy timeout when a
+// checkpoint holds it. Open one per request: a connection is cheap and this
+// keeps the server's threads independent. Not thread-safe.
+//
+// Errors throw StorageError naming the file and SQLite's message (missing,
+// corrupt or locked database, or one newer than this build understands).
+#pragma once
+
+#include <sqlite3.h>
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/config.h"
+
+namespace tune::dashboard {
+
+// Limits that keep a page light however large the experiment: the browser
+// never receives every result of a 10,000-trial sweep at once.
+struct QueryLimits {
+  size_t max_curve_trials = 200;    // curves: the best trials by their last value, the rest counted
+  size_t max_curve_points = 200;    // points per curve: evenly thinned, the last one always kept
+  size_t max_trial_results = 2000;  // one trial's result table, thinned the same way
+  size_t log_tail_bytes = 16384;    // the end of each rank_N.log on the trial page
+};
+
+// One trial's config and last result, as the importance and slice views need them.
+struct TrialPoint {
+  std::string trial_id;
+  std::string status;
+  Json config;        // flattened: nested keys joined with '.'
+  Json last_metrics;  // the last result's metrics; null before the first result
+};
+
+class ExperimentDb {
+ public:
+  // Opens <dir>/experiment.db read-only. Throws StorageError when it is
+  // missing, unreadable, not a tunerun database or newer than this build.
+  static ExperimentDb open(const std::filesystem::path& dir);
+
+  ExperimentDb(ExperimentDb&& other) noexcept;
+  ExperimentDb& operator=(ExperimentDb&&) = delete;
+  ~ExperimentDb();
+
+  // Changes whenever a result, a status change, an exploit or the experiment
+  // row is written: a few indexed lookups, cheap enough to poll every second.
+  std::string fingerprint() const;
+
+  // The experiment row (spec parsed), trial counts by status, the number of
+  // results, the best trial and its config, the reported metric names and
+  // the parameters (flattened names, with `log` set for log domains).
+  Json summary() const;
+
+  // One row per trial in creation order: id, index, status, reason (enriched
+  // with the scheduler's rung or the PBT donor), flattened config, last
+  // iteration and metrics, times, error.
+  Json trials() const;
+
+  // Learning curves of `metric`: per trial its iterations, training times
+  // and values, thinned to limits. The best trials by last value come first
+  // when there are more than max_curve_trials; `total` says how many exist.
+  Json curves(const std::string& metric, const QueryLimits& limits) const;
+
+  // One trial: its row, results (thinned), status events, checkpoints,
+  // exploits it took part in, and the tail of each rank's log.
+  // Throws NotFound when the experiment has no such trial.
+  Json trial(const std::string& trial_id, const QueryLimits& limits) const;
+
+  // The scheduler made visible: ASHA rungs with their cut-offs, HyperBand
+  // brackets, and every PBT exploit (the lineage graph's edges).
+  Json scheduler() const;
+
+  // Every trial's flattened config and last metrics (importance, slices).
+  std::vector<TrialPoint> trial_points() const;
+
+  // The experiment's metric and mode ("min"/"max"); metric empty when none.
+  std::pair<std::string, std::string> objective() const;
+
+  sqlite3* handle() const { return db_; }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  ExperimentDb(std::filesystem::path path, sqlite3* db) : path_(std::move(path)), db_(db) {}
+
+  std::filesystem::path path_;
+  sqlite3* db_ = nullptr;
+};
+
+// A page or trial that does not exist (HTTP 404), unlike a broken database.
+class NotFound : public Error {
+ public:
+  using Error::Error;
+};
+
+// The sweep as the user wrote it (TOML as JSON: param_space, scheduler...)
+// from the experiment row's spec, which the controller stores as
+// {"sweep": ..., "sweep_text": ..., "sweep_file": ...}.
+Json sweep_of(const Json& spec);
+
+// The scheduler's type ("asha", "pbt"...): the sweep's, else recognised from
+// the state it saved (a sweep built in C++ may not name it); "fifo" if neither.
+std::string scheduler_type(const Json& sweep, const Json& saved_state);
+
+// Nested objects become dotted keys: {"opt": {"lr": 1}} -> {"opt.lr": 1}.
+Json flatten(const Json& config);
+
+// Evenly chosen indices of `n` items, at most `max`, always keeping the last.
+std::vector<size_t> thin(size_t n, size_t max);
+
+}  // namespace tune::dashboard

@@ -1,0 +1,29 @@
+// The dashboard's one page, in its two forms: live (scripts loaded from
+// /static/, data fetched from /api/) and static (scripts, styles and every
+// answer inlined, for `tunerun report`). The assets under dashboard/web/ and
+// Chart.js (Debian's libjs-chart.js) are embedded at build time.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/config.h"
+
+namespace tune::dashboard {
+
+struct Asset {
+  std::string_view text;
+  const char* content_type;
+};
+
+// The embedded file served as /static/NAME (app.js, style.css, chart.js...).
+std::optional<Asset> static_asset(const std::string& name);
+
+std::string live_page();
+
+// `answers` maps API paths ("exp/NAME/trials", ...) to their JSON; the page
+// reads them instead of fetching, so the file opens from disk.
+std::string static_page(const Json& answers, const std::string& title);
+
+}  // namespace tune::dashboard

@@ -1,0 +1,80 @@
+// Shared helpers: data access (live API or the report's inlined answers),
+// DOM building, number and time formatting, the error banner.
+'use strict';
+const TR = (window.TR = {});
+
+TR.report = window.TUNERUN_REPORT || null;
+
+// The answer for an API path: fetched from the server, or read from the
+// report. Rejects with the server's error message (a broken database...).
+TR.api = async function (path) {
+  if (TR.report) {
+    if (!(path in TR.report)) throw new Error('this report does not hold ' + path);
+    return TR.report[path];
+  }
+  const res = await fetch('api/' + path, {cache: 'no-store'});
+  let body = null;
+  try {
+    body = await res.json();
+  } catch (e) {
+    throw new Error(`${res.status} ${res.statusText} from api/${path}`);
+  }
+  if (!res.ok) throw new Error(body && body.error ? body.error : `${res.status} from api/${path}`);
+  return body;
+};
+
+// el('td', {class: 'x', onclick: f}, 'text', child...)
+TR.el = function (tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs || {})) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key.startsWith('on')) node.addEventListener(key.slice(2), value);
+    else if (key === 'dataset') Object.assign(node.dataset, value);
+    else node.setAttribute(key, value === true ? '' : value);
+  }
+  for (const child of children.flat()) {
+    if (child === undefined || child === null || child === false) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+};
+
+TR.num = function (v) {
+  if (v === null || v === undefined) return '';
+  if (typeof v !== 'number') return typeof v === 'object' ? JSON.stringify(v) : String(v);
+  if (Number.isInteger(v)) return String(v);
+  const a = Math.abs(v);
+  return a !== 0 && (a < 1e-3 || a >= 1e5) ? v.toExponential(3) : String(Number(v.toPrecision(5)));
+};
+
+TR.when = (t) => (t ? new Date(t * 1000).toLocaleString() : '');
+
+TR.duration = function (s) {
+  if (s === null || s === undefined || !isFinite(s)) return '';
+  if (s < 60) return s.toFixed(1) + ' s';
+  if (s < 3600) return Math.floor(s / 60) + ' min ' + Math.round(s % 60) + ' s';
+  return Math.floor(s / 3600) + ' h ' + Math.round((s % 3600) / 60) + ' min';
+};
+
+TR.showError = function (message) {
+  const box = document.getElementById('error');
+  box.textContent = message;
+  box.hidden = false;
+};
+TR.clearError = function () {
+  document.getElementById('error').hidden = true;
+};
+
+TR.section = (title, ...children) => TR.el('section', {}, TR.el('h2', {}, title), ...children);
+
+// A status as a coloured word.
+TR.status = (s) => TR.el('span', {class: 'status ' + String(s).toLowerCase()}, s);
+
+TR.href = {
+  experiments: () => '#/',
+  experiment: (name) => '#/exp/' + encodeURIComponent(name),
+  trial: (name, id) => '#/exp/' + encodeURIComponent(name) + '/trial/' + encodeURIComponent(id),
+};
+// API path parts: URL-encoded for the server, raw for the report's keys.
+TR.enc = (s) => (TR.report ? String(s) : encodeURIComponent(s));
+TR.path = (name) => 'exp/' + TR.enc(name) + '/';

@@ -1,0 +1,98 @@
+// The options of the trial schedulers (Ray Tune's constructor arguments, with
+// Ray's defaults noted), apart from the scheduler classes, so that a config
+// (tune/tune_config.h) names them without the schedulers' internals. Each
+// scheduler's header says what the options mean together.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/config.h"
+#include "core/types.h"
+
+namespace tune::schedulers {
+
+// ASHA (schedulers/asha.h).
+struct AshaOptions {
+  std::string time_attr = "training_iteration";  // Ray: "training_iteration"; must not decrease
+  std::string metric;                            // Ray: None -> the experiment's metric
+  std::optional<Mode> mode;                      // Ray: None -> the experiment's mode
+  double max_t = 100;                            // Ray: 100; trials stop at max_t time units
+  double grace_period = 1;                       // Ray: 1; no trial stops before this
+  double reduction_factor = 4;                   // Ray: 4; keeps 1/rf of a rung
+  int64_t brackets = 1;                          // Ray: 1; >1 spreads trials by softmax of rungs
+  bool stop_last_trials = true;                  // Ray: True; false lets the best run past max_t
+  bool promotion = false;  // not in Ray: pause at rungs and promote the best (see above)
+  uint64_t seed = 0;       // Ray draws brackets from np.random; ours is seeded
+};
+
+// HyperBand (schedulers/hyperband.h).
+struct HyperBandOptions {
+  std::string time_attr = "training_iteration";  // Ray: "training_iteration"
+  std::string metric;                            // Ray: None -> the experiment's metric
+  std::optional<Mode> mode;                      // Ray: None -> the experiment's mode
+  double max_t = 81;                             // Ray: 81; the largest milestone
+  double reduction_factor = 3;                   // Ray: 3 (eta)
+  bool stop_last_trials = true;                  // Ray: True; false: the last ones run on
+  // true: as Ray's HyperBandForBOHB, and as the paper's HyperBand. A
+  // bracket takes exactly n0 trials and halves only once all of them were
+  // created and reached the milestone (plain HyperBand counts live trials,
+  // so with trials created one at a time its first bracket keeps taking
+  // them and halves whatever has arrived), and choose_trial_to_run serves
+  // brackets in creation order rather than the least complete first, so
+  // BOHB's model sees a bracket's higher budgets before the next bracket is
+  // filled. When no trial waits to start, a bracket that cannot fill halves
+  // anyway.
+  bool for_bohb = false;
+};
+
+// The median stopping rule (schedulers/median_stopping.h).
+struct MedianStoppingOptions {
+  std::string time_attr = "time_total_s";  // Ray: "time_total_s"
+  std::string metric;                      // Ray: None -> the experiment's metric
+  std::optional<Mode> mode;                // Ray: None -> the experiment's mode
+  double grace_period = 60;                // Ray: 60.0; no stop before, means start here
+  int64_t min_samples_required = 3;        // Ray: 3; other trials needed for a median
+  double min_time_slice = 0;               // Ray: 0; run at least this long between yields
+  bool hard_stop = true;                   // Ray: True; false pauses instead of stopping
+};
+
+// Population-based training (schedulers/pbt.h).
+struct PbtOptions {
+  std::string time_attr = "time_total_s";  // Ray: "time_total_s"
+  std::string metric;                      // Ray: None -> the experiment's metric
+  std::optional<Mode> mode;                // Ray: None -> the experiment's mode
+  double perturbation_interval = 60;       // Ray: 60.0, in time_attr units (iterations if
+                                           // time_attr = "training_iteration")
+  double burn_in_period = 0;               // Ray: 0.0; no perturbation before
+  // Ray: required unless custom_explore_fn. Per key: a list of values
+  // (resample or move to a neighbour), a domain {"loguniform": [lo, hi]}
+  // (resample or multiply by a factor) or a nested table.
+  Json hyperparam_mutations = Json::object();
+  double quantile_fraction = 0.25;                     // Ray: 0.25; in [0, 0.5]
+  double resample_probability = 0.25;                  // Ray: 0.25
+  std::vector<double> perturbation_factors{1.2, 0.8};  // Ray: (1.2, 0.8)
+  // Ray: None. Applied to the explored config; C++ only (not in TOML).
+  std::function<Json(Json config)> custom_explore_fn;
+  bool synch = false;  // Ray: False; true waits for all trials at each point
+  uint64_t seed = 0;   // Ray uses the global `random`; ours is seeded
+};
+
+// PB2, PBT with a GP-bandit explore step (schedulers/pb2.h).
+struct Pb2Options {
+  std::string time_attr = "time_total_s";  // Ray: "time_total_s"
+  std::string metric;                      // Ray: None -> the experiment's metric
+  std::optional<Mode> mode;                // Ray: None -> the experiment's mode
+  double perturbation_interval = 60;       // Ray: 60.0
+  double burn_in_period = 0;               // Ray's PBT: 0.0 (PB2 passes the default)
+  // Ray: required. {"lr": [1e-4, 1e-1]}: per key, [lower, upper] with lower < upper.
+  Json hyperparam_bounds = Json::object();
+  double quantile_fraction = 0.25;  // Ray: 0.25
+  bool synch = false;               // Ray: False
+  uint64_t seed = 0;                // seeds the UCB's random starts and donor choice
+};
+
+}  // namespace tune::schedulers

@@ -1,0 +1,89 @@
+#include "search/internal/output_transform.h"
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <vector>
+
+#include "search/internal/normal.h"
+
+namespace tune::search::detail {
+namespace {
+
+Eigen::VectorXd standardise(const Eigen::VectorXd& y) {
+  const double mean = y.mean();
+  const double sd = std::sqrt((y.array() - mean).square().mean());
+  return (y.array() - mean) / (sd > 1e-300 ? sd : 1.0);
+}
+
+double box_cox(double s, double lambda) {
+  return std::abs(lambda) < 1e-9 ? std::log(s) : (std::pow(s, lambda) - 1) / lambda;
+}
+
+// Box-Cox on positive `s` with the lambda in [-2, 2] (steps of 0.05) of the
+// largest normal log-likelihood.
+Eigen::VectorXd power(const Eigen::VectorXd& s) {
+  const auto n = static_cast<double>(s.size());
+  const double sum_log = s.array().log().sum();
+  Eigen::VectorXd t(s.size());
+  double best_lambda = 1, best = -std::numeric_limits<double>::infinity();
+  for (int step = -40; step <= 40; ++step) {
+    const double lambda = 0.05 * step;
+    for (Eigen::Index i = 0; i < s.size(); ++i) t[i] = box_cox(s[i], lambda);
+    const double var = (t.array() - t.mean()).square().mean();
+    if (!(var > 0) || !std::isfinite(var)) continue;
+    const double log_likelihood = -0.5 * n * std::log(var) + (lambda - 1) * sum_log;
+    if (log_likelihood > best) best = log_likelihood, best_lambda = lambda;
+  }
+  for (Eigen::Index i = 0; i < s.size(); ++i) t[i] = box_cox(s[i], best_lambda);
+  return t;
+}
+
+double quantile(const std::vector<double>& sorted, double q) {
+  return sorted[static_cast<size_t>(q * static_cast<double>(sorted.size() - 1))];
+}
+
+Eigen::VectorXd transform(const Eigen::VectorXd& y, OutputTransform kind) {
+  const auto n = y.size();
+  if (n < 2 || kind == OutputTransform::kStandardise) return standardise(y);
+  std::vector<double> sorted(y.data(), y.data() + n);
+  std::sort(sorted.begin(), sorted.end());
+  const double low = sorted.front();
+  if (sorted.back() == low) return Eigen::VectorXd::Zero(n);
+  if (kind == OutputTransform::kRank) {
+    // Ties share their mean rank, so equal losses stay equal.
+    std::vector<Eigen::Index> order(n);
+    std::iota(order.begin(), order.end(), 0);
+    std::sort(order.begin(), order.end(), [&](auto a, auto b) { return y[a] < y[b]; });
+    Eigen::VectorXd out(n);
+    for (Eigen::Index i = 0; i < n;) {
+      Eigen::Index j = i;
+      while (j + 1 < n && y[order[j + 1]] == y[order[i]]) ++j;
+      const double rank = 0.5 * static_cast<double>(i + j);
+      const double z = norm_ppf((rank + 0.5) / static_cast<double>(n));
+      for (Eigen::Index k = i; k <= j; ++k) out[order[k]] = z;
+      i = j + 1;
+    }
+    return out;
+  }
+  // The shift keeps the best value finite under a log: the distance from the
+  // best to a low quantile, so the good values stay apart from one another.
+  double shift = 0;
+  for (double q : {0.1, 0.25, 0.5, 1.0}) {
+    shift = quantile(sorted, q) - low;
+    if (shift > 0) break;
+  }
+  return standardise(power((y.array() - low + shift).matrix()));
+}
+
+}  // namespace
+
+std::vector<double> transform_outputs(const std::vector<double>& y, OutputTransform kind) {
+  const Eigen::VectorXd t = transform(
+      Eigen::Map<const Eigen::VectorXd>(y.data(), static_cast<Eigen::Index>(y.size())), kind);
+  return {t.data(), t.data() + t.size()};
+}
+
+}  // namespace tune::search::detail

@@ -1,0 +1,269 @@
+#!/usr/bin/python3
+"""The dashboard and the report in a real browser: headless Chromium driven
+over WebDriver (Debian's chromium, chromium-driver and python3-selenium).
+
+Runs the real `tunerun` CLI: a finished ASHA sweep and a PBT sweep that keeps
+running while the test watches the page; then `tunerun dashboard` on both and
+`tunerun report` of each, opened from file://. Screenshots go to --out.
+
+Usage: browser_test.py --tunerun build/tunerun --out build/dashboard_screenshots
+A missing Chromium, chromedriver or Selenium fails the test: CI installs them
+with scripts/install_deps.sh.
+"""
+import argparse
+import os
+import re
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+try:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    from selenium.common.exceptions import StaleElementReferenceException
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+except ImportError as e:  # fail loudly: a skipped browser test hides a broken page
+    sys.exit(f"browser_test: python3-selenium is missing ({e}); run scripts/install_deps.sh")
+
+ARGS = None
+ASHA_TOML = """
+name = "asha"
+metric = "accuracy"
+mode = "max"
+num_samples = 12
+max_concurrent_trials = 2
+seed = 3
+[trainable]
+builtin = "learning_curve"
+[param_space]
+ceiling = { uniform = [0.6, 0.95] }
+speed = { loguniform = [0.05, 0.5] }
+iterations = 9
+[scheduler]
+type = "asha"
+max_t = 9
+grace_period = 1
+reduction_factor = 3
+"""
+# Slow trials (0.3 s an iteration) so the sweep is still running while the
+# page is watched; PBT pauses every 4 iterations and exploits the best.
+PBT_TOML = """
+name = "pbt"
+metric = "accuracy"
+mode = "max"
+num_samples = 4
+max_concurrent_trials = 4
+seed = 5
+[trainable]
+builtin = "learning_curve"
+[param_space]
+ceiling = 0.9
+speed = { grid_search = [0.02, 0.05, 0.1, 0.3] }
+iterations = 400
+checkpoint_every = 2
+sleep_s = 0.3
+[scheduler]
+type = "pbt"
+time_attr = "training_iteration"
+perturbation_interval = 4
+hyperparam_mutations = { speed = [0.02, 0.05, 0.1, 0.2, 0.3] }
+seed = 7
+"""
+
+
+def query(db, sql):
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
+    try:
+        return con.execute(sql).fetchall()
+    finally:
+        con.close()
+
+
+def make_driver():
+    for tool in ("chromium", "chromedriver"):
+        if not shutil.which(tool):
+            sys.exit(f"browser_test: {tool} is missing; run scripts/install_deps.sh")
+    options = webdriver.ChromeOptions()
+    options.binary_location = shutil.which("chromium")
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                 "--window-size=1400,2600", "--allow-file-access-from-files"):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    return webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=options)
+
+
+class DashboardTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="tunerun_browser_")
+        cls.runs = os.path.join(cls.tmp, "runs")
+        os.makedirs(ARGS.out, exist_ok=True)
+        for name, text in (("asha", ASHA_TOML), ("pbt", PBT_TOML)):
+            with open(os.path.join(cls.tmp, name + ".toml"), "w") as f:
+                f.write(f'storage_path = "{cls.runs}"\n' + text)
+        run = subprocess.run([ARGS.tunerun, "run", "-q", os.path.join(cls.tmp, "asha.toml")],
+                             capture_output=True, text=True, timeout=300)
+        assert run.returncode == 0, run.stdout + run.stderr
+        cls.pbt = subprocess.Popen([ARGS.tunerun, "run", "-q", os.path.join(cls.tmp, "pbt.toml")],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        cls.pbt_db = os.path.join(cls.runs, "pbt", "experiment.db")
+        deadline = time.time() + 120
+        while time.time() < deadline:  # until PBT has reported and exploited
+            try:
+                if query(cls.pbt_db, "SELECT COUNT(*) FROM exploits")[0][0] > 0:
+                    break
+            except sqlite3.Error:
+                pass
+            time.sleep(0.5)
+        cls.server = subprocess.Popen([ARGS.tunerun, "dashboard", cls.runs, "--port", "0"],
+                                      stdout=subprocess.PIPE, text=True)
+        line = ""
+        while "serving" not in line:
+            line = cls.server.stdout.readline()
+            assert line, "tunerun dashboard exited before serving"
+        cls.url = re.search(r"(http://\S+)", line).group(1)
+        cls.driver = make_driver()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.driver.quit()
+        for p in (cls.server, cls.pbt):
+            p.terminate()
+            p.wait(timeout=60)
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def wait(self, condition, timeout=20):
+        try:
+            return WebDriverWait(self.driver, timeout, poll_frequency=0.05).until(lambda d: condition())
+        except Exception:
+            self.shot("failed_" + self.id().split(".")[-1])
+            logs = self.driver.get_log("browser")
+            raise AssertionError(f"timed out at {self.driver.current_url}; browser log: {logs}")
+
+    def js(self, script):
+        return self.driver.execute_script(script)
+
+    def parallel_lines(self):
+        return int(self.js("const c = document.getElementById('parallel'); return c ? c.dataset.lines || -1 : -1;"))
+
+    def datasets(self, canvas):
+        return self.js(f"const c = Chart.getChart(document.getElementById('{canvas}'));"
+                       " return c ? c.data.datasets.filter((d) => d.trial).length : -1;")
+
+    def text(self, element_id):
+        """An element's text, read in one script: a live page redraws between two WebDriver calls."""
+        return self.js(f"const e = document.getElementById('{element_id}'); return e ? e.textContent : '';")
+
+    def count(self, selector):
+        return self.js(f"return document.querySelectorAll('{selector}').length;")
+
+    def console_errors(self):
+        return [e for e in self.driver.get_log("browser") if e["level"] == "SEVERE"]
+
+    def shot(self, name):
+        self.driver.save_screenshot(os.path.join(ARGS.out, name + ".png"))
+
+    def check_experiment_page(self, name, db, prefix):
+        trials = query(db, "SELECT trial_id FROM trials ORDER BY trial_index")
+        n = len(trials)
+        self.wait(lambda: self.count("#trials tbody tr") == n)
+        self.wait(lambda: self.datasets("curves") == n and self.parallel_lines() == n)
+        ids = self.js("return [...document.querySelectorAll('#trials tbody tr')].map(r => r.dataset.trial);")
+        self.assertEqual(sorted(ids), sorted(t[0] for t in trials))
+        self.shot(f"{prefix}_{name}_experiment")
+        for attempt in range(10):  # a running sweep redraws the table under the cursor
+            try:
+                row = self.driver.find_elements(By.CSS_SELECTOR, "#trials tbody tr")[1]
+                trial_id = row.get_attribute("data-trial")
+                row.click()
+                break
+            except StaleElementReferenceException:
+                time.sleep(0.05)
+        else:
+            self.fail("the trial table kept changing under every click")
+        self.wait(lambda: "/trial/" in self.driver.current_url)
+        self.wait(lambda: self.driver.find_elements(By.ID, "trial-config"))
+        self.wait(lambda: self.count("#trial-results tbody tr") > 0)
+        self.assertIn(trial_id, self.js("return document.querySelector('h2').textContent;"))
+        self.shot(f"{prefix}_{name}_trial")
+        self.assertEqual(self.console_errors(), [])
+
+    def test_1_experiments_list(self):
+        self.driver.get(self.url)
+        self.wait(lambda: self.count("#experiments tbody tr") == 2)
+        text = self.text("experiments")
+        self.assertIn("asha", text)
+        self.assertIn("RUNNING", text)
+        self.shot("live_experiments")
+        self.assertEqual(self.console_errors(), [])
+
+    def test_2_finished_asha(self):
+        self.driver.get(self.url + "#/exp/asha")
+        db = os.path.join(self.runs, "asha", "experiment.db")
+        self.check_experiment_page("asha", db, "live")
+        self.driver.get(self.url + "#/exp/asha")
+        self.wait(lambda: self.driver.find_elements(By.CSS_SELECTOR, "#asha-table tbody tr"))
+        stopped = query(db, "SELECT COUNT(*) FROM trials WHERE status_reason LIKE 'stopped by%'")[0][0]
+        self.assertGreater(stopped, 0)
+        self.wait(lambda: "stopped by ASHA at rung" in self.text("trials"))
+
+    def test_3_running_pbt_updates_live(self):
+        self.assertIsNone(self.pbt.poll(), "the PBT sweep should still be running")
+        self.driver.get(self.url + "#/exp/pbt")
+        self.wait(lambda: self.text("num-results").isdigit())
+        self.wait(lambda: self.driver.find_elements(By.ID, "pbt-lineage"))
+        self.shot("live_pbt_experiment")
+        delays = []
+        for _ in range(3):
+            shown = int(self.text("num-results"))
+            while query(self.pbt_db, "SELECT COUNT(*) FROM results")[0][0] <= shown:
+                time.sleep(0.02)
+            written = time.time()  # a result the page does not show yet is in the database
+            count = query(self.pbt_db, "SELECT COUNT(*) FROM results")[0][0]
+            self.wait(lambda: int(self.text("num-results")) >= count, timeout=10)
+            delays.append(time.time() - written)
+        print(f"new result on the page after {', '.join(f'{d:.2f}' for d in delays)} s", file=sys.stderr)
+        self.assertLess(max(delays), 2.0)
+        self.check_experiment_page("pbt", self.pbt_db, "live")
+
+    def test_4_reports_from_file(self):
+        for name in ("asha", "pbt"):
+            out = os.path.join(ARGS.out, f"{name}_report.html")
+            run = subprocess.run([ARGS.tunerun, "report", os.path.join(self.runs, name), "-o", out],
+                                 capture_output=True, text=True, timeout=120)
+            self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
+            self.driver.get("file://" + out)
+            self.wait(lambda: "#/exp/" in self.driver.current_url)
+            # The report is a snapshot: it holds the trials as they were when it was written.
+            data_trials = self.js(f"return window.TUNERUN_REPORT['exp/{name}/trials'].map(t => t.trial_id)")
+            db = os.path.join(self.runs, name, "experiment.db")
+            self.assertEqual(sorted(data_trials), sorted(t[0] for t in query(db, "SELECT trial_id FROM trials")))
+            self.check_experiment_page(name, db, "report")
+
+    def test_5_broken_database_shows_an_error(self):
+        broken = os.path.join(self.runs, "broken")
+        os.makedirs(broken, exist_ok=True)
+        with open(os.path.join(broken, "experiment.db"), "w") as f:
+            f.write("not a database " * 20)
+        self.driver.get(self.url + "#/exp/broken")
+        self.wait(lambda: self.driver.find_element(By.ID, "error").is_displayed())
+        self.assertIn("experiment.db", self.driver.find_element(By.ID, "error").text)
+        self.shot("live_broken")
+        self.driver.get(self.url + "#/")
+        self.wait(lambda: "broken" in self.text("experiments"))
+        self.assertIsNone(self.server.poll(), "the server must survive a broken database")
+        shutil.rmtree(broken)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--tunerun", required=True)
+    parser.add_argument("--out", required=True)
+    ARGS, rest = parser.parse_known_args()
+    ARGS.out = os.path.abspath(ARGS.out)
+    unittest.main(argv=[sys.argv[0], "-v"] + rest)

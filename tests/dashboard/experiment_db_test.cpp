@@ -1,0 +1,132 @@
+#include "dashboard/experiment_db.h"
+
+#include <doctest/doctest.h>
+#include <sqlite3.h>
+
+#include <fstream>
+
+#include "core/errors.h"
+#include "fixture.h"
+
+namespace tune::dashboard {
+namespace {
+
+using DashboardDir = test::ScratchDir;
+using test::write_experiment;
+
+TEST_CASE("summary: counts, best trial, metrics and the parameters that vary, log domains marked") {
+  DashboardDir runs;
+  const auto dir = write_experiment(runs.path(), "asha");
+  const Json s = ExperimentDb::open(dir).summary();
+  CHECK(s["name"] == "asha");
+  CHECK(s["num_trials"] == 12);
+  CHECK(s["counts"]["TERMINATED"] == 12);
+  CHECK(s["num_results"] == 8 * 9 + 4 * 3);
+  CHECK(s["scheduler"] == "asha");
+  CHECK(s["metrics"] == Json::array({"accuracy", "loss"}));
+  // lr = 10^-2.5 is the optimum: trial 6 (10^-2.36) is nearest among the full runs.
+  CHECK(s["best"]["trial_id"] == "asha_00006");
+  CHECK(s["best"]["config"].contains("opt.momentum"));
+  Json params = s["params"];
+  REQUIRE(params.size() == 2);  // opt.momentum never varies
+  CHECK(params[0]["name"] == "layers");
+  CHECK(params[0]["log"] == false);
+  CHECK(params[1]["name"] == "lr");
+  CHECK(params[1]["log"] == true);
+}
+
+TEST_CASE("trials: every trial with flattened config, last metrics, and readable reasons") {
+  DashboardDir runs;
+  const Json trials = ExperimentDb::open(write_experiment(runs.path(), "asha")).trials();
+  REQUIRE(trials.size() == 12);
+  CHECK(trials[0]["config"]["opt.momentum"] == 0.9);
+  CHECK(trials[2]["iteration"] == 3);
+  CHECK(trials[2]["reason"] == "stopped by ASHA at rung 2 (iteration 3)");
+  CHECK(trials[3]["iteration"] == 9);
+  CHECK(trials[1]["reason"].get<std::string>().find("exploited trial asha_00000 at iteration 4") !=
+        std::string::npos);
+}
+
+TEST_CASE("curves: one per trial, stopped ones marked, and of many trials keep the best, thinned") {
+  DashboardDir runs;
+  const auto dir = write_experiment(runs.path(), "asha");
+  const auto db = ExperimentDb::open(dir);
+  const Json all = db.curves("accuracy", {});
+  CHECK(all["total"] == 12);
+  REQUIRE(all["trials"].size() == 12);
+  CHECK(all["trials"][2]["stopped"] == true);
+  CHECK(all["trials"][2]["value"].size() == 3);
+  CHECK(all["trials"][0]["iteration"].back() == 9);
+
+  const Json few = db.curves("accuracy", {.max_curve_trials = 3, .max_curve_points = 4});
+  CHECK(few["total"] == 12);
+  REQUIRE(few["trials"].size() == 3);
+  CHECK(few["trials"][0]["trial_id"] == "asha_00006");                // the best first
+  CHECK(few["trials"][0]["iteration"] == Json::array({1, 3, 6, 9}));  // the last one always kept
+}
+
+TEST_CASE(
+    "trial: results, events, checkpoints and the log tail, and an unknown trial is NotFound") {
+  DashboardDir runs;
+  const auto db = ExperimentDb::open(write_experiment(runs.path(), "asha"));
+  const Json t = db.trial("asha_00002", {});
+  CHECK(t["results"].size() == 3);
+  CHECK(t["events"].size() >= 2);
+  CHECK(t["events"].back()["to"] == "TERMINATED");
+  CHECK(t["checkpoints"].size() == 1);
+  REQUIRE(t["logs"].size() == 1);
+  CHECK(t["logs"][0]["tail"].get<std::string>().find("starting asha_00002") != std::string::npos);
+  CHECK_THROWS_AS(db.trial("nope", {}), NotFound);
+}
+
+TEST_CASE(
+    "scheduler: ASHA rungs lowest first with the (1 - 1/rf) quantile as cut-off, and the "
+    "exploits") {
+  DashboardDir runs;
+  const Json s = ExperimentDb::open(write_experiment(runs.path(), "asha")).scheduler();
+  CHECK(s["type"] == "asha");
+  const Json rungs = s["asha"][0]["rungs"];
+  REQUIRE(rungs.size() == 3);
+  CHECK(rungs[0]["milestone"] == 1.0);
+  CHECK(rungs[0]["recorded"].size() == 12);
+  CHECK(rungs[2]["recorded"].size() == 8);
+  CHECK(rungs[0]["cutoff"].is_number());
+  REQUIRE(s["exploits"].size() == 1);
+  CHECK(s["exploits"][0]["mutation"]["lr"] == Json::array({0.1, 0.12}));
+  CHECK(s["exploits"][0]["donor_index"] == 0);
+}
+
+TEST_CASE("fingerprint changes with a new result and only then") {
+  DashboardDir runs;
+  const auto dir = write_experiment(runs.path(), "asha");
+  const std::string before = ExperimentDb::open(dir).fingerprint();
+  CHECK(ExperimentDb::open(dir).fingerprint() == before);
+  {
+    auto store = storage::ExperimentStore::open(dir);
+    store.append_result(
+        {.trial_id = "asha_00000", .training_iteration = 10, .metrics = {{"accuracy", 0.5}}});
+    store.flush();
+  }
+  CHECK(ExperimentDb::open(dir).fingerprint() != before);
+}
+
+TEST_CASE("a missing or corrupt database is a StorageError naming the file") {
+  DashboardDir runs;
+  CHECK_THROWS_WITH_AS(ExperimentDb::open(runs.path() / "none"),
+                       doctest::Contains("no experiment database"), StorageError);
+  std::filesystem::create_directories(runs.path() / "bad");
+  std::ofstream(runs.path() / "bad" / "experiment.db")
+      << "this is not sqlite, just text long enough to be a header....";
+  CHECK_THROWS_WITH_AS(ExperimentDb::open(runs.path() / "bad"),
+                       doctest::Contains("bad/experiment.db"), StorageError);
+}
+
+TEST_CASE("thin keeps at most max indices, evenly, always the last") {
+  CHECK(thin(5, 10) == std::vector<size_t>{0, 1, 2, 3, 4});
+  CHECK(thin(10, 4) == std::vector<size_t>{0, 3, 6, 9});
+  CHECK(thin(0, 4).empty());
+  CHECK(flatten(Json{{"a", {{"b", 1}}}, {"c", 2}}) == Json{{"a.b", 1}, {"c", 2}});
+}
+
+}  // namespace
+}  // namespace tune::dashboard

@@ -1,0 +1,89 @@
+// A small experiment written through the real ExperimentStore, the way the
+// controller writes one: ASHA-like stops, a PBT exploit, checkpoints, logs.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "storage/experiment_store.h"
+#include "tests/tune/test_util.h"
+
+namespace tune::test {
+
+// runs/<name>: `trials` trials maximising "accuracy" = f(lr) that report
+// `iterations` results each, except every third, stopped by ASHA at 3.
+// Trial 1 exploited trial 0 at iteration 4. Returns the experiment dir.
+inline std::filesystem::path write_experiment(const std::filesystem::path& runs,
+                                              const std::string& name, int trials = 12,
+                                              int iterations = 9) {
+  const auto dir = runs / name;
+  auto store = storage::ExperimentStore::open(dir);
+  store.put_experiment(
+      {.name = name,
+       .metric = "accuracy",
+       .mode = Mode::kMax,
+       .spec = {{"sweep",
+                 {{"param_space",
+                   {{"lr", {{"loguniform", {1e-4, 1e-1}}}}, {"layers", {{"randint", {1, 5}}}}}},
+                  {"scheduler", {{"type", "asha"}, {"reduction_factor", 3}}}}}},
+       .created_at = 1000,
+       .status = "FINISHED"});
+  Json saved_rungs = Json::array();
+  for (double m : {9.0, 3.0, 1.0})
+    saved_rungs.push_back({{"milestone", m}, {"recorded", Json::array()}});
+  Json trial_bracket = Json::object();
+  for (int i = 0; i < trials; ++i) {
+    const std::string id = fmt::format("{}_{:05d}", name, i);
+    const double lr = std::pow(10.0, -4 + 3.0 * i / std::max(1, trials - 1));
+    const bool stopped = i % 3 == 2;
+    const int last = stopped ? 3 : iterations;
+    const auto trial_dir = dir / "trials" / id;
+    std::filesystem::create_directories(trial_dir);
+    std::ofstream(trial_dir / "rank_0.log") << "starting " << id << "\nline two\n";
+    store.put_trial({.trial_id = id,
+                     .trial_index = i,
+                     .config = {{"lr", lr}, {"layers", 1 + i % 4}, {"opt", {{"momentum", 0.9}}}},
+                     .status = TrialStatus::kRunning,
+                     .trial_dir = trial_dir.string(),
+                     .created_at = 1000.0 + i});
+    for (int t = 1; t <= last; ++t) {
+      const double accuracy = (1 - std::abs(std::log10(lr) + 2.5) / 3) * (1 - std::exp(-0.5 * t));
+      store.append_result({.trial_id = id,
+                           .training_iteration = t,
+                           .timestamp = 1000.0 + i + t,
+                           .time_this_iter_s = 0.5,
+                           .time_total_s = 0.5 * t,
+                           .metrics = {{"accuracy", accuracy}, {"loss", 1 - accuracy}}});
+      if (t == 1 || t == 3 || t == 9)
+        saved_rungs[t == 1 ? 2 : t == 3 ? 1 : 0]["recorded"].push_back({id, accuracy});
+    }
+    store.add_checkpoint({.trial_id = id,
+                          .training_iteration = last,
+                          .path = (trial_dir / "checkpoint_000001").string(),
+                          .created_at = 1010});
+    trial_bracket[id] = 0;
+    store.set_trial_status(
+        id, TrialStatus::kTerminated,
+        stopped ? "stopped by scheduler AsyncHyperBand: num_stopped=1 at iteration 3" : "done",
+        1020.0 + i);
+  }
+  store.put_state("scheduler",
+                  {{"brackets", Json::array({saved_rungs})}, {"trial_bracket", trial_bracket}});
+  if (trials > 1) {
+    store.add_exploit({.trial_id = fmt::format("{}_{:05d}", name, 1),
+                       .donor_id = fmt::format("{}_{:05d}", name, 0),
+                       .training_iteration = 4,
+                       .donor_iteration = 3,
+                       .old_config = {{"lr", 0.1}},
+                       .new_config = {{"lr", 0.12}},
+                       .at = 1005});
+  }
+  store.flush();
+  return dir;
+}
+
+}  // namespace tune::test

@@ -1,0 +1,127 @@
+// The HTTP server end to end over loopback, with cpp-httplib's client.
+#include "dashboard/server.h"
+
+#include <doctest/doctest.h>
+#include <httplib.h>
+
+#include <fstream>
+#include <thread>
+
+#include "dashboard/report.h"
+#include "fixture.h"
+
+namespace tune::dashboard {
+namespace {
+
+using DashboardDir = test::ScratchDir;
+using test::write_experiment;
+
+// A server on a free loopback port, serving until the test ends.
+class Running {
+ public:
+  Running(const std::filesystem::path& root, std::string token = "")
+      : api_({.root = root}),
+        server_(api_, {.host = "127.0.0.1", .port = 0, .token = std::move(token)}) {
+    port_ = server_.bind();
+    thread_ = std::thread([this] { server_.serve(); });
+  }
+  ~Running() {
+    server_.stop();
+    thread_.join();
+  }
+  httplib::Client client() const { return httplib::Client("127.0.0.1", port_); }
+
+ private:
+  Api api_;
+  DashboardServer server_;
+  int port_ = 0;
+  std::thread thread_;
+};
+
+// The status of GET `path`; -1 when no answer came.
+int status_of(httplib::Client& client, const std::string& path,
+              const httplib::Headers& headers = {}) {
+  auto res = client.Get(path.c_str(), headers);
+  return res ? res->status : -1;
+}
+
+TEST_CASE(
+    "the server lists experiments, answers every endpoint, and shows a broken database as an "
+    "error") {
+  DashboardDir runs;
+  write_experiment(runs.path(), "asha");
+  write_experiment(runs.path(), "other", 3, 2);
+  std::filesystem::create_directories(runs.path() / "broken");
+  std::ofstream(runs.path() / "broken" / "experiment.db") << std::string(200, 'x');
+  Running server(runs.path());
+  auto client = server.client();
+
+  auto page = client.Get("/");
+  REQUIRE(page);
+  CHECK(page->status == 200);
+  CHECK(page->body.find("static/chart.js") != std::string::npos);
+  auto chart = client.Get("/static/chart.js");
+  REQUIRE(chart);
+  CHECK(chart->body.find("Chart.js v3") != std::string::npos);
+
+  auto list = client.Get("/api/experiments");
+  REQUIRE(list);
+  const Json experiments = Json::parse(list->body);
+  REQUIRE(experiments.size() == 3);
+  CHECK(experiments[0]["name"] == "asha");
+  CHECK(experiments[0]["num_trials"] == 12);
+  CHECK(experiments[1]["name"] == "broken");
+  CHECK(experiments[1]["error"].get<std::string>().find("broken/experiment.db") !=
+        std::string::npos);
+
+  for (const char* path : {"summary", "trials", "curves?metric=loss", "scheduler", "importance",
+                           "trial/asha_00003", "version"}) {
+    CHECK_MESSAGE(status_of(client, std::string("/api/exp/asha/") + path) == 200, path);
+  }
+  auto broken = client.Get("/api/exp/broken/summary");
+  REQUIRE(broken);
+  CHECK(broken->status == 500);
+  CHECK(Json::parse(broken->body).contains("error"));
+  CHECK(status_of(client, "/api/exp/nope/summary") == 404);
+  CHECK(status_of(client, "/api/exp/../summary") == 404);
+  // Read-only: nothing but GET is routed.
+  auto post = client.Post("/api/exp/asha/summary", "{}", "application/json");
+  REQUIRE(post);
+  CHECK(post->status >= 400);
+  // Still serving after all that.
+  CHECK(status_of(client, "/api/exp/asha/version") == 200);
+}
+
+TEST_CASE("with a token, requests without it get 403, and the token in the URL sets a cookie") {
+  DashboardDir runs;
+  write_experiment(runs.path(), "asha", 3, 2);
+  Running server(runs.path(), "s3cret");
+  auto client = server.client();
+  CHECK(status_of(client, "/api/experiments") == 403);
+  auto page = client.Get("/?token=s3cret");
+  REQUIRE(page);
+  CHECK(page->status == 200);
+  CHECK(page->get_header_value("Set-Cookie").find("tunerun_token=s3cret") != std::string::npos);
+  CHECK(status_of(client, "/api/experiments", {{"Cookie", "tunerun_token=s3cret"}}) == 200);
+  CHECK(status_of(client, "/api/experiments", {{"Authorization", "token s3cret"}}) == 200);
+  CHECK(status_of(client, "/api/experiments", {{"Authorization", "token wrong"}}) == 403);
+  CHECK(DashboardServer::make_token().size() == 48);
+}
+
+TEST_CASE("the report is one file: scripts and every answer inlined, no external reference") {
+  DashboardDir runs;
+  const auto dir = write_experiment(runs.path(), "asha");
+  const auto out = runs.path() / "report.html";
+  CHECK(write_report(dir, out) == 12);
+  std::ifstream in(out);
+  const std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(html.find("window.TUNERUN_REPORT") != std::string::npos);
+  CHECK(html.find("\"exp/asha/trial/asha_00011\"") != std::string::npos);
+  CHECK(html.find("\"exp/asha/curves?metric=loss\"") != std::string::npos);
+  CHECK(html.find("<script src") == std::string::npos);
+  CHECK(html.find("Chart.js v3") != std::string::npos);
+  CHECK_THROWS_AS(write_report(runs.path() / "none", out), StorageError);
+}
+
+}  // namespace
+}  // namespace tune::dashboard
