@@ -2,33 +2,36 @@
 
 namespace tune {
 
-TrialStatus status_of(TrialPhase phase) {
-  switch (phase) {
-    case TrialPhase::kPending:
-      return TrialStatus::kPending;
-    case TrialPhase::kPaused:
-      return TrialStatus::kPaused;
-    case TrialPhase::kTerminated:
-      return TrialStatus::kTerminated;
-    case TrialPhase::kError:
-      return TrialStatus::kError;
-    default:
-      return TrialStatus::kRunning;
-  }
-}
+namespace {
 
+// Each phase, its name in logs and the status users see, in declaration order.
+struct PhaseInfo {
+  TrialPhase phase;
+  std::string_view name;
+  TrialStatus status;
+};
+constexpr PhaseInfo kPhases[] = {
+    {TrialPhase::kPending, "PENDING", TrialStatus::kPending},
+    {TrialPhase::kRunning, "RUNNING", TrialStatus::kRunning},
+    {TrialPhase::kStopping, "STOPPING", TrialStatus::kRunning},
+    {TrialPhase::kPausing, "PAUSING", TrialStatus::kRunning},
+    {TrialPhase::kFailing, "FAILING", TrialStatus::kRunning},
+    {TrialPhase::kInterrupted, "INTERRUPTED", TrialStatus::kRunning},
+    {TrialPhase::kPaused, "PAUSED", TrialStatus::kPaused},
+    {TrialPhase::kTerminated, "TERMINATED", TrialStatus::kTerminated},
+    {TrialPhase::kError, "ERROR", TrialStatus::kError},
+};
+
+const PhaseInfo& info(TrialPhase phase) { return kPhases[static_cast<size_t>(phase)]; }
+
+}  // namespace
+
+TrialStatus status_of(TrialPhase phase) { return info(phase).status; }
+
+// The first phase of a status is the one a stored trial is loaded in.
 TrialPhase phase_of(TrialStatus status) {
-  switch (status) {
-    case TrialStatus::kPending:
-      return TrialPhase::kPending;
-    case TrialStatus::kRunning:
-      return TrialPhase::kRunning;
-    case TrialStatus::kPaused:
-      return TrialPhase::kPaused;
-    case TrialStatus::kTerminated:
-      return TrialPhase::kTerminated;
-    case TrialStatus::kError:
-      return TrialPhase::kError;
+  for (const auto& p : kPhases) {
+    if (p.status == status) return p.phase;
   }
   return TrialPhase::kPending;
 }
@@ -61,28 +64,6 @@ bool can_transition(TrialPhase from, TrialPhase to) {
   return false;
 }
 
-std::string_view to_string(TrialPhase phase) {
-  switch (phase) {
-    case TrialPhase::kPending:
-      return "PENDING";
-    case TrialPhase::kRunning:
-      return "RUNNING";
-    case TrialPhase::kStopping:
-      return "STOPPING";
-    case TrialPhase::kPausing:
-      return "PAUSING";
-    case TrialPhase::kFailing:
-      return "FAILING";
-    case TrialPhase::kInterrupted:
-      return "INTERRUPTED";
-    case TrialPhase::kPaused:
-      return "PAUSED";
-    case TrialPhase::kTerminated:
-      return "TERMINATED";
-    case TrialPhase::kError:
-      return "ERROR";
-  }
-  return "?";
-}
+std::string_view to_string(TrialPhase phase) { return info(phase).name; }
 
 }  // namespace tune

@@ -6,6 +6,7 @@
 #include "schedulers/median_stopping.h"
 #include "schedulers/pb2.h"
 #include "schedulers/pbt.h"
+#include "search/bohb.h"
 #include "search/gp.h"
 #include "search/tpe.h"
 
