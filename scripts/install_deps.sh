@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Installs every Debian package tunerun needs. Idempotent: packages already
 # present are skipped; `apt-get update` runs only when something is missing.
+# Slurm and munge: the slurm launcher's clients (srun, scontrol) and the
+# tests' local Slurm cluster (tests/slurm/local_cluster.sh), which starts its
+# own daemons.
 # TUNERUN_WITH_TORCH=0 skips libtorch, Gloo, OpenBLAS and Fashion-MNIST (the trainer).
 # TUNERUN_BENCH_ANCHORS=1 adds what the benchmarks' anchors run: Optuna and
 # PyTorch from Python (../shared/bench); the build and the tests never need them.
@@ -11,6 +14,7 @@ packages=(
   libzmq3-dev cppzmq-dev libmsgpack-cxx-dev libsqlite3-dev sqlite3
   libeigen3-dev libcli11-dev libfmt-dev doctest-dev libtomlplusplus-dev
   nlohmann-json3-dev python3
+  slurmd slurmctld slurm-client munge iproute2
 )
 if [[ "${TUNERUN_WITH_TORCH:-1}" != 0 ]]; then
   packages+=(libtorch-dev libgloo-dev zlib1g-dev libopenblas0-pthread dataset-fashion-mnist)
