@@ -29,9 +29,10 @@ iterations = 1
 TOML
 
 per_trial() {  # per_trial NAME COMMAND...: seconds per trial of the sweep COMMAND runs
-  local t0 t1
+  local name=$1 t0 t1
+  shift
   t0=$(date +%s.%N)
-  "$@" >"$work/$1.log" 2>&1 || { cat "$work/$1.log" >&2; exit 1; }
+  "$@" >"$work/$name.log" 2>&1 || { cat "$work/$name.log" >&2; exit 1; }
   t1=$(date +%s.%N)
   awk -v a="$t0" -v b="$t1" -v n="$n" 'BEGIN { printf "%.4f", (b - a) / n }'
 }
