@@ -181,17 +181,24 @@ TEST_CASE("on Slurm, a controller killed by SIGKILL leaves no task running, and 
   dir.write("orphans.toml", sweep("orphans", "cpus_per_worker = 1\n",
                                   "speed = { grid_search = [0.1, 0.2, 0.3, 0.4] }\n"
                                   "iterations = 30\nsleep_s = 0.1\ncheckpoint_every = 1\n"));
-  // The allocation outlives the controller (the shell sleeps on), so that
+  // The allocation outlives the controller (its shell waits for the file
+  // `release`, written when this case ends, however it ends), so that
   // Slurm's end of the job cannot be what kills the tasks.
+  struct Release {
+    std::filesystem::path file;
+    ~Release() { std::ofstream{file}; }
+  } release{dir.path() / "release"};
   const std::string script = "'" + std::string(TUNERUN_BINARY) +
                              "' run orphans.toml --storage-path runs --control-address "
-                             "198.18.0.1 -q & echo $! > controller.pid; wait; sleep 60";
+                             "198.18.0.1 -q & echo $! > controller.pid; wait; "
+                             "while [ ! -e release ]; do sleep 0.1; done";
   test::run_shell("cd '" + dir.path().string() + "' && '" + kCluster +
                   "' run salloc --nodes=2 --exclusive --quiet sh -c '" + script +
                   "' >salloc.log 2>&1 &");
   const auto db = dir.path() / "runs/orphans/experiment.db";
-  REQUIRE(
-      eventually([&] { return processes_with_env("TUNERUN_TRIAL_ID=orphans_").size() == 4; }, 30));
+  // Four tasks of job steps (srun holds the trial's variables too, not SLURM_STEP_ID).
+  auto tasks = [] { return processes_with_env("TUNERUN_TRIAL_ID=orphans_", "SLURM_STEP_ID="); };
+  REQUIRE(eventually([&] { return tasks().size() == 4; }, 30));
   std::this_thread::sleep_for(std::chrono::milliseconds(500));  // a few checkpoints
   std::ifstream pid_file(dir.path() / "controller.pid");
   int controller = 0;
@@ -199,7 +206,7 @@ TEST_CASE("on Slurm, a controller killed by SIGKILL leaves no task running, and 
   REQUIRE(controller > 0);
   REQUIRE(kill(controller, SIGKILL) == 0);
   CHECK(eventually([&] { return processes_with_env("TUNERUN_TRIAL_ID=orphans_").empty(); }, 10));
-  test::run_shell("'" + kCluster + "' run scancel --full --quiet --user=root");
+  std::ofstream{dir.path() / "release"};  // the first allocation ends
 
   auto resumed = cluster.tunerun_in_allocation("resume runs/orphans", dir.path());
   INFO(resumed.output);
