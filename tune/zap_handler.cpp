@@ -23,6 +23,16 @@ zmq::socket_t make_socket(zmq::context_t& context, zmq::socket_type type) {
   return socket;
 }
 
+// Every frame of the next message.
+std::vector<zmq::message_t> receive_frames(zmq::socket_t& socket) {
+  std::vector<zmq::message_t> frames;
+  do {
+    frames.emplace_back();
+    (void)socket.recv(frames.back(), zmq::recv_flags::none);
+  } while (socket.get(zmq::sockopt::rcvmore));
+  return frames;
+}
+
 }  // namespace
 
 ZapHandler::ZapHandler(zmq::context_t& context, zmq::socket_t& server,
@@ -78,11 +88,7 @@ void ZapHandler::serve(zmq::socket_t zap, zmq::socket_t monitor, zmq::socket_t s
 // A request: version, request id, domain, address, routing id, mechanism,
 // then the mechanism's credentials (CURVE: the client's 32-byte public key).
 void ZapHandler::answer(zmq::socket_t& zap) {
-  std::vector<zmq::message_t> frames;
-  do {
-    frames.emplace_back();
-    (void)zap.recv(frames.back(), zmq::recv_flags::none);
-  } while (zap.get(zmq::sockopt::rcvmore));
+  std::vector<zmq::message_t> frames = receive_frames(zap);
   bool ok = false;
   std::string why = "a malformed ZAP request";
   if (frames.size() >= 7 && frames[5].to_string_view() == "CURVE" &&
@@ -108,11 +114,7 @@ void ZapHandler::answer(zmq::socket_t& zap) {
 
 // A monitor event: 2 bytes of event, 4 of value, then the endpoint.
 void ZapHandler::note_handshake_failure(zmq::socket_t& monitor) {
-  std::vector<zmq::message_t> frames;
-  do {
-    frames.emplace_back();
-    (void)monitor.recv(frames.back(), zmq::recv_flags::none);
-  } while (monitor.get(zmq::sockopt::rcvmore));
+  std::vector<zmq::message_t> frames = receive_frames(monitor);
   if (frames.empty() || frames[0].size() < 6) return;
   uint16_t event = 0;
   std::memcpy(&event, frames[0].data(), sizeof event);
