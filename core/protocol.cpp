@@ -165,11 +165,13 @@ std::map<std::string, ReduceOp> reduce_ops_of(const Json& table) {
 
 struct Encoder {
   std::string operator()(const Hello& m) const {
-    Writer w("hello", 4);
+    Writer w("hello", 6);
     w.field("trial_id", m.trial_id);
     w.field("rank", m.rank);
     w.field("attempt", m.attempt);
     w.field("pid", m.pid);
+    w.field("host", m.host);
+    w.field("step", m.step);
     return w.str();
   }
   std::string operator()(const Start& m) const {
@@ -229,8 +231,9 @@ struct Encoder {
 
 Message decode_fields(const std::string& type, const Reader& r) {
   if (type == "hello") {
-    return Hello{r.get<std::string>("trial_id"), r.get<int>("rank"), r.get<int>("attempt"),
-                 r.get<int64_t>("pid")};
+    return Hello{r.get<std::string>("trial_id"), r.get<int>("rank"),
+                 r.get<int>("attempt"),          r.get<int64_t>("pid"),
+                 r.get<std::string>("host"),     r.get<std::string>("step")};
   }
   if (type == "start") {
     return Start{r.get<std::string>("trainable"),

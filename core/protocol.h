@@ -11,7 +11,7 @@
 // controller logs and drops without touching any trial.
 //
 // The conversation of one rank, in order:
-//   worker -> HELLO {trial_id, rank, attempt, pid}
+//   worker -> HELLO {trial_id, rank, attempt, pid, host, step}
 //   ctrl   -> START {trainable, library, config, trial_dir, experiment, world_size,
 //                   checkpoint, start_iteration, command, trial_id, attempt,
 //                   master_port, log_path}
@@ -55,6 +55,8 @@ struct Hello {
   int rank = 0;
   int attempt = 0;  // 0 for the first run of a trial, +1 per restart
   int64_t pid = 0;
+  std::string host;  // the rank's hostname
+  std::string step;  // its Slurm job step ("JOB.STEP"); empty outside Slurm
 };
 
 struct Start {

@@ -3,6 +3,9 @@
 # present are skipped; `apt-get update` runs only when something is missing.
 # The dashboard serves with cpp-httplib and draws with Chart.js (embedded at build
 # time); its browser tests drive headless Chromium through chromedriver and Selenium.
+# Slurm and munge: the slurm launcher's clients (srun, scontrol) and the
+# tests' local Slurm cluster (tests/slurm/local_cluster.sh), which starts its
+# own daemons.
 # TUNERUN_WITH_TORCH=0 skips libtorch, Gloo, OpenBLAS, Fashion-MNIST and the
 # fortunes corpus (the trainer and its example data).
 # TUNERUN_BENCH_ANCHORS=1 adds what the benchmarks' anchors run: Optuna and
@@ -16,6 +19,7 @@ packages=(
   nlohmann-json3-dev python3
   libcpp-httplib-dev libjs-chart.js
   chromium chromium-driver python3-selenium
+  slurmd slurmctld slurm-client munge iproute2
 )
 if [[ "${TUNERUN_WITH_TORCH:-1}" != 0 ]]; then
   packages+=(libtorch-dev libgloo-dev zlib1g-dev libopenblas0-pthread dataset-fashion-mnist

@@ -366,6 +366,20 @@ void ExperimentStore::add_exploit(const ExploitRecord& e) {
       .run();
 }
 
+void ExperimentStore::add_placement(const PlacementRecord& p) {
+  begin_batch();
+  Statement insert(db_, R"(
+      INSERT INTO placements (trial_id, attempt, rank, host, step, at)
+      VALUES (?1, ?2, ?3, ?4, ?5, ?6))");
+  insert.bind(1, p.trial_id)
+      .bind(2, p.attempt)
+      .bind(3, p.rank)
+      .bind(4, p.host)
+      .bind(5, p.step)
+      .bind(6, p.at)
+      .run();
+}
+
 void ExperimentStore::remove_checkpoint(const std::string& trial_id, int64_t iteration) {
   begin_batch();
   Statement remove(db_, "DELETE FROM checkpoints WHERE trial_id = ?1 AND training_iteration = ?2");
@@ -415,6 +429,17 @@ std::vector<ExploitRecord> ExperimentStore::exploits() const {
                    query.column_int(3), parse(query.column_text(4), path_, "exploit old_config"),
                    parse(query.column_text(5), path_, "exploit new_config"),
                    query.column_double(6)});
+  }
+  return out;
+}
+
+std::vector<PlacementRecord> ExperimentStore::placements() const {
+  Statement query(db_, R"(
+      SELECT trial_id, attempt, rank, host, step, at FROM placements ORDER BY id)");
+  std::vector<PlacementRecord> out;
+  while (query.step()) {
+    out.push_back({query.column_text(0), query.column_int(1), query.column_int(2),
+                   query.column_text(3), query.column_text(4), query.column_double(5)});
   }
   return out;
 }

@@ -73,6 +73,15 @@ struct CheckpointRecord {
   std::string source = "report";  // or "clone of TRIAL_ID"
 };
 
+struct PlacementRecord {
+  std::string trial_id;
+  int64_t attempt = 0;
+  int64_t rank = 0;
+  std::string host;
+  std::string step;  // "JOB.STEP" in a Slurm job step; else empty
+  double at = 0;
+};
+
 struct ExploitRecord {
   std::string trial_id;  // the recipient
   std::string donor_id;
@@ -117,6 +126,7 @@ class ExperimentStore {
   void append_result(const ResultRecord& result);           // (trial_id, iteration) unique
   void add_checkpoint(const CheckpointRecord& checkpoint);  // insert or replace
   void add_exploit(const ExploitRecord& exploit);
+  void add_placement(const PlacementRecord& placement);
   void remove_checkpoint(const std::string& trial_id, int64_t iteration);  // the row only
   // Deletes a trial's results after `iteration`: a PBT exploit that rewinds
   // the trial to an earlier donor checkpoint discards that branch (the
@@ -132,6 +142,7 @@ class ExperimentStore {
   int64_t num_results() const;
   std::vector<CheckpointRecord> checkpoints(const std::string& trial_id) const;  // by iteration
   std::vector<ExploitRecord> exploits() const;                                   // oldest first
+  std::vector<PlacementRecord> placements() const;                               // oldest first
   std::optional<Json> state(const std::string& key) const;
 
   // The best trial by its last result's value of the experiment metric under

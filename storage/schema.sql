@@ -120,6 +120,22 @@ CREATE TABLE IF NOT EXISTS exploits (
   at REAL NOT NULL
 );
 
+-- Where each rank of each run of a trial ran, as the rank said when it
+-- connected (with reuse_workers, also each trial a connected rank went on
+-- to run); a run resumed after the controller stopped adds rows of the same
+-- attempt. SQL answers "which trials ran on node n3". Runs on one machine
+-- record its hostname and an empty step.
+CREATE TABLE IF NOT EXISTS placements (
+  id INTEGER PRIMARY KEY,      -- increasing: the order the ranks started in
+  trial_id TEXT NOT NULL REFERENCES trials (trial_id),
+  attempt INTEGER NOT NULL,    -- 0 for the trial's first run, +1 per restart
+  rank INTEGER NOT NULL,       -- 0 .. num_workers - 1
+  host TEXT NOT NULL,          -- the rank's hostname
+  step TEXT NOT NULL,          -- its Slurm job step, "JOB.STEP"; '' outside Slurm
+  at REAL NOT NULL             -- when it started on the trial
+);
+CREATE INDEX IF NOT EXISTS placements_by_host ON placements (host);
+
 -- Every result with its trial's config and status, and metric_value: the
 -- value of the experiment's metric in that result, NULL when the result
 -- lacks it or it is not a finite number (a NaN or a string).

@@ -43,11 +43,17 @@ WorkerEnv WorkerEnv::from_environment() {
   WorkerEnv env;
   env.controller = require(kEnvController);
   env.trial_id = require(kEnvTrialId);
-  env.rank = number<int>("RANK");
+  // A Slurm job step's tasks share one environment: each knows its rank
+  // from Slurm (tune/slurm_launcher.h).
+  const char* rank = std::getenv("RANK");
+  env.rank = rank == nullptr && std::getenv("SLURM_PROCID") != nullptr ? number<int>("SLURM_PROCID")
+                                                                       : number<int>("RANK");
   env.world_size = number<int>("WORLD_SIZE");
   env.attempt = number<int>(kEnvAttempt);
   env.parent_pid = number<long>(kEnvParentPid);
   env.heartbeat_s = number<double>(kEnvHeartbeatS);
+  env.curve_server_key = require(kEnvCurveServerKey);
+  env.curve_keys = read_keypair(require(kEnvCurveKeyFile));
   if (env.rank < 0 || env.rank >= env.world_size) {
     throw tune::Error(fmt::format("RANK={} is outside WORLD_SIZE={}", env.rank, env.world_size));
   }

@@ -6,16 +6,24 @@
 #include <optional>
 #include <string>
 
+#include "train/curve.h"
+
 namespace train {
 
 inline constexpr const char* kEnvWorker = "TUNERUN_WORKER";          // "1" in a worker
 inline constexpr const char* kEnvController = "TUNERUN_CONTROLLER";  // ZeroMQ endpoint
 inline constexpr const char* kEnvTrialId = "TUNERUN_TRIAL_ID";
 inline constexpr const char* kEnvAttempt = "TUNERUN_ATTEMPT";
+// The controller's pid: a rank whose parent is another exits at once. "0":
+// no such check (a Slurm job step's parent is its slurmstepd).
 inline constexpr const char* kEnvParentPid = "TUNERUN_PARENT_PID";
 inline constexpr const char* kEnvHeartbeatS = "TUNERUN_HEARTBEAT_S";  // seconds between beats
 // "1": after DONE the rank stays connected for another trial's START (reuse_workers).
 inline constexpr const char* kEnvReuse = "TUNERUN_REUSE";
+// The control channel's CURVE credentials (train/curve.h): the controller's
+// public key, and the path of the 0600 file holding the workers' keypair.
+inline constexpr const char* kEnvCurveServerKey = "TUNERUN_CURVE_SERVER_KEY";
+inline constexpr const char* kEnvCurveKeyFile = "TUNERUN_CURVE_KEY_FILE";
 
 struct WorkerEnv {
   std::string controller;
@@ -25,9 +33,11 @@ struct WorkerEnv {
   int attempt = 0;
   long parent_pid = 0;
   double heartbeat_s = 2.0;
+  std::string curve_server_key;
+  CurveKeypair curve_keys;  // read from the file kEnvCurveKeyFile names
 
-  // Reads the variables above; throws tune::Error naming a missing or
-  // malformed one.
+  // Reads the variables above and the key file; throws tune::Error naming a
+  // missing or malformed one.
   static WorkerEnv from_environment();
 };
 

@@ -69,6 +69,7 @@ class HeartbeatThread {
   HeartbeatThread(zmq::context_t& ctx, const WorkerEnv& env)
       : socket_(ctx, zmq::socket_type::dealer) {
     socket_.set(zmq::sockopt::linger, 0);
+    make_curve_client(socket_, env.curve_server_key, env.curve_keys);
     socket_.connect(env.controller);
     const proto::Heartbeat beat{env.trial_id, env.rank, env.attempt};
     const auto period = std::chrono::duration<double>(env.heartbeat_s);
@@ -106,6 +107,19 @@ proto::Start wait_for_start(zmq::socket_t& socket) {
   proto::Message message = receive(socket);
   if (auto* start = std::get_if<proto::Start>(&message)) return std::move(*start);
   throw tune::ProtocolError(fmt::format("expected START, got {}", proto::type_name(message)));
+}
+
+std::string host_name() {
+  char name[256] = {};
+  gethostname(name, sizeof name - 1);
+  return name;
+}
+
+// "JOB.STEP" when this rank is a task of a Slurm job step.
+std::string slurm_step() {
+  const char* job = std::getenv("SLURM_JOB_ID");
+  const char* step = std::getenv("SLURM_STEP_ID");
+  return job != nullptr && step != nullptr ? fmt::format("{}.{}", job, step) : "";
 }
 
 void set_torchrun_like_env(const WorkerEnv& env) {
@@ -274,9 +288,10 @@ int run_worker() {
     fmt::print(stderr, "tunerun worker: {}\n", e.what());
     return 1;
   }
-  // Die with the controller; if it is already gone, do not start at all.
+  // Die with the controller (or, in a Slurm job step, with its slurmstepd:
+  // parent_pid 0); if it is already gone, do not start at all.
   prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (getppid() != env.parent_pid) return 1;
+  if (env.parent_pid != 0 && getppid() != env.parent_pid) return 1;
   set_torchrun_like_env(env);
   const char* reuse_env = std::getenv(kEnvReuse);
   const bool reuse = reuse_env != nullptr && std::string_view(reuse_env) == "1";
@@ -284,11 +299,13 @@ int run_worker() {
   zmq::context_t ctx(1);
   zmq::socket_t socket(ctx, zmq::socket_type::dealer);
   socket.set(zmq::sockopt::linger, kLingerMs);
+  make_curve_client(socket, env.curve_server_key, env.curve_keys);
   socket.connect(env.controller);
 
   int exit_code = 0;
   try {
-    send(socket, proto::Hello{env.trial_id, env.rank, env.attempt, getpid()});
+    send(socket,
+         proto::Hello{env.trial_id, env.rank, env.attempt, getpid(), host_name(), slurm_step()});
     proto::Start start = wait_for_start(socket);
     while (true) {
       const int64_t iterations = run_trial(ctx, socket, env, std::move(start));

@@ -6,9 +6,23 @@
 
 namespace tune {
 
-ControlChannel::ControlChannel(zmq::context_t& context, const std::string& endpoint)
+ChannelKeys make_channel_keys(const std::filesystem::path& experiment_dir) {
+  const auto dir = experiment_dir / "keys";
+  std::filesystem::create_directories(dir);
+  std::filesystem::permissions(dir, std::filesystem::perms::owner_all);
+  ChannelKeys keys{train::make_curve_keypair(), train::make_curve_keypair(), dir / "worker.key"};
+  train::write_keypair(dir / "controller.key", keys.controller);
+  train::write_keypair(keys.workers_file, keys.workers);
+  return keys;
+}
+
+ControlChannel::ControlChannel(zmq::context_t& context, const std::string& endpoint,
+                               const ChannelKeys& keys)
     : socket_(context, zmq::socket_type::router) {
   socket_.set(zmq::sockopt::linger, 0);
+  train::make_curve_server(socket_, keys.controller);
+  zap_ = std::make_unique<ZapHandler>(context, socket_,
+                                      std::vector<std::string>{keys.workers.public_key});
   socket_.set(zmq::sockopt::router_mandatory, true);
   socket_.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(protocol::kMaxMessageBytes));
   socket_.bind(endpoint);

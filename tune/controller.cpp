@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <csignal>
+#include <set>
 
 #include "storage/checkpoint_layout.h"
 #include "train/worker_env.h"
@@ -32,7 +33,9 @@ class TrialController::Impl {
     if (!options_.launcher) options_.launcher = std::make_shared<LocalLauncher>();
     // Workers may start elsewhere (working_dir): every path they get is absolute.
     spec_.storage_path = std::filesystem::absolute(spec_.storage_path);
-    pool_.emplace(ResourceLimits{spec_.total_cpus, spec_.total_gpus, spec_.max_concurrent_trials},
+    const double total_cpus =
+        spec_.total_cpus > 0 ? spec_.total_cpus : options_.launcher->total_cpus().value_or(0);
+    pool_.emplace(ResourceLimits{total_cpus, spec_.total_gpus, spec_.max_concurrent_trials},
                   spec_.trainable);
     plugins_ = Plugins::from_spec(spec_);
     const bool exists = std::filesystem::exists(spec_.experiment_dir() / "experiment.db");
@@ -67,6 +70,7 @@ class TrialController::Impl {
         if (runs_->finished()) break;
         if (log_.frame_due()) log_.update(runs_->snapshot(log_.elapsed_s()));
         poll_once();
+        log_refusals();
         handle_timers(Clock::now());
       }
       return finish();
@@ -90,18 +94,25 @@ class TrialController::Impl {
           {spec_.name, spec_.metric, spec_.mode, stored_spec, unix_now(), "RUNNING"});
     }
     if (options_.handle_signals) signals_.emplace();
-    channel_.emplace(zmq_, "tcp://127.0.0.1:*");
+    const ChannelKeys keys = make_channel_keys(dir);
+    channel_.emplace(zmq_, fmt::format("tcp://{}:*", options_.control_address), keys);
     // A command trainable starts its command per trial anyway, and GPUs are
     // bound to a rank's environment at spawn: neither gains from reuse.
+    // Idle groups of another launcher would keep holding their nodes' CPUs.
     const bool reuse = spec_.reuse_workers && spec_.trainable.command.empty() &&
-                       spec_.trainable.gpus_per_worker == 0;
+                       spec_.trainable.gpus_per_worker == 0 &&
+                       dynamic_cast<LocalLauncher*>(options_.launcher.get()) != nullptr;
     groups_.emplace(
         *options_.launcher,
         WorkerGroupOptions{.reuse = reuse, .heartbeat_timeout_s = spec_.heartbeat_timeout_s});
     WorkerLaunchContext launch{
         options_.worker_argv,
         inherited_environment(pool_->has_gpus(), spec_.trainable.threads_per_worker > 0),
-        channel_->endpoint(), pool_->has_gpus(), reuse};
+        channel_->endpoint(),
+        keys.controller.public_key,
+        keys.workers_file.string(),
+        pool_->has_gpus(),
+        reuse};
     runs_.emplace(TrialRuns::Parts{spec_, options_, *store_, *pool_, plugins_, *groups_, *channel_,
                                    log_, std::move(launch)});
     if (options_.resume) {
@@ -116,6 +127,7 @@ class TrialController::Impl {
 
   ExperimentSummary finish() {
     groups_->discard_idle();
+    log_refusals();
     runs_->save_state(true);
     const bool interrupted = runs_->interrupted();
     store_->set_experiment_status(interrupted ? "INTERRUPTED" : "FINISHED");
@@ -127,6 +139,7 @@ class TrialController::Impl {
     }
     ExperimentSummary s = runs_->summarize();
     s.rejected_messages = rejected_;
+    s.refused_connections = refused_;
     s.wall_s = log_.elapsed_s();
     return s;
   }
@@ -205,6 +218,17 @@ class TrialController::Impl {
     if (peer != nullptr) runs_->fail_peer(*peer, reason);
   }
 
+  // Peers refused at the door: each distinct reason is logged once (a
+  // refused peer reconnects and is refused again and again).
+  void log_refusals() {
+    for (auto& why : channel_->take_refusals()) {
+      ++refused_;
+      if (refusal_reasons_.insert(why).second) {
+        log_.log(0, "warning: refused a connection to the control channel: {}", why);
+      }
+    }
+  }
+
   void on_signal() {
     if (!runs_->interrupted()) {
       log_.log(0,
@@ -231,6 +255,8 @@ class TrialController::Impl {
   std::optional<WorkerGroups> groups_;  // after channel_: destroyed first, killing the groups
   std::optional<TrialRuns> runs_;
   int64_t rejected_ = 0;
+  int64_t refused_ = 0;
+  std::set<std::string> refusal_reasons_;
 };
 
 TrialController::TrialController(ExperimentSpec spec, ControllerOptions options)

@@ -41,7 +41,13 @@ struct ControllerOptions {
   // train::run_worker() when tune::is_worker(). Empty: this executable.
   std::vector<std::string> worker_argv;
   // Where ranks run. Null: child processes on this machine (LocalLauncher).
+  // A launcher naming its own CPUs (Launcher::total_cpus) sizes the resource
+  // pool when the spec sets no total_cpus.
   std::shared_ptr<Launcher> launcher;
+  // The IP address the control channel binds (a TCP port of its choosing):
+  // one every rank reaches. Ranks on other machines need the interface
+  // they route to, not loopback.
+  std::string control_address = "127.0.0.1";
   int verbosity = 1;  // 0: silent; 1: trial starts and ends; 2: every result
   // Null: log lines go to stderr as they are. Set (make_progress_reporter):
   // lines go through it and it gets a snapshot of every trial when it asks
@@ -74,8 +80,9 @@ struct ExperimentSummary {
   int64_t num_terminated = 0;
   int64_t num_errors = 0;
   int64_t num_results = 0;
-  int64_t rejected_messages = 0;  // malformed or unexpected control messages
-  bool interrupted = false;       // a signal or fail_fast ended it early; resumable
+  int64_t rejected_messages = 0;    // malformed or unexpected control messages
+  int64_t refused_connections = 0;  // peers without this experiment's CURVE keys
+  bool interrupted = false;         // a signal or fail_fast ended it early; resumable
   double wall_s = 0;
   struct Best {
     std::string trial_id;

@@ -73,6 +73,13 @@ class Launcher {
   // Starts every rank of `launch`. Throws tune::Error naming what could not
   // start; no rank of the group is left running then.
   virtual std::unique_ptr<LaunchedGroup> launch(const GroupLaunch& launch) = 0;
+  // The CPUs of the machines this launcher runs ranks on; nullopt: this
+  // machine's (the resource pool's own count).
+  virtual std::optional<double> total_cpus() const { return std::nullopt; }
+  // Whether a group of `per_rank.num_workers` ranks fits where this launcher
+  // places ranks now (free CPUs per node); the pool's totals are checked
+  // apart. A trial waits while its group does not fit.
+  virtual bool can_place(const Resources& per_rank) const { return true; }
 };
 
 }  // namespace tune

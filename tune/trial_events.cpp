@@ -59,7 +59,11 @@ void TrialRuns::on_hello(const std::string& routing_id, const protocol::Hello& h
                                     hello.trial_id, hello.rank, hello.pid));
   }
   rank->routing_id = routing_id;
+  rank->host = hello.host;
+  rank->step = hello.step;
   rank->last_seen = Clock::now();
+  store_.add_placement(
+      {hello.trial_id, hello.attempt, hello.rank, hello.host, hello.step, unix_now()});
   channel_.bind_peer(routing_id, {hello.trial_id, hello.rank});
   channel_.queue(routing_id, start_message(*trials_.find(hello.trial_id), hello.rank));
 }

@@ -127,7 +127,11 @@ void TrialRuns::start_trials() {
   while (true) {
     std::vector<Trial*> waiting = trials_.waiting();
     if (waiting.empty()) return;
-    if (std::string reason = pool_.blocked_reason(); !reason.empty()) {
+    std::string reason = pool_.blocked_reason();
+    if (reason.empty() && !groups_.can_place(spec_.trainable)) {
+      reason = "waiting: no node has room for its ranks now";
+    }
+    if (!reason.empty()) {
       for (Trial* t : waiting) trials_.set_reason(*t, reason);
       return;
     }
@@ -192,6 +196,8 @@ void TrialRuns::launch(Trial& trial) {
     Group& group = *groups_.find(trial.id);
     for (size_t r = 0; r < group.ranks.size(); ++r) {
       channel_.bind_peer(group.ranks[r].routing_id, {trial.id, static_cast<int>(r)});
+      store_.add_placement({trial.id, trial.attempt, static_cast<int64_t>(r), group.ranks[r].host,
+                            group.ranks[r].step, unix_now()});
       channel_.queue(group.ranks[r].routing_id, start_message(trial, static_cast<int>(r)));
     }
   }

@@ -25,7 +25,9 @@ using Clock = std::chrono::steady_clock;
 // One rank of a live group, as the control channel knows it.
 struct Rank {
   std::string routing_id;  // its ZeroMQ identity, after HELLO
-  bool done = false;       // sent DONE
+  std::string host;        // where it runs, and its Slurm step (HELLO)
+  std::string step;
+  bool done = false;  // sent DONE
   Clock::time_point last_seen;
 };
 
@@ -78,6 +80,8 @@ class WorkerGroups {
              std::vector<std::vector<std::string>> gpus, const GroupLaunch& launch);
 
   bool reuses() const { return options_.reuse; }
+  // Whether the launcher has room for a group of `per_rank` now.
+  bool can_place(const Resources& per_rank) const { return launcher_.can_place(per_rank); }
 
   Group* find(const std::string& trial_id);
   // The group's rank `rank` if it belongs to `attempt` of the trial.

@@ -45,6 +45,8 @@ GroupLaunch worker_launch(const WorkerLaunchContext& context, const ExperimentSp
   auto& env = launch.env;
   env.push_back(fmt::format("{}=1", train::kEnvWorker));
   env.push_back(fmt::format("{}={}", train::kEnvController, context.controller));
+  env.push_back(fmt::format("{}={}", train::kEnvCurveServerKey, context.server_key));
+  env.push_back(fmt::format("{}={}", train::kEnvCurveKeyFile, context.key_file));
   env.push_back(fmt::format("{}={}", train::kEnvTrialId, trial.id));
   env.push_back(fmt::format("{}={}", train::kEnvAttempt, trial.attempt));
   env.push_back(fmt::format("{}={}", train::kEnvParentPid, getpid()));

@@ -20,11 +20,13 @@ T round_trip(const T& message) {
 }  // namespace
 
 TEST_CASE("every message type survives encode and decode") {
-  auto hello = round_trip(proto::Hello{"exp_00003", 1, 2, 4242});
+  auto hello = round_trip(proto::Hello{"exp_00003", 1, 2, 4242, "n3", "17.4"});
   CHECK(hello.trial_id == "exp_00003");
   CHECK(hello.rank == 1);
   CHECK(hello.attempt == 2);
   CHECK(hello.pid == 4242);
+  CHECK(hello.host == "n3");
+  CHECK(hello.step == "17.4");
 
   Json config = {{"lr", 1e-3}, {"layers", -3},      {"act", "relu"},
                  {"on", true}, {"sizes", {32, 64}}, {"model", {{"width", 64}, {"none", nullptr}}}};

@@ -13,6 +13,7 @@
 #include "sqlite_query.h"
 #include "storage/experiment_store.h"
 #include "test_util.h"
+#include "train/curve.h"
 
 using namespace tune;
 
@@ -150,9 +151,14 @@ TEST_CASE("garbage and impostor messages are rejected and the experiment goes on
   std::thread attacker;
   ControllerOptions options;
   options.on_listen = [&](const std::string& endpoint) {
-    attacker = std::thread([&ctx, endpoint] {
+    // An insider: it holds the experiment's worker keys, but is no rank.
+    const auto keys = spec.experiment_dir() / "keys";
+    const std::string server_key = train::read_keypair(keys / "controller.key").public_key;
+    const train::CurveKeypair worker = train::read_keypair(keys / "worker.key");
+    attacker = std::thread([&ctx, endpoint, server_key, worker] {
       zmq::socket_t socket(ctx, zmq::socket_type::dealer);
       socket.set(zmq::sockopt::linger, 1000);
+      train::make_curve_client(socket, server_key, worker);
       socket.connect(endpoint);
       socket.send(zmq::str_buffer("\xc1 not msgpack"), zmq::send_flags::none);
       socket.send(zmq::buffer(protocol::encode(protocol::Report{1, {{"accuracy", 1.0}}, 0, 0})),
@@ -166,8 +172,62 @@ TEST_CASE("garbage and impostor messages are rejected and the experiment goes on
   ExperimentSummary summary = run(spec, options);
   attacker.join();
   CHECK(summary.rejected_messages == 4);
+  CHECK(summary.refused_connections == 0);
   CHECK(summary.num_terminated == 2);
   CHECK(summary.num_results == 16);
+}
+
+TEST_CASE("peers without the experiment's CURVE keys are refused and nothing they send is stored") {
+  test::ScratchDir dir;
+  ExperimentSpec spec = curve_spec(dir, "outsider");
+  spec.param_space.set("sleep_s", 0.1);
+  zmq::context_t ctx;
+  std::vector<std::thread> attackers;
+  // HELLO as trial 0's rank 0, then a well-formed report of a perfect result.
+  auto pretend_rank = [](zmq::socket_t& socket) {
+    socket.send(zmq::buffer(protocol::encode(protocol::Hello{"outsider_00000", 0, 0, 1})),
+                zmq::send_flags::none);
+    socket.send(zmq::buffer(protocol::encode(protocol::Report{1, {{"accuracy", 99.0}}, 0, 0})),
+                zmq::send_flags::none);
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  };
+  ControllerOptions options;
+  options.on_listen = [&](const std::string& endpoint) {
+    // The controller's public key is no secret; a key pair of one's own is no credential.
+    const auto keys = spec.experiment_dir() / "keys";
+    for (const char* name : {"controller.key", "worker.key"}) {
+      CHECK((std::filesystem::status(keys / name).permissions() & std::filesystem::perms::all) ==
+            (std::filesystem::perms::owner_read | std::filesystem::perms::owner_write));
+    }
+    const std::string server_key = train::read_keypair(keys / "controller.key").public_key;
+    attackers.emplace_back([&, endpoint] {  // no CURVE at all
+      zmq::socket_t socket(ctx, zmq::socket_type::dealer);
+      socket.set(zmq::sockopt::linger, 0);
+      socket.connect(endpoint);
+      pretend_rank(socket);
+    });
+    attackers.emplace_back([&, endpoint, server_key] {  // CURVE with keys of its own
+      zmq::socket_t socket(ctx, zmq::socket_type::dealer);
+      socket.set(zmq::sockopt::linger, 0);
+      train::make_curve_client(socket, server_key, train::make_curve_keypair());
+      socket.connect(endpoint);
+      pretend_rank(socket);
+    });
+  };
+  ExperimentSummary summary = run(spec, options);
+  for (auto& t : attackers) t.join();
+  CHECK(summary.refused_connections >= 2);
+  CHECK(summary.rejected_messages == 0);  // nothing reached the protocol
+  CHECK(summary.num_terminated == 2);
+  auto store = open_store(spec);
+  for (const auto& trial : store.trials()) {
+    auto results = store.results(trial.trial_id);
+    REQUIRE(results.size() == 8);
+    for (size_t i = 0; i < results.size(); ++i) {
+      CHECK(results[i].training_iteration == static_cast<int64_t>(i + 1));
+      CHECK(results[i].metrics["accuracy"].get<double>() < 99.0);
+    }
+  }
 }
 
 TEST_CASE("a trial needing more CPUs than exist is refused before anything is written") {

@@ -33,6 +33,15 @@ struct OutputOptions {
 // Adds -q/--quiet, -v/--verbose and --progress auto|live|plain to `cmd`.
 void add_output_options(CLI::App* cmd, OutputOptions& options);
 
+// Where `run` and `resume` start ranks: --launcher local|slurm|auto (auto:
+// slurm inside a Slurm allocation, SLURM_JOB_ID set) and --control-address,
+// the address the nodes reach the controller at.
+struct ClusterOptions {
+  std::string launcher = "auto";
+  std::string control_address;  // empty: 127.0.0.1 locally; required with slurm
+};
+void add_cluster_options(CLI::App* cmd, ClusterOptions& options);
+
 void setup_run(CLI::App& app);
 void setup_resume(CLI::App& app);
 void setup_results(CLI::App& app);
@@ -46,7 +55,7 @@ void setup_report(CLI::App& app);
 // progress shown as `output` says, the summary printed, the exit code chosen
 // (by ExitRequest).
 void run_experiment(const ExperimentSpec& spec, const OutputOptions& output,
-                    ControllerOptions options);
+                    const ClusterOptions& cluster, ControllerOptions options);
 void print_summary(const ExperimentSpec& spec, const ExperimentSummary& summary);
 
 }  // namespace tune::cli

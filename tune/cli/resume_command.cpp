@@ -16,6 +16,7 @@ struct ResumeOptions {
   bool resume_errored = false;
   bool restart_errored = false;
   OutputOptions output;
+  ClusterOptions cluster;
 };
 
 // The spec the experiment was started with, from the sweep text it stored.
@@ -47,7 +48,7 @@ ExperimentSpec stored_spec(const std::filesystem::path& dir) {
 void resume(const ResumeOptions& options) {
   auto dir = std::filesystem::absolute(options.experiment_dir).lexically_normal();
   if (!dir.has_filename()) dir = dir.parent_path();
-  run_experiment(stored_spec(dir), options.output,
+  run_experiment(stored_spec(dir), options.output, options.cluster,
                  ControllerOptions{.resume = true,
                                    .resume_errored = options.resume_errored,
                                    .restart_errored = options.restart_errored});
@@ -68,6 +69,7 @@ void setup_resume(CLI::App& app) {
                 "Retry trials that ended in ERROR from scratch")
       ->excludes(errored);
   add_output_options(cmd, options->output);
+  add_cluster_options(cmd, options->cluster);
   cmd->callback([options] { resume(*options); });
 }
 

@@ -10,6 +10,7 @@
 #include "tune/controller.h"
 #include "tune/experiment_spec_json.h"
 #include "tune/process.h"
+#include "tune/slurm_launcher.h"
 #include "tune/sweep_file.h"
 
 namespace tune::cli {
@@ -20,6 +21,7 @@ struct RunOptions {
   std::string storage_path;  // overrides the file's storage_path when set
   std::string name;          // overrides the file's name when set
   OutputOptions output;
+  ClusterOptions cluster;
   bool print_config = false;  // validate: print the effective spec instead of a summary
   bool json = false;          // ... as JSON rather than TOML
 };
@@ -81,8 +83,29 @@ void add_output_options(CLI::App* cmd, OutputOptions& options) {
       ->check(CLI::IsMember({"auto", "live", "plain"}));
 }
 
+void add_cluster_options(CLI::App* cmd, ClusterOptions& options) {
+  cmd->add_option("--launcher", options.launcher,
+                  "Where ranks run: local (this machine), slurm (job steps in this Slurm "
+                  "allocation), auto: slurm when SLURM_JOB_ID is set")
+      ->check(CLI::IsMember({"auto", "local", "slurm"}));
+  cmd->add_option("--control-address", options.control_address,
+                  "The IP address the ranks reach the controller at (with slurm: one the nodes "
+                  "route to)");
+}
+
 void run_experiment(const ExperimentSpec& spec, const OutputOptions& output,
-                    ControllerOptions options) {
+                    const ClusterOptions& cluster, ControllerOptions options) {
+  const bool slurm = cluster.launcher == "slurm" ||
+                     (cluster.launcher == "auto" && std::getenv("SLURM_JOB_ID") != nullptr);
+  if (slurm) {
+    if (cluster.control_address.empty()) {
+      throw ConfigError(
+          "--control-address is required with the slurm launcher: the ranks run on other nodes "
+          "and cannot reach 127.0.0.1");
+    }
+    options.launcher = std::make_shared<SlurmLauncher>(read_slurm_allocation());
+  }
+  if (!cluster.control_address.empty()) options.control_address = cluster.control_address;
   options.verbosity = output.verbosity;
   options.progress = make_progress_reporter(output.progress);
   options.handle_signals = true;
@@ -99,7 +122,9 @@ void run_experiment(const ExperimentSpec& spec, const OutputOptions& output,
 
 namespace {
 
-void run(const RunOptions& options) { run_experiment(load(options), options.output, {}); }
+void run(const RunOptions& options) {
+  run_experiment(load(options), options.output, options.cluster, {});
+}
 
 }  // namespace
 
@@ -113,6 +138,7 @@ void setup_run(CLI::App& app) {
                   "Directory that holds experiments (overrides the file's storage_path)");
   cmd->add_option("--name", options->name, "Experiment name (overrides the file's name)");
   add_output_options(cmd, options->output);
+  add_cluster_options(cmd, options->cluster);
   cmd->callback([options] { run(*options); });
 }
 

@@ -2,7 +2,9 @@
 // Reads the database while an experiment runs without blocking it.
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <map>
 
 #include "storage/experiment_store.h"
@@ -22,6 +24,36 @@ std::string metric_of(const storage::ExperimentStore& store, const storage::Tria
   if (results.empty() || !results.back().metrics.contains(metric)) return "";
   const Json& v = results.back().metrics[metric];
   return v.is_number() ? fmt::format("{:.6g}", v.get<double>()) : v.dump();
+}
+
+// Per host: how many ranks ran there, and the ranks of running trials there
+// now (their latest attempt), with their Slurm steps.
+void print_hosts(const storage::ExperimentStore& store,
+                 const std::vector<storage::TrialRecord>& trials) {
+  const auto placements = store.placements();
+  std::map<std::string, int64_t> latest;  // a running trial's latest attempt
+  for (const auto& t : trials) {
+    if (t.status == TrialStatus::kRunning) latest[t.trial_id] = -1;
+  }
+  for (const auto& p : placements) {
+    auto it = latest.find(p.trial_id);
+    if (it != latest.end()) it->second = std::max(it->second, p.attempt);
+  }
+  std::map<std::string, std::pair<int, std::vector<std::string>>> hosts;
+  for (const auto& p : placements) {
+    auto& [ran, now] = hosts[p.host];
+    ++ran;
+    auto it = latest.find(p.trial_id);
+    if (it != latest.end() && it->second == p.attempt) {
+      now.push_back(p.step.empty() ? fmt::format("{}/{}", p.trial_id, p.rank)
+                                   : fmt::format("{}/{} (step {})", p.trial_id, p.rank, p.step));
+    }
+  }
+  if (hosts.empty()) return;
+  fmt::print("\n{:<20} {:>9}  {}\n", "host", "ranks run", "running now (trial/rank)");
+  for (const auto& [host, use] : hosts) {
+    fmt::print("{:<20} {:>9}  {}\n", host, use.first, fmt::join(use.second, ", "));
+  }
 }
 
 void status(const StatusOptions& options) {
@@ -52,6 +84,7 @@ void status(const StatusOptions& options) {
                t.last_iteration, metric_of(store, t, metric),
                t.status == TrialStatus::kError ? t.error : t.status_reason);
   }
+  print_hosts(store, trials);
 }
 
 }  // namespace
