@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs every Debian package tunerun needs. Idempotent: packages already
 # present are skipped; `apt-get update` runs only when something is missing.
-# TUNERUN_WITH_TORCH=0 skips libtorch, Gloo, OpenBLAS and Fashion-MNIST (the trainer).
+# TUNERUN_WITH_TORCH=0 skips libtorch, Gloo, OpenBLAS, Fashion-MNIST and python3-torch (the trainers).
+# python3-dev, pybind11-dev, python3-pytest, python3-pandas: `import tunerun` and its tests.
 # TUNERUN_BENCH_ANCHORS=1 adds what the benchmarks' anchors run: Optuna and
 # PyTorch from Python (../shared/bench); the build and the tests never need them.
 set -euo pipefail
@@ -11,9 +12,11 @@ packages=(
   libzmq3-dev cppzmq-dev libmsgpack-cxx-dev libsqlite3-dev sqlite3
   libeigen3-dev libcli11-dev libfmt-dev doctest-dev libtomlplusplus-dev
   nlohmann-json3-dev python3
+  python3-dev pybind11-dev python3-pytest python3-pandas
 )
 if [[ "${TUNERUN_WITH_TORCH:-1}" != 0 ]]; then
   packages+=(libtorch-dev libgloo-dev zlib1g-dev libopenblas0-pthread dataset-fashion-mnist)
+  packages+=(python3-torch)  # tunerun.train.torch (Python DDP) and its tests
 fi
 if [[ "${TUNERUN_BENCH_ANCHORS:-0}" == 1 ]]; then
   packages+=(python3-optuna python3-torch)
