@@ -189,3 +189,30 @@ def test_python_callback_exception_ends_fit(storage):
     with pytest.raises(KeyError, match="callback failed"):
         tune.Tuner(trainables.quadratic, param_space={"x": 1},
                    run_config=run_config(storage, "boom_cb", callbacks=[Boom()])).fit()
+
+
+def test_restore_after_killing_the_driver(storage):
+    import glob
+    import signal
+    import time
+    driver = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+        import trainables
+        from tunerun import tune, train
+        tune.Tuner(trainables.slow_checkpointed, param_space={{}},
+                   run_config=train.RunConfig(name="killed", storage_path={storage!r},
+                                              verbose=0)).fit()
+    """)], cwd=os.path.dirname(os.path.abspath(__file__)))
+    deadline = time.time() + 60
+    while not glob.glob(os.path.join(storage, "killed", "trials", "*", "checkpoint_000003")):
+        assert driver.poll() is None and time.time() < deadline
+        time.sleep(0.05)
+    driver.send_signal(signal.SIGKILL)
+    driver.wait()
+    path = os.path.join(storage, "killed")
+    assert tune.Tuner.can_restore(path)
+    grid = tune.Tuner.restore(path, trainables.slow_checkpointed, param_space={},
+                              run_config=train.RunConfig(verbose=0)).fit()
+    result = grid[0]
+    assert result.status == "TERMINATED", result.error
+    assert result.metrics["step"] == 9 and result.metrics["resumed_at"] >= 3
+    assert result.metrics["training_iteration"] == 10

@@ -47,3 +47,20 @@ def slow_or_fast(config):
     """Trials whose loss is their x at every step: ASHA stops the worse ones."""
     for _ in range(config["iterations"]):
         train.report({"loss": float(config["x"])})
+
+
+def slow_checkpointed(config):
+    """Ten slow steps, a checkpoint each; reports where this run started."""
+    import time
+    start = 0
+    ckpt = train.get_checkpoint()
+    if ckpt is not None:
+        with open(os.path.join(ckpt.path, "state.json")) as f:
+            start = json.load(f)["step"] + 1
+    for step in range(start, 10):
+        time.sleep(0.2)
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "state.json"), "w") as f:
+                json.dump({"step": step}, f)
+            train.report({"step": step, "resumed_at": start},
+                         checkpoint=train.Checkpoint.from_directory(d))
