@@ -191,7 +191,10 @@ def test_python_callback_exception_ends_fit(storage):
                    run_config=run_config(storage, "boom_cb", callbacks=[Boom()])).fit()
 
 
-def test_restore_after_killing_the_driver(storage):
+@pytest.mark.parametrize("signame", ["SIGKILL", "SIGINT"])
+def test_restore_after_killing_the_driver(storage, signame):
+    """SIGKILL: the driver dies at once; SIGINT (Ctrl-C): fit() pauses the
+    trial at its next checkpoint and returns. Either way restore finishes it."""
     import glob
     import signal
     import time
@@ -206,8 +209,9 @@ def test_restore_after_killing_the_driver(storage):
     while not glob.glob(os.path.join(storage, "killed", "trials", "*", "checkpoint_000003")):
         assert driver.poll() is None and time.time() < deadline
         time.sleep(0.05)
-    driver.send_signal(signal.SIGKILL)
-    driver.wait()
+    driver.send_signal(getattr(signal, signame))
+    code = driver.wait()
+    assert code == (0 if signame == "SIGINT" else -signal.SIGKILL)
     path = os.path.join(storage, "killed")
     assert tune.Tuner.can_restore(path)
     grid = tune.Tuner.restore(path, trainables.slow_checkpointed, param_space={},
