@@ -220,3 +220,20 @@ def test_restore_after_killing_the_driver(storage, signame):
     assert result.status == "TERMINATED", result.error
     assert result.metrics["step"] == 9 and result.metrics["resumed_at"] >= 3
     assert result.metrics["training_iteration"] == 10
+
+
+def test_pbt_exploits_python_trials(storage):
+    grid = tune.Tuner(
+        trainables.pbt_member,
+        param_space={"lr": tune.grid_search([1.0, 100.0])},
+        tune_config=tune.TuneConfig(
+            metric="score", mode="max",
+            scheduler=tune.schedulers.PopulationBasedTraining(
+                time_attr="training_iteration", perturbation_interval=2, quantile_fraction=0.5,
+                hyperparam_mutations={"lr": [50.0, 200.0]}, seed=1)),
+        run_config=run_config(storage, "pbt")).fit()
+    worse = next(r for r in grid if r.history[0]["score"] == 1.0)
+    best = next(r for r in grid if r is not worse)
+    # The worse trial took the better one's weights (checkpoint) and a mutated lr.
+    assert worse.metrics["owner"] == best.trial_id
+    assert worse.config["lr"] != 1.0

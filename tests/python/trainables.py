@@ -64,3 +64,20 @@ def slow_checkpointed(config):
                 json.dump({"step": step}, f)
             train.report({"step": step, "resumed_at": start},
                          checkpoint=train.Checkpoint.from_directory(d))
+
+
+def pbt_member(config):
+    """Scores its own lr; its checkpoint remembers which trial's weights it holds."""
+    import time
+    owner = train.get_context().get_trial_id()
+    ckpt = train.get_checkpoint()
+    if ckpt is not None:
+        with open(os.path.join(ckpt.path, "owner.json")) as f:
+            owner = json.load(f)["owner"]
+    for _ in range(8):
+        time.sleep(0.05)
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "owner.json"), "w") as f:
+                json.dump({"owner": owner}, f)
+            train.report({"score": config["lr"], "owner": owner},
+                         checkpoint=train.Checkpoint.from_directory(d))
