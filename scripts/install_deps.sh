@@ -6,8 +6,9 @@
 # Slurm and munge: the slurm launcher's clients (srun, scontrol) and the
 # tests' local Slurm cluster (tests/slurm/local_cluster.sh), which starts its
 # own daemons.
-# TUNERUN_WITH_TORCH=0 skips libtorch, Gloo, OpenBLAS, Fashion-MNIST and the
-# fortunes corpus (the trainer and its example data).
+# python3-dev, pybind11-dev, python3-pytest, python3-pandas: `import tunerun` and its tests.
+# TUNERUN_WITH_TORCH=0 skips libtorch, Gloo, OpenBLAS, Fashion-MNIST, the
+# fortunes corpus and python3-torch (the trainers and their example data).
 # TUNERUN_BENCH_ANCHORS=1 adds what the benchmarks' anchors run: Optuna and
 # PyTorch from Python (benchmarks/anchors/); the build and the tests never need them.
 set -euo pipefail
@@ -20,10 +21,12 @@ packages=(
   libcpp-httplib-dev libjs-chart.js
   chromium chromium-driver python3-selenium
   slurmd slurmctld slurm-client munge iproute2
+  python3-dev pybind11-dev python3-pytest python3-pandas
 )
 if [[ "${TUNERUN_WITH_TORCH:-1}" != 0 ]]; then
   packages+=(libtorch-dev libgloo-dev zlib1g-dev libopenblas0-pthread dataset-fashion-mnist
              fortunes)
+  packages+=(python3-torch)  # tunerun.train.torch (Python DDP) and its tests
 fi
 if [[ "${TUNERUN_BENCH_ANCHORS:-0}" == 1 ]]; then
   packages+=(python3-optuna python3-torch)

@@ -1,0 +1,26 @@
+"""tunerun: Ray Tune's Python API over tunerun's C++ engine.
+
+    from tunerun import tune, train
+
+    def train_func(config):                      # a top-level function (see _reference.py)
+        for step in range(10):
+            train.report({"loss": (config["x"] - 3) ** 2 / (step + 1)})
+
+    tuner = tune.Tuner(train_func, param_space={"x": tune.uniform(-5, 5)},
+                       tune_config=tune.TuneConfig(metric="loss", mode="min", num_samples=8))
+    best = tuner.fit().get_best_result()
+
+From a build tree: PYTHONPATH=build/bindings /usr/bin/python3 script.py
+"""
+
+from tunerun import train, tune
+from tunerun.tune.result_grid import ResultGrid
+
+__all__ = ["train", "tune", "load"]
+
+
+def load(path) -> ResultGrid:
+    """The results of the experiment in `path` (<storage_path>/<name>), run by
+    tune.Tuner or by the `tunerun` CLI. Ray's ExperimentAnalysis differs: here
+    it is a ResultGrid (get_best_result, get_dataframe, iteration over trials)."""
+    return ResultGrid.from_experiment(path)

@@ -1,0 +1,101 @@
+"""How a Python trainable reaches its worker processes: BY REFERENCE.
+
+Each rank of a trial is a fresh `python3 -m tunerun._worker REF` process (or,
+with reuse_actors, one kept from an earlier trial). REF names the trainable
+by module and qualified name; the worker imports the module and looks the
+name up. The function object itself never travels, so:
+
+THE ONE RULE: a trainable is a function (or a TorchTrainer's train loop)
+defined with `def` at the top level of a module: an importable module, or
+the script you run. In a script, its top-level code runs again in every
+worker process (as the module `__tunerun_main__`, with the driver's
+sys.argv and sys.path), except what is under `if __name__ == "__main__":`.
+Put the driver's work (building the Tuner, fit(), printing results) under
+that guard or after the definitions; a top-level fit() in a worker becomes
+the worker and never returns.
+
+Breaking the rule is a ValueError from tune.Tuner(...) before anything runs:
+a lambda, a function nested in another (a closure), a function defined under
+`if __name__ == "__main__":` or in an interactive session (no file).
+"""
+
+import ast
+import importlib
+import importlib.util
+import json
+import os
+import sys
+
+MAIN_ALIAS = "__tunerun_main__"
+
+_RULE = ("tunerun imports the trainable by name in each worker process, so it must be "
+         "a function defined with `def` at the top level of a module or of the script")
+
+
+def make_reference(func, kind: str) -> dict:
+    """A JSON-able reference to `func`. Raises ValueError when the rule is broken."""
+    qualname = getattr(func, "__qualname__", None)
+    module = getattr(func, "__module__", None)
+    if qualname is None or module is None or not callable(func):
+        raise ValueError(f"{func!r} is not a function; {_RULE}")
+    if "<lambda>" in qualname:
+        raise ValueError(f"the trainable is a lambda; {_RULE}")
+    if "<locals>" in qualname:
+        raise ValueError(f"the trainable {qualname} is defined inside another function "
+                         f"(a closure); {_RULE}")
+    ref = {"kind": kind, "module": module, "qualname": qualname,
+           "sys_path": [p for p in sys.path], "argv": list(sys.argv)}
+    if module in ("__main__", MAIN_ALIAS):
+        main = sys.modules.get("__main__")
+        path = getattr(main, "__file__", None) if module == "__main__" else None
+        if module == MAIN_ALIAS:
+            path = sys.modules[MAIN_ALIAS].__file__
+        if not path:
+            raise ValueError(f"the trainable {qualname} is defined in an interactive session "
+                             f"(no file to import it from); {_RULE}")
+        path = os.path.abspath(path)
+        top = qualname.split(".")[0]
+        if top not in _top_level_names(path):
+            raise ValueError(f"the trainable {qualname} is not defined at the top level of "
+                             f"{path} (under `if __name__ == \"__main__\":`?); {_RULE}")
+        ref["module"] = "__main__"
+        ref["file"] = path
+    return ref
+
+
+def _top_level_names(path: str) -> set:
+    with open(path, encoding="utf-8") as f:
+        tree = ast.parse(f.read(), path)
+    names = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names.update(t.id for t in targets if isinstance(t, ast.Name))
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+    return names
+
+
+def encode(ref: dict) -> str:
+    return json.dumps(ref)
+
+
+def resolve(ref: dict):
+    """The function `ref` names, imported in this (worker) process."""
+    sys.path[:] = ref["sys_path"]
+    if ref["module"] == "__main__":
+        sys.argv[:] = ref["argv"]
+        module = sys.modules.get(MAIN_ALIAS)
+        if module is None:
+            spec = importlib.util.spec_from_file_location(MAIN_ALIAS, ref["file"])
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[MAIN_ALIAS] = module
+            spec.loader.exec_module(module)
+    else:
+        module = importlib.import_module(ref["module"])
+    obj = module
+    for part in ref["qualname"].split("."):
+        obj = getattr(obj, part)
+    return obj

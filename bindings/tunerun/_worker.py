@@ -1,0 +1,82 @@
+"""A trial's rank: `python3 -m tunerun._worker REF` (REF: _reference.py's JSON).
+
+Imports the trainable by reference, registers it with the C++ worker runtime
+and runs the runtime's loop (HELLO, START, the function, DONE or ERROR; with
+reuse_actors, the next trial's START). A Python exception in the function
+prints its traceback to the rank's log and fails the trial with
+"Type: message".
+"""
+
+import inspect
+import json
+import sys
+import traceback
+
+from tunerun import _tunerun
+from tunerun import _reference
+
+# The reference this process serves; set by main() before the user's module
+# is imported, so a top-level Tuner.fit() in a script can serve it (serve()).
+_current = None
+
+
+def _teardown_process_group():
+    # A reused rank meets the next trial's group at a new MASTER_PORT.
+    dist = sys.modules.get("torch.distributed")
+    if dist is not None and dist.is_available() and dist.is_initialized():
+        dist.destroy_process_group()
+
+
+def _wrap(func, kind):
+    takes_config = kind != "trainer" or len(inspect.signature(func).parameters) > 0
+
+    def call(config):
+        try:
+            if kind == "trainer":
+                loop_config = config.get("train_loop_config", {})
+                func(loop_config) if takes_config else func()
+            else:
+                func(config)
+        except _tunerun.StopTrial:
+            raise
+        except BaseException:
+            traceback.print_exc()
+            raise
+        finally:
+            _teardown_process_group()
+            sys.stdout.flush()
+            sys.stderr.flush()
+
+    return call
+
+
+def serve(func=None):
+    """Runs this process's rank and exits (never returns)."""
+    ref = _current
+    if func is None:
+        func = _reference.resolve(ref)
+    _tunerun.register_trainable(ref["name"], _wrap(func, ref["kind"]))
+    code = _tunerun.run_worker()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    sys.exit(code)
+
+
+def is_serving() -> bool:
+    return _current is not None
+
+
+def main(argv):
+    global _current
+    if len(argv) != 2:
+        print("usage: python3 -m tunerun._worker REFERENCE (started by tunerun, not by hand)",
+              file=sys.stderr)
+        return 2
+    _current = json.loads(argv[1])
+    serve()
+
+
+if __name__ == "__main__":
+    # Run as a module: make this module's state the one `tunerun._worker` imports see.
+    sys.modules["tunerun._worker"] = sys.modules[__name__]
+    sys.exit(main(sys.argv))

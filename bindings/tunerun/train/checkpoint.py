@@ -1,0 +1,34 @@
+"""train.Checkpoint, as Ray's: a directory of files."""
+
+import contextlib
+import os
+import shutil
+import tempfile
+
+
+class Checkpoint:
+    def __init__(self, path):
+        self.path = os.fspath(path)
+
+    @classmethod
+    def from_directory(cls, path) -> "Checkpoint":
+        path = os.fspath(path)
+        if not os.path.isdir(path):
+            raise ValueError(f"Checkpoint.from_directory: {path} is not a directory")
+        return cls(path)
+
+    @contextlib.contextmanager
+    def as_directory(self):
+        """The checkpoint's directory, read-only (it is the published one, not a copy)."""
+        yield self.path
+
+    def to_directory(self, path=None) -> str:
+        path = os.fspath(path) if path is not None else tempfile.mkdtemp(prefix="checkpoint_")
+        shutil.copytree(self.path, path, dirs_exist_ok=True)
+        return path
+
+    def __repr__(self):
+        return f"Checkpoint(path={self.path!r})"
+
+    def __eq__(self, other):
+        return isinstance(other, Checkpoint) and other.path == self.path

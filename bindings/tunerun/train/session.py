@@ -1,0 +1,75 @@
+"""What a train function calls inside a worker: report, get_checkpoint,
+get_context (Ray Train's TrainContext). Outside a worker each raises
+RuntimeError."""
+
+import os
+import shutil
+from typing import Optional
+
+from tunerun import _tunerun
+from tunerun.train.checkpoint import Checkpoint
+
+
+def report(metrics: Optional[dict] = None, *, checkpoint: Optional[Checkpoint] = None, **kwargs):
+    """Reports one iteration's metrics (every rank calls it the same number of
+    times; rank 0's metrics are kept) and optionally a checkpoint, whose files
+    are copied (the directory stays yours) and merged with the other ranks'
+    for this iteration: use rank-specific names when ranks save different
+    files. Blocks until the controller has decided; when it stops the trial,
+    raises StopTrial, which must propagate. `report(loss=...)` (Ray 1.x) works too."""
+    metrics = dict(metrics or {}, **kwargs)
+    staged = None
+    if checkpoint is not None:
+        staged = _tunerun.make_checkpoint_dir()
+        shutil.copytree(checkpoint.path, staged, dirs_exist_ok=True)
+    _tunerun.report(metrics, staged)
+
+
+def get_checkpoint() -> Optional[Checkpoint]:
+    """The checkpoint this run resumes from (after a pause, a failure, a
+    restore, or a PBT exploit), or None on a fresh start. Read-only."""
+    path = _tunerun.get_checkpoint()
+    return Checkpoint(path) if path else None
+
+
+class TrainContext:
+    def __init__(self, data):
+        self._d = data
+
+    def get_world_rank(self):
+        return self._d["world_rank"]
+
+    def get_world_size(self):
+        return self._d["world_size"]
+
+    def get_local_rank(self):
+        return self._d["local_rank"]
+
+    def get_local_world_size(self):
+        return self._d["local_world_size"]
+
+    def get_node_rank(self):
+        return 0
+
+    def get_trial_id(self):
+        return self._d["trial_id"]
+
+    def get_trial_name(self):
+        return self._d["trial_name"]
+
+    def get_trial_dir(self):
+        return self._d["trial_dir"]
+
+    def get_experiment_name(self):
+        return self._d["experiment"]
+
+    def get_attempt(self):
+        """Not in Ray: 0 for a trial's first run, +1 per restart."""
+        return self._d["attempt"]
+
+
+def get_context() -> TrainContext:
+    return TrainContext(_tunerun.get_context())
+
+
+StopTrial = _tunerun.StopTrial

@@ -1,0 +1,132 @@
+"""Ray Train's TorchTrainer over tunerun: data-parallel PyTorch (Debian's
+python3-torch) in a trial's ranks.
+
+Each rank is a worker process with torchrun's environment (RANK, WORLD_SIZE,
+LOCAL_RANK, MASTER_ADDR, MASTER_PORT; the controller picks the port per
+group). prepare_model() initialises the process group from it on first use
+(Gloo on CPU, NCCL when the rank has a GPU) and wraps the model in
+DistributedDataParallel; the worker tears the group down when the trial
+ends, so a reused rank joins the next trial's group.
+
+    trainer = TorchTrainer(train_func, train_loop_config={"lr": 0.1},
+                           scaling_config=ScalingConfig(num_workers=2))
+    result = trainer.fit()                           # one job, or as a Tuner's trainable:
+    tune.Tuner(trainer, param_space={"train_loop_config": {"lr": tune.loguniform(1e-3, 1)}})
+
+train_func(config) gets train_loop_config with the trial's sampled
+train_loop_config keys laid over it.
+"""
+
+import os
+
+import torch
+import torch.distributed as dist
+
+from tunerun import _reference
+from tunerun.train import RunConfig, ScalingConfig
+
+
+def _device():
+    if torch.cuda.is_available() and os.environ.get("CUDA_VISIBLE_DEVICES", "") != "":
+        return torch.device("cuda", 0)
+    return torch.device("cpu")
+
+
+def _ensure_process_group():
+    if dist.is_initialized():
+        return
+    world_size = int(os.environ.get("WORLD_SIZE", "1"))
+    rank = int(os.environ.get("RANK", "0"))
+    if "MASTER_PORT" not in os.environ:
+        raise RuntimeError("prepare_model()/prepare_data_loader() run only inside a trial's rank")
+    backend = "nccl" if _device().type == "cuda" else "gloo"
+    dist.init_process_group(backend, init_method="env://", rank=rank, world_size=world_size)
+
+
+def get_device():
+    """The rank's device: its GPU when it has one, else the CPU."""
+    return _device()
+
+
+def prepare_model(model, move_to_device=True):
+    """The model on the rank's device, wrapped in DistributedDataParallel when
+    the trial has more than one rank (a 1-rank trial gets the model itself)."""
+    device = _device()
+    if move_to_device:
+        model = model.to(device)
+    if int(os.environ.get("WORLD_SIZE", "1")) <= 1:
+        return model
+    _ensure_process_group()
+    ids = [device.index] if device.type == "cuda" else None
+    return torch.nn.parallel.DistributedDataParallel(model, device_ids=ids)
+
+
+class _DeviceLoader:
+    """A DataLoader whose batches arrive on the rank's device."""
+
+    def __init__(self, loader, device):
+        self._loader = loader
+        self._device = device
+        self.sampler = loader.sampler
+        self.dataset = loader.dataset
+
+    def __len__(self):
+        return len(self._loader)
+
+    def __iter__(self):
+        for batch in self._loader:
+            yield _to_device(batch, self._device)
+
+
+def _to_device(batch, device):
+    if isinstance(batch, torch.Tensor):
+        return batch.to(device)
+    if isinstance(batch, (list, tuple)):
+        return type(batch)(_to_device(b, device) for b in batch)
+    if isinstance(batch, dict):
+        return {k: _to_device(v, device) for k, v in batch.items()}
+    return batch
+
+
+def prepare_data_loader(loader, add_dist_sampler=True, move_to_device=True):
+    """`loader` with a DistributedSampler (each rank its share of the data; it
+    keeps the loader's shuffling) and batches moved to the rank's device.
+    Call sampler.set_epoch(epoch) each epoch when shuffling, as in PyTorch."""
+    world_size = int(os.environ.get("WORLD_SIZE", "1"))
+    if add_dist_sampler and world_size > 1:
+        from torch.utils.data import DataLoader, RandomSampler
+        from torch.utils.data.distributed import DistributedSampler
+        _ensure_process_group()
+        shuffle = isinstance(loader.sampler, RandomSampler)
+        sampler = DistributedSampler(loader.dataset, num_replicas=world_size,
+                                     rank=int(os.environ.get("RANK", "0")), shuffle=shuffle)
+        loader = DataLoader(loader.dataset, batch_size=loader.batch_size, sampler=sampler,
+                            num_workers=loader.num_workers, collate_fn=loader.collate_fn,
+                            pin_memory=loader.pin_memory, drop_last=loader.drop_last)
+    if move_to_device:
+        return _DeviceLoader(loader, _device())
+    return loader
+
+
+class TorchTrainer:
+    def __init__(self, train_loop_per_worker, *, train_loop_config=None, scaling_config=None,
+                 run_config=None):
+        self.train_loop_per_worker = train_loop_per_worker
+        self.train_loop_config = dict(train_loop_config or {})
+        self.scaling_config = scaling_config or ScalingConfig()
+        self.run_config = run_config or RunConfig()
+        self._ref = _reference.make_reference(train_loop_per_worker, "trainer")
+
+    def _tunerun_trainer(self):
+        s = self.scaling_config
+        res = {k.upper(): v for k, v in (s.resources_per_worker or {}).items()}
+        gpus = int(res.get("GPU", 1 if s.use_gpu else 0))
+        spec = {"num_workers": s.num_workers, "cpus_per_worker": res.get("CPU", 1),
+                "gpus_per_worker": gpus}
+        space = {"train_loop_config": self.train_loop_config} if self.train_loop_config else {}
+        return dict(self._ref), spec, space, self.train_loop_per_worker.__qualname__
+
+    def fit(self):
+        """Runs one training job (a one-trial experiment); returns its Result."""
+        from tunerun import tune
+        return tune.Tuner(self, run_config=self.run_config).fit()[0]

@@ -1,0 +1,114 @@
+"""ResultGrid and Result, as Ray Tune's: what Tuner.fit() returns, read from
+the experiment's database (the C++ tune::ResultGrid) once the run ends."""
+
+import math
+from dataclasses import dataclass, field
+from typing import List, Optional, Tuple
+
+from tunerun import _tunerun
+from tunerun.train.checkpoint import Checkpoint
+
+
+class TrialError(RuntimeError):
+    """A trial that ended in ERROR; its message is the trial's error."""
+
+
+@dataclass
+class Result:
+    metrics: dict
+    config: dict
+    checkpoint: Optional[Checkpoint]
+    path: str
+    error: Optional[TrialError] = None
+    trial_id: str = ""
+    status: str = ""
+    best_checkpoints: List[Tuple[Checkpoint, dict]] = field(default_factory=list)
+    history: List[dict] = field(default_factory=list)
+
+    @property
+    def metrics_dataframe(self):
+        import pandas
+        return pandas.DataFrame(self.history)
+
+    @classmethod
+    def _from_data(cls, d):
+        return cls(metrics=d["metrics"], config=d["config"],
+                   checkpoint=Checkpoint(d["checkpoint"]) if d["checkpoint"] else None,
+                   path=d["path"], error=TrialError(d["error"]) if d["error"] else None,
+                   trial_id=d["trial_id"], status=d["status"],
+                   best_checkpoints=[(Checkpoint(p), r) for p, r in d["best_checkpoints"]],
+                   history=d["history"])
+
+
+def _flatten(prefix, value, out):
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _flatten(f"{prefix}/{k}", v, out)
+    else:
+        out[prefix] = value
+
+
+class ResultGrid:
+    def __init__(self, data):
+        self._data = data
+        self._results = [Result._from_data(data.result(i)) for i in range(len(data))]
+
+    @classmethod
+    def from_experiment(cls, path):
+        return cls(_tunerun.ResultGridData.from_experiment(str(path)))
+
+    def __len__(self):
+        return len(self._results)
+
+    def __getitem__(self, i) -> Result:
+        return self._results[i]
+
+    def __iter__(self):
+        return iter(self._results)
+
+    @property
+    def experiment_path(self) -> str:
+        return self._data.experiment_path
+
+    @property
+    def errors(self) -> List[TrialError]:
+        return [r.error for r in self._results if r.error is not None]
+
+    @property
+    def num_errors(self) -> int:
+        return self._data.num_errors
+
+    @property
+    def num_terminated(self) -> int:
+        return self._data.num_terminated
+
+    def get_best_result(self, metric=None, mode=None, scope="last",
+                        filter_nan_and_inf=True) -> Result:
+        """The best trial by `metric`/`mode` (default: TuneConfig's) over `scope`
+        ("last", "avg", "last-5-avg", "last-10-avg", "all"). ValueError without a
+        metric, RuntimeError when no trial has a usable value."""
+        if mode not in (None, "min", "max"):
+            raise ValueError(f'mode must be "min" or "max", got {mode!r}')
+        index = self._data.best_index(metric or "", mode or "", scope, filter_nan_and_inf)
+        return self._results[index]
+
+    def get_dataframe(self, filter_metric=None, filter_mode=None):
+        """One row per trial: its last metrics (or, with filter_metric, its best
+        row by that metric and filter_mode), config/<key> columns and logdir."""
+        import pandas
+        if (filter_metric is None) != (filter_mode is None):
+            raise ValueError("give both filter_metric and filter_mode, or neither")
+        rows = []
+        for r in self._results:
+            row = dict(r.metrics)
+            if filter_metric is not None:
+                scored = [h for h in r.history if isinstance(h.get(filter_metric), (int, float))
+                          and not math.isnan(h[filter_metric])]
+                if scored:
+                    pick = max if filter_mode == "max" else min
+                    row = dict(pick(scored, key=lambda h: h[filter_metric]))
+            _flatten("config", r.config, row)
+            row["logdir"] = r.path
+            row.setdefault("trial_id", r.trial_id)
+            rows.append(row)
+        return pandas.DataFrame(rows)

@@ -1,0 +1,173 @@
+"""tune.Tuner and tune.TuneConfig, as Ray Tune 2.x's, over the C++ controller.
+
+Differences from Ray, each deliberate:
+- The trainable runs in worker processes that import it by name
+  (tunerun/_reference.py states the rule); Tuner() raises ValueError when it
+  cannot be imported that way, and for any bad param_space or option,
+  naming the key, before anything runs.
+- Results live in <storage_path>/<name>/experiment.db (SQLite); storage_path
+  defaults to "runs", not ~/ray_results.
+- Class trainables (tune.Trainable subclasses) and with_parameters are not
+  supported; a function's return value is not a result (report instead).
+"""
+
+import os
+import sys
+import time
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from tunerun import _reference, _tunerun
+from tunerun.tune.result_grid import ResultGrid
+
+
+@dataclass
+class TuneConfig:
+    metric: Optional[str] = None
+    mode: Optional[str] = None  # "min" | "max"
+    search_alg: Any = None  # tune.search.*; None: BasicVariantGenerator
+    scheduler: Any = None  # tune.schedulers.*; None: FIFOScheduler
+    num_samples: int = 1
+    max_concurrent_trials: Optional[int] = None
+    time_budget_s: Optional[float] = None
+    reuse_actors: bool = False  # finished trials' ranks (Python processes) run the next trials
+    seed: Optional[int] = None  # not in Ray: seeds the default searcher
+
+
+class _WithResources:
+    """tune.with_resources(trainable, {"cpu": 2}): the trainable with per-rank resources."""
+
+    def __init__(self, trainable, resources):
+        self.trainable = trainable
+        self.resources = {k.lower(): v for k, v in dict(resources).items()}
+
+
+def with_resources(trainable, resources):
+    return _WithResources(trainable, resources)
+
+
+def _trainable_spec(trainable):
+    """(reference, trainable spec, extra param space, display name) of what Tuner was given."""
+    resources = {}
+    if isinstance(trainable, _WithResources):
+        resources = trainable.resources
+        trainable = trainable.trainable
+    if hasattr(trainable, "_tunerun_trainer"):
+        return trainable._tunerun_trainer()
+    ref = _reference.make_reference(trainable, "function")
+    spec = {"num_workers": 1, "cpus_per_worker": resources.get("cpu", 1),
+            "gpus_per_worker": int(resources.get("gpu", 0))}
+    return ref, spec, {}, trainable.__qualname__
+
+
+def _merge(base, over):
+    out = dict(base)
+    for k, v in over.items():
+        out[k] = _merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    return out
+
+
+class Tuner:
+    def __init__(self, trainable, *, param_space=None, tune_config=None, run_config=None,
+                 _resume=None):
+        from tunerun.train import RunConfig
+        self._tune_config = tune_config or TuneConfig()
+        self._run_config = run_config or RunConfig()
+        self._resume = _resume or {}
+        self._trainable = trainable
+        ref, trainable_spec, base_space, display = _trainable_spec(trainable)
+        if param_space is not None and not isinstance(param_space, dict):
+            raise ValueError(f"param_space must be a dict, got {type(param_space).__name__}")
+        self._param_space = _merge(base_space, param_space or {})
+        self._name = self._run_config.name or f"{display}_{time.strftime('%Y-%m-%d_%H-%M-%S')}"
+        trainable_spec["name"] = f"{ref['module']}.{ref['qualname']}"
+        ref["name"] = trainable_spec["name"]
+        self._ref = ref
+        self._spec = self._make_spec(trainable_spec)
+        if not _tunerun.is_worker():
+            _tunerun.check_spec(self._spec)
+
+    def _make_spec(self, trainable_spec):
+        tc, rc = self._tune_config, self._run_config
+        stop = rc.stop
+        if stop is not None and not isinstance(stop, dict) and not callable(stop):
+            raise ValueError("RunConfig.stop: expected a dict {metric: bound}, a tune.Stopper "
+                             f"or a function (trial_id, result) -> bool, got {stop!r}")
+        from tunerun.tune.callback import Callback
+        for callback in rc.callbacks or []:
+            if not isinstance(callback, Callback):
+                raise ValueError(f"RunConfig.callbacks: {callback!r} is not a tune.Callback")
+        for key, value in (("mode", tc.mode), ("checkpoint_score_order",
+                                                rc.checkpoint_config.checkpoint_score_order)):
+            if value not in (None, "min", "max"):
+                raise ValueError(f'{key}: must be "min" or "max", got {value!r}')
+        if tc.metric is not None and tc.mode is None:
+            raise ValueError("mode: TuneConfig(metric=...) needs mode=\"min\" or \"max\"")
+        spec = {
+            "name": self._name,
+            "storage_path": os.fspath(rc.storage_path),
+            "metric": tc.metric,
+            "mode": tc.mode,
+            "num_samples": tc.num_samples,
+            "max_concurrent_trials": tc.max_concurrent_trials,
+            "seed": tc.seed,
+            "reuse_workers": bool(tc.reuse_actors),
+            "time_budget_s": tc.time_budget_s,
+            "max_failures": rc.failure_config.max_failures,
+            "fail_fast": rc.failure_config.fail_fast,
+            "num_to_keep": rc.checkpoint_config.num_to_keep,
+            "checkpoint_score_attribute": rc.checkpoint_config.checkpoint_score_attribute,
+            "checkpoint_score_order": rc.checkpoint_config.checkpoint_score_order,
+            "trainable": trainable_spec,
+            "param_space": self._param_space,
+            "stop": stop,
+        }
+        if tc.search_alg is not None:
+            spec["search"] = tc.search_alg._spec()
+        if tc.scheduler is not None:
+            spec["scheduler"] = tc.scheduler._spec()
+        return spec
+
+    def fit(self) -> ResultGrid:
+        """Runs the experiment (the C++ controller, without the GIL) and returns
+        its results. Trial failures are in the ResultGrid (errors), not raised.
+        Ctrl-C (SIGINT) or SIGTERM pauses the running trials at their next
+        checkpoint (at most 30 s) and returns the results so far; Tuner.restore
+        continues the experiment.
+        In a worker process (a script's top-level fit()), serves the rank instead."""
+        from tunerun import _worker
+        if _worker.is_serving():
+            _worker.serve()
+        argv = [sys.executable, "-m", "tunerun._worker", _reference.encode(self._ref)]
+        path, interrupted = _tunerun.fit(self._spec, argv, list(self._run_config.callbacks or []),
+                                         verbosity=self._run_config.verbose,
+                                         resume=bool(self._resume),
+                                         resume_errored=self._resume.get("resume_errored", False),
+                                         restart_errored=self._resume.get("restart_errored",
+                                                                          False))
+        if interrupted and self._run_config.verbose:
+            print(f"tunerun: the experiment stopped early; continue it with "
+                  f"tune.Tuner.restore({path!r}, trainable, param_space=...)", file=sys.stderr)
+        return ResultGrid.from_experiment(path)
+
+    def get_results(self) -> ResultGrid:
+        return ResultGrid.from_experiment(os.path.join(self._spec["storage_path"], self._name))
+
+    @classmethod
+    def restore(cls, path, trainable, *, param_space=None, tune_config=None, run_config=None,
+                resume_errored=False, restart_errored=False):
+        """Continues the experiment in `path` (<storage_path>/<name>). Unlike Ray,
+        the param_space (and a TuneConfig with a searcher or scheduler) must be
+        given again, as first given."""
+        from tunerun.train import RunConfig
+        path = os.path.abspath(os.fspath(path)).rstrip("/")
+        run_config = run_config or RunConfig()
+        run_config.name = os.path.basename(path)
+        run_config.storage_path = os.path.dirname(path)
+        return cls(trainable, param_space=param_space, tune_config=tune_config,
+                   run_config=run_config,
+                   _resume={"resume_errored": resume_errored, "restart_errored": restart_errored})
+
+    @classmethod
+    def can_restore(cls, path) -> bool:
+        return os.path.isfile(os.path.join(os.fspath(path), "experiment.db"))

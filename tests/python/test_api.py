@@ -1,0 +1,239 @@
+"""tunerun's Python API end to end: Ray Tune names over the C++ controller,
+Python trials in worker processes."""
+
+import math
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import tunerun
+from tunerun import train, tune
+
+import trainables
+
+
+def run_config(storage, name, **kwargs):
+    return train.RunConfig(name=name, storage_path=storage, verbose=0, **kwargs)
+
+
+# --- bad input: ValueError naming the key, before anything starts ------------
+
+def test_bad_domain_names_its_key(storage):
+    with pytest.raises(ValueError, match=r"param_space\.model\.lr"):
+        tune.Tuner(trainables.quadratic,
+                   param_space={"model": {"lr": tune.loguniform(0.1, 0.01)}},
+                   run_config=run_config(storage, "bad"))
+    assert not os.path.exists(storage)
+
+
+@pytest.mark.parametrize("tune_config, key", [
+    (tune.TuneConfig(num_samples=0), "num_samples"),
+    (tune.TuneConfig(metric="loss", mode="best"), "mode"),
+    (tune.TuneConfig(metric="loss", mode="min",
+                     scheduler=tune.schedulers.ASHAScheduler(reduction_factor=1)),
+     "reduction_factor"),
+])
+def test_bad_tune_config_names_its_key(storage, tune_config, key):
+    with pytest.raises(ValueError, match=key):
+        tune.Tuner(trainables.quadratic, param_space={"x": 1}, tune_config=tune_config,
+                   run_config=run_config(storage, "bad"))
+    assert not os.path.exists(storage)
+
+
+def test_unimportable_trainables_are_refused(storage):
+    with pytest.raises(ValueError, match="lambda"):
+        tune.Tuner(lambda config: None, run_config=run_config(storage, "x"))
+
+    def closure(config):
+        pass
+    with pytest.raises(ValueError, match="closure"):
+        tune.Tuner(closure, run_config=run_config(storage, "x"))
+
+
+def test_function_under_main_guard_is_refused(tmp_path):
+    script = tmp_path / "script.py"
+    script.write_text(textwrap.dedent("""
+        from tunerun import tune
+        if __name__ == "__main__":
+            def train_func(config):
+                pass
+            tune.Tuner(train_func)
+    """))
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          cwd=tmp_path)
+    assert proc.returncode != 0
+    assert "not defined at the top level" in proc.stderr
+
+
+# --- running Python trials ---------------------------------------------------
+
+def test_grid_of_function_trials(storage):
+    tuner = tune.Tuner(
+        trainables.quadratic,
+        param_space={"x": tune.grid_search([-1, 0, 2]), "const": {"s": "a"}},
+        tune_config=tune.TuneConfig(metric="loss", mode="min"),
+        run_config=run_config(storage, "grid"))
+    grid = tuner.fit()
+    assert len(grid) == 3 and grid.num_errors == 0 and grid.num_terminated == 3
+    best = grid.get_best_result()
+    assert best.config["x"] == 2
+    assert best.config["const"] == {"s": "a"}
+    assert best.metrics["training_iteration"] == 3
+    assert best.metrics["loss"] == pytest.approx(1 / 3)
+    df = grid.get_dataframe()
+    assert sorted(df["config/x"]) == [-1, 0, 2]
+    assert len(tunerun.load(os.path.join(storage, "grid"))) == 3
+
+
+def test_non_finite_config_values_reach_the_rank(storage):
+    # The store keeps results as JSON text, where NaN and inf read back as None;
+    # what crosses into the rank (msgpack) keeps them.
+    grid = tune.Tuner(trainables.quadratic,
+                      param_space={"x": 0, "steps": 1,
+                                   "const": {"big": -math.inf, "nan": math.nan}},
+                      run_config=run_config(storage, "nonfinite")).fit()
+    assert grid[0].metrics["got_inf"] is True and grid[0].metrics["got_nan"] is True
+
+
+def test_exception_fails_the_trial_with_its_traceback(storage):
+    grid = tune.Tuner(trainables.fails_at_step_two, param_space={},
+                      run_config=run_config(storage, "boom")).fit()
+    result = grid[0]
+    assert result.status == "ERROR"
+    assert "ValueError: boom at step 2" in str(result.error)
+    assert result.metrics["training_iteration"] == 2
+    log = open(os.path.join(result.path, "rank_0.log")).read()
+    assert "Traceback (most recent call last)" in log
+    assert "in fails_at_step_two" in log
+
+
+def test_killed_rank_restarts_from_its_checkpoint(storage):
+    grid = tune.Tuner(trainables.checkpointed, param_space={},
+                      run_config=run_config(storage, "kill",
+                                            failure_config=train.FailureConfig(max_failures=1))
+                      ).fit()
+    result = grid[0]
+    assert result.status == "TERMINATED", result.error
+    assert result.metrics["step"] == 4 and result.metrics["resumed_at"] == 3
+    assert result.metrics["training_iteration"] == 5
+    assert os.path.isfile(os.path.join(result.checkpoint.path, "state.json"))
+
+
+@pytest.mark.parametrize("reuse", [False, True])
+def test_reuse_actors_keeps_python_ranks(storage, reuse):
+    grid = tune.Tuner(trainables.quadratic,
+                      param_space={"x": tune.grid_search([0, 1, 2]), "steps": 1},
+                      tune_config=tune.TuneConfig(max_concurrent_trials=1, reuse_actors=reuse),
+                      run_config=run_config(storage, "reuse")).fit()
+    pids = {r.metrics["pid"] for r in grid}
+    assert len(pids) == (1 if reuse else 3)
+
+
+def test_asha_stops_worse_python_trials(storage):
+    grid = tune.Tuner(
+        trainables.slow_or_fast,
+        param_space={"x": tune.grid_search([1, 2, 3, 4]), "iterations": 8},
+        tune_config=tune.TuneConfig(
+            metric="loss", mode="min", max_concurrent_trials=1,
+            scheduler=tune.schedulers.ASHAScheduler(max_t=8, grace_period=1,
+                                                    reduction_factor=2)),
+        run_config=run_config(storage, "asha")).fit()
+    iterations = {r.config["x"]: r.metrics["training_iteration"] for r in grid}
+    assert iterations[1] == 8
+    assert min(iterations.values()) < 8
+
+
+# --- Python plug-ins, called by the controller with the GIL ------------------
+
+class Recorder(tune.Callback):
+    def __init__(self):
+        self.events = []
+
+    def on_trial_start(self, trial_id, config):
+        self.events.append(("start", trial_id, config["x"]))
+
+    def on_trial_result(self, trial_id, config, result):
+        self.events.append(("result", trial_id, result["training_iteration"]))
+
+    def on_trial_complete(self, trial_id, config, last_result):
+        self.events.append(("complete", trial_id, last_result["training_iteration"]))
+
+
+def test_python_callback_and_stopper(storage):
+    recorder = Recorder()
+    seen = []
+
+    def stop_after_two(trial_id, result):
+        seen.append(trial_id)
+        return result["training_iteration"] >= 2
+
+    grid = tune.Tuner(trainables.quadratic, param_space={"x": 1, "steps": 5},
+                      run_config=run_config(storage, "plugins", callbacks=[recorder],
+                                            stop=stop_after_two)).fit()
+    trial = grid[0].trial_id
+    assert grid[0].metrics["training_iteration"] == 2
+    assert seen == [trial, trial]
+    assert recorder.events == [("start", trial, 1), ("result", trial, 1), ("result", trial, 2),
+                               ("complete", trial, 2)]
+
+
+class Boom(tune.Callback):
+    def on_trial_result(self, trial_id, config, result):
+        raise KeyError("callback failed")
+
+
+def test_python_callback_exception_ends_fit(storage):
+    with pytest.raises(KeyError, match="callback failed"):
+        tune.Tuner(trainables.quadratic, param_space={"x": 1},
+                   run_config=run_config(storage, "boom_cb", callbacks=[Boom()])).fit()
+
+
+@pytest.mark.parametrize("signame", ["SIGKILL", "SIGINT"])
+def test_restore_after_killing_the_driver(storage, signame):
+    """SIGKILL: the driver dies at once; SIGINT (Ctrl-C): fit() pauses the
+    trial at its next checkpoint and returns. Either way restore finishes it."""
+    import glob
+    import signal
+    import time
+    driver = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+        import trainables
+        from tunerun import tune, train
+        tune.Tuner(trainables.slow_checkpointed, param_space={{}},
+                   run_config=train.RunConfig(name="killed", storage_path={storage!r},
+                                              verbose=0)).fit()
+    """)], cwd=os.path.dirname(os.path.abspath(__file__)))
+    deadline = time.time() + 60
+    while not glob.glob(os.path.join(storage, "killed", "trials", "*", "checkpoint_000003")):
+        assert driver.poll() is None and time.time() < deadline
+        time.sleep(0.05)
+    driver.send_signal(getattr(signal, signame))
+    code = driver.wait()
+    assert code == (0 if signame == "SIGINT" else -signal.SIGKILL)
+    path = os.path.join(storage, "killed")
+    assert tune.Tuner.can_restore(path)
+    grid = tune.Tuner.restore(path, trainables.slow_checkpointed, param_space={},
+                              run_config=train.RunConfig(verbose=0)).fit()
+    result = grid[0]
+    assert result.status == "TERMINATED", result.error
+    assert result.metrics["step"] == 9 and result.metrics["resumed_at"] >= 3
+    assert result.metrics["training_iteration"] == 10
+
+
+def test_pbt_exploits_python_trials(storage):
+    grid = tune.Tuner(
+        trainables.pbt_member,
+        param_space={"lr": tune.grid_search([1.0, 100.0])},
+        tune_config=tune.TuneConfig(
+            metric="score", mode="max",
+            scheduler=tune.schedulers.PopulationBasedTraining(
+                time_attr="training_iteration", perturbation_interval=2, quantile_fraction=0.5,
+                hyperparam_mutations={"lr": [50.0, 200.0]}, seed=1)),
+        run_config=run_config(storage, "pbt")).fit()
+    worse = next(r for r in grid if r.history[0]["score"] == 1.0)
+    best = next(r for r in grid if r is not worse)
+    # The worse trial took the better one's weights (checkpoint) and a mutated lr.
+    assert worse.metrics["owner"] == best.trial_id
+    assert worse.config["lr"] != 1.0

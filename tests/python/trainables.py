@@ -1,0 +1,83 @@
+"""Trainables of the Python tests: top-level functions of an importable
+module, as the worker processes import them by name."""
+
+import json
+import math
+import os
+import signal
+import tempfile
+
+from tunerun import train
+
+
+def quadratic(config):
+    for step in range(config.get("steps", 3)):
+        const = config.get("const", {})
+        train.report({"loss": (config["x"] - 2) ** 2 + 1 / (step + 1), "pid": os.getpid(),
+                      "got_inf": math.isinf(const.get("big", 0)),
+                      "got_nan": math.isnan(const.get("nan", 0))})
+
+
+def fails_at_step_two(config):
+    train.report({"loss": 1.0})
+    train.report({"loss": 0.5})
+    raise ValueError("boom at step 2")
+
+
+def checkpointed(config):
+    """Saves its step in every checkpoint; the first attempt kills its own
+    process at step 3 (SIGKILL: no Python cleanup), the retry resumes."""
+    start = 0
+    ckpt = train.get_checkpoint()
+    if ckpt is not None:
+        with ckpt.as_directory() as d:
+            with open(os.path.join(d, "state.json")) as f:
+                start = json.load(f)["step"] + 1
+    for step in range(start, 5):
+        if step == 3 and train.get_context().get_attempt() == 0:
+            os.kill(os.getpid(), signal.SIGKILL)
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "state.json"), "w") as f:
+                json.dump({"step": step}, f)
+            train.report({"step": step, "resumed_at": start},
+                         checkpoint=train.Checkpoint.from_directory(d))
+
+
+def slow_or_fast(config):
+    """Trials whose loss is their x at every step: ASHA stops the worse ones."""
+    for _ in range(config["iterations"]):
+        train.report({"loss": float(config["x"])})
+
+
+def slow_checkpointed(config):
+    """Ten slow steps, a checkpoint each; reports where this run started."""
+    import time
+    start = 0
+    ckpt = train.get_checkpoint()
+    if ckpt is not None:
+        with open(os.path.join(ckpt.path, "state.json")) as f:
+            start = json.load(f)["step"] + 1
+    for step in range(start, 10):
+        time.sleep(0.2)
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "state.json"), "w") as f:
+                json.dump({"step": step}, f)
+            train.report({"step": step, "resumed_at": start},
+                         checkpoint=train.Checkpoint.from_directory(d))
+
+
+def pbt_member(config):
+    """Scores its own lr; its checkpoint remembers which trial's weights it holds."""
+    import time
+    owner = train.get_context().get_trial_id()
+    ckpt = train.get_checkpoint()
+    if ckpt is not None:
+        with open(os.path.join(ckpt.path, "owner.json")) as f:
+            owner = json.load(f)["owner"]
+    for _ in range(8):
+        time.sleep(0.05)
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "owner.json"), "w") as f:
+                json.dump({"owner": owner}, f)
+            train.report({"score": config["lr"], "owner": owner},
+                         checkpoint=train.Checkpoint.from_directory(d))
