@@ -260,8 +260,7 @@ std::unique_ptr<Searcher> make(const Algorithm& a, const Function& fn, int64_t b
 std::map<std::string, Json> run_optuna(const std::string& script, const std::string& args) {
   std::map<std::string, Json> out;
   if (auto missing = bench::missing_anchor("optuna", "python3-optuna"); !missing.empty()) {
-    fmt::print("Optuna {}
-", missing);
+    fmt::print("Optuna {}\n", missing);
     return out;
   }
   const std::string command = bench::anchor_command(script, args + " 2>&1");
