@@ -98,10 +98,9 @@ class TrialController::Impl {
     channel_.emplace(zmq_, fmt::format("tcp://{}:*", options_.control_address), keys);
     // A command trainable starts its command per trial anyway, and GPUs are
     // bound to a rank's environment at spawn: neither gains from reuse.
-    // Idle groups of another launcher would keep holding their nodes' CPUs.
     const bool reuse = spec_.reuse_workers && spec_.trainable.command.empty() &&
                        spec_.trainable.gpus_per_worker == 0 &&
-                       dynamic_cast<LocalLauncher*>(options_.launcher.get()) != nullptr;
+                       options_.launcher->keeps_idle_groups();
     groups_.emplace(
         *options_.launcher,
         WorkerGroupOptions{.reuse = reuse, .heartbeat_timeout_s = spec_.heartbeat_timeout_s});

@@ -80,6 +80,9 @@ class Launcher {
   // places ranks now (free CPUs per node); the pool's totals are checked
   // apart. A trial waits while its group does not fit.
   virtual bool can_place(const Resources& per_rank) const { return true; }
+  // Whether a finished group may stay alive, idle, for the next trial
+  // (reuse_workers): true where idle ranks hold nothing another trial needs.
+  virtual bool keeps_idle_groups() const { return true; }
 };
 
 }  // namespace tune

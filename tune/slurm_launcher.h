@@ -59,6 +59,8 @@ class SlurmLauncher final : public Launcher {
   std::unique_ptr<LaunchedGroup> launch(const GroupLaunch& launch) override;
   std::optional<double> total_cpus() const override;
   bool can_place(const Resources& per_rank) const override;
+  // Idle ranks would keep holding their nodes' CPUs in the allocation.
+  bool keeps_idle_groups() const override { return false; }
 
   // The nodes and the CPUs in use on each, now.
   const SlurmAllocation& allocation() const;
