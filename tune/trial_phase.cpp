@@ -40,8 +40,9 @@ bool can_transition(TrialPhase from, TrialPhase to) {
   using P = TrialPhase;
   switch (from) {
     case P::kPending:
-      return to == P::kRunning || to == P::kTerminated || to == P::kError;
+      return to == P::kRunning || to == P::kTerminated;
     case P::kPaused:
+      // kError: a PBT clone that fails past max_failures (no group to tear down).
       return to == P::kRunning || to == P::kTerminated || to == P::kError;
     case P::kRunning:
       // kPaused directly: a trial stored RUNNING by a controller that died

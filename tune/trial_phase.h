@@ -10,6 +10,7 @@
 //     │  │        └────────► FAILING ──► PENDING (retry) | ERROR
 //     │  └─► TERMINATED (ended while waiting)
 //     └── ERROR (restart_errored);  ERROR ──► PAUSED (resume_errored)
+//   PAUSED ──► ERROR (a PBT clone that failed past max_failures)
 #pragma once
 
 #include <string_view>
