@@ -67,9 +67,21 @@ void learning_curve(const tune::Config& config) {
   }
 }
 
+// Reports `iterations` times, as fast as it can or, with results_per_s, on
+// a fixed schedule (report t is due at t / results_per_s from the start, so
+// a late report does not push the later ones back).
 void noop(const tune::Config& config) {
   const int64_t iterations = config.get<int64_t>("iterations", 1);
-  for (int64_t t = 1; t <= iterations; ++t) report({{"value", t}});
+  const double results_per_s = config.get<double>("results_per_s", 0.0);
+  const auto start = std::chrono::steady_clock::now();
+  for (int64_t t = 1; t <= iterations; ++t) {
+    if (results_per_s > 0) {
+      std::this_thread::sleep_until(
+          start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                      std::chrono::duration<double>(static_cast<double>(t) / results_per_s)));
+    }
+    report({{"value", t}});
+  }
 }
 
 }  // namespace

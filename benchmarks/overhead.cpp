@@ -1,0 +1,255 @@
+// Controller overhead at scale, measured through the CLI a user runs: each
+// workload is a sweep file run by `tunerun run -q` in a child process, timed
+// from fork to exit, with the controller's peak RSS from wait4's rusage
+// (the controller's own: its workers are its children, reaped by it). The
+// results and iterations are counted in the experiment's SQLite file.
+//
+// Beside each figure: the ideal (what the work itself takes), the ratio, and
+// Ray Tune's published figure for the same kind of workload where it has one.
+// `--tunerun PATH` measures another build (an older one, for before/after).
+//
+//   build/benchmarks/overhead [--tunerun PATH] [--trials 1000,10000,100000]
+//                             [--only trials,slots,rate,schedulers] [--quick]
+
+#include <fmt/format.h>
+#include <sqlite3.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+// Ray Tune's release tests (the figures the issue quotes).
+constexpr double kRayResultsPerSecond = 4800;    // one node, <= 20% overhead
+constexpr double kRayShortTrialOverhead = 0.14;  // 10,000 x 1 s trials
+
+struct Options {
+  std::string tunerun = TUNERUN_BINARY;
+  std::vector<int64_t> trial_counts = {1000, 10000, 100000};
+  std::set<std::string> only;
+  bool quick = false;
+};
+
+struct Outcome {
+  double wall_s = 0;
+  double peak_rss_mb = 0;
+  int64_t trials = 0;
+  int64_t results = 0;
+  int exit_code = 0;
+};
+
+class Bench {
+ public:
+  explicit Bench(Options options)
+      : options_(std::move(options)), dir_(fs::temp_directory_path() / "tunerun_overhead") {
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  ~Bench() { fs::remove_all(dir_); }
+
+  // Runs the sweep `body` (everything but name and storage) as experiment `name`.
+  Outcome run(const std::string& name, const std::string& body) {
+    const fs::path sweep = dir_ / (name + ".toml");
+    std::ofstream(sweep) << fmt::format("name = \"{}\"\nstorage_path = \"{}\"\n{}", name,
+                                        (dir_ / "runs").string(), body);
+    Outcome o;
+    const auto start = Clock::now();
+    const pid_t pid = fork();
+    if (pid == 0) {
+      execl(options_.tunerun.c_str(), options_.tunerun.c_str(), "run", "-q", sweep.c_str(),
+            static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    int status = 0;
+    rusage usage{};
+    wait4(pid, &status, 0, &usage);
+    o.wall_s = std::chrono::duration<double>(Clock::now() - start).count();
+    o.peak_rss_mb = static_cast<double>(usage.ru_maxrss) / 1024.0;
+    o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    count_rows(dir_ / "runs" / name / "experiment.db", o);
+    if (o.exit_code != 0) fmt::print("  ({} exited with {})\n", name, o.exit_code);
+    fs::remove_all(dir_ / "runs" / name);
+    return o;
+  }
+
+  bool wants(const std::string& part) const {
+    return options_.only.empty() || options_.only.count(part) > 0;
+  }
+  const Options& options() const { return options_; }
+
+ private:
+  static void count_rows(const fs::path& db_path, Outcome& o) {
+    sqlite3* db = nullptr;
+    if (sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+      o.trials = count(db, "SELECT count(*) FROM trials");
+      o.results = count(db, "SELECT count(*) FROM results");
+    }
+    sqlite3_close(db);
+  }
+  static int64_t count(sqlite3* db, const char* sql) {
+    sqlite3_stmt* stmt = nullptr;
+    int64_t n = -1;
+    if (sqlite3_prepare_v2(db, sql, -1, &stmt, nullptr) == SQLITE_OK &&
+        sqlite3_step(stmt) == SQLITE_ROW) {
+      n = sqlite3_column_int64(stmt, 0);
+    }
+    sqlite3_finalize(stmt);
+    return n;
+  }
+
+  Options options_;
+  fs::path dir_;
+};
+
+std::string noop_sweep(int64_t trials, int64_t iterations, int concurrent, bool reuse,
+                       double results_per_s = 0) {
+  return fmt::format(
+      "metric = \"value\"\nmode = \"max\"\nnum_samples = {}\nmax_concurrent_trials = {}\n"
+      "reuse_workers = {}\n[trainable]\nbuiltin = \"noop\"\ncpus_per_worker = {}\n"
+      "[param_space]\niterations = {}\nresults_per_s = {}\nx = {{ uniform = [0, 1] }}\n"
+      "[resources]\ncpus = 2\n",
+      trials, concurrent, reuse, 2.0 / concurrent, iterations, results_per_s);
+}
+
+void print_header() {
+  fmt::print("{:<44} {:>12} {:>12} {:>8}  {}\n", "workload", "ideal", "ours", "ratio", "Ray Tune");
+}
+
+// One-report trials, two at a time with reused ranks: trials/s and peak RSS.
+void trials_at_scale(Bench& bench) {
+  for (int64_t n : bench.options().trial_counts) {
+    const Outcome o = bench.run(fmt::format("trials_{}", n), noop_sweep(n, 1, 2, true));
+    fmt::print("{:<44} {:>12} {:>9.0f}/s {:>8} {}\n",
+               fmt::format("{} one-report trials, reuse: trials/s", n), ">= 1000/s",
+               static_cast<double>(o.trials) / o.wall_s, "", "grows with N (ray #64231)");
+    fmt::print("{:<44} {:>12} {:>9.1f} MB {:>8} {}\n", fmt::format("  controller peak RSS"),
+               "< 100 MB", o.peak_rss_mb, "", "");
+    std::fflush(stdout);
+  }
+}
+
+// Short trials on 2 slots: how much longer than the trials' own time.
+void short_trials(Bench& bench) {
+  const int64_t n = bench.options().quick ? 100 : 500;
+  const double length_s = 0.1;
+  const double ideal = static_cast<double>(n) * length_s / 2;
+  for (bool reuse : {false, true}) {
+    const std::string body = fmt::format(
+        "metric = \"accuracy\"\nmode = \"max\"\nnum_samples = {}\nmax_concurrent_trials = 2\n"
+        "reuse_workers = {}\n[trainable]\nbuiltin = \"learning_curve\"\n"
+        "[param_space]\niterations = 1\nsleep_s = {}\n[resources]\ncpus = 2\n",
+        n, reuse, length_s);
+    const Outcome o = bench.run(reuse ? "short_reused" : "short_fresh", body);
+    fmt::print(
+        "{:<44} {:>10.2f} s {:>10.2f} s {:>+7.1f}%  {}\n",
+        fmt::format("{} x {} s trials on 2 slots, {}", n, length_s, reuse ? "reused" : "fresh"),
+        ideal, o.wall_s, 100 * (o.wall_s / ideal - 1),
+        fmt::format("{:+.0f}% (10k x 1 s)", 100 * kRayShortTrialOverhead));
+    std::fflush(stdout);
+  }
+}
+
+// Eight trials reporting as fast as they can, then at 600 results/s each.
+void result_rates(Bench& bench) {
+  const int64_t per_trial = bench.options().quick ? 5000 : 25000;
+  const Outcome flat = bench.run("rate_flat", noop_sweep(8, per_trial, 8, false));
+  fmt::print("{:<44} {:>12} {:>9.0f}/s {:>8} {:.0f}/s at <= 20% overhead\n",
+             "8 trials reporting flat out: results/s", ">= 100000/s",
+             static_cast<double>(flat.results) / flat.wall_s, "", kRayResultsPerSecond);
+  const double rate = 600;
+  const int64_t paced = bench.options().quick ? 1200 : 3000;
+  const double ideal = static_cast<double>(paced) / rate;
+  const Outcome o = bench.run("rate_paced", noop_sweep(8, paced, 8, false, rate));
+  if (o.wall_s < 0.9 * ideal) {
+    fmt::print("{:<44} {:>12}\n", "8 trials at 600 results/s each",
+               "n/a: this build's noop has no results_per_s");
+  } else {
+    fmt::print("{:<44} {:>10.2f} s {:>10.2f} s {:>+7.1f}%  {}\n",
+               "8 trials at 600 results/s each (4,800/s)", ideal, o.wall_s,
+               100 * (o.wall_s / ideal - 1), "<= 20% at 4,800/s");
+  }
+  std::fflush(stdout);
+}
+
+// FIFO, HyperBand and PBT on the 64 learning curves of scheduler_efficiency:
+// wall time per completed iteration against FIFO's.
+void schedulers(Bench& bench) {
+  const std::string curves =
+      "metric = \"accuracy\"\nmode = \"max\"\nnum_samples = 64\nseed = 2024\n"
+      "[trainable]\nbuiltin = \"learning_curve\"\n[resources]\ncpus = 2\n"
+      "[param_space]\nceiling = { uniform = [0.6, 0.95] }\n"
+      "speed = { loguniform = [0.02, 0.3] }\niterations = 81\n";
+  const Outcome fifo = bench.run("sched_fifo", curves + "checkpoint_every = 0\n");
+  const double fifo_per_iteration = fifo.wall_s / static_cast<double>(fifo.results);
+  fmt::print("{:<44} {:>12} {:>8.3f} ms {:>8}\n", "FIFO: wall per iteration", "",
+             1e3 * fifo_per_iteration, "1.00x");
+  const std::vector<std::pair<std::string, std::string>> others = {
+      {"HyperBand", "[scheduler]\ntype = \"hyperband\"\nmax_t = 81\nreduction_factor = 3\n"},
+      {"PBT",
+       "[scheduler]\ntype = \"pbt\"\ntime_attr = \"training_iteration\"\n"
+       "perturbation_interval = 9\nseed = 2024\n"
+       "hyperparam_mutations = { speed = { loguniform = [0.02, 0.3] } }\n"},
+  };
+  for (const auto& [name, scheduler] : others) {
+    const Outcome o = bench.run("sched_" + name, curves + "checkpoint_every = 1\n" + scheduler);
+    const double per_iteration = o.wall_s / static_cast<double>(o.results);
+    fmt::print("{:<44} {:>12} {:>8.3f} ms {:>7.2f}x (goal <= 1.3x; {:.2f}x FIFO's iterations)\n",
+               fmt::format("{}: wall per iteration", name), "", 1e3 * per_iteration,
+               per_iteration / fifo_per_iteration,
+               static_cast<double>(o.results) / static_cast<double>(fifo.results));
+    std::fflush(stdout);
+  }
+}
+
+std::vector<int64_t> parse_counts(const std::string& text) {
+  std::vector<int64_t> counts;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) counts.push_back(std::stoll(item));
+  return counts;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options options;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    const bool has_value = i + 1 < argc;
+    if (arg == "--tunerun" && has_value) {
+      options.tunerun = argv[++i];
+    } else if (arg == "--trials" && has_value) {
+      options.trial_counts = parse_counts(argv[++i]);
+    } else if (arg == "--only" && has_value) {
+      std::stringstream in(argv[++i]);
+      for (std::string item; std::getline(in, item, ',');) options.only.insert(item);
+    } else if (arg == "--quick") {
+      options.quick = true;
+      options.trial_counts = {1000, 10000};
+    } else {
+      fmt::print(stderr,
+                 "usage: overhead [--tunerun PATH] [--trials N,N,...] "
+                 "[--only trials,slots,rate,schedulers] [--quick]\nunknown argument: {}\n",
+                 arg);
+      return 2;
+    }
+  }
+  Bench bench(options);
+  fmt::print("tunerun: {}\n", options.tunerun);
+  print_header();
+  if (bench.wants("trials")) trials_at_scale(bench);
+  if (bench.wants("slots")) short_trials(bench);
+  if (bench.wants("rate")) result_rates(bench);
+  if (bench.wants("schedulers")) schedulers(bench);
+  return 0;
+}
