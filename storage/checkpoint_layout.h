@@ -32,7 +32,10 @@ void publish_checkpoint(const std::filesystem::path& staging,
                         const std::filesystem::path& published);
 
 // Copies a published checkpoint into another trial's directory (PBT's
-// exploit), staged and published the same way.
+// exploit), staged and published the same way. Files are shared, not
+// copied, where the filesystem allows (reflink, else hard link): a
+// published checkpoint is read-only, to the trial that wrote it and to its
+// clones alike.
 void clone_checkpoint(const std::filesystem::path& source, const std::filesystem::path& published);
 
 // Removes what an earlier attempt staged but never published (.staging and
