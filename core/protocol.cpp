@@ -175,7 +175,7 @@ struct Encoder {
     return w.str();
   }
   std::string operator()(const Start& m) const {
-    Writer w("start", 13);
+    Writer w("start", 14);
     w.field("trainable", m.trainable);
     w.field("library", m.library);
     w.field("config", m.config);
@@ -189,6 +189,7 @@ struct Encoder {
     w.field("attempt", m.attempt);
     w.field("master_port", m.master_port);
     w.field("log_path", m.log_path);
+    w.field("pipelined", m.pipelined);
     return w.str();
   }
   std::string operator()(const Report& m) const {
@@ -248,7 +249,8 @@ Message decode_fields(const std::string& type, const Reader& r) {
                  r.get<std::string>("trial_id"),
                  r.get<int>("attempt"),
                  r.get<int>("master_port"),
-                 r.get<std::string>("log_path")};
+                 r.get<std::string>("log_path"),
+                 r.get<bool>("pipelined")};
   }
   if (type == "report") {
     return Report{r.get<int64_t>("iteration"),       r.object("metrics"),

@@ -73,6 +73,10 @@ struct Start {
   int attempt = 0;
   int master_port = 0;   // the group's rendezvous port (MASTER_PORT)
   std::string log_path;  // where the rank's stdout and stderr go
+  // Reports without a checkpoint need not wait for their DECISION: the rank
+  // goes on and awaits it at its next report (train/session.h says what
+  // this promises). False: every report waits for its decision.
+  bool pipelined = true;
 };
 
 struct Report {

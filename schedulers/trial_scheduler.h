@@ -83,6 +83,12 @@ class TrialScheduler {
   // running it again ("stopped by scheduler"), then calls on_trial_remove.
   virtual std::vector<std::string> take_trials_to_stop() { return {}; }
 
+  // True: every report waits for this scheduler's decision before the
+  // trial's next iteration starts (Ray's function API). False (the
+  // default): a report without a checkpoint is pipelined and a decision
+  // takes effect at the trial's next report (train/session.h).
+  virtual bool needs_synchronous_reports() const { return false; }
+
   virtual Json save() const { return Json::object(); }
   virtual void restore(const Json& state) {}
 

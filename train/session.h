@@ -43,11 +43,26 @@ struct ReportOptions {
 
 // Reports one iteration's metrics (a JSON object of numbers, strings or
 // booleans; metrics come from rank 0 unless reduced) and optionally a
-// checkpoint (see train/checkpoint.h). Blocks until every rank has reported
-// this iteration, the checkpoint is published and the controller has
-// decided. If it decides to stop or pause, this throws an exception of
-// tunerun's own (not a std::exception, so `catch (const std::exception&)` in
-// user code does not swallow it) that the worker runtime catches: let it
+// checkpoint (see train/checkpoint.h).
+//
+// A report with a checkpoint blocks until every rank has reported this
+// iteration, the checkpoint is published, the result is on disk and the
+// controller has decided. A report without one is pipelined: it is sent and
+// report() returns at once, so the next iteration's work overlaps the
+// controller's; the decision on it is awaited at the next report() (or when
+// the train function returns). So:
+//  - a stop or pause decided on iteration k takes effect at report k+1, on
+//    every rank alike: iteration k+1 is computed but never recorded (Ray's
+//    function API blocks instead; we trade one iteration of compute, at most,
+//    for not waiting on every report, and a decision is never lost);
+//  - when report() returns, every earlier report of this run is on disk (and
+//    this one too if it carried a checkpoint).
+// A scheduler that needs every decision before the next iteration makes all
+// reports block (TrialScheduler::needs_synchronous_reports).
+//
+// If the controller decides to stop or pause, report() throws an exception
+// of tunerun's own (not a std::exception, so `catch (const std::exception&)`
+// in user code does not swallow it) that the worker runtime catches: let it
 // propagate.
 //
 // training_iteration, time_this_iter_s, time_total_s, timestamp and

@@ -44,6 +44,8 @@ struct Session {
   zmq::socket_t* socket = nullptr;
   Context context;
   int64_t iteration = 0;  // starts at START's start_iteration
+  bool pipelined = true;  // reports without a checkpoint do not wait for their decision
+  bool awaiting = false;  // the decision on report `iteration` is still to be received
   std::optional<Checkpoint> resume_from;
   int64_t scratch_dirs = 0;  // make_checkpoint_dir() calls so far
   Clock::time_point started = Clock::now();
@@ -62,8 +64,10 @@ proto::Message receive(zmq::socket_t& socket) {
   return proto::decode(frame.to_string_view());
 }
 
-// Beats on its own socket until stopped, so a long step in the train
-// function never looks like a hang to the controller.
+// Beats on its own socket for the trial this rank runs, so a long step in
+// the train function never looks like a hang to the controller. One per
+// worker process, kept across the trials a reused rank runs: a socket per
+// trial would cost a CURVE handshake per trial.
 class HeartbeatThread {
  public:
   HeartbeatThread(zmq::context_t& ctx, const WorkerEnv& env)
@@ -71,12 +75,12 @@ class HeartbeatThread {
     socket_.set(zmq::sockopt::linger, 0);
     make_curve_client(socket_, env.curve_server_key, env.curve_keys);
     socket_.connect(env.controller);
-    const proto::Heartbeat beat{env.trial_id, env.rank, env.attempt};
+    beat_ = proto::Heartbeat{env.trial_id, env.rank, env.attempt};
     const auto period = std::chrono::duration<double>(env.heartbeat_s);
-    thread_ = std::thread([this, beat, period] {
+    thread_ = std::thread([this, period] {
       std::unique_lock lock(mutex_);
       while (!stop_) {
-        send(socket_, beat);
+        send(socket_, beat_);
         wake_.wait_for(lock, period, [this] { return stop_; });
       }
     });
@@ -89,11 +93,18 @@ class HeartbeatThread {
     wake_.notify_one();
     thread_.join();
   }
+  // A reused rank beats for its new trial from now on.
+  void set_trial(const std::string& trial_id, int attempt) {
+    std::lock_guard lock(mutex_);
+    beat_.trial_id = trial_id;
+    beat_.attempt = attempt;
+  }
 
  private:
   zmq::socket_t socket_;
   std::mutex mutex_;
   std::condition_variable wake_;
+  proto::Heartbeat beat_;
   bool stop_ = false;
   std::thread thread_;
 };
@@ -125,6 +136,19 @@ std::string slurm_step() {
 void set_torchrun_like_env(const WorkerEnv& env) {
   setenv("LOCAL_RANK", std::to_string(env.rank).c_str(), 1);
   setenv("LOCAL_WORLD_SIZE", std::to_string(env.world_size).c_str(), 1);
+}
+
+// Receives the decision on report `s.iteration`; throws StopTrial unless it
+// says continue.
+void await_decision(Session& s) {
+  proto::Message answer = receive(*s.socket);
+  auto* decision = std::get_if<proto::DecisionMsg>(&answer);
+  if (decision == nullptr || decision->iteration != s.iteration) {
+    throw tune::ProtocolError(fmt::format("expected DECISION for iteration {}, got {}", s.iteration,
+                                          proto::type_name(answer)));
+  }
+  s.awaiting = false;
+  if (decision->decision != tune::Decision::kContinue) throw detail::StopTrial{};
 }
 
 }  // namespace
@@ -160,6 +184,8 @@ void report(const tune::Json& metrics, std::optional<Checkpoint> checkpoint,
         fmt::format("train::report() needs a table of metrics, got {}", metrics.dump()));
   }
   Session& s = *g_session;
+  // The previous report's decision applies before this iteration is sent.
+  if (s.awaiting) await_decision(s);
   const auto now = Clock::now();
   const int64_t iteration = s.iteration + 1;
   if (checkpoint) {
@@ -174,22 +200,16 @@ void report(const tune::Json& metrics, std::optional<Checkpoint> checkpoint,
                         options.reduce};
   s.iteration = iteration;
   send(*s.socket, message);
-  proto::Message answer = receive(*s.socket);
-  auto* decision = std::get_if<proto::DecisionMsg>(&answer);
-  if (decision == nullptr || decision->iteration != s.iteration) {
-    throw tune::ProtocolError(fmt::format("expected DECISION for iteration {}, got {}", s.iteration,
-                                          proto::type_name(answer)));
-  }
+  s.awaiting = true;
+  if (checkpoint || !s.pipelined) await_decision(s);
   s.last_report = Clock::now();
-  if (decision->decision != tune::Decision::kContinue) throw detail::StopTrial{};
 }
 
 namespace {
 
 // Runs one trial's train function on this rank; returns the iterations done.
 // Throws what the function throws (but not StopTrial: a stop is a normal end).
-int64_t run_trial(zmq::context_t& ctx, zmq::socket_t& socket, const WorkerEnv& env,
-                  proto::Start start) {
+int64_t run_trial(zmq::socket_t& socket, const WorkerEnv& env, proto::Start start) {
   if (!start.library.empty()) load_trainable_library(start.library);
   // An external command trainable runs its command instead of a registered function.
   const TrainFunc* func = start.command.empty() ? find_trainable(start.trainable) : nullptr;
@@ -210,15 +230,18 @@ int64_t run_trial(zmq::context_t& ctx, zmq::socket_t& socket, const WorkerEnv& e
                             .experiment = start.experiment,
                             .attempt = env.attempt};
   session.iteration = start.start_iteration;
+  session.pipelined = start.pipelined;
   if (!start.checkpoint.empty()) session.resume_from = Checkpoint::from_directory(start.checkpoint);
   g_session = &session;
-  HeartbeatThread heartbeat(ctx, env);
   try {
     if (start.command.empty()) {
       (*func)(tune::Config(std::move(start.config)));
     } else {
       run_external_command(start.command, tune::Config(std::move(start.config)));
     }
+    // The last report's decision: the run is over whatever it says, but it
+    // must not be left for the next trial's START to trip over.
+    if (session.awaiting) await_decision(session);
   } catch (const detail::StopTrial&) {
     // The controller stopped the trial at the last report: a normal end.
   } catch (...) {
@@ -307,8 +330,9 @@ int run_worker() {
     send(socket,
          proto::Hello{env.trial_id, env.rank, env.attempt, getpid(), host_name(), slurm_step()});
     proto::Start start = wait_for_start(socket);
+    HeartbeatThread heartbeat(ctx, env);
     while (true) {
-      const int64_t iterations = run_trial(ctx, socket, env, std::move(start));
+      const int64_t iterations = run_trial(socket, env, std::move(start));
       send(socket, proto::Done{iterations});
       if (!reuse) break;
       std::fflush(nullptr);
@@ -316,6 +340,7 @@ int run_worker() {
       if (!next) break;
       start = std::move(*next);
       adopt_trial(env, start);
+      heartbeat.set_trial(env.trial_id, env.attempt);
     }
   } catch (...) {
     // Anything a train function throws, std::exception or not, is its

@@ -63,6 +63,7 @@ class TrialController::Impl {
           runs_->start_trials();
         }
         runs_->save_state(false);
+        runs_->retire_finished();
         store_->flush();
         for (const auto& peer : channel_->flush()) {
           log_.log(1, "warning: could not answer peer {}", ControlChannel::peer_name(peer));

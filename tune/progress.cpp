@@ -158,6 +158,11 @@ std::vector<std::string> render_progress_table(const ProgressSnapshot& snap,
   // Header: the counts by status.
   std::map<int, int64_t> counts;
   for (const auto& t : snap.trials) ++counts[status_rank(t.status)];
+  int64_t num_omitted = 0;
+  for (const auto& [status, n] : snap.omitted) {
+    counts[status_rank(status)] += n;
+    num_omitted += n;
+  }
   std::string counts_text;
   for (TrialStatus s : {TrialStatus::kRunning, TrialStatus::kPaused, TrialStatus::kPending,
                         TrialStatus::kTerminated, TrialStatus::kError}) {
@@ -170,7 +175,8 @@ std::vector<std::string> render_progress_table(const ProgressSnapshot& snap,
     LineBuilder header(width, style.color);
     header.add(fmt::format("== {} ", snap.experiment), "1");
     header.add(fmt::format("| {} | {} trials{}{}", format_duration(snap.elapsed_s),
-                           snap.trials.size(), counts_text.empty() ? "" : ": ", counts_text));
+                           static_cast<int64_t>(snap.trials.size()) + num_omitted,
+                           counts_text.empty() ? "" : ": ", counts_text));
     lines.push_back(header.take());
   }
 
@@ -211,12 +217,16 @@ std::vector<std::string> render_progress_table(const ProgressSnapshot& snap,
     return va.has_value() && !vb.has_value();
   };
   const size_t max_rows = static_cast<size_t>(std::max(style.max_rows, 1));
+  const bool crowded = rows.size() > max_rows || num_omitted > 0;
   std::stable_sort(rows.begin(), rows.end(), [&](const TrialRow* a, const TrialRow* b) {
     const int ra = status_rank(a->status), rb = status_rank(b->status);
     if (ra != rb) return ra < rb;
-    return rows.size() > max_rows && is_finished(a->status) && better(a, b);
+    return crowded && is_finished(a->status) && better(a, b);
   });
   std::map<int, std::pair<TrialStatus, int64_t>> hidden;  // by status rank: status, count
+  for (const auto& [status, n] : snap.omitted) {
+    if (n > 0) hidden[status_rank(status)] = {status, n};
+  }
   if (rows.size() > max_rows) {
     for (size_t i = max_rows; i < rows.size(); ++i) {
       auto& [status, n] = hidden[status_rank(rows[i]->status)];

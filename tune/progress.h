@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -30,6 +31,7 @@ struct TrialRow {
   int64_t iteration = 0;
   double time_total_s = 0;
   int64_t num_failures = 0;
+  int64_t index = 0;  // creation order
 };
 
 struct ProgressSnapshot {
@@ -39,6 +41,9 @@ struct ProgressSnapshot {
   Mode mode = Mode::kMax;
   std::vector<std::string> param_columns;  // dotted config keys the search varies
   std::vector<TrialRow> trials;            // in creation order
+  // Finished trials left out of `trials` (a long experiment keeps only its
+  // best finished rows), by status: counted in the header and the hidden line.
+  std::map<TrialStatus, int64_t> omitted;
 };
 
 struct TableStyle {

@@ -26,6 +26,9 @@ class RunLog {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
   }
 
+  // Whether lines of `level` are printed: lets a caller skip building them.
+  bool enabled(int level) const { return level <= verbosity_; }
+
   template <class... Args>
   void log(int level, fmt::format_string<Args...> format, Args&&... args) {
     if (level > verbosity_) return;

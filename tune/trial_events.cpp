@@ -24,8 +24,14 @@ void TrialRuns::on_message(const std::string& routing_id, const Peer* peer,
     throw ProtocolError(
         fmt::format("{} from a peer that has not said HELLO", protocol::type_name(message)));
   }
-  Trial& trial = *trials_.find(peer->trial_id);
-  Group& group = *groups_.find(trial.id);
+  Trial* found = trials_.find(peer->trial_id);
+  Group* found_group = found != nullptr ? groups_.find(found->id) : nullptr;
+  if (found_group == nullptr) {
+    throw ProtocolError(fmt::format("{} for trial {}, which is not running",
+                                    protocol::type_name(message), peer->trial_id));
+  }
+  Trial& trial = *found;
+  Group& group = *found_group;
   group.ranks.at(peer->rank).last_seen = Clock::now();
   if (auto* report = std::get_if<protocol::Report>(&message)) {
     return on_report(trial, peer->rank, *report);
@@ -78,19 +84,49 @@ void TrialRuns::fail_peer(const Peer& peer, const std::string& reason) {
 // ---- results ------------------------------------------------------------------------
 
 void TrialRuns::on_report(Trial& trial, int rank, const protocol::Report& report) {
-  if (trial.phase != TrialPhase::kRunning) return;  // the group is on its way out
-  if (auto done = trial.collector.add(rank, report)) complete_iteration(trial, std::move(*done));
+  // A failing group's reports were sent before its failure: a pipelined
+  // report can trail a rank's exit. Complete iterations among them are
+  // results; nobody waits for their decisions any more.
+  const bool failing = trial.phase == TrialPhase::kFailing;
+  if (trial.phase != TrialPhase::kRunning && !failing) return;  // stopped: past the end
+  auto done = trial.collector.add(rank, report);
+  if (!done) return;
+  if (failing) {
+    // Its checkpoint is not published: restarts go on from the last one.
+    const double now = unix_now();
+    const Json result = result_of(trial, *done, now);
+    record_result(trial, std::move(*done), result, now);
+    return;
+  }
+  complete_iteration(trial, std::move(*done));
+}
+
+// The result row of a complete iteration: its metrics and the automatic keys.
+Json TrialRuns::result_of(const Trial& trial, const CompleteIteration& done, double now) const {
+  Json result = done.metrics;
+  result["training_iteration"] = done.iteration;
+  result["time_this_iter_s"] = done.time_this_iter_s;
+  result["time_total_s"] = trial.time_offset_s + done.time_total_s;
+  result["timestamp"] = now;
+  result["trial_id"] = trial.id;
+  return result;
+}
+
+// Appends the result to the store's batch; the searcher and callbacks see it.
+void TrialRuns::record_result(Trial& trial, CompleteIteration done, const Json& result,
+                              double now) {
+  store_.append_result({trial.id, done.iteration, now, done.time_this_iter_s,
+                        trial.time_offset_s + done.time_total_s, std::move(done.metrics)});
+  ++num_results_;
+  trial.iteration = done.iteration;
+  trial.last_result = result;
+  plugins_.searcher->on_trial_result(trial.id, result);
+  for (auto& cb : options_.callbacks) cb->on_trial_result(trial.id, trial.config, result);
 }
 
 void TrialRuns::complete_iteration(Trial& trial, CompleteIteration done) {
   const double now = unix_now();
-  const double time_total_s = trial.time_offset_s + done.time_total_s;
-  Json result = done.metrics;
-  result["training_iteration"] = done.iteration;
-  result["time_this_iter_s"] = done.time_this_iter_s;
-  result["time_total_s"] = time_total_s;
-  result["timestamp"] = now;
-  result["trial_id"] = trial.id;
+  Json result = result_of(trial, done, now);
   if (done.checkpoint) {
     try {
       checkpoints_.publish(trial.id, trial.dir, trial.checkpoints, done.iteration, result, now);
@@ -101,15 +137,10 @@ void TrialRuns::complete_iteration(Trial& trial, CompleteIteration done) {
       return fail(trial, e.what(), true);
     }
   }
-  store_.append_result({trial.id, done.iteration, now, done.time_this_iter_s, time_total_s,
-                        std::move(done.metrics)});
-  ++num_results_;
-  trial.iteration = done.iteration;
-  trial.last_result = result;
-  plugins_.searcher->on_trial_result(trial.id, result);
-  for (auto& cb : options_.callbacks) cb->on_trial_result(trial.id, trial.config, result);
+  const int64_t iteration = done.iteration;
+  record_result(trial, std::move(done), result, now);
 
-  ResultVerdicts verdicts{done.iteration, plugins_.scheduler->on_trial_result(trial.view(), result),
+  ResultVerdicts verdicts{iteration, plugins_.scheduler->on_trial_result(trial.view(), result),
                           plugins_.scheduler->debug_string()};
   // Every stopper sees every result (stateful ones, e.g. plateau, need them all).
   for (auto& stopper : plugins_.stoppers) {
@@ -122,9 +153,9 @@ void TrialRuns::complete_iteration(Trial& trial, CompleteIteration done) {
   verdicts.pause_requested = trial.pause_at_next_report;
   verdicts.checkpoint_iteration = trial.checkpoints.latest;
   const Action action = decide(verdicts);
-  log_.log(2, "{} iteration {}: {}", trial.id, done.iteration, result.dump());
+  if (log_.enabled(2)) log_.log(2, "{} iteration {}: {}", trial.id, iteration, result.dump());
   for (const auto& rank : groups_.find(trial.id)->ranks) {
-    channel_.queue(rank.routing_id, protocol::DecisionMsg{done.iteration, action.decision()});
+    channel_.queue(rank.routing_id, protocol::DecisionMsg{iteration, action.decision()});
   }
   apply(trial, action, verdicts.scheduler);
 }

@@ -201,9 +201,11 @@ void TrialRuns::launch(Trial& trial) {
       channel_.queue(group.ranks[r].routing_id, start_message(trial, static_cast<int>(r)));
     }
   }
-  log_.log(1, "{} RUNNING {}{}{}", trial.id, trial.config.dump(),
-           resuming ? fmt::format(" from checkpoint {}", trial.checkpoints.latest) : "",
-           reused ? " (reusing a finished trial's ranks)" : "");
+  if (log_.enabled(1)) {
+    log_.log(1, "{} RUNNING {}{}{}", trial.id, trial.config.dump(),
+             resuming ? fmt::format(" from checkpoint {}", trial.checkpoints.latest) : "",
+             reused ? " (reusing a finished trial's ranks)" : "");
+  }
   for (auto& cb : options_.callbacks) cb->on_trial_start(trial.id, trial.config);
 }
 
@@ -223,7 +225,8 @@ protocol::Start TrialRuns::start_message(const Trial& trial, int rank) const {
       trial.id,
       trial.attempt,
       groups_.find(trial.id)->master_port,
-      (trial.dir / fmt::format("rank_{}.log", rank)).string()};
+      (trial.dir / fmt::format("rank_{}.log", rank)).string(),
+      !plugins_.scheduler->needs_synchronous_reports()};
 }
 
 // ---- stopping -------------------------------------------------------------------
@@ -308,15 +311,59 @@ bool TrialRuns::finished() const {
 
 // ---- what the experiment shows ---------------------------------------------------
 
+namespace {
+
+// How many retired trials the progress table keeps: more than it shows.
+constexpr size_t kKeptFinishedRows = 64;
+
+TrialRow row_of(const Trial& t) {
+  return {
+      t.id,           t.status(),
+      t.config,       t.last_result,
+      t.iteration,    t.last_result.is_object() ? t.last_result.value("time_total_s", 0.0) : 0.0,
+      t.num_failures, t.index};
+}
+
+}  // namespace
+
+void TrialRuns::retire_finished() {
+  std::vector<Trial> retired = trials_.retire_finished();
+  if (retired.empty()) return;
+  // Best first by the experiment's metric; trials without it after, newest first.
+  auto value = [&](const TrialRow& r) -> std::optional<double> {
+    if (spec_.metric.empty() || !r.last_result.is_object()) return std::nullopt;
+    auto it = r.last_result.find(spec_.metric);
+    if (it == r.last_result.end() || !it->is_number()) return std::nullopt;
+    return it->get<double>();
+  };
+  auto better = [&](const TrialRow& a, const TrialRow& b) {
+    auto va = value(a), vb = value(b);
+    if (va && vb && *va != *vb) return spec_.mode == Mode::kMax ? *va > *vb : *va < *vb;
+    if (va.has_value() != vb.has_value()) return va.has_value();
+    return a.index > b.index;
+  };
+  for (const Trial& t : retired) {
+    TrialRow row = row_of(t);
+    auto at = std::upper_bound(finished_rows_.begin(), finished_rows_.end(), row, better);
+    if (finished_rows_.size() >= kKeptFinishedRows && at == finished_rows_.end()) continue;
+    finished_rows_.insert(at, std::move(row));
+    if (finished_rows_.size() > kKeptFinishedRows) finished_rows_.pop_back();
+  }
+}
+
 ProgressSnapshot TrialRuns::snapshot(double elapsed_s) const {
-  ProgressSnapshot snap{spec_.name, elapsed_s, spec_.metric, spec_.mode, param_columns_, {}};
-  snap.trials.reserve(trials_.size());
-  trials_.for_each([&](const Trial& t) {
-    snap.trials.push_back(
-        {t.id, t.status(), t.config, t.last_result, t.iteration,
-         t.last_result.is_object() ? t.last_result.value("time_total_s", 0.0) : 0.0,
-         t.num_failures});
-  });
+  ProgressSnapshot snap{spec_.name, elapsed_s, spec_.metric, spec_.mode, param_columns_, {}, {}};
+  snap.trials.reserve(trials_.size() - trials_.count(TrialStatus::kTerminated) -
+                      trials_.count(TrialStatus::kError) + finished_rows_.size());
+  trials_.for_each([&](const Trial& t) { snap.trials.push_back(row_of(t)); });
+  for (const TrialRow& r : finished_rows_) snap.trials.push_back(r);
+  std::stable_sort(snap.trials.begin(), snap.trials.end(),
+                   [](const TrialRow& a, const TrialRow& b) { return a.index < b.index; });
+  for (TrialStatus s : {TrialStatus::kTerminated, TrialStatus::kError}) {
+    const int64_t shown = std::count_if(snap.trials.begin(), snap.trials.end(),
+                                        [&](const TrialRow& r) { return r.status == s; });
+    if (trials_.count(s) > shown) snap.omitted[s] = trials_.count(s) - shown;
+  }
   return snap;
 }
 

@@ -77,6 +77,10 @@ class TrialRuns {
   bool winding_down() const { return interrupted_ || stop_all_; }
   bool finished() const;
 
+  // The end of an event-loop turn: finished trials leave the table (their
+  // history is in the store); the best few stay as progress-table rows.
+  void retire_finished();
+
   ProgressSnapshot snapshot(double elapsed_s) const;
   ExperimentSummary summarize() const;
 
@@ -90,6 +94,8 @@ class TrialRuns {
   protocol::Start start_message(const Trial& trial, int rank) const;
   void on_report(Trial& trial, int rank, const protocol::Report& report);
   void complete_iteration(Trial& trial, CompleteIteration done);
+  Json result_of(const Trial& trial, const CompleteIteration& done, double now) const;
+  void record_result(Trial& trial, CompleteIteration done, const Json& result, double now);
   void apply(Trial& trial, const Action& action, Decision scheduler_decision);
 
   void fail(Trial& trial, const std::string& error, bool from_worker);
@@ -113,6 +119,7 @@ class TrialRuns {
   TrialTable trials_;
   storage::CheckpointManager checkpoints_;
   std::vector<std::string> param_columns_;  // the searched keys, for the progress table
+  std::vector<TrialRow> finished_rows_;     // the best retired trials, best first, bounded
 
   int64_t next_index_ = 0;
   bool searcher_finished_ = false;

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <utility>
+
 #include "core/errors.h"
 
 namespace tune {
@@ -26,6 +28,7 @@ Trial& TrialTable::load(Trial trial) {
   if (!inserted) throw Error(fmt::format("trial {} exists already", id));
   by_index_[it->second.index] = &it->second;
   index(it->second);
+  if (is_finished(it->second.status())) finished_.push_back(id);
   return it->second;
 }
 
@@ -44,8 +47,37 @@ void TrialTable::transition(Trial& trial, TrialPhase to, const std::string& reas
   trial.status_reason = reason;
   if (to == TrialPhase::kRunning && !trial.started_at) trial.started_at = now;
   trial.finished_at.reset();
-  if (is_finished(status_of(to))) trial.finished_at = now;
+  if (is_finished(status_of(to))) {
+    trial.finished_at = now;
+    finished_.push_back(trial.id);
+  }
   store_.put_trial(record_of(trial), now);
+}
+
+std::vector<Trial> TrialTable::retire_finished() {
+  std::vector<Trial> retired;
+  for (const std::string& id : std::exchange(finished_, {})) {
+    auto it = trials_.find(id);
+    // Gone already, or restarted since (resume_errored makes ERROR PAUSED).
+    if (it == trials_.end() || !is_finished(it->second.status())) continue;
+    Trial& trial = it->second;
+    unindex(trial);
+    by_index_.erase(trial.index);
+    ++retired_by_status_[index_of(trial.status())];
+    ++num_retired_;
+    if (trial.checkpoints.latest > 0) {
+      Trial slim;
+      slim.id = trial.id;
+      slim.index = trial.index;
+      slim.dir = trial.dir;
+      slim.phase = trial.phase;
+      slim.checkpoints = trial.checkpoints;
+      retired_with_checkpoints_.emplace(id, std::move(slim));
+    }
+    retired.push_back(std::move(trial));
+    trials_.erase(it);
+  }
+  return retired;
 }
 
 void TrialTable::set_reason(Trial& trial, const std::string& reason) {
@@ -57,8 +89,9 @@ void TrialTable::set_reason(Trial& trial, const std::string& reason) {
 void TrialTable::save(const Trial& trial) { store_.put_trial(record_of(trial)); }
 
 Trial* TrialTable::find(const std::string& id) {
-  auto it = trials_.find(id);
-  return it == trials_.end() ? nullptr : &it->second;
+  if (auto it = trials_.find(id); it != trials_.end()) return &it->second;
+  auto it = retired_with_checkpoints_.find(id);
+  return it == retired_with_checkpoints_.end() ? nullptr : &it->second;
 }
 
 void TrialTable::for_each(const std::function<void(const Trial&)>& f) const {

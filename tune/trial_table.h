@@ -5,8 +5,15 @@
 // or ERROR only) and writes the trial's row and, for a new status, its
 // trial_events row, in the store's open batch.
 //
+// Finished trials (TERMINATED, ERROR) leave the table at the next
+// retire_finished(), so what the controller keeps per trial stays bounded
+// however many trials an experiment runs: their history is in the store,
+// the table keeps their counts and, for trials with a checkpoint (which PBT
+// may clone), a slim record of id, directory and checkpoints that find()
+// still returns.
+//
 // Owned by the controller's event loop; not thread-safe. Trial references
-// stay valid for the table's life. Store failures throw StorageError; a
+// stay valid until the trial is retired. Store failures throw StorageError; a
 // transition the state machine forbids throws tune::Error (a bug).
 #pragma once
 
@@ -41,15 +48,25 @@ class TrialTable {
   // Writes the trial's row as it is (its config, iteration, failures...).
   void save(const Trial& trial);
 
+  // Removes the trials that finished since the last call and returns them
+  // (for a last look: the progress table keeps the best). Call it where no
+  // Trial reference is held.
+  std::vector<Trial> retire_finished();
+
+  // A live trial, or a retired one with a checkpoint (slim: id, index, dir,
+  // phase and checkpoints only); null otherwise.
   Trial* find(const std::string& id);
-  size_t size() const { return trials_.size(); }
-  int64_t count(TrialStatus status) const { return by_status_[index_of(status)].size(); }
+  size_t size() const { return trials_.size() + num_retired_; }
+  int64_t count(TrialStatus status) const {
+    return static_cast<int64_t>(by_status_[index_of(status)].size()) +
+           retired_by_status_[index_of(status)];
+  }
   bool all_finished() const {
     return count(TrialStatus::kTerminated) + count(TrialStatus::kError) ==
            static_cast<int64_t>(size());
   }
 
-  // Trials in creation order (for display and summaries).
+  // Trials not yet retired, in creation order (for display).
   void for_each(const std::function<void(const Trial&)>& f) const;
   // Trials of `status`, in creation order. `f` must not change their status.
   void for_each(TrialStatus status, const std::function<void(Trial&)>& f);
@@ -66,6 +83,10 @@ class TrialTable {
   std::unordered_map<std::string, Trial> trials_;
   std::map<int64_t, Trial*> by_index_;  // creation order
   std::array<std::map<int64_t, Trial*>, 5> by_status_;
+  std::vector<std::string> finished_;  // ids to retire at the next retire_finished()
+  std::unordered_map<std::string, Trial> retired_with_checkpoints_;
+  std::array<int64_t, 5> retired_by_status_{};
+  size_t num_retired_ = 0;
 };
 
 }  // namespace tune

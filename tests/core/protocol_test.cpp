@@ -42,7 +42,8 @@ TEST_CASE("every message type survives encode and decode") {
                                        "exp_00003",
                                        2,
                                        29500,
-                                       "/tmp/t/rank_1.log"});
+                                       "/tmp/t/rank_1.log",
+                                       false});
   CHECK(start.trainable == "quadratic");
   CHECK(start.library == "/lib/x.so");
   CHECK(start.config == config);
@@ -53,6 +54,7 @@ TEST_CASE("every message type survives encode and decode") {
   CHECK(start.attempt == 2);
   CHECK(start.master_port == 29500);
   CHECK(start.log_path == "/tmp/t/rank_1.log");
+  CHECK_FALSE(start.pipelined);
   CHECK(start.command == std::vector<std::string>{"python3", "train.py", "--lr", "{lr}"});
 
   Json metrics = {{"loss", 0.25}, {"step", 7}, {"big", 1ull << 63}};

@@ -100,6 +100,9 @@ TEST_CASE("a rank that dies abnormally fails the trial with its exit status") {
   spec.trainable.num_workers = 2;
   spec.param_space.set("speed", 0.1);
   spec.param_space.set("crash_at", 2);
+  // Reports with a checkpoint wait for their decision, so iteration 1 is on
+  // disk before the crash (a pipelined one could die with the process).
+  spec.param_space.set("checkpoint_every", 1);
 
   ExperimentSummary summary = run(spec);
   CHECK(summary.num_errors == 1);

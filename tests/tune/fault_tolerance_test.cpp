@@ -8,7 +8,9 @@
 #include <spawn.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <chrono>
+#include <fstream>
 #include <thread>
 
 #include "curve_experiment.h"
@@ -166,6 +168,46 @@ TEST_CASE("kill -9 of the controller mid-sweep, then resume: every trial once, n
   }
   CHECK(store.num_results() == 36);
   CHECK(before <= 36);
+}
+
+TEST_CASE("kill -9 of the controller: every result a rank was told is on disk is there") {
+  test::ScratchDir dir;
+  dir.write("fast.toml", std::string(R"(
+name = "fast"
+metric = "t"
+mode = "max"
+num_samples = 1
+[trainable]
+name = "plugin_counted"
+library = ")") + TUNERUN_TEST_PLUGIN +
+                             R"("
+num_workers = 2
+[param_space]
+iterations = 1000000
+checkpoint_every = 97
+)");
+  const auto experiment = dir.path() / "runs/fast";
+  pid_t controller = start_tunerun({"fast.toml"}, dir.path());
+  wait_for_results(experiment, 3000);
+  kill(controller, SIGKILL);
+  wait_exit(controller);
+  // The ranks die with the controller (PR_SET_PDEATHSIG); give them a moment.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  auto store = storage::ExperimentStore::open_read_only(experiment);
+  const auto trials = store.trials();
+  REQUIRE(trials.size() == 1);
+  for (const auto& t : trials) {
+    for (int rank = 0; rank < 2; ++rank) {
+      std::ifstream in(experiment / "trials" / t.trial_id / fmt::format("on_disk_{}", rank));
+      int64_t on_disk = 0;
+      for (int64_t v; in >> v;) on_disk = std::max(on_disk, v);
+      INFO(t.trial_id << " rank " << rank << " was told iteration " << on_disk << " is on disk");
+      CHECK(on_disk > 0);
+      const auto results = store.results(t.trial_id);
+      REQUIRE(static_cast<int64_t>(results.size()) >= on_disk);
+      for (int64_t i = 0; i < on_disk; ++i) CHECK(results[i].training_iteration == i + 1);
+    }
+  }
 }
 
 TEST_CASE("a second controller on a running experiment refuses, naming the holder") {

@@ -1,11 +1,48 @@
 // A trainable library as a user would build one: it links none of tunerun's
 // libraries; train::report resolves against the tunerun executable.
+#include <fstream>
+#include <string>
+
 #include "train/session.h"
 #include "train/trainable.h"
+
+namespace {
+
+void append_line(const std::string& path, long long value) {
+  std::ofstream(path, std::ios::app) << value << std::endl;  // flushed: survives a SIGKILL
+}
+
+// Reports `iterations` times (a checkpoint every `checkpoint_every`, if set)
+// and keeps two files per rank in its trial directory: computed_RANK (each
+// iteration it computes) and on_disk_RANK (each iteration report()'s
+// contract says is on disk once report() returns: the ones before, and this
+// one if it carried a checkpoint).
+void counted(const tune::Config& config) {
+  const auto& context = train::get_context();
+  const std::string dir = context.trial_dir + "/";
+  const std::string rank = std::to_string(context.world_rank);
+  const long long iterations = config.get<long long>("iterations", 10);
+  const long long checkpoint_every = config.get<long long>("checkpoint_every", 0);
+  for (long long t = 1; t <= iterations; ++t) {
+    append_line(dir + "computed_" + rank, t);
+    const bool checkpoint = checkpoint_every > 0 && t % checkpoint_every == 0;
+    if (checkpoint) {
+      auto scratch = train::make_checkpoint_dir();
+      std::ofstream(scratch / "t") << t;
+      train::report({{"t", t}}, train::Checkpoint::from_directory(scratch));
+    } else {
+      train::report({{"t", t}});
+    }
+    append_line(dir + "on_disk_" + rank, checkpoint ? t : t - 1);
+  }
+}
+
+}  // namespace
 
 extern "C" void tunerun_register_trainables() {
   train::register_trainable("plugin_square", [](const tune::Config& config) {
     const double x = config.get<double>("x");
     train::report({{"loss", x * x}, {"rank", train::get_context().world_rank}});
   });
+  train::register_trainable("plugin_counted", counted);
 }

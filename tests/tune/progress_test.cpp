@@ -305,5 +305,18 @@ TEST_CASE("tunerun without a terminal prints plain lines, and --progress plain o
   CHECK(plain.output.find("again_00003 TERMINATED") != std::string::npos);
 }
 
+TEST_CASE("progress table: finished trials left out of the snapshot are counted, not lost") {
+  std::vector<TrialRow> trials = {row("best", TrialStatus::kTerminated, 0.1, 0.9, 5),
+                                  row("run", TrialStatus::kRunning, 0.1, 0.5, 1)};
+  ProgressSnapshot snap = snapshot_of(trials);
+  snap.omitted = {{TrialStatus::kTerminated, 99998}, {TrialStatus::kError, 2}};
+  auto lines = render_progress_table(snap, TableStyle{120, 20, false});
+  CHECK(lines[0] == "== exp | 1m15s | 100002 trials: 1 RUNNING, 99999 TERMINATED, 2 ERROR");
+  CHECK(lines[1].rfind("Best: best accuracy=0.9", 0) == 0);
+  CHECK(lines[3].rfind("run ", 0) == 0);
+  CHECK(lines[4].rfind("best ", 0) == 0);
+  CHECK(lines.back() == "... and 100000 more trials: 2 ERROR, 99998 TERMINATED");
+}
+
 }  // namespace
 }  // namespace tune

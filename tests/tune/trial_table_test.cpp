@@ -33,6 +33,11 @@ struct Fixture {
   }
 };
 
+int64_t row_count(Fixture& f, const std::string& table) {
+  f.store.flush();
+  return std::stoll(test::query(f.store.path(), "SELECT count(*) FROM " + table)[0][0]);
+}
+
 }  // namespace
 
 TEST_CASE("started_at is the first start, pauses and resumes keep it") {
@@ -104,4 +109,40 @@ TEST_CASE("the index by status follows every change, waiting trials in creation 
   for (Trial* t : f.table.waiting()) waiting.push_back(t->id);
   CHECK(waiting == std::vector<std::string>{"exp_00000", "exp_00001", "exp_00003"});
   CHECK_FALSE(f.table.all_finished());
+}
+
+TEST_CASE("finished trials retire: counts stay, only those with a checkpoint can still be found") {
+  Fixture f;
+  std::vector<Trial*> trials;
+  for (int i = 0; i < 3; ++i) {
+    trials.push_back(
+        &f.table.create(fmt::format("exp_{:05d}", i), i, Json{{"x", i}}, f.dir.path() / "t", 10));
+    f.table.transition(*trials.back(), TrialPhase::kRunning, "started", 11);
+  }
+  trials[1]->checkpoints.latest = 4;  // a PBT donor-to-be
+  f.table.transition(*trials[0], TrialPhase::kTerminated, "done", 12);
+  f.table.transition(*trials[1], TrialPhase::kTerminated, "done", 12);
+  CHECK(f.table.find("exp_00000") != nullptr);  // nothing retires before the call
+  const std::vector<Trial> retired = f.table.retire_finished();
+  REQUIRE(retired.size() == 2);
+  CHECK(retired[0].config == Json{{"x", 0}});  // whole, for a last look
+  CHECK(f.table.size() == 3);
+  CHECK(f.table.count(TrialStatus::kTerminated) == 2);
+  CHECK(f.table.count(TrialStatus::kRunning) == 1);
+  CHECK(f.table.find("exp_00000") == nullptr);
+  const Trial* donor = f.table.find("exp_00001");
+  REQUIRE(donor != nullptr);
+  CHECK(donor->checkpoints.latest == 4);
+  CHECK(donor->dir == f.dir.path() / "t");
+  int live = 0;
+  f.table.for_each([&](const Trial&) { ++live; });
+  CHECK(live == 1);
+  CHECK(f.table.retire_finished().empty());
+  CHECK_FALSE(f.table.all_finished());
+  f.table.transition(*trials[2], TrialPhase::kFailing, "failing", 13);
+  f.table.transition(*trials[2], TrialPhase::kError, "failed", 13);
+  CHECK(f.table.retire_finished().size() == 1);
+  CHECK(f.table.all_finished());
+  CHECK(f.table.count(TrialStatus::kError) == 1);
+  CHECK(row_count(f, "trials") == 3);  // the store keeps every one
 }

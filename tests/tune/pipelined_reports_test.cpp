@@ -1,0 +1,112 @@
+// Pipelined reports (train/session.h): a report without a checkpoint does
+// not wait for its decision; the decision takes effect at the next report,
+// on every rank alike, and is never lost. Reports with a checkpoint, and
+// schedulers that ask for it, keep the round trip. Real controller, real
+// worker processes, the counting trainable of plugin_fixture.cpp.
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "storage/experiment_store.h"
+#include "test_util.h"
+#include "tune/controller.h"
+
+using namespace tune;
+
+namespace {
+
+ExperimentSpec counted_spec(const test::ScratchDir& dir, const std::string& name) {
+  ExperimentSpec spec;
+  spec.name = name;
+  spec.storage_path = dir.path();
+  spec.metric = "t";
+  spec.mode = Mode::kMax;
+  spec.total_cpus = 2;
+  spec.trainable.name = "plugin_counted";
+  spec.trainable.library = TUNERUN_TEST_PLUGIN;
+  spec.param_space.set("iterations", 50);
+  spec.stop = {{"training_iteration", 5, StopCriterion::Comparison::kAtLeast}};
+  return spec;
+}
+
+// The numbers a rank wrote to `file`, one per line.
+std::vector<int64_t> lines_of(const std::filesystem::path& file) {
+  std::vector<int64_t> values;
+  std::ifstream in(file);
+  for (int64_t v; in >> v;) values.push_back(v);
+  return values;
+}
+
+std::vector<int64_t> one_to(int64_t n) {
+  std::vector<int64_t> values;
+  for (int64_t i = 1; i <= n; ++i) values.push_back(i);
+  return values;
+}
+
+std::vector<int64_t> recorded_iterations(const ExperimentSpec& spec) {
+  auto store = storage::ExperimentStore::open_read_only(spec.experiment_dir());
+  REQUIRE(store.trials().size() == 1);
+  std::vector<int64_t> iterations;
+  for (const auto& r : store.results(store.trials()[0].trial_id)) {
+    iterations.push_back(r.training_iteration);
+  }
+  return iterations;
+}
+
+ExperimentSummary run(const ExperimentSpec& spec) {
+  TrialController controller(spec, {.worker_argv = {TUNERUN_BINARY}, .verbosity = 0});
+  return controller.run();
+}
+
+}  // namespace
+
+TEST_CASE("a stop decided on a pipelined report takes effect at the next report, on every rank") {
+  test::ScratchDir dir;
+  ExperimentSpec spec = counted_spec(dir, "pipelined_stop");
+  spec.trainable.num_workers = 2;
+  const ExperimentSummary summary = run(spec);
+  CHECK(summary.num_terminated == 1);
+  CHECK(summary.num_errors == 0);
+  // Recorded: exactly the iterations up to the stop, none after it.
+  CHECK(recorded_iterations(spec) == one_to(5));
+  // Computed: one more, by both ranks alike (so no rank waits in a
+  // collective for a peer that stopped), and no further.
+  const auto trial_dir = spec.experiment_dir() / "trials" / (spec.name + "_00000");
+  CHECK(lines_of(trial_dir / "computed_0") == one_to(6));
+  CHECK(lines_of(trial_dir / "computed_1") == one_to(6));
+  // When report(k) returned, iteration k-1 was on disk: the stop at 5 was
+  // heard in report(6), which threw instead of returning.
+  CHECK(lines_of(trial_dir / "on_disk_0") == std::vector<int64_t>{0, 1, 2, 3, 4});
+}
+
+TEST_CASE("a report with a checkpoint waits for its decision: the stop lands at once") {
+  test::ScratchDir dir;
+  ExperimentSpec spec = counted_spec(dir, "checkpointed_stop");
+  spec.param_space.set("checkpoint_every", 1);
+  const ExperimentSummary summary = run(spec);
+  CHECK(summary.num_terminated == 1);
+  CHECK(recorded_iterations(spec) == one_to(5));
+  const auto trial_dir = spec.experiment_dir() / "trials" / (spec.name + "_00000");
+  CHECK(lines_of(trial_dir / "computed_0") == one_to(5));
+  CHECK(lines_of(trial_dir / "on_disk_0") == one_to(4));  // report(5) threw: stopped
+}
+
+TEST_CASE("a trial that ends on its own after pipelined reports records every one of them") {
+  test::ScratchDir dir;
+  ExperimentSpec spec = counted_spec(dir, "pipelined_end");
+  spec.stop.clear();
+  spec.param_space.set("iterations", 7);
+  spec.reuse_workers = true;
+  spec.num_samples = 3;  // the next trial's START must not meet the last decision
+  const ExperimentSummary summary = run(spec);
+  CHECK(summary.num_terminated == 3);
+  CHECK(summary.num_errors == 0);
+  auto store = storage::ExperimentStore::open_read_only(spec.experiment_dir());
+  for (const auto& t : store.trials()) {
+    std::vector<int64_t> iterations;
+    for (const auto& r : store.results(t.trial_id)) iterations.push_back(r.training_iteration);
+    CHECK(iterations == one_to(7));
+  }
+}
