@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <vector>
 
 #include "core/errors.h"
 
@@ -82,8 +83,10 @@ void stage_checkpoint(const fs::path& source, const fs::path& staging) {
       throw Error(fmt::format("checkpoint {} is not a directory", source.string()));
     }
     fs::create_directories(staging);
+    std::vector<fs::path> staged;
     for (const auto& entry : fs::directory_iterator(source)) {
       const fs::path target = staging / entry.path().filename();
+      staged.push_back(target);
       if (fs::exists(target)) fs::remove_all(target);
       std::error_code ec;
       fs::rename(entry.path(), target, ec);
@@ -95,6 +98,14 @@ void stage_checkpoint(const fs::path& source, const fs::path& staging) {
       }
     }
     fs::remove_all(source);
+    for (const fs::path& target : staged) {
+      if (fs::is_directory(target)) {
+        fsync_tree(target);
+      } else {
+        fsync_path(target);
+      }
+    }
+    fsync_path(staging);
   } catch (const fs::filesystem_error& e) {
     throw Error(fmt::format("cannot stage checkpoint {}: {}", source.string(), e.what()));
   }
@@ -102,7 +113,6 @@ void stage_checkpoint(const fs::path& source, const fs::path& staging) {
 
 void publish_checkpoint(const fs::path& staging, const fs::path& published) {
   try {
-    fsync_tree(staging);
     if (fs::exists(published)) fs::remove_all(published);
     fs::rename(staging, published);
     fsync_path(published.parent_path());
@@ -117,6 +127,7 @@ void clone_checkpoint(const fs::path& source, const fs::path& published) {
     if (fs::exists(staging)) fs::remove_all(staging);
     fs::create_directories(staging.parent_path());
     share_tree(source, staging);
+    fsync_tree(staging);
   } catch (const fs::filesystem_error& e) {
     throw Error(fmt::format("cannot clone checkpoint {}: {}", source.string(), e.what()));
   }

@@ -21,13 +21,16 @@ std::filesystem::path checkpoint_dir(const std::filesystem::path& trial_dir, int
 
 // Moves every entry of `source` into `staging` (created if needed; entries
 // already there from other ranks are kept, same names are replaced), then
-// removes `source`. Copies when a rename crosses filesystems. Throws
-// Error naming the paths.
+// removes `source` and fsyncs what it staged and `staging` itself. Copies
+// when a rename crosses filesystems. Throws Error naming the paths. The
+// rank that wrote the files pays for their fsync, in parallel with the
+// other ranks and trials, not the controller's event loop.
 void stage_checkpoint(const std::filesystem::path& source, const std::filesystem::path& staging);
 
-// fsyncs every file under `staging`, renames it to `published` (replacing an
-// older directory of that name), and fsyncs the parent, so a crash leaves
-// either no checkpoint or a complete one. Throws Error.
+// Renames `staging`, whose files every rank has fsynced (stage_checkpoint),
+// to `published` (replacing an older directory of that name) and fsyncs the
+// parent, so a crash leaves either no checkpoint or a complete one. Throws
+// Error.
 void publish_checkpoint(const std::filesystem::path& staging,
                         const std::filesystem::path& published);
 
