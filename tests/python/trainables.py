@@ -81,3 +81,19 @@ def pbt_member(config):
                 json.dump({"owner": owner}, f)
             train.report({"score": config["lr"], "owner": owner},
                          checkpoint=train.Checkpoint.from_directory(d))
+
+
+def stepper(config):
+    """config["steps"] steps, a checkpoint each; a restarted run resumes after
+    its checkpoint and reports where it started."""
+    start = 0
+    ckpt = train.get_checkpoint()
+    if ckpt is not None:
+        with open(os.path.join(ckpt.path, "state.json")) as f:
+            start = json.load(f)["step"] + 1
+    for step in range(start, config["steps"]):
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "state.json"), "w") as f:
+                json.dump({"step": step}, f)
+            train.report({"loss": float(config["x"]), "step": step, "resumed_at": start},
+                         checkpoint=train.Checkpoint.from_directory(d))

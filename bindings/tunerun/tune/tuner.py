@@ -122,10 +122,22 @@ class Tuner:
             "param_space": self._param_space,
             "stop": stop,
         }
-        if tc.search_alg is not None:
+        from tunerun.tune import _adapters, schedulers, search
+        if isinstance(tc.search_alg, search._NativeSearcher):
             spec["search"] = tc.search_alg._spec()
-        if tc.scheduler is not None:
+        elif isinstance(tc.search_alg, search.Searcher):
+            spec["custom_searcher"] = _adapters.SearcherAdapter(tc.search_alg, self._param_space,
+                                                                tc.num_samples)
+        elif tc.search_alg is not None:
+            raise ValueError(f"TuneConfig.search_alg: {tc.search_alg!r} is not a "
+                             "tune.search.Searcher")
+        if isinstance(tc.scheduler, schedulers._NativeScheduler):
             spec["scheduler"] = tc.scheduler._spec()
+        elif isinstance(tc.scheduler, schedulers.TrialScheduler):
+            spec["custom_scheduler"] = _adapters.SchedulerAdapter(tc.scheduler)
+        elif tc.scheduler is not None:
+            raise ValueError(f"TuneConfig.scheduler: {tc.scheduler!r} is not a "
+                             "tune.schedulers.TrialScheduler")
         return spec
 
     def fit(self) -> ResultGrid:
