@@ -9,6 +9,7 @@ prints its traceback to the rank's log and fails the trial with
 
 import inspect
 import json
+import pickle
 import sys
 import traceback
 
@@ -27,7 +28,30 @@ def _teardown_process_group():
         dist.destroy_process_group()
 
 
-def _wrap(func, kind):
+class _MainUnpickler(pickle.Unpickler):
+    # The driver's script is this process's module __tunerun_main__.
+    def find_class(self, module, name):
+        if module == "__main__" and _reference.MAIN_ALIAS in sys.modules:
+            module = _reference.MAIN_ALIAS
+        return super().find_class(module, name)
+
+
+def _parameters(ref):
+    """tune.with_parameters' keyword arguments, unpickled once per process."""
+    path = ref.get("parameters")
+    if path is None:
+        return {}
+    if _parameter_cache.get("path") != path:
+        with open(path, "rb") as f:
+            _parameter_cache.update(path=path, kwargs=_MainUnpickler(f).load())
+    return _parameter_cache["kwargs"]
+
+
+_parameter_cache = {}
+
+
+def _wrap(func, ref):
+    kind = ref["kind"]
     takes_config = kind != "trainer" or len(inspect.signature(func).parameters) > 0
 
     def call(config):
@@ -35,8 +59,11 @@ def _wrap(func, kind):
             if kind == "trainer":
                 loop_config = config.get("train_loop_config", {})
                 func(loop_config) if takes_config else func()
+            elif kind == "class":
+                from tunerun.tune.trainable import run_class
+                run_class(func, config, _parameters(ref), ref.get("options", {}))
             else:
-                func(config)
+                func(config, **_parameters(ref))
         except _tunerun.StopTrial:
             raise
         except BaseException:
@@ -55,7 +82,7 @@ def serve(func=None):
     ref = _current
     if func is None:
         func = _reference.resolve(ref)
-    _tunerun.register_trainable(ref["name"], _wrap(func, ref["kind"]))
+    _tunerun.register_trainable(ref["name"], _wrap(func, ref))
     code = _tunerun.run_worker()
     sys.stdout.flush()
     sys.stderr.flush()

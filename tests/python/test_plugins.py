@@ -66,6 +66,17 @@ def test_python_searcher_drives_the_sweep(storage):
     assert grid.get_best_result().config["x"] == -1
 
 
+def test_python_searcher_config_samples_what_it_leaves_out(storage):
+    searcher = ListSearcher([1, 2])
+    grid = tune.Tuner(trainables.stepper,
+                      param_space={"steps": 1, "seed": tune.randint(0, 10),
+                                   "y": tune.sample_from(lambda spec: spec.config.x * 10)},
+                      tune_config=tune.TuneConfig(num_samples=-1, search_alg=searcher),
+                      run_config=run_config(storage, "samples")).fit()
+    for r in grid:
+        assert r.config["y"] == 10 * r.config["x"] and 0 <= r.config["seed"] < 10
+
+
 def test_num_samples_caps_a_python_searcher(storage):
     searcher = ListSearcher([1, 2, 3, 4])
     grid = tune.Tuner(trainables.stepper, param_space={"steps": 1},

@@ -15,6 +15,10 @@ class CheckpointConfig:
     num_to_keep: Optional[int] = None  # None: keep all
     checkpoint_score_attribute: Optional[str] = None  # None: keep the most recent
     checkpoint_score_order: str = "max"
+    # Class trainables only (tune.Trainable), as Ray: checkpoint every N
+    # iterations (0: never) and at the end (None: yes).
+    checkpoint_frequency: int = 0
+    checkpoint_at_end: Optional[bool] = None
 
 
 @dataclass

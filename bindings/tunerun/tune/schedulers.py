@@ -6,8 +6,7 @@ with the GIL held); the others are the C++ schedulers of the same name
 checked when the Tuner is built (ValueError naming the option).
 """
 
-import pickle
-
+from tunerun.tune import _state
 from tunerun.tune.search_space import _to_data
 
 
@@ -31,7 +30,7 @@ class TrialScheduler:
     An exception in a hook ends fit() with it; the experiment stays restorable.
 
     Where we differ from Ray: save/restore by default pickle the scheduler's
-    attributes; NOOP means CONTINUE.
+    attributes (those that pickle: tunerun/tune/_state.py); NOOP means CONTINUE.
     """
 
     CONTINUE = "CONTINUE"
@@ -85,12 +84,10 @@ class TrialScheduler:
         return f"Using {type(self).__name__} (Python)"
 
     def save(self, checkpoint_path):
-        with open(checkpoint_path, "wb") as f:
-            pickle.dump(self.__dict__, f)
+        _state.save_attributes(self, checkpoint_path)
 
     def restore(self, checkpoint_path):
-        with open(checkpoint_path, "rb") as f:
-            self.__dict__.update(pickle.load(f))
+        _state.restore_attributes(self, checkpoint_path)
 
 
 class _NativeScheduler(TrialScheduler):

@@ -5,8 +5,7 @@ the GIL held); the others are the C++ searchers of the same kind
 (search/factory.h), with options left as None taking the C++ default.
 """
 
-import pickle
-
+from tunerun.tune import _state
 from tunerun.tune.search_space import _to_data
 
 
@@ -28,8 +27,8 @@ class Searcher:
     An exception in a hook ends fit() with it; the experiment stays restorable.
 
     Where we differ from Ray: save/restore by default pickle the searcher's
-    attributes (Ray's raise NotImplementedError), and on_trial_complete is a
-    no-op by default.
+    attributes (those that pickle: tunerun/tune/_state.py; Ray's raise
+    NotImplementedError), and on_trial_complete is a no-op by default.
     """
 
     FINISHED = "FINISHED"
@@ -63,12 +62,10 @@ class Searcher:
         pass
 
     def save(self, checkpoint_path):
-        with open(checkpoint_path, "wb") as f:
-            pickle.dump(self.__dict__, f)
+        _state.save_attributes(self, checkpoint_path)
 
     def restore(self, checkpoint_path):
-        with open(checkpoint_path, "rb") as f:
-            self.__dict__.update(pickle.load(f))
+        _state.restore_attributes(self, checkpoint_path)
 
 
 class _NativeSearcher(Searcher):
