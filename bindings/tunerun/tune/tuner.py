@@ -177,7 +177,7 @@ class Tuner:
                 os.path.join(directory, "with_parameters.pkl"))
             with open(self._ref["parameters"], "wb") as f:
                 f.write(self._parameters)
-        argv = [sys.executable, "-m", "tunerun._worker", _reference.encode(self._ref)]
+        argv = _reference.worker_argv(self._ref)
         path, interrupted = _tunerun.fit(self._spec, argv, list(self._run_config.callbacks or []),
                                          verbosity=self._run_config.verbose,
                                          resume=bool(self._resume),
