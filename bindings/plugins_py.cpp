@@ -67,6 +67,17 @@ class PythonStopper final : public tune::Stopper {
   Held stopper_;
 };
 
+// The save() and restore() of a searcher's or scheduler's adapter.
+tune::Json save_adapter(const Held& adapter, const std::string& what) {
+  py::gil_scoped_acquire gil;
+  return to_json(adapter.get().attr("save")(), what);
+}
+
+void restore_adapter(const Held& adapter, const tune::Json& state) {
+  py::gil_scoped_acquire gil;
+  adapter.get().attr("restore")(to_python(state));
+}
+
 class PythonSearcher final : public tune::search::Searcher {
  public:
   explicit PythonSearcher(py::object adapter) : adapter_(std::move(adapter)) {}
@@ -94,14 +105,8 @@ class PythonSearcher final : public tune::search::Searcher {
     adapter_.get().attr("on_trial_complete")(
         trial_id, last_result ? to_python(*last_result) : py::none(), error);
   }
-  tune::Json save() const override {
-    py::gil_scoped_acquire gil;
-    return to_json(adapter_.get().attr("save")(), "the searcher's saved state");
-  }
-  void restore(const tune::Json& state) override {
-    py::gil_scoped_acquire gil;
-    adapter_.get().attr("restore")(to_python(state));
-  }
+  tune::Json save() const override { return save_adapter(adapter_, "the searcher's saved state"); }
+  void restore(const tune::Json& state) override { restore_adapter(adapter_, state); }
 
  private:
   Held adapter_;
@@ -151,14 +156,8 @@ class PythonScheduler final : public tune::schedulers::TrialScheduler {
     for (const auto& t : candidates) trials.append(trial_to_python(t));
     return adapter_.get().attr("choose_trial_to_run")(trials).cast<int>();
   }
-  tune::Json save() const override {
-    py::gil_scoped_acquire gil;
-    return to_json(adapter_.get().attr("save")(), "the scheduler's saved state");
-  }
-  void restore(const tune::Json& state) override {
-    py::gil_scoped_acquire gil;
-    adapter_.get().attr("restore")(to_python(state));
-  }
+  tune::Json save() const override { return save_adapter(adapter_, "the scheduler's saved state"); }
+  void restore(const tune::Json& state) override { restore_adapter(adapter_, state); }
   std::string debug_string() const override {
     py::gil_scoped_acquire gil;
     return adapter_.get().attr("debug_string")().cast<std::string>();

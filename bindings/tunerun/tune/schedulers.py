@@ -6,11 +6,11 @@ with the GIL held); the others are the C++ schedulers of the same name
 checked when the Tuner is built (ValueError naming the option).
 """
 
-from tunerun.tune import _state
+from tunerun.tune._plugin import Plugin
 from tunerun.tune.search_space import _to_data
 
 
-class TrialScheduler:
+class TrialScheduler(Plugin):
     """Ray Tune's TrialScheduler, for subclasses written in Python.
 
     Hooks get `tune_controller` (an object whose get_trials() lists the
@@ -30,7 +30,7 @@ class TrialScheduler:
     An exception in a hook ends fit() with it; the experiment stays restorable.
 
     Where we differ from Ray: save/restore by default pickle the scheduler's
-    attributes (those that pickle: tunerun/tune/_state.py); NOOP means CONTINUE.
+    attributes (those that pickle: tunerun/tune/_plugin.py); NOOP means CONTINUE.
     """
 
     CONTINUE = "CONTINUE"
@@ -38,24 +38,8 @@ class TrialScheduler:
     STOP = "STOP"
     NOOP = "NOOP"
 
-    def __init__(self, metric=None, mode=None):
-        self._metric = metric
-        self._mode = mode
-
-    @property
-    def metric(self):
-        return self._metric
-
-    @property
-    def mode(self):
-        return self._mode
-
     def set_search_properties(self, metric, mode, **spec) -> bool:
-        if self._metric is None:
-            self._metric = metric
-        if self._mode is None:
-            self._mode = mode
-        return True
+        return self._adopt(metric, mode)
 
     def on_trial_add(self, tune_controller, trial):
         pass
@@ -82,12 +66,6 @@ class TrialScheduler:
 
     def debug_string(self) -> str:
         return f"Using {type(self).__name__} (Python)"
-
-    def save(self, checkpoint_path):
-        _state.save_attributes(self, checkpoint_path)
-
-    def restore(self, checkpoint_path):
-        _state.restore_attributes(self, checkpoint_path)
 
 
 class _NativeScheduler(TrialScheduler):

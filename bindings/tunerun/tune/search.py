@@ -5,11 +5,11 @@ the GIL held); the others are the C++ searchers of the same kind
 (search/factory.h), with options left as None taking the C++ default.
 """
 
-from tunerun.tune import _state
+from tunerun.tune._plugin import Plugin
 from tunerun.tune.search_space import _to_data
 
 
-class Searcher:
+class Searcher(Plugin):
     """Ray Tune's Searcher, for subclasses written in Python.
 
     The controller calls, from its event loop (a slow hook delays every trial):
@@ -27,30 +27,14 @@ class Searcher:
     An exception in a hook ends fit() with it; the experiment stays restorable.
 
     Where we differ from Ray: save/restore by default pickle the searcher's
-    attributes (those that pickle: tunerun/tune/_state.py; Ray's raise
+    attributes (those that pickle: tunerun/tune/_plugin.py; Ray's raise
     NotImplementedError), and on_trial_complete is a no-op by default.
     """
 
     FINISHED = "FINISHED"
 
-    def __init__(self, metric=None, mode=None):
-        self._metric = metric
-        self._mode = mode
-
-    @property
-    def metric(self):
-        return self._metric
-
-    @property
-    def mode(self):
-        return self._mode
-
     def set_search_properties(self, metric, mode, config, **spec) -> bool:
-        if self._metric is None:
-            self._metric = metric
-        if self._mode is None:
-            self._mode = mode
-        return True
+        return self._adopt(metric, mode)
 
     def suggest(self, trial_id):
         raise NotImplementedError(f"{type(self).__name__}.suggest")
@@ -60,12 +44,6 @@ class Searcher:
 
     def on_trial_complete(self, trial_id, result=None, error=False):
         pass
-
-    def save(self, checkpoint_path):
-        _state.save_attributes(self, checkpoint_path)
-
-    def restore(self, checkpoint_path):
-        _state.restore_attributes(self, checkpoint_path)
 
 
 class _NativeSearcher(Searcher):
