@@ -102,18 +102,34 @@ def worker_argv(ref: dict) -> list:
 def resolve(ref: dict):
     """The function `ref` names, imported in this (worker) process."""
     sys.path[:] = ref["sys_path"]
-    if ref["module"] == "__main__":
-        sys.argv[:] = ref["argv"]
-        module = sys.modules.get(MAIN_ALIAS)
-        if module is None:
-            import importlib.util as util
-            spec = util.spec_from_file_location(MAIN_ALIAS, ref["file"])
-            module = util.module_from_spec(spec)
-            sys.modules[MAIN_ALIAS] = module
-            spec.loader.exec_module(module)
-    else:
-        module = importlib.import_module(ref["module"])
+    try:
+        module = _import(ref)
+    except ImportError:
+        # The rank started without site (-S): .pth files that install import
+        # hooks (editable installs) run now, and the import is tried again.
+        import site
+        site.main()
+        sys.path[:0] = [p for p in ref["sys_path"] if p not in sys.path]
+        module = _import(ref)
     obj = module
     for part in ref["qualname"].split("."):
         obj = getattr(obj, part)
     return obj
+
+
+def _import(ref):
+    if ref["module"] != "__main__":
+        return importlib.import_module(ref["module"])
+    sys.argv[:] = ref["argv"]
+    module = sys.modules.get(MAIN_ALIAS)
+    if module is None:
+        import importlib.util as util
+        spec = util.spec_from_file_location(MAIN_ALIAS, ref["file"])
+        module = util.module_from_spec(spec)
+        sys.modules[MAIN_ALIAS] = module
+        try:
+            spec.loader.exec_module(module)
+        except BaseException:
+            del sys.modules[MAIN_ALIAS]
+            raise
+    return module
