@@ -3,10 +3,10 @@
 // searchers and schedulers (subclasses of tune.search.Searcher and
 // tune.schedulers.TrialScheduler, through the adapters of
 // tunerun/tune/_adapters.py, which turn Ray's calling conventions into these
-// plain-value calls). The
-// controller calls them on its event-loop thread, which runs without the GIL
-// (fit() released it); each call takes the GIL for its duration. A Python
-// exception in one propagates out of fit() (the experiment stays restorable).
+// plain-value calls). The controller calls them on its event-loop thread,
+// which runs without the GIL (fit() released it); each call takes the GIL for
+// its duration. A Python exception in one propagates out of fit() (the
+// experiment stays restorable).
 #pragma once
 
 #include <pybind11/pybind11.h>

@@ -117,8 +117,9 @@ tune::ExperimentSpec to_spec(const py::dict& dict) {
 
   // A Python searcher or scheduler arrives as its adapter object, a named
   // C++ one as a dict of options.
-  if (dict.contains("custom_searcher"))
+  if (dict.contains("custom_searcher")) {
     spec.custom_searcher = python_searcher(dict["custom_searcher"]);
+  }
   if (dict.contains("custom_scheduler")) {
     spec.custom_scheduler = python_scheduler(dict["custom_scheduler"]);
   }
