@@ -5,10 +5,13 @@ Optuna's in-memory study loop (Debian's python3-optuna), all in this run.
 
     PYTHONPATH=build/bindings /usr/bin/python3 benchmarks/python_trials.py [num_trials=200]
 
-Prints ms per trial and each row's ratio to the C++ row of the same mode.
+Prints wall and CPU ms per trial (CPU: user+sys of this process and its
+children, the ranks and the CLI: less skewed by a shared machine's load than
+wall time) and each row's ratios to the C++ row of the same mode.
 """
 
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -23,16 +26,28 @@ def trivial(config):
     train.report({"value": config["x"]})
 
 
+def cpu_seconds():
+    total = 0.0
+    for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN):
+        usage = resource.getrusage(who)
+        total += usage.ru_utime + usage.ru_stime
+    return total
+
+
+def measured(run, *args):
+    """(wall seconds, CPU seconds) of run(*args)."""
+    wall, cpu = time.perf_counter(), cpu_seconds()
+    run(*args)
+    return time.perf_counter() - wall, cpu_seconds() - cpu
+
+
 def time_tunerun(storage, trials, reuse):
-    start = time.perf_counter()
     grid = tune.Tuner(trivial, param_space={"x": tune.uniform(0, 1)},
                       tune_config=tune.TuneConfig(metric="value", mode="max", num_samples=trials,
                                                   reuse_actors=reuse),
                       run_config=train.RunConfig(name=f"py_{reuse}", storage_path=storage,
                                                  verbose=0)).fit()
-    elapsed = time.perf_counter() - start
     assert grid.num_terminated == trials, grid.errors
-    return elapsed
 
 
 def time_cli(storage, trials, reuse):
@@ -43,19 +58,15 @@ def time_cli(storage, trials, reuse):
                 f'reuse_workers = {str(reuse).lower()}\n'
                 '[trainable]\nbuiltin = "noop"\n[param_space]\niterations = 1\n'
                 'x = { uniform = [0, 1] }\n')
-    start = time.perf_counter()
     subprocess.run([os.path.join(ROOT, "build", "tunerun"), "run", sweep, "-q"], check=True,
                    stdout=subprocess.DEVNULL)
-    return time.perf_counter() - start
 
 
 def time_optuna(trials):
     import optuna
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    start = time.perf_counter()
     optuna.create_study(direction="maximize").optimize(
         lambda t: t.suggest_float("x", 0, 1), n_trials=trials)
-    return time.perf_counter() - start
 
 
 def main():
@@ -63,20 +74,20 @@ def main():
     with tempfile.TemporaryDirectory() as storage:
         rows = []
         for reuse in (False, True):
-            cpp = time_cli(storage, trials, reuse)
-            py = time_tunerun(storage, trials, reuse)
+            cpp = measured(time_cli, storage, trials, reuse)
+            py = measured(time_tunerun, storage, trials, reuse)
             mode = "reuse" if reuse else "fresh"
-            rows.append((f"C++ noop, {mode}", cpp, 1.0))
-            rows.append((f"Python function, {mode}", py, py / cpp))
+            rows.append((f"C++ noop, {mode}", cpp, cpp))
+            rows.append((f"Python function, {mode}", py, cpp))
         try:
-            optuna_s = time_optuna(trials)
-            rows.append(("Optuna in-memory study loop", optuna_s, None))
+            rows.append(("Optuna in-memory study loop", measured(time_optuna, trials), None))
         except ImportError:
             print("(python3-optuna not installed: no Optuna row)")
     print(f"{trials} trivial trials, 2-core machine shared with other builds")
-    for name, seconds, ratio in rows:
-        versus = f"x{ratio:.2f} of C++" if ratio is not None else ""
-        print(f"{name:32s} {1000 * seconds / trials:8.2f} ms/trial   {versus}")
+    print(f"{'':32s} {'wall ms/trial':>14s} {'CPU ms/trial':>13s}   ratios to C++ (wall, CPU)")
+    for name, (wall, cpu), anchor in rows:
+        versus = f"x{wall / anchor[0]:.2f}, x{cpu / anchor[1]:.2f}" if anchor else ""
+        print(f"{name:32s} {1000 * wall / trials:14.2f} {1000 * cpu / trials:13.2f}   {versus}")
 
 
 if __name__ == "__main__":

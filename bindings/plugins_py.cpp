@@ -67,7 +67,130 @@ class PythonStopper final : public tune::Stopper {
   Held stopper_;
 };
 
+// The save() and restore() of a searcher's or scheduler's adapter.
+tune::Json save_adapter(const Held& adapter, const std::string& what) {
+  py::gil_scoped_acquire gil;
+  return to_json(adapter.get().attr("save")(), what);
+}
+
+void restore_adapter(const Held& adapter, const tune::Json& state) {
+  py::gil_scoped_acquire gil;
+  adapter.get().attr("restore")(to_python(state));
+}
+
+class PythonSearcher final : public tune::search::Searcher {
+ public:
+  explicit PythonSearcher(py::object adapter) : adapter_(std::move(adapter)) {}
+  void set_search_properties(const std::string& metric, tune::Mode mode,
+                             const tune::ParamSpace&) override {
+    // The adapter holds the param_space as the user wrote it (with its
+    // Python domains), which is what Ray's searchers are given.
+    py::gil_scoped_acquire gil;
+    adapter_.get().attr("set_search_properties")(metric, std::string(tune::to_string(mode)));
+  }
+  tune::search::Suggestion suggest(const std::string& trial_id) override {
+    py::gil_scoped_acquire gil;
+    const py::object out = adapter_.get().attr("suggest")(trial_id);
+    if (out.is_none()) return tune::search::Suggestion::not_ready();
+    if (py::isinstance<py::str>(out)) return tune::search::Suggestion::finished();
+    return tune::search::Suggestion::of(to_json(out, "the searcher's suggestion"));
+  }
+  void on_trial_result(const std::string& trial_id, const tune::Json& result) override {
+    py::gil_scoped_acquire gil;
+    adapter_.get().attr("on_trial_result")(trial_id, to_python(result));
+  }
+  void on_trial_complete(const std::string& trial_id, const tune::Json* last_result,
+                         bool error) override {
+    py::gil_scoped_acquire gil;
+    adapter_.get().attr("on_trial_complete")(
+        trial_id, last_result ? to_python(*last_result) : py::none(), error);
+  }
+  tune::Json save() const override { return save_adapter(adapter_, "the searcher's saved state"); }
+  void restore(const tune::Json& state) override { restore_adapter(adapter_, state); }
+
+ private:
+  Held adapter_;
+};
+
+py::tuple trial_to_python(const tune::schedulers::TrialView& t) {
+  return py::make_tuple(t.trial_id, std::string(tune::to_string(t.status)), to_python(t.config),
+                        t.last_result ? to_python(*t.last_result) : py::none(),
+                        t.checkpoint_iteration);
+}
+
+class PythonScheduler final : public tune::schedulers::TrialScheduler {
+ public:
+  explicit PythonScheduler(py::object adapter) : adapter_(std::move(adapter)) {}
+  void set_search_properties(const std::string& metric, tune::Mode mode) override {
+    py::gil_scoped_acquire gil;
+    adapter_.get().attr("set_search_properties")(metric, std::string(tune::to_string(mode)));
+  }
+  void on_trial_add(const tune::schedulers::TrialView& trial) override {
+    call("on_trial_add", trial);
+  }
+  tune::Decision on_trial_result(const tune::schedulers::TrialView& trial,
+                                 const tune::Json& result) override {
+    py::gil_scoped_acquire gil;
+    const auto decision = adapter_.get()
+                              .attr("on_trial_result")(trial_to_python(trial), to_python(result))
+                              .cast<std::string>();
+    if (decision == "PAUSE") return tune::Decision::kPause;
+    if (decision == "STOP") return tune::Decision::kStop;
+    return tune::Decision::kContinue;
+  }
+  void on_trial_complete(const tune::schedulers::TrialView& trial,
+                         const tune::Json* last_result) override {
+    py::gil_scoped_acquire gil;
+    adapter_.get().attr("on_trial_complete")(trial_to_python(trial),
+                                             last_result ? to_python(*last_result) : py::none());
+  }
+  void on_trial_error(const tune::schedulers::TrialView& trial) override {
+    call("on_trial_error", trial);
+  }
+  void on_trial_remove(const tune::schedulers::TrialView& trial) override {
+    call("on_trial_remove", trial);
+  }
+  int choose_trial_to_run(const std::vector<tune::schedulers::TrialView>& candidates) override {
+    py::gil_scoped_acquire gil;
+    py::list trials;
+    for (const auto& t : candidates) trials.append(trial_to_python(t));
+    return adapter_.get().attr("choose_trial_to_run")(trials).cast<int>();
+  }
+  tune::Json save() const override { return save_adapter(adapter_, "the scheduler's saved state"); }
+  void restore(const tune::Json& state) override { restore_adapter(adapter_, state); }
+  std::string debug_string() const override {
+    py::gil_scoped_acquire gil;
+    return adapter_.get().attr("debug_string")().cast<std::string>();
+  }
+
+ private:
+  void call(const char* hook, const tune::schedulers::TrialView& trial) {
+    py::gil_scoped_acquire gil;
+    adapter_.get().attr(hook)(trial_to_python(trial));
+  }
+  Held adapter_;
+};
+
 }  // namespace
+
+tune::Domain python_sample_from(py::object sample_from) {
+  const std::string description = py::repr(sample_from).cast<std::string>();
+  auto held = std::make_shared<Held>(std::move(sample_from));
+  return tune::sample_from(
+      [held, description](const tune::Json& config) {
+        py::gil_scoped_acquire gil;
+        return to_json(held->get().attr("_resolve")(to_python(config)), description);
+      },
+      description);
+}
+
+std::shared_ptr<tune::search::Searcher> python_searcher(py::object adapter) {
+  return std::make_shared<PythonSearcher>(std::move(adapter));
+}
+
+std::shared_ptr<tune::schedulers::TrialScheduler> python_scheduler(py::object adapter) {
+  return std::make_shared<PythonScheduler>(std::move(adapter));
+}
 
 std::shared_ptr<tune::Callback> python_callback(py::object callback) {
   return std::make_shared<PythonCallback>(std::move(callback));

@@ -70,7 +70,9 @@ tune::ParamSpace to_param_space(py::dict dict, const std::string& prefix) {
     const std::string name = key.cast<std::string>();
     const std::string where = prefix.empty() ? "param_space." + name : prefix + "." + name;
     try {
-      if (py::hasattr(value, "_spec")) {
+      if (py::hasattr(value, "_resolve")) {
+        space.set(name, python_sample_from(py::reinterpret_borrow<py::object>(value)));
+      } else if (py::hasattr(value, "_spec")) {
         space.set(name, tune::domain_from_spec(to_json(value.attr("_spec")(), where)));
       } else if (py::isinstance<py::dict>(value)) {
         space.set(name, to_param_space(value.cast<py::dict>(), where));
@@ -113,6 +115,14 @@ tune::ExperimentSpec to_spec(const py::dict& dict) {
 
   spec.param_space = to_param_space(f.dict("param_space"), "");
 
+  // A Python searcher or scheduler arrives as its adapter object, a named
+  // C++ one as a dict of options.
+  if (dict.contains("custom_searcher")) {
+    spec.custom_searcher = python_searcher(dict["custom_searcher"]);
+  }
+  if (dict.contains("custom_scheduler")) {
+    spec.custom_scheduler = python_scheduler(dict["custom_scheduler"]);
+  }
   tune::Json search = f.json("search");
   if (search.contains("algorithm")) {
     spec.search_algorithm = search["algorithm"].get<std::string>();
@@ -178,6 +188,18 @@ py::dict result_to_python(const tune::Result& r) {
 }  // namespace
 
 void add_run_functions(py::module_& m) {
+  m.def(
+      "sample_domain",
+      [](const py::dict& spec, size_t size, uint64_t seed) {
+        const tune::Domain domain = tune::domain_from_spec(to_json(spec, "domain"));
+        tune::Rng rng(seed);
+        py::list values;
+        for (size_t i = 0; i < size; ++i) values.append(to_python(domain.sample(rng)));
+        return values;
+      },
+      py::arg("spec"), py::arg("size"), py::arg("seed"),
+      "`size` values of a domain ({KIND: [ARGS]}) drawn as the engine's searchers draw them.");
+
   m.def("check_spec", &check_spec, py::arg("spec"),
         "Raises ValueError naming the key of the first problem in an experiment spec.");
 

@@ -13,14 +13,7 @@
 From a build tree: PYTHONPATH=build/bindings /usr/bin/python3 script.py
 """
 
-from tunerun import train, tune
-from tunerun.tune.result_grid import ResultGrid
+from tunerun import _lazy
 
-__all__ = ["train", "tune", "load"]
-
-
-def load(path) -> ResultGrid:
-    """The results of the experiment in `path` (<storage_path>/<name>), run by
-    tune.Tuner or by the `tunerun` CLI. Ray's ExperimentAnalysis differs: here
-    it is a ResultGrid (get_best_result, get_dataframe, iteration over trials)."""
-    return ResultGrid.from_experiment(path)
+_lazy.install(globals(), {"train": "tunerun.train", "tune": "tunerun.tune",
+                          "load": "tunerun.tune.result_grid:load"})

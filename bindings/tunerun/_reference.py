@@ -1,6 +1,6 @@
 """How a Python trainable reaches its worker processes: BY REFERENCE.
 
-Each rank of a trial is a fresh `python3 -m tunerun._worker REF` process (or,
+Each rank of a trial is a fresh Python process running tunerun._worker (or,
 with reuse_actors, one kept from an earlier trial). REF names the trainable
 by module and qualified name; the worker imports the module and looks the
 name up. The function object itself never travels, so:
@@ -19,10 +19,8 @@ a lambda, a function nested in another (a closure), a function defined under
 `if __name__ == "__main__":` or in an interactive session (no file).
 """
 
-import ast
 import importlib
-import importlib.util
-import json
+import marshal
 import os
 import sys
 
@@ -64,6 +62,7 @@ def make_reference(func, kind: str) -> dict:
 
 
 def _top_level_names(path: str) -> set:
+    import ast
     with open(path, encoding="utf-8") as f:
         tree = ast.parse(f.read(), path)
     names = set()
@@ -79,23 +78,58 @@ def _top_level_names(path: str) -> set:
 
 
 def encode(ref: dict) -> str:
-    return json.dumps(ref)
+    # marshal, not json: json imports re, a tenth of a fresh rank's start.
+    return marshal.dumps(ref).hex()
+
+
+def decode(text: str) -> dict:
+    return marshal.loads(bytes.fromhex(text))
+
+
+# The rank's program. -S skips site (.pth files, a third of a bare start):
+# the package root comes first on sys.path here, and resolve() then gives
+# the rank the driver's whole sys.path.
+_BOOTSTRAP = ("import sys; sys.path.insert(0, {root!r}); "
+              "from tunerun._worker import main; sys.exit(main(sys.argv))")
+
+
+def worker_argv(ref: dict) -> list:
+    """The command line of a rank serving `ref`, with the driver's interpreter."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return [sys.executable, "-S", "-c", _BOOTSTRAP.format(root=root), encode(ref)]
 
 
 def resolve(ref: dict):
     """The function `ref` names, imported in this (worker) process."""
     sys.path[:] = ref["sys_path"]
-    if ref["module"] == "__main__":
-        sys.argv[:] = ref["argv"]
-        module = sys.modules.get(MAIN_ALIAS)
-        if module is None:
-            spec = importlib.util.spec_from_file_location(MAIN_ALIAS, ref["file"])
-            module = importlib.util.module_from_spec(spec)
-            sys.modules[MAIN_ALIAS] = module
-            spec.loader.exec_module(module)
-    else:
-        module = importlib.import_module(ref["module"])
+    try:
+        module = _import(ref)
+    except ImportError:
+        # The rank started without site (-S): .pth files that install import
+        # hooks (editable installs) run now, and the import is tried again.
+        import site
+        site.main()
+        sys.path[:0] = [p for p in ref["sys_path"] if p not in sys.path]
+        module = _import(ref)
     obj = module
     for part in ref["qualname"].split("."):
         obj = getattr(obj, part)
     return obj
+
+
+def _import(ref):
+    if ref["module"] != "__main__":
+        return importlib.import_module(ref["module"])
+    sys.argv[:] = ref["argv"]
+    module = sys.modules.get(MAIN_ALIAS)
+    if module is None:
+        import importlib.util as util
+        spec = util.spec_from_file_location(MAIN_ALIAS, ref["file"])
+        module = util.module_from_spec(spec)
+        sys.modules[MAIN_ALIAS] = module
+        try:
+            spec.loader.exec_module(module)
+        except BaseException:
+            del sys.modules[MAIN_ALIAS]
+            raise
+    return module

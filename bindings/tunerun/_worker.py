@@ -1,4 +1,5 @@
-"""A trial's rank: `python3 -m tunerun._worker REF` (REF: _reference.py's JSON).
+"""A trial's rank: `python3 -m tunerun._worker REF` (REF: _reference.encode's
+text; tunerun starts it as _reference.worker_argv says).
 
 Imports the trainable by reference, registers it with the C++ worker runtime
 and runs the runtime's loop (HELLO, START, the function, DONE or ERROR; with
@@ -7,10 +8,7 @@ prints its traceback to the rank's log and fails the trial with
 "Type: message".
 """
 
-import inspect
-import json
 import sys
-import traceback
 
 from tunerun import _tunerun
 from tunerun import _reference
@@ -27,19 +25,50 @@ def _teardown_process_group():
         dist.destroy_process_group()
 
 
-def _wrap(func, kind):
-    takes_config = kind != "trainer" or len(inspect.signature(func).parameters) > 0
+def _parameters(ref):
+    """tune.with_parameters' keyword arguments, unpickled once per process."""
+    path = ref.get("parameters")
+    if path is None:
+        return {}
+    if _parameter_cache.get("path") != path:
+        import pickle
+
+        class MainUnpickler(pickle.Unpickler):
+            # The driver's script is this process's module __tunerun_main__.
+            def find_class(self, module, name):
+                if module == "__main__" and _reference.MAIN_ALIAS in sys.modules:
+                    module = _reference.MAIN_ALIAS
+                return super().find_class(module, name)
+
+        with open(path, "rb") as f:
+            _parameter_cache.update(path=path, kwargs=MainUnpickler(f).load())
+    return _parameter_cache["kwargs"]
+
+
+_parameter_cache = {}
+
+
+def _wrap(func, ref):
+    kind = ref["kind"]
+    takes_config = True
+    if kind == "trainer":
+        import inspect
+        takes_config = len(inspect.signature(func).parameters) > 0
 
     def call(config):
         try:
             if kind == "trainer":
                 loop_config = config.get("train_loop_config", {})
                 func(loop_config) if takes_config else func()
+            elif kind == "class":
+                from tunerun.tune.trainable import run_class
+                run_class(func, config, _parameters(ref), ref.get("options", {}))
             else:
-                func(config)
+                func(config, **_parameters(ref))
         except _tunerun.StopTrial:
             raise
         except BaseException:
+            import traceback
             traceback.print_exc()
             raise
         finally:
@@ -55,7 +84,7 @@ def serve(func=None):
     ref = _current
     if func is None:
         func = _reference.resolve(ref)
-    _tunerun.register_trainable(ref["name"], _wrap(func, ref["kind"]))
+    _tunerun.register_trainable(ref["name"], _wrap(func, ref))
     code = _tunerun.run_worker()
     sys.stdout.flush()
     sys.stderr.flush()
@@ -72,7 +101,7 @@ def main(argv):
         print("usage: python3 -m tunerun._worker REFERENCE (started by tunerun, not by hand)",
               file=sys.stderr)
         return 2
-    _current = json.loads(argv[1])
+    _current = _reference.decode(argv[1])
     serve()
 
 

@@ -237,3 +237,44 @@ def test_pbt_exploits_python_trials(storage):
     # The worse trial took the better one's weights (checkpoint) and a mutated lr.
     assert worse.metrics["owner"] == best.trial_id
     assert worse.config["lr"] != 1.0
+
+
+def test_trainable_found_through_a_pth_import_hook(tmp_path):
+    # Ranks start without site (python3 -S): a trainable that only an import
+    # hook from a .pth file finds (as editable installs do) is still found.
+    user_base = tmp_path / "userbase"
+    site_dir = user_base / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" / \
+        "site-packages"
+    site_dir.mkdir(parents=True)
+    (site_dir / "hooked.pth").write_text("import hook_installer; hook_installer.install()\n")
+    hidden = tmp_path / "hidden"
+    hidden.mkdir()
+    (hidden / "hooked_trainables.py").write_text(textwrap.dedent("""
+        from tunerun import train
+        def train_func(config):
+            train.report({"value": config["x"] * 2})
+    """))
+    (site_dir / "hook_installer.py").write_text(textwrap.dedent(f"""
+        import importlib.machinery, sys
+        class Finder:
+            @classmethod
+            def find_spec(cls, name, path=None, target=None):
+                if name == "hooked_trainables":
+                    return importlib.machinery.PathFinder.find_spec(name, [{str(hidden)!r}])
+        def install():
+            sys.meta_path.append(Finder)
+    """))
+    script = tmp_path / "driver.py"
+    script.write_text(textwrap.dedent("""
+        from tunerun import train, tune
+        from hooked_trainables import train_func
+        if __name__ == "__main__":
+            grid = tune.Tuner(train_func, param_space={"x": 21},
+                              run_config=train.RunConfig(name="h", storage_path="runs",
+                                                         verbose=0)).fit()
+            print("VALUE", grid[0].metrics.get("value"), grid.errors)
+    """))
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          cwd=tmp_path, env=dict(os.environ, PYTHONUSERBASE=str(user_base)))
+    assert proc.returncode == 0, proc.stderr
+    assert "VALUE 42 []" in proc.stdout

@@ -7,7 +7,7 @@ import os
 import signal
 import tempfile
 
-from tunerun import train
+from tunerun import train, tune
 
 
 def quadratic(config):
@@ -81,3 +81,63 @@ def pbt_member(config):
                 json.dump({"owner": owner}, f)
             train.report({"score": config["lr"], "owner": owner},
                          checkpoint=train.Checkpoint.from_directory(d))
+
+
+def stepper(config):
+    """config["steps"] steps, a checkpoint each; a restarted run resumes after
+    its checkpoint and reports where it started."""
+    start = 0
+    ckpt = train.get_checkpoint()
+    if ckpt is not None:
+        with open(os.path.join(ckpt.path, "state.json")) as f:
+            start = json.load(f)["step"] + 1
+    for step in range(start, config["steps"]):
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "state.json"), "w") as f:
+                json.dump({"step": step}, f)
+            train.report({"loss": float(config["x"]), "step": step, "resumed_at": start},
+                         checkpoint=train.Checkpoint.from_directory(d))
+
+
+class Table:
+    """A value tune.with_parameters carries to the workers (by pickle)."""
+
+    def __init__(self, rows):
+        self.rows = rows
+
+
+def with_table(config, table, scale=1):
+    train.report({"total": sum(table.rows) * scale + config["x"], "pid": os.getpid()})
+
+
+class Counter(tune.Trainable):
+    """Counts up by config["step"]; checkpoints its count (as a dict when
+    config["as_dict"], else as a file); the first attempt of a trial with
+    config["crash_at"] kills its own process at that iteration."""
+
+    def setup(self, config, offset=0):
+        self.count = offset
+        self.restored_from = None
+        self.step_size = config["step"]
+
+    def step(self):
+        crash_at = self.config.get("crash_at")
+        if self.iteration + 1 == crash_at and train.get_context().get_attempt() == 0:
+            os.kill(os.getpid(), signal.SIGKILL)
+        self.count += self.step_size
+        return {"count": self.count, "restored_from": self.restored_from,
+                "done": self.count >= self.config.get("until", float("inf"))}
+
+    def save_checkpoint(self, checkpoint_dir):
+        if self.config.get("as_dict"):
+            return {"count": self.count}
+        with open(os.path.join(checkpoint_dir, "count.json"), "w") as f:
+            json.dump(self.count, f)
+
+    def load_checkpoint(self, checkpoint):
+        if isinstance(checkpoint, dict):
+            self.count = checkpoint["count"]
+        else:
+            with open(os.path.join(checkpoint, "count.json")) as f:
+                self.count = json.load(f)
+        self.restored_from = self.iteration

@@ -1,47 +1,14 @@
 """Ray Train's train module over tunerun: RunConfig and its parts,
 ScalingConfig, Checkpoint, and the session calls (report, get_checkpoint,
-get_context). tunerun.train.torch holds TorchTrainer and the DDP helpers."""
+get_context). tunerun.train.torch holds TorchTrainer and the DDP helpers.
+Imported lazily (tunerun/_lazy.py): a worker loads only what it uses."""
 
-import os
-from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional
+from tunerun import _lazy
 
-from tunerun.train.checkpoint import Checkpoint
-from tunerun.train.session import StopTrial, TrainContext, get_checkpoint, get_context, report
-
-
-@dataclass
-class CheckpointConfig:
-    num_to_keep: Optional[int] = None  # None: keep all
-    checkpoint_score_attribute: Optional[str] = None  # None: keep the most recent
-    checkpoint_score_order: str = "max"
-
-
-@dataclass
-class FailureConfig:
-    max_failures: int = 0  # restarts of a failed trial from its checkpoint; -1: unlimited
-    fail_fast: bool = False
-
-
-@dataclass
-class RunConfig:
-    name: Optional[str] = None
-    storage_path: Any = "runs"  # Ray: ~/ray_results
-    # {metric: bound} (stop once result >= bound), a tune.Stopper, or a
-    # function (trial_id, result) -> bool
-    stop: Any = None
-    callbacks: Optional[List[Any]] = None  # tune.Callback objects
-    checkpoint_config: CheckpointConfig = field(default_factory=CheckpointConfig)
-    failure_config: FailureConfig = field(default_factory=FailureConfig)
-    verbose: int = 1  # 0 silent, 1 trial starts/ends, 2 every result (Ray's levels differ)
-
-
-@dataclass
-class ScalingConfig:
-    num_workers: int = 1
-    use_gpu: bool = False
-    resources_per_worker: Optional[Dict[str, float]] = None  # {"CPU": 1, "GPU": 1}
-
-
-__all__ = ["Checkpoint", "CheckpointConfig", "FailureConfig", "RunConfig", "ScalingConfig",
-           "StopTrial", "TrainContext", "get_checkpoint", "get_context", "report"]
+_lazy.install(globals(), {
+    **{name: f"tunerun.train.config:{name}" for name in (
+        "CheckpointConfig", "FailureConfig", "RunConfig", "ScalingConfig")},
+    **{name: f"tunerun.train.session:{name}" for name in (
+        "StopTrial", "TrainContext", "get_checkpoint", "get_context", "report")},
+    "Checkpoint": "tunerun.train.checkpoint:Checkpoint",
+})

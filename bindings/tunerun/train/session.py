@@ -2,15 +2,11 @@
 get_context (Ray Train's TrainContext). Outside a worker each raises
 RuntimeError."""
 
-import os
-import shutil
-from typing import Optional
-
 from tunerun import _tunerun
 from tunerun.train.checkpoint import Checkpoint
 
 
-def report(metrics: Optional[dict] = None, *, checkpoint: Optional[Checkpoint] = None, **kwargs):
+def report(metrics=None, *, checkpoint=None, **kwargs):
     """Reports one iteration's metrics (every rank calls it the same number of
     times; rank 0's metrics are kept) and optionally a checkpoint, whose files
     are copied (the directory stays yours) and merged with the other ranks'
@@ -20,12 +16,13 @@ def report(metrics: Optional[dict] = None, *, checkpoint: Optional[Checkpoint] =
     metrics = dict(metrics or {}, **kwargs)
     staged = None
     if checkpoint is not None:
+        import shutil
         staged = _tunerun.make_checkpoint_dir()
         shutil.copytree(checkpoint.path, staged, dirs_exist_ok=True)
     _tunerun.report(metrics, staged)
 
 
-def get_checkpoint() -> Optional[Checkpoint]:
+def get_checkpoint():
     """The checkpoint this run resumes from (after a pause, a failure, a
     restore, or a PBT exploit), or None on a fresh start. Read-only."""
     path = _tunerun.get_checkpoint()

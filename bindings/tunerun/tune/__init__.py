@@ -1,19 +1,23 @@
 """Ray Tune's tune module over tunerun: Tuner, TuneConfig, the search-space
-domains, tune.schedulers, tune.search, ResultGrid."""
+domains, tune.schedulers, tune.search, ResultGrid, Trainable. Imported
+lazily (tunerun/_lazy.py): a worker loads only what its trainable uses."""
 
-from tunerun.tune import schedulers, search
-from tunerun.tune.callback import Callback, Stopper
-from tunerun.tune.result_grid import Result, ResultGrid, TrialError
-from tunerun.tune.search_space import (Domain, choice, grid_search, lograndint, loguniform,
-                                       qlograndint, qloguniform, qrandint, qrandn, quniform,
-                                       randint, randn, uniform)
-from tunerun.tune.tuner import TuneConfig, Tuner, with_resources
-from tunerun.train.session import report, get_checkpoint, get_context
-from tunerun.train.checkpoint import Checkpoint
+from tunerun import _lazy
 
-__all__ = [
-    "Callback", "Checkpoint", "Domain", "Stopper", "Result", "ResultGrid", "TrialError", "TuneConfig", "Tuner",
-    "choice", "get_checkpoint", "get_context", "grid_search", "lograndint", "loguniform",
-    "qlograndint", "qloguniform", "qrandint", "qrandn", "quniform", "randint", "randn",
-    "report", "schedulers", "search", "uniform", "with_resources",
-]
+_DOMAINS = ["Domain", "choice", "grid_search", "lograndint", "loguniform", "qlograndint",
+            "qloguniform", "qrandint", "qrandn", "quniform", "randint", "randn", "sample_from",
+            "uniform"]
+
+_lazy.install(globals(), {
+    **{m: f"tunerun.tune.{m}" for m in ("experiment", "schedulers", "search")},
+    **{name: f"tunerun.tune.search_space:{name}" for name in _DOMAINS},
+    **{name: f"tunerun.tune.callback:{name}" for name in ("Callback", "Stopper")},
+    **{name: f"tunerun.tune.result_grid:{name}" for name in ("Result", "ResultGrid",
+                                                                "TrialError")},
+    **{name: f"tunerun.tune.trainable:{name}" for name in ("Trainable", "with_parameters")},
+    **{name: f"tunerun.tune.tuner:{name}" for name in ("TuneConfig", "Tuner",
+                                                          "with_resources")},
+    **{name: f"tunerun.train.session:{name}" for name in ("report", "get_checkpoint",
+                                                            "get_context")},
+    "Checkpoint": "tunerun.train.checkpoint:Checkpoint",
+})

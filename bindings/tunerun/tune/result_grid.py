@@ -112,3 +112,11 @@ class ResultGrid:
             row.setdefault("trial_id", r.trial_id)
             rows.append(row)
         return pandas.DataFrame(rows)
+
+
+def load(path) -> ResultGrid:
+    """tunerun.load: the results of the experiment in `path`
+    (<storage_path>/<name>), run by tune.Tuner or by the `tunerun` CLI. Ray's
+    ExperimentAnalysis differs: here it is a ResultGrid (get_best_result,
+    get_dataframe, iteration over trials)."""
+    return ResultGrid.from_experiment(path)

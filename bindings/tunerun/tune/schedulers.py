@@ -1,28 +1,93 @@
-"""Trial schedulers, as Ray Tune's tune.schedulers. Each is the C++ scheduler
-of the same name (schedulers/); options left as None take the C++ (= Ray's)
-default. Options are checked when the Tuner is built (ValueError naming it)."""
+"""Trial schedulers, as Ray Tune's tune.schedulers.
 
+Subclass `TrialScheduler` to write one in Python (the C++ controller calls it
+with the GIL held); the others are the C++ schedulers of the same name
+(schedulers/), with options left as None taking the C++ (= Ray's) default,
+checked when the Tuner is built (ValueError naming the option).
+"""
+
+from tunerun.tune._plugin import Plugin
 from tunerun.tune.search_space import _to_data
 
 
-class TrialScheduler:
+class TrialScheduler(Plugin):
+    """Ray Tune's TrialScheduler, for subclasses written in Python.
+
+    Hooks get `tune_controller` (an object whose get_trials() lists the
+    trials: in choose_trial_to_run, those that may run now, PENDING or
+    PAUSED; elsewhere, every trial seen) and `trial`, a
+    tunerun.tune.experiment.Trial (trial_id, status, config, last_result),
+    the same object for the same trial across calls:
+        on_trial_add(tune_controller, trial)
+        on_trial_result(tune_controller, trial, result) -> CONTINUE | PAUSE | STOP
+        on_trial_complete(tune_controller, trial, result)
+        on_trial_error(tune_controller, trial)
+        on_trial_remove(tune_controller, trial)   stopped (STOP, a stopper)
+        choose_trial_to_run(tune_controller) -> a Trial of get_trials(), or None
+        save(checkpoint_path) / restore(checkpoint_path)
+    A PAUSEd trial runs again when choose_trial_to_run picks it. The default
+    choose_trial_to_run takes the first PENDING trial, else the first PAUSED.
+    An exception in a hook ends fit() with it; the experiment stays restorable.
+
+    Where we differ from Ray: save/restore by default pickle the scheduler's
+    attributes (those that pickle: tunerun/tune/_plugin.py); NOOP means CONTINUE.
+    """
+
+    CONTINUE = "CONTINUE"
+    PAUSE = "PAUSE"
+    STOP = "STOP"
+    NOOP = "NOOP"
+
+    def set_search_properties(self, metric, mode, **spec) -> bool:
+        return self._adopt(metric, mode)
+
+    def on_trial_add(self, tune_controller, trial):
+        pass
+
+    def on_trial_error(self, tune_controller, trial):
+        pass
+
+    def on_trial_result(self, tune_controller, trial, result):
+        return TrialScheduler.CONTINUE
+
+    def on_trial_complete(self, tune_controller, trial, result):
+        pass
+
+    def on_trial_remove(self, tune_controller, trial):
+        pass
+
+    def choose_trial_to_run(self, tune_controller):
+        trials = tune_controller.get_trials()
+        for status in ("PENDING", "PAUSED"):
+            for trial in trials:
+                if trial.status == status:
+                    return trial
+        return None
+
+    def debug_string(self) -> str:
+        return f"Using {type(self).__name__} (Python)"
+
+
+class _NativeScheduler(TrialScheduler):
+    """A C++ scheduler chosen by name; the controller runs it without Python."""
     _type = "fifo"
 
     def __init__(self, **options):
+        super().__init__()
         self._options = {k: _to_data(v) for k, v in options.items() if v is not None}
 
     def _spec(self):
         return {"type": self._type, **self._options}
 
 
-class FIFOScheduler(TrialScheduler):
+class FIFOScheduler(_NativeScheduler):
     _type = "fifo"
 
     def __init__(self):
         super().__init__()
 
 
-class AsyncHyperBandScheduler(TrialScheduler):
+class AsyncHyperBandScheduler(_NativeScheduler):
     """Ray's ASHA. `promotion` (not in Ray) pauses trials at rungs instead of stopping."""
     _type = "asha"
 
@@ -38,7 +103,7 @@ class AsyncHyperBandScheduler(TrialScheduler):
 ASHAScheduler = AsyncHyperBandScheduler
 
 
-class HyperBandScheduler(TrialScheduler):
+class HyperBandScheduler(_NativeScheduler):
     _type = "hyperband"
 
     def __init__(self, time_attr="training_iteration", metric=None, mode=None, max_t=81,
@@ -47,7 +112,7 @@ class HyperBandScheduler(TrialScheduler):
                          reduction_factor=reduction_factor, stop_last_trials=stop_last_trials)
 
 
-class MedianStoppingRule(TrialScheduler):
+class MedianStoppingRule(_NativeScheduler):
     _type = "median_stopping_rule"
 
     def __init__(self, time_attr="time_total_s", metric=None, mode=None, grace_period=60.0,
@@ -57,7 +122,7 @@ class MedianStoppingRule(TrialScheduler):
                          min_time_slice=min_time_slice, hard_stop=hard_stop)
 
 
-class PopulationBasedTraining(TrialScheduler):
+class PopulationBasedTraining(_NativeScheduler):
     """Ray's PBT. hyperparam_mutations: domains or lists of values per key;
     custom_explore_fn is not supported from Python."""
     _type = "pbt"

@@ -2,9 +2,12 @@
 
 Each domain is data ({"KIND": [ARGS]}, search/domain_spec.h); the C++ engine
 samples it and checks its bounds (a bad bound is a ValueError naming the
-param_space key when the Tuner is built). Ray's `.sample()` and
-tune.sample_from (a Python function per config) are not supported.
+param_space key when the Tuner is built); `.sample()` draws from the same
+C++ code. tune.sample_from(func) runs func on the driver, called by the
+engine with the GIL held, once per trial.
 """
+
+import random
 
 
 class Domain:
@@ -16,6 +19,24 @@ class Domain:
 
     def _spec(self):
         return {self.kind: self.args}
+
+    def sample(self, config=None, size=1, random_state=None):
+        """As Ray's: one value, or a list of `size`. random_state: None, an int
+        seed or a random.Random."""
+        if self.kind == "grid_search":
+            raise ValueError("grid_search is expanded into one trial per value, not sampled")
+        if random_state is None:
+            seed = random.getrandbits(64)
+        elif isinstance(random_state, random.Random):
+            seed = random_state.getrandbits(64)
+        elif isinstance(random_state, int):
+            seed = random_state % 2**64
+        else:
+            raise ValueError(f"random_state: expected None, an int or a random.Random, "
+                             f"got {random_state!r}")
+        from tunerun import _tunerun
+        values = _tunerun.sample_domain(self._spec(), size, seed)
+        return values[0] if size == 1 else values
 
     def __repr__(self):
         return f"{self.kind}({', '.join(map(repr, self.args))})"
@@ -75,6 +96,46 @@ def choice(categories):
 
 def grid_search(values):
     return Domain("grid_search", *list(values))
+
+
+class _SpecView:
+    """What Ray hands a sample_from function: spec.config (attribute access too)."""
+
+    def __init__(self, config):
+        self.config = _AttrDict(config)
+
+
+class _AttrDict(dict):
+    def __init__(self, values):
+        super().__init__({k: _AttrDict(v) if isinstance(v, dict) else v
+                          for k, v in values.items()})
+
+    def __getattr__(self, key):
+        try:
+            return self[key]
+        except KeyError:
+            raise AttributeError(key) from None
+
+
+class SampleFrom:
+    """tune.sample_from(func): func(spec) with spec.config the trial's config
+    as resolved so far (all plain values and domains; other sample_from keys
+    before this one). It runs on the driver (lambdas are fine)."""
+
+    def __init__(self, func):
+        if not callable(func):
+            raise ValueError(f"sample_from: expected a function, got {func!r}")
+        self.func = func
+
+    def _resolve(self, config):
+        return self.func(_SpecView(config))
+
+    def __repr__(self):
+        return f"sample_from({getattr(self.func, '__qualname__', self.func)!r})"
+
+
+def sample_from(func):
+    return SampleFrom(func)
 
 
 def _to_data(value):

@@ -7,8 +7,8 @@ Differences from Ray, each deliberate:
   naming the key, before anything runs.
 - Results live in <storage_path>/<name>/experiment.db (SQLite); storage_path
   defaults to "runs", not ~/ray_results.
-- Class trainables (tune.Trainable subclasses) and with_parameters are not
-  supported; a function's return value is not a result (report instead).
+- A function's return value is not a result (report instead); class
+  trainables checkpoint by CheckpointConfig only (tunerun/tune/trainable.py).
 """
 
 import os
@@ -19,6 +19,7 @@ from typing import Any, Optional
 
 from tunerun import _reference, _tunerun
 from tunerun.tune.result_grid import ResultGrid
+from tunerun.tune.trainable import Trainable, _WithParameters
 
 
 @dataclass
@@ -47,17 +48,28 @@ def with_resources(trainable, resources):
 
 
 def _trainable_spec(trainable):
-    """(reference, trainable spec, extra param space, display name) of what Tuner was given."""
-    resources = {}
-    if isinstance(trainable, _WithResources):
-        resources = trainable.resources
+    """(reference, trainable spec, extra param space, display name, with_parameters'
+    pickled kwargs or None) of what Tuner was given."""
+    resources, payload = {}, None
+    while isinstance(trainable, (_WithResources, _WithParameters)):
+        if isinstance(trainable, _WithResources):
+            resources = trainable.resources
+        else:
+            payload = trainable.payload
         trainable = trainable.trainable
     if hasattr(trainable, "_tunerun_trainer"):
-        return trainable._tunerun_trainer()
-    ref = _reference.make_reference(trainable, "function")
+        if payload is not None:
+            raise ValueError("with_parameters: wraps a function or a tune.Trainable class, not "
+                             "a trainer (give the trainer's train_loop_config instead)")
+        return (*trainable._tunerun_trainer(), None)
+    is_class = isinstance(trainable, type)
+    if is_class and not issubclass(trainable, Trainable):
+        raise ValueError(f"the trainable {trainable.__qualname__} is a class but not a "
+                         "tune.Trainable")
+    ref = _reference.make_reference(trainable, "class" if is_class else "function")
     spec = {"num_workers": 1, "cpus_per_worker": resources.get("cpu", 1),
             "gpus_per_worker": int(resources.get("gpu", 0))}
-    return ref, spec, {}, trainable.__qualname__
+    return ref, spec, {}, trainable.__qualname__, payload
 
 
 def _merge(base, over):
@@ -75,13 +87,20 @@ class Tuner:
         self._run_config = run_config or RunConfig()
         self._resume = _resume or {}
         self._trainable = trainable
-        ref, trainable_spec, base_space, display = _trainable_spec(trainable)
+        ref, trainable_spec, base_space, display, self._parameters = _trainable_spec(trainable)
         if param_space is not None and not isinstance(param_space, dict):
             raise ValueError(f"param_space must be a dict, got {type(param_space).__name__}")
         self._param_space = _merge(base_space, param_space or {})
         self._name = self._run_config.name or f"{display}_{time.strftime('%Y-%m-%d_%H-%M-%S')}"
         trainable_spec["name"] = f"{ref['module']}.{ref['qualname']}"
         ref["name"] = trainable_spec["name"]
+        if ref["kind"] == "class":
+            ckpt, stop = self._run_config.checkpoint_config, self._run_config.stop
+            ref["options"] = {
+                "checkpoint_frequency": ckpt.checkpoint_frequency,
+                "checkpoint_at_end": ckpt.checkpoint_at_end is not False,
+                "max_iteration": stop.get("training_iteration") if isinstance(stop, dict)
+                else None}
         self._ref = ref
         self._spec = self._make_spec(trainable_spec)
         if not _tunerun.is_worker():
@@ -122,10 +141,22 @@ class Tuner:
             "param_space": self._param_space,
             "stop": stop,
         }
-        if tc.search_alg is not None:
+        from tunerun.tune import _adapters, schedulers, search
+        if isinstance(tc.search_alg, search._NativeSearcher):
             spec["search"] = tc.search_alg._spec()
-        if tc.scheduler is not None:
+        elif isinstance(tc.search_alg, search.Searcher):
+            spec["custom_searcher"] = _adapters.SearcherAdapter(tc.search_alg, self._param_space,
+                                                                tc.num_samples)
+        elif tc.search_alg is not None:
+            raise ValueError(f"TuneConfig.search_alg: {tc.search_alg!r} is not a "
+                             "tune.search.Searcher")
+        if isinstance(tc.scheduler, schedulers._NativeScheduler):
             spec["scheduler"] = tc.scheduler._spec()
+        elif isinstance(tc.scheduler, schedulers.TrialScheduler):
+            spec["custom_scheduler"] = _adapters.SchedulerAdapter(tc.scheduler)
+        elif tc.scheduler is not None:
+            raise ValueError(f"TuneConfig.scheduler: {tc.scheduler!r} is not a "
+                             "tune.schedulers.TrialScheduler")
         return spec
 
     def fit(self) -> ResultGrid:
@@ -138,7 +169,15 @@ class Tuner:
         from tunerun import _worker
         if _worker.is_serving():
             _worker.serve()
-        argv = [sys.executable, "-m", "tunerun._worker", _reference.encode(self._ref)]
+        if self._parameters is not None:
+            # Beside the experiment, for the workers (rewritten on a restore).
+            directory = os.path.join(self._spec["storage_path"], self._name)
+            os.makedirs(directory, exist_ok=True)
+            self._ref["parameters"] = os.path.abspath(
+                os.path.join(directory, "with_parameters.pkl"))
+            with open(self._ref["parameters"], "wb") as f:
+                f.write(self._parameters)
+        argv = _reference.worker_argv(self._ref)
         path, interrupted = _tunerun.fit(self._spec, argv, list(self._run_config.callbacks or []),
                                          verbosity=self._run_config.verbose,
                                          resume=bool(self._resume),

@@ -1,0 +1,41 @@
+"""train.RunConfig and its parts, and ScalingConfig, as Ray's."""
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional
+
+
+@dataclass
+class CheckpointConfig:
+    num_to_keep: Optional[int] = None  # None: keep all
+    checkpoint_score_attribute: Optional[str] = None  # None: keep the most recent
+    checkpoint_score_order: str = "max"
+    # Class trainables only (tune.Trainable), as Ray: checkpoint every N
+    # iterations (0: never) and at the end (None: yes).
+    checkpoint_frequency: int = 0
+    checkpoint_at_end: Optional[bool] = None
+
+
+@dataclass
+class FailureConfig:
+    max_failures: int = 0  # restarts of a failed trial from its checkpoint; -1: unlimited
+    fail_fast: bool = False
+
+
+@dataclass
+class RunConfig:
+    name: Optional[str] = None
+    storage_path: Any = "runs"  # Ray: ~/ray_results
+    # {metric: bound} (stop once result >= bound), a tune.Stopper, or a
+    # function (trial_id, result) -> bool
+    stop: Any = None
+    callbacks: Optional[List[Any]] = None  # tune.Callback objects
+    checkpoint_config: CheckpointConfig = field(default_factory=CheckpointConfig)
+    failure_config: FailureConfig = field(default_factory=FailureConfig)
+    verbose: int = 1  # 0 silent, 1 trial starts/ends, 2 every result (Ray's levels differ)
+
+
+@dataclass
+class ScalingConfig:
+    num_workers: int = 1
+    use_gpu: bool = False
+    resources_per_worker: Optional[Dict[str, float]] = None  # {"CPU": 1, "GPU": 1}
