@@ -8,7 +8,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <vector>
 
 #include "core/errors.h"
 
@@ -83,10 +82,15 @@ void stage_checkpoint(const fs::path& source, const fs::path& staging) {
       throw Error(fmt::format("checkpoint {} is not a directory", source.string()));
     }
     fs::create_directories(staging);
-    std::vector<fs::path> staged;
     for (const auto& entry : fs::directory_iterator(source)) {
       const fs::path target = staging / entry.path().filename();
-      staged.push_back(target);
+      // Synced while still this rank's own: once in staging, another rank
+      // may replace an entry of the same name.
+      if (entry.is_directory()) {
+        fsync_tree(entry.path());
+      } else {
+        fsync_path(entry.path());
+      }
       if (fs::exists(target)) fs::remove_all(target);
       std::error_code ec;
       fs::rename(entry.path(), target, ec);
@@ -98,13 +102,6 @@ void stage_checkpoint(const fs::path& source, const fs::path& staging) {
       }
     }
     fs::remove_all(source);
-    for (const fs::path& target : staged) {
-      if (fs::is_directory(target)) {
-        fsync_tree(target);
-      } else {
-        fsync_path(target);
-      }
-    }
     fsync_path(staging);
   } catch (const fs::filesystem_error& e) {
     throw Error(fmt::format("cannot stage checkpoint {}: {}", source.string(), e.what()));

@@ -99,12 +99,13 @@ class TrialController::Impl {
     channel_.emplace(zmq_, fmt::format("tcp://{}:*", options_.control_address), keys);
     // A command trainable starts its command per trial anyway, and GPUs are
     // bound to a rank's environment at spawn: neither gains from reuse.
-    const bool reuse = spec_.reuse_workers && spec_.trainable.command.empty() &&
-                       spec_.trainable.gpus_per_worker == 0 &&
-                       options_.launcher->keeps_idle_groups();
-    groups_.emplace(
-        *options_.launcher,
-        WorkerGroupOptions{.reuse = reuse, .heartbeat_timeout_s = spec_.heartbeat_timeout_s});
+    const bool reusable = spec_.trainable.command.empty() && spec_.trainable.gpus_per_worker == 0 &&
+                          options_.launcher->keeps_idle_groups();
+    const bool reuse = reusable && spec_.reuse_workers;
+    groups_.emplace(*options_.launcher,
+                    WorkerGroupOptions{.reuse = reuse,
+                                       .keep_paused = reusable,
+                                       .heartbeat_timeout_s = spec_.heartbeat_timeout_s});
     WorkerLaunchContext launch{
         options_.worker_argv,
         inherited_environment(pool_->has_gpus(), spec_.trainable.threads_per_worker > 0),
@@ -112,7 +113,7 @@ class TrialController::Impl {
         keys.controller.public_key,
         keys.workers_file.string(),
         pool_->has_gpus(),
-        reuse};
+        reusable};
     runs_.emplace(TrialRuns::Parts{spec_, options_, *store_, *pool_, plugins_, *groups_, *channel_,
                                    log_, std::move(launch)});
     if (options_.resume) {

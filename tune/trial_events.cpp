@@ -38,11 +38,15 @@ void TrialRuns::on_message(const std::string& routing_id, const Peer* peer,
   }
   if (std::get_if<protocol::Done>(&message)) {
     group.ranks.at(peer->rank).done = true;
-    // Reused ranks stay alive after DONE: the trial ends now, without their exits.
+    // Ranks that can be kept stay alive after DONE, waiting for a START:
+    // the trial ends now, without their exits; its group is kept (reuse, or
+    // for this trial's resume after a pause) or killed.
     const bool ending_well = trial.phase == TrialPhase::kRunning ||
                              trial.phase == TrialPhase::kStopping ||
                              trial.phase == TrialPhase::kPausing;
-    if (groups_.reuses() && group.all_done() && ending_well) return conclude(trial, true);
+    if (groups_.ranks_wait_after_done() && group.all_done() && ending_well) {
+      return conclude(trial, groups_.can_keep(trial.phase == TrialPhase::kPausing));
+    }
     return maybe_conclude(trial);
   }
   if (auto* error = std::get_if<protocol::ErrorMsg>(&message)) {

@@ -204,7 +204,7 @@ void TrialRuns::launch(Trial& trial) {
   if (log_.enabled(1)) {
     log_.log(1, "{} RUNNING {}{}{}", trial.id, trial.config.dump(),
              resuming ? fmt::format(" from checkpoint {}", trial.checkpoints.latest) : "",
-             reused ? " (reusing a finished trial's ranks)" : "");
+             reused ? " (on live idle ranks)" : "");
   }
   for (auto& cb : options_.callbacks) cb->on_trial_start(trial.id, trial.config);
 }

@@ -1,5 +1,6 @@
 #include "tune/worker_groups.h"
 
+#include <algorithm>
 #include <csignal>
 
 namespace tune {
@@ -19,7 +20,7 @@ WorkerGroups::~WorkerGroups() {
 bool WorkerGroups::start(const std::string& trial_id, int attempt, int master_port,
                          std::vector<std::vector<std::string>> gpus, const GroupLaunch& launch) {
   Group group;
-  const bool reused = options_.reuse && adopt_idle(group);
+  const bool reused = adopt_idle(group, trial_id);
   if (!reused) {
     group.processes = launcher_.launch(launch);
     group.ranks.resize(launch.ranks.size());
@@ -35,12 +36,17 @@ bool WorkerGroups::start(const std::string& trial_id, int attempt, int master_po
   return reused;
 }
 
-// Takes the newest idle group that is still whole; groups idle too long or
-// with a rank gone are killed on the way.
-bool WorkerGroups::adopt_idle(Group& group) {
-  while (!idle_.empty()) {
-    Idle idle = std::move(idle_.back());
-    idle_.pop_back();
+// Takes the idle group kept for `trial_id`, else with reuse the newest
+// idle one, if it is still whole; groups idle too long or with a rank gone
+// are killed on the way.
+bool WorkerGroups::adopt_idle(Group& group, const std::string& trial_id) {
+  while (true) {
+    auto it = std::find_if(idle_.rbegin(), idle_.rend(),
+                           [&](const Idle& idle) { return idle.kept_for == trial_id; });
+    if (it == idle_.rend() && options_.reuse) it = idle_.rbegin();
+    if (it == idle_.rend()) return false;
+    Idle idle = std::move(*it);
+    idle_.erase(std::next(it).base());
     const bool fresh = Clock::now() - idle.since < options_.idle_limit;
     if (fresh && idle.group.processes->reap().empty()) {
       group = std::move(idle.group);
@@ -48,7 +54,6 @@ bool WorkerGroups::adopt_idle(Group& group) {
     }
     idle.group.processes->kill_and_wait();
   }
-  return false;
 }
 
 Group* WorkerGroups::find(const std::string& trial_id) {
@@ -90,10 +95,14 @@ Group WorkerGroups::release(const std::string& trial_id, bool keep) {
   group.settle_deadline.reset();
   group.kill_deadline.reset();
   if (keep) {
-    Idle idle{Group{}, Clock::now()};
+    Idle idle{Group{}, Clock::now(), options_.reuse ? "" : trial_id};
     idle.group.processes = std::move(group.processes);
     idle.group.ranks = group.ranks;
     idle_.push_back(std::move(idle));
+    if (idle_.size() > options_.max_idle) {
+      idle_.front().group.processes->kill_and_wait();
+      idle_.erase(idle_.begin());
+    }
   } else {
     // Whatever the ranks started (a command trainable's children) goes too.
     group.processes->signal(SIGKILL);

@@ -59,8 +59,12 @@ struct GroupEvent {
 };
 
 struct WorkerGroupOptions {
-  bool reuse = false;               // reuse_workers: keep groups whose ranks all said DONE
-  double heartbeat_timeout_s = 30;  // a rank silent this long is reported
+  bool reuse = false;  // reuse_workers: keep groups whose ranks all said DONE, for any trial
+  // Keep a pausing trial's group (every rank said DONE) for that trial's
+  // resume: a PBT exploit or HyperBand promotion then costs no process start.
+  bool keep_paused = false;
+  size_t max_idle = 8;                         // idle groups kept at most; the oldest go first
+  double heartbeat_timeout_s = 30;             // a rank silent this long is reported
   std::chrono::milliseconds settle_time{500};  // for DONE or ERROR still in flight after exits
   std::chrono::seconds kill_grace{3};          // between terminate()'s SIGTERM and SIGKILL
   std::chrono::seconds idle_limit{30};         // idle groups older than this are not reused
@@ -72,14 +76,20 @@ class WorkerGroups {
       : launcher_(launcher), options_(options) {}
   ~WorkerGroups();
 
-  // Gives trial `trial_id` a group: a live idle one of the same size when
-  // reuse is on (returns true: its ranks are connected and wait for START),
-  // else one launched from `launch` (returns false). Throws what the
-  // launcher throws.
+  // Gives trial `trial_id` a group: a live idle one kept for it (its pause),
+  // or with reuse on any idle one (returns true: its ranks are connected and
+  // wait for START), else one launched from `launch` (returns false).
+  // Throws what the launcher throws.
   bool start(const std::string& trial_id, int attempt, int master_port,
              std::vector<std::vector<std::string>> gpus, const GroupLaunch& launch);
 
   bool reuses() const { return options_.reuse; }
+  // Whether ranks wait for another START after DONE instead of exiting (the
+  // worker's reuse flag): true when groups may be kept.
+  bool ranks_wait_after_done() const { return options_.reuse || options_.keep_paused; }
+  // Whether a group whose ranks all said DONE can be kept for `pausing`'s
+  // resume (keep_paused), or for any trial (reuse).
+  bool can_keep(bool pausing) const { return options_.reuse || (options_.keep_paused && pausing); }
   // Whether the launcher has room for a group of `per_rank` now.
   bool can_place(const Resources& per_rank) const { return launcher_.can_place(per_rank); }
 
@@ -94,7 +104,8 @@ class WorkerGroups {
   // Starts the settle time of a group whose ranks all exited.
   void settle(const std::string& trial_id);
   // Ends the trial's group, returning it: with `keep`, its ranks (every one
-  // said DONE) wait idle for the next trial; else they are killed.
+  // said DONE) wait idle for the next trial (with reuse) or for this trial's
+  // resume; else they are killed.
   Group release(const std::string& trial_id, bool keep);
 
   // (fd, trial id) pairs to poll: readable when a rank of the trial exited.
@@ -113,8 +124,9 @@ class WorkerGroups {
   struct Idle {
     Group group;
     Clock::time_point since;
+    std::string kept_for;  // the paused trial it waits for; empty: any trial (reuse)
   };
-  bool adopt_idle(Group& group);
+  bool adopt_idle(Group& group, const std::string& trial_id);
 
   Launcher& launcher_;
   WorkerGroupOptions options_;
