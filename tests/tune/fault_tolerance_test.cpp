@@ -99,6 +99,19 @@ TEST_CASE("a rank killed mid-trial restarts from its checkpoint within max_failu
   check_contiguous(store, trial.trial_id, 8);
 }
 
+TEST_CASE("a rank that exits cleanly without DONE fails its trial, which restarts") {
+  test::ScratchDir dir;
+  ExperimentSpec spec = curve_spec(dir, "vanish");
+  spec.param_space.set("vanish_at", 5);
+  spec.max_failures = 1;
+  ExperimentSummary summary = run(spec);
+  CHECK(summary.num_terminated == 1);
+  auto store = storage::ExperimentStore::open_read_only(spec.experiment_dir());
+  auto trial = store.trials().at(0);
+  CHECK(trial.num_failures == 1);
+  check_contiguous(store, trial.trial_id, 8);
+}
+
 TEST_CASE("without retries the same crash ends the trial in ERROR") {
   test::ScratchDir dir;
   ExperimentSpec spec = curve_spec(dir, "crash_error");
