@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "core/errors.h"
+#include "train/node_ranks.h"
 #include "train/worker_env.h"
 
 extern char** environ;
@@ -445,6 +446,7 @@ std::unique_ptr<LaunchedGroup> SlurmLauncher::launch(const GroupLaunch& launch) 
   set_variable(spawn.env, "SLURM_HOSTFILE", hosts_file.string());
   set_variable(spawn.env, train::kEnvParentPid, "0");  // the tasks' parent is a slurmstepd
   set_variable(spawn.env, "MASTER_ADDR", hosts.front());
+  set_variable(spawn.env, train::kEnvRankHosts, fmt::format("{}", fmt::join(hosts, ",")));
   spawn.log_file = log_dir / "srun.log";
   spawn.working_dir = launch.working_dir;
   ChildProcess srun = ChildProcess::spawn(spawn);

@@ -5,6 +5,7 @@
 // root, no namespaces, Slurm not installed) the cases say why and pass.
 // Everything is checked through the experiment database.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 #include <signal.h>
 
 #include <algorithm>
@@ -47,6 +48,32 @@ TEST_CASE("on Slurm, the ranks of a 2-rank trial run on two hosts and every tria
   }
   for (const auto& [trial, on] : hosts) CHECK(on == std::set<std::string>{"n1", "n2"});
   CHECK(steps.size() == 2);  // one job step per trial, both ranks in it
+}
+
+TEST_CASE("on Slurm, ranks spread over two nodes learn their local and node ranks") {
+  LocalCluster cluster;
+  if (cluster.skipped()) return;
+  test::ScratchDir dir;
+  // Each rank writes what torchrun's variables say of it.
+  dir.write("ranks.sh",
+            "echo $RANK $LOCAL_RANK $LOCAL_WORLD_SIZE $GROUP_RANK $(hostname) "
+            ">\"$TUNERUN_TRIAL_DIR/rank_$RANK.env\"\n"
+            "echo '@tunerun {\"x\": 1}'\n");
+  dir.write("ranks.toml",
+            "name = \"ranks\"\n[trainable]\ncommand = [\"sh\", \"ranks.sh\"]\n"
+            "num_workers = 2\ncpus_per_worker = 2\n");
+  auto run = cluster.tunerun_in_allocation("run ranks.toml --storage-path runs", dir.path());
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  auto read = [&](int rank) {
+    std::ifstream in(dir.path() / fmt::format("runs/ranks/trials/ranks_00000/rank_{}.env", rank));
+    std::string line;
+    std::getline(in, line);
+    return line;
+  };
+  // RANK LOCAL_RANK LOCAL_WORLD_SIZE GROUP_RANK host: alone on its node, each.
+  CHECK(read(0) == "0 0 1 0 n1");
+  CHECK(read(1) == "1 0 1 1 n2");
 }
 
 TEST_CASE("on Slurm, 1-rank trials fill both nodes' CPUs: four run at once") {
