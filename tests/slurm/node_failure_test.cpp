@@ -51,7 +51,12 @@ TEST_CASE("on Slurm, a trial whose node dies restarts from its checkpoint on the
   std::string victim;
   REQUIRE(test::eventually(
       [&] {
-        if (!std::filesystem::exists(db)) return false;
+        // The controller may still be creating the schema.
+        if (!std::filesystem::exists(db) ||
+            test::query(db, "SELECT count(*) FROM sqlite_master WHERE name = 'placements'")[0][0] ==
+                "0") {
+          return false;
+        }
         auto rows = test::query(db, R"(
             SELECT p.trial_id FROM placements p
             WHERE p.host = 'n2' AND (SELECT count(*) FROM results r
