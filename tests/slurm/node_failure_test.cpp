@@ -36,10 +36,12 @@ TEST_CASE("on Slurm, a trial whose node dies restarts from its checkpoint on the
   LocalCluster cluster;
   if (cluster.skipped()) return;
   test::ScratchDir dir;
-  // Each trial takes a whole node; max_failures lets the victim retry.
+  // Each trial takes a whole node; max_failures lets the victim retry. The
+  // first trial (on n1) outlasts the failure's detection: meanwhile only the
+  // dead n2 is free, and a retry placed there would fail again and again.
   dir.write("crash.toml",
             test::sweep("crash", "cpus_per_worker = 2\n",
-                        "speed = { grid_search = [0.1, 0.2] }\niterations = 40\nsleep_s = 0.2\n"
+                        "speed = 0.1\niterations = 40\nsleep_s = { grid_search = [0.8, 0.2] }\n"
                         "checkpoint_every = 1\n\n[failure]\nmax_failures = 2\n\n"
                         // The controller's address from the bridge the nodes hang on.
                         "[cluster]\nlauncher = \"slurm\"\ncontrol_interface = \"trslurm0\"\n"));
