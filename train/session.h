@@ -15,7 +15,7 @@ namespace train {
 struct Context {
   int world_rank = 0;
   int world_size = 1;
-  int local_rank = 0;  // all ranks of a trial run on this machine for now
+  int local_rank = 0;  // among the trial's ranks on this host (a Slurm step may span hosts)
   int local_world_size = 1;
   std::string trial_id;
   std::string trial_name;  // equal to trial_id: names are deterministic already

@@ -18,6 +18,7 @@
 #include "core/protocol.h"
 #include "storage/checkpoint_layout.h"
 #include "train/external_command.h"
+#include "train/node_ranks.h"
 #include "train/plugin.h"
 #include "train/session.h"
 #include "train/trainable.h"
@@ -133,9 +134,20 @@ std::string slurm_step() {
   return job != nullptr && step != nullptr ? fmt::format("{}.{}", job, step) : "";
 }
 
+// Where this rank runs among its group's hosts (one host unless the
+// launcher spread the group: kEnvRankHosts).
+NodeRanks placement(const WorkerEnv& env) {
+  const char* hosts = std::getenv(kEnvRankHosts);
+  return node_ranks(hosts != nullptr ? hosts : "", env.rank, env.world_size);
+}
+
 void set_torchrun_like_env(const WorkerEnv& env) {
-  setenv("LOCAL_RANK", std::to_string(env.rank).c_str(), 1);
-  setenv("LOCAL_WORLD_SIZE", std::to_string(env.world_size).c_str(), 1);
+  const NodeRanks placed = placement(env);
+  // RANK too: a Slurm step's tasks share one environment (SLURM_PROCID tells them apart).
+  setenv("RANK", std::to_string(env.rank).c_str(), 1);
+  setenv("LOCAL_RANK", std::to_string(placed.local_rank).c_str(), 1);
+  setenv("LOCAL_WORLD_SIZE", std::to_string(placed.local_world_size).c_str(), 1);
+  setenv("GROUP_RANK", std::to_string(placed.node_rank).c_str(), 1);
 }
 
 // Receives the decision on report `s.iteration`; throws StopTrial unless it
@@ -220,10 +232,11 @@ int64_t run_trial(zmq::socket_t& socket, const WorkerEnv& env, proto::Start star
   }
   Session session;
   session.socket = &socket;
+  const NodeRanks placed = placement(env);
   session.context = Context{.world_rank = env.rank,
                             .world_size = start.world_size,
-                            .local_rank = env.rank,
-                            .local_world_size = start.world_size,
+                            .local_rank = placed.local_rank,
+                            .local_world_size = placed.local_world_size,
                             .trial_id = env.trial_id,
                             .trial_name = env.trial_id,
                             .trial_dir = start.trial_dir,
@@ -307,6 +320,7 @@ int run_worker() {
   WorkerEnv env;
   try {
     env = WorkerEnv::from_environment();
+    set_torchrun_like_env(env);
   } catch (const std::exception& e) {
     fmt::print(stderr, "tunerun worker: {}\n", e.what());
     return 1;
@@ -315,7 +329,6 @@ int run_worker() {
   // parent_pid 0); if it is already gone, do not start at all.
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (env.parent_pid != 0 && getppid() != env.parent_pid) return 1;
-  set_torchrun_like_env(env);
   const char* reuse_env = std::getenv(kEnvReuse);
   const bool reuse = reuse_env != nullptr && std::string_view(reuse_env) == "1";
 

@@ -72,6 +72,8 @@ class TrialController::Impl {
         if (log_.frame_due()) log_.update(runs_->snapshot(log_.elapsed_s()));
         poll_once();
         log_refusals();
+        for (const auto& notice : options_.launcher->take_notices()) log_.log(0, "{}", notice);
+        record_nodes();
         handle_timers(Clock::now());
       }
       return finish();
@@ -86,6 +88,7 @@ class TrialController::Impl {
     const auto dir = spec_.experiment_dir();
     std::filesystem::create_directories(dir);
     lock_.emplace(dir);
+    options_.launcher->check_storage(dir);
     store_.emplace(storage::ExperimentStore::open(dir));
     if (!options_.resume) {
       const Json stored_spec = {{"sweep", spec_.source},
@@ -129,6 +132,7 @@ class TrialController::Impl {
   ExperimentSummary finish() {
     groups_->discard_idle();
     log_refusals();
+    record_nodes();
     runs_->save_state(true);
     const bool interrupted = runs_->interrupted();
     store_->set_experiment_status(interrupted ? "INTERRUPTED" : "FINISHED");
@@ -230,6 +234,14 @@ class TrialController::Impl {
     }
   }
 
+  // The launcher's nodes (CPUs in use, health) for `tunerun status`, when they changed.
+  void record_nodes() {
+    Json nodes = options_.launcher->describe_nodes();
+    if (nodes.is_null() || nodes == recorded_nodes_) return;
+    store_->put_state("nodes", nodes);
+    recorded_nodes_ = std::move(nodes);
+  }
+
   void on_signal() {
     if (!runs_->interrupted()) {
       log_.log(0,
@@ -258,6 +270,7 @@ class TrialController::Impl {
   int64_t rejected_ = 0;
   int64_t refused_ = 0;
   std::set<std::string> refusal_reasons_;
+  Json recorded_nodes_;  // what record_nodes() last stored
 };
 
 TrialController::TrialController(ExperimentSpec spec, ControllerOptions options)

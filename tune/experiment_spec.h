@@ -29,6 +29,14 @@ struct TrainableSpec : Resources {
   std::filesystem::path working_dir;  // workers start here; empty: the controller's
 };
 
+// Where the ranks run ([cluster] in a sweep file); the CLI's --launcher and
+// --control-address override it.
+struct ClusterSpec {
+  std::string launcher = "auto";  // local | slurm | auto: slurm when SLURM_JOB_ID is set
+  std::string control_address;    // the IPv4 address ranks reach the controller at
+  std::string control_interface;  // or the interface whose IPv4 address that is
+};
+
 struct ExperimentSpec {
   std::string name;                             // names the directory and the trials
   std::filesystem::path storage_path = "runs";  // experiment dir is storage_path / name
@@ -50,6 +58,7 @@ struct ExperimentSpec {
   std::string checkpoint_score_attribute;    // rank kept checkpoints by this metric; "": recency
   Mode checkpoint_score_order = Mode::kMax;  // which scores are better (Ray: "max")
 
+  ClusterSpec cluster;
   TrainableSpec trainable;
   ParamSpace param_space;
   std::string search_algorithm = "random";

@@ -94,6 +94,13 @@ Json experiment_spec_to_json(const ExperimentSpec& spec) {
   const double cpus = spec.total_cpus > 0
                           ? spec.total_cpus
                           : static_cast<double>(std::thread::hardware_concurrency());
+  Json cluster = {{"launcher", spec.cluster.launcher}};
+  if (!spec.cluster.control_address.empty()) {
+    cluster["control_address"] = spec.cluster.control_address;
+  }
+  if (!spec.cluster.control_interface.empty()) {
+    cluster["control_interface"] = spec.cluster.control_interface;
+  }
   return {{"name", spec.name},
           {"storage_path", spec.storage_path.string()},
           {"metric", spec.metric},
@@ -118,7 +125,8 @@ Json experiment_spec_to_json(const ExperimentSpec& spec) {
           {"checkpoint",
            {{"num_to_keep", spec.num_to_keep},
             {"checkpoint_score_attribute", spec.checkpoint_score_attribute},
-            {"checkpoint_score_order", to_string(spec.checkpoint_score_order)}}}};
+            {"checkpoint_score_order", to_string(spec.checkpoint_score_order)}}},
+          {"cluster", cluster}};
 }
 
 std::string json_to_toml(const Json& object) {

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "core/config.h"
 #include "tune/process.h"
 #include "tune/resources.h"
 
@@ -83,6 +84,17 @@ class Launcher {
   // Whether a finished group may stay alive, idle, for the next trial
   // (reuse_workers): true where idle ranks hold nothing another trial needs.
   virtual bool keeps_idle_groups() const { return true; }
+  // What the launcher learnt that the run log should say (a node failed),
+  // since the last call.
+  virtual std::vector<std::string> take_notices() { return {}; }
+  // Checks, before anything is written there, that every rank it may start
+  // sees `experiment_dir` as the controller does (checkpoints are written by
+  // ranks, read by the controller). Throws StorageError naming where not.
+  virtual void check_storage(const std::filesystem::path& experiment_dir) {}
+  // The nodes ranks run on now, for `tunerun status`: a JSON array of
+  // {name, cpus, cpus_used, gpus, gpus_used, health, failures}. Null: this
+  // machine alone (the resource pool says it all).
+  virtual Json describe_nodes() const { return nullptr; }
 };
 
 }  // namespace tune

@@ -5,21 +5,25 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
-#include <numeric>
+#include <random>
 #include <thread>
 #include <utility>
 
 #include "core/errors.h"
+#include "train/node_ranks.h"
 #include "train/worker_env.h"
+
+extern char** environ;
 
 namespace tune {
 namespace {
+
+using Clock = std::chrono::steady_clock;
 
 constexpr auto kCancelWait = std::chrono::seconds(10);  // for srun to kill its step and exit
 
@@ -74,19 +78,163 @@ void set_variable(std::vector<std::string>& env, const std::string& name,
   std::erase_if(env, [&](const std::string& var) { return var.starts_with(name + "="); });
   env.push_back(name + "=" + value);
 }
+// One line per node from sinfo: "NAME STATE". Empty when sinfo fails (the
+// states are then left as they were).
+std::vector<std::pair<std::string, std::string>> read_node_states(
+    const std::vector<SlurmNode>& nodes) {
+  std::string names;
+  for (const auto& node : nodes) names += (names.empty() ? "" : ",") + node.name;
+  FILE* pipe = popen(fmt::format("sinfo -h -N -n '{}' -o '%N %t' 2>/dev/null", names).c_str(), "r");
+  if (pipe == nullptr) return {};
+  std::vector<std::pair<std::string, std::string>> states;
+  char line[256];
+  while (std::fgets(line, sizeof line, pipe) != nullptr) {
+    char name[128], state[64];
+    if (std::sscanf(line, "%127s %63s", name, state) == 2) states.emplace_back(name, state);
+  }
+  if (pclose(pipe) != 0) return {};
+  return states;
+}
+
+std::vector<std::string> environment() {
+  std::vector<std::string> env;
+  for (char** var = environ; *var != nullptr; ++var) env.emplace_back(*var);
+  return env;
+}
+
+// Waits for `child` at most `limit`; kills it past that. True when it exited 0.
+bool wait_ok(ChildProcess& child, std::chrono::seconds limit) {
+  const auto deadline = Clock::now() + limit;
+  while (!child.try_reap()) {
+    if (Clock::now() > deadline) {
+      ::kill(child.pid(), SIGKILL);
+      while (!child.try_reap()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      return false;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return child.exit_status()->ok();
+}
+
+}  // namespace
+
+namespace detail {
+
+// The allocation and what the launcher learns of its nodes, shared with the
+// live groups (which free their CPUs, and report a step that ended badly).
+struct SlurmState {
+  struct Probe {
+    int node;
+    ChildProcess srun;
+    Clock::time_point deadline;
+  };
+
+  SlurmAllocation allocation;
+  std::string srun = find_program("srun");
+  std::vector<Probe> probes;
+  std::vector<std::string> notices;  // for the run log
+  Clock::time_point next_poll{};     // of Slurm's node states
+  Clock::time_point last_poll{};
+
+  void note(std::string line) {
+    if (!line.empty()) notices.push_back(std::move(line));
+  }
+
+  std::vector<std::string> srun_argv(std::vector<std::string> args) const {
+    std::vector<std::string> argv{srun, "--jobid=" + allocation.job_id, "--quiet"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return argv;
+  }
+
+  void suspect(const std::vector<int>& nodes) {
+    for (int node : nodes) note(suspect_node(allocation.nodes[node]));
+    next_poll = Clock::now();
+  }
+
+  // A step that ended well may still have lost a node: srun inside a
+  // --no-kill allocation exits 0 when Slurm declares a node of its step
+  // failed. Slurm's states are read again soon (at most once a second).
+  void step_ended(const std::vector<int>& nodes) {
+    for (int node : nodes) allocation.nodes[node].step_ended = true;
+    next_poll = std::min(next_poll, last_poll + kRecheckPeriod);
+  }
+
+  void poll_slurm() {
+    last_poll = Clock::now();
+    next_poll = last_poll + kPollPeriod;
+    for (const auto& [name, state] : read_node_states(allocation.nodes)) {
+      const int node = allocation.find(name);
+      if (node >= 0) note(apply_slurm_state(allocation.nodes[node], state));
+    }
+  }
+
+  // Learns what finished probes say, reads Slurm's states when due, and
+  // starts a probe on every suspected node that has none.
+  void refresh() {
+    const auto now = Clock::now();
+    for (auto it = probes.begin(); it != probes.end();) {
+      SlurmNode& node = allocation.nodes[it->node];
+      if (it->srun.try_reap()) {
+        note(it->srun.exit_status()->ok()
+                 ? probe_passed(node)
+                 : node_failed(node, "a probe step there " + it->srun.exit_status()->describe()));
+      } else if (now > it->deadline) {
+        ::kill(it->srun.pid(), SIGKILL);
+        wait_ok(it->srun, kProbeTimeout);
+        note(node_failed(
+            node, fmt::format("a probe step there did not end in {} s", kProbeTimeout.count())));
+      } else {
+        ++it;
+        continue;
+      }
+      it = probes.erase(it);
+    }
+    auto probing = [&](int node) {
+      return std::any_of(probes.begin(), probes.end(),
+                         [&](const Probe& p) { return p.node == node; });
+    };
+    bool unprobed = false;
+    for (size_t i = 0; i < allocation.nodes.size(); ++i) {
+      unprobed |= allocation.nodes[i].health == NodeHealth::kSuspected && !probing(i);
+    }
+    if (unprobed || now >= next_poll) poll_slurm();
+    for (size_t i = 0; i < allocation.nodes.size(); ++i) {
+      const SlurmNode& node = allocation.nodes[i];
+      if (node.health != NodeHealth::kSuspected || node.slurm_down || probing(i)) continue;
+      SpawnOptions spawn;
+      spawn.argv = srun_argv({"--job-name=tunerun-probe", "--nodelist=" + node.name, "--nodes=1",
+                              "--ntasks=1", "--overlap", "true"});
+      spawn.env = environment();
+      spawn.log_file = "/dev/null";
+      probes.push_back({static_cast<int>(i), ChildProcess::spawn(spawn), now + kProbeTimeout});
+    }
+  }
+
+  ~SlurmState() {
+    for (auto& probe : probes) {
+      ::kill(probe.srun.pid(), SIGKILL);
+      wait_ok(probe.srun, kProbeTimeout);
+    }
+  }
+
+  static constexpr auto kPollPeriod = std::chrono::seconds(30);
+  static constexpr auto kRecheckPeriod = std::chrono::seconds(1);
+  static constexpr auto kProbeTimeout = std::chrono::seconds(20);
+};
+
+}  // namespace detail
+
+namespace {
 
 // One srun: every rank of the group is one of its tasks.
 class SlurmGroup final : public LaunchedGroup {
  public:
-  SlurmGroup(std::shared_ptr<SlurmAllocation> allocation, std::vector<int> nodes, int cpus,
+  SlurmGroup(std::shared_ptr<detail::SlurmState> state, std::vector<int> nodes, int cpus,
              ChildProcess srun)
-      : allocation_(std::move(allocation)),
-        nodes_(std::move(nodes)),
-        cpus_(cpus),
-        srun_(std::move(srun)) {}
+      : state_(std::move(state)), nodes_(std::move(nodes)), cpus_(cpus), srun_(std::move(srun)) {}
   ~SlurmGroup() override {
     if (!srun_.exit_status()) kill_and_wait();
-    free_cpus();
+    end();
   }
 
   int size() const override { return static_cast<int>(nodes_.size()); }  // ranks
@@ -99,7 +247,7 @@ class SlurmGroup final : public LaunchedGroup {
   // exit at once, with srun's status (the worst of its tasks').
   std::vector<RankExit> reap() override {
     if (srun_.exit_status() || !srun_.try_reap()) return {};
-    free_cpus();
+    end();
     std::vector<RankExit> exits;
     for (int r = 0; r < size(); ++r) exits.push_back({r, *srun_.exit_status()});
     return exits;
@@ -110,69 +258,42 @@ class SlurmGroup final : public LaunchedGroup {
   // srun cannot catch, so it is sent as SIGTERM) it kills the whole step.
   void signal(int signal) override {
     if (srun_.exit_status()) return;
+    killed_ = true;
     ::kill(srun_.pid(), signal == SIGKILL ? SIGTERM : signal);
   }
 
   void kill_and_wait() override {
     signal(SIGTERM);
-    const auto deadline = std::chrono::steady_clock::now() + kCancelWait;
+    const auto deadline = Clock::now() + kCancelWait;
     while (!srun_.exit_status() && !srun_.try_reap()) {
-      if (std::chrono::steady_clock::now() > deadline) ::kill(srun_.pid(), SIGKILL);
+      if (Clock::now() > deadline) ::kill(srun_.pid(), SIGKILL);
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
-    free_cpus();
+    end();
   }
 
  private:
-  void free_cpus() {
-    if (std::exchange(freed_, true)) return;
-    for (int node : nodes_) allocation_->nodes[node].used -= cpus_;
+  // Gives the CPUs back; a step that failed, or had to be killed, makes its
+  // nodes suspected; any other has Slurm's word on its nodes checked.
+  void end() {
+    if (std::exchange(ended_, true)) return;
+    for (int node : nodes_) state_->allocation.nodes[node].used -= cpus_;
+    if (killed_ || (srun_.exit_status() && !srun_.exit_status()->ok())) {
+      state_->suspect(nodes_);
+    } else {
+      state_->step_ended(nodes_);
+    }
   }
 
-  std::shared_ptr<SlurmAllocation> allocation_;
+  std::shared_ptr<detail::SlurmState> state_;
   std::vector<int> nodes_;  // rank r's node
   int cpus_;                // per rank
-  bool freed_ = false;      // its CPUs were given back
+  bool killed_ = false;     // signalled before srun ended
+  bool ended_ = false;      // its CPUs were given back
   ChildProcess srun_;
 };
 
 }  // namespace
-
-int SlurmAllocation::total_cpus() const {
-  int total = 0;
-  for (const auto& node : nodes) total += node.cpus;
-  return total;
-}
-
-std::vector<int> parse_cpus_per_node(std::string_view text) {
-  std::vector<int> counts;
-  auto malformed = [&] {
-    return ConfigError(
-        fmt::format("SLURM_JOB_CPUS_PER_NODE='{}' is malformed; expected e.g. "
-                    "'2(x3),1'",
-                    text));
-  };
-  std::string_view rest = text;
-  while (!rest.empty()) {
-    const size_t comma = rest.find(',');
-    std::string_view item = rest.substr(0, comma);
-    rest = comma == std::string_view::npos ? "" : rest.substr(comma + 1);
-    int cpus = 0, repeat = 1;
-    auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), cpus);
-    if (ec != std::errc() || cpus <= 0) throw malformed();
-    std::string_view tail(end, item.data() + item.size() - end);
-    if (!tail.empty()) {
-      if (!tail.starts_with("(x") || !tail.ends_with(")")) throw malformed();
-      auto [e2, ec2] = std::from_chars(tail.data() + 2, tail.data() + tail.size() - 1, repeat);
-      if (ec2 != std::errc() || e2 != tail.data() + tail.size() - 1 || repeat <= 0) {
-        throw malformed();
-      }
-    }
-    counts.insert(counts.end(), repeat, cpus);
-  }
-  if (counts.empty()) throw malformed();
-  return counts;
-}
 
 SlurmAllocation read_slurm_allocation() {
   SlurmAllocation allocation{require_env("SLURM_JOB_ID"), {}};
@@ -186,40 +307,101 @@ SlurmAllocation read_slurm_allocation() {
   return allocation;
 }
 
-std::vector<int> place_ranks(const std::vector<SlurmNode>& nodes, int ranks, int cpus) {
-  auto free_on = [&](int i) { return nodes[i].cpus - nodes[i].used; };
-  std::vector<int> order(nodes.size());
-  std::iota(order.begin(), order.end(), 0);
-  // One node if any holds the whole group: the fullest such (packing).
-  int best = -1;
-  for (int i : order) {
-    if (free_on(i) >= ranks * cpus && (best < 0 || free_on(i) < free_on(best))) best = i;
-  }
-  if (best >= 0) return std::vector<int>(ranks, best);
-  // Else the freest nodes first, as many ranks on each as fit.
-  std::stable_sort(order.begin(), order.end(),
-                   [&](int a, int b) { return free_on(a) > free_on(b); });
-  std::vector<int> placed;
-  for (int i : order) {
-    for (int fit = free_on(i) / std::max(cpus, 1);
-         fit > 0 && static_cast<int>(placed.size()) < ranks; --fit) {
-      placed.push_back(i);
-    }
-  }
-  if (static_cast<int>(placed.size()) < ranks) return {};
-  return placed;
+SlurmLauncher::SlurmLauncher(SlurmAllocation allocation)
+    : state_(std::make_shared<detail::SlurmState>()) {
+  state_->allocation = std::move(allocation);
+  state_->poll_slurm();
 }
 
-SlurmLauncher::SlurmLauncher(SlurmAllocation allocation)
-    : allocation_(std::make_shared<SlurmAllocation>(std::move(allocation))) {}
+SlurmLauncher::~SlurmLauncher() = default;
 
-std::optional<double> SlurmLauncher::total_cpus() const { return allocation_->total_cpus(); }
+std::optional<double> SlurmLauncher::total_cpus() const { return state_->allocation.total_cpus(); }
 
-const SlurmAllocation& SlurmLauncher::allocation() const { return *allocation_; }
+const SlurmAllocation& SlurmLauncher::allocation() const { return state_->allocation; }
+
+std::vector<std::string> SlurmLauncher::take_notices() {
+  return std::exchange(state_->notices, {});
+}
 
 bool SlurmLauncher::can_place(const Resources& per_rank) const {
+  state_->refresh();
+  const auto& nodes = state_->allocation.nodes;
   const int cpus = static_cast<int>(std::ceil(per_rank.cpus_per_worker));
-  return !place_ranks(allocation_->nodes, per_rank.num_workers, cpus).empty();
+  if (!could_ever_place(nodes, per_rank.num_workers, cpus)) {
+    std::vector<std::string> retired;
+    for (const auto& node : nodes) {
+      if (node.health == NodeHealth::kRetired) retired.push_back(node.name);
+    }
+    throw Error(fmt::format(
+        "no node left in allocation {} can hold a group of {} ranks x {} CPUs: {} failed twice "
+        "and are not used again; resume the experiment in a new allocation",
+        state_->allocation.job_id, per_rank.num_workers, std::max(cpus, 1),
+        fmt::join(retired, ", ")));
+  }
+  return !place_ranks(nodes, per_rank.num_workers, cpus).empty();
+}
+
+Json SlurmLauncher::describe_nodes() const {
+  Json nodes = Json::array();
+  for (const auto& node : state_->allocation.nodes) {
+    nodes.push_back(
+        {{"name", node.name},
+         {"cpus", node.cpus},
+         {"cpus_used", node.used},
+         {"gpus", 0},
+         {"gpus_used", 0},
+         {"health", node.slurm_down && node.health == NodeHealth::kUsable ? "down in Slurm"
+                                                                          : to_string(node.health)},
+         {"failures", node.failures}});
+  }
+  return nodes;
+}
+
+void SlurmLauncher::check_storage(const std::filesystem::path& experiment_dir) {
+  state_->poll_slurm();
+  std::vector<std::string> names;
+  for (const auto& node : state_->allocation.nodes) {
+    if (node.usable()) names.push_back(node.name);
+  }
+  if (names.empty()) throw Error("no node of the allocation is up (sinfo)");
+  const auto dir = std::filesystem::absolute(experiment_dir) / ".storage_probe";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string token = fmt::format("{:016x}{:016x}", std::random_device{}(),
+                                        Clock::now().time_since_epoch().count());
+  {
+    std::ofstream out(dir / "token");
+    out << token;
+    if (!out.flush()) throw StorageError(fmt::format("cannot write {}", (dir / "token").string()));
+  }
+  // Each node copies the controller's token into a file named after itself.
+  SpawnOptions spawn;
+  spawn.argv = state_->srun_argv(
+      {"--job-name=tunerun-storage-probe", fmt::format("--nodelist={}", fmt::join(names, ",")),
+       fmt::format("--nodes={}", names.size()), fmt::format("--ntasks={}", names.size()),
+       "--ntasks-per-node=1", "--overlap", "sh", "-c",
+       R"(cat "$0/token" > "$0/seen_$SLURMD_NODENAME")", dir.string()});
+  spawn.env = environment();
+  spawn.log_file = dir / "srun.log";
+  ChildProcess srun = ChildProcess::spawn(spawn);
+  wait_ok(srun, detail::SlurmState::kProbeTimeout);
+  std::vector<std::string> blind;
+  for (const auto& name : names) {
+    std::ifstream in(dir / ("seen_" + name));
+    std::string seen;
+    std::getline(in, seen);
+    if (seen != token) blind.push_back(name);
+  }
+  if (blind.empty()) {
+    std::filesystem::remove_all(dir);
+    return;
+  }
+  throw StorageError(fmt::format(
+      "the experiment directory {} is not shared with node(s) {}: a file the controller wrote "
+      "there was not seen from them, or what they wrote did not come back (srun: {}). Put "
+      "storage_path on a filesystem every node of the allocation mounts",
+      std::filesystem::absolute(experiment_dir).string(), fmt::join(blind, ", "),
+      srun.exit_status()->describe()));
 }
 
 std::unique_ptr<LaunchedGroup> SlurmLauncher::launch(const GroupLaunch& launch) {
@@ -228,7 +410,9 @@ std::unique_ptr<LaunchedGroup> SlurmLauncher::launch(const GroupLaunch& launch) 
   }
   const int ranks = static_cast<int>(launch.ranks.size());
   const int cpus = std::max(1, static_cast<int>(std::ceil(launch.resources.cpus_per_worker)));
-  std::vector<int> nodes = place_ranks(allocation_->nodes, ranks, cpus);
+  state_->refresh();
+  auto& allocation = state_->allocation;
+  std::vector<int> nodes = place_ranks(allocation.nodes, ranks, cpus);
   if (nodes.empty()) {
     throw Error(
         fmt::format("no room for {} ranks of {} CPUs on the allocation's nodes now", ranks, cpus));
@@ -240,7 +424,7 @@ std::unique_ptr<LaunchedGroup> SlurmLauncher::launch(const GroupLaunch& launch) 
   {
     std::ofstream out(hosts_file, std::ios::trunc);
     for (int node : nodes) {
-      hosts.push_back(allocation_->nodes[node].name);
+      hosts.push_back(allocation.nodes[node].name);
       out << hosts.back() << '\n';
     }
     if (!out) throw StorageError(fmt::format("cannot write {}", hosts_file.string()));
@@ -250,32 +434,23 @@ std::unique_ptr<LaunchedGroup> SlurmLauncher::launch(const GroupLaunch& launch) 
   distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
 
   SpawnOptions spawn;
-  spawn.argv = {find_program("setpriv"),
-                "--pdeathsig",
-                "TERM",
-                "--",
-                find_program("srun"),
-                "--jobid=" + allocation_->job_id,
-                "--job-name=" + launch.trial_id,
-                fmt::format("--nodes={}", distinct.size()),
-                fmt::format("--ntasks={}", ranks),
-                "--distribution=arbitrary",
-                "--exclusive",
-                fmt::format("--cpus-per-task={}", cpus),
-                "--kill-on-bad-exit=0",
-                "--quiet",
-                "--open-mode=append",
-                "--output=" + (log_dir / "rank_%t.log").string()};
+  spawn.argv = state_->srun_argv(
+      {"--job-name=" + launch.trial_id, fmt::format("--nodes={}", distinct.size()),
+       fmt::format("--ntasks={}", ranks), "--distribution=arbitrary", "--exclusive",
+       fmt::format("--cpus-per-task={}", cpus), "--kill-on-bad-exit=0", "--open-mode=append",
+       "--output=" + (log_dir / "rank_%t.log").string()});
+  spawn.argv.insert(spawn.argv.begin(), {find_program("setpriv"), "--pdeathsig", "TERM", "--"});
   spawn.argv.insert(spawn.argv.end(), launch.argv.begin(), launch.argv.end());
   spawn.env = launch.env;
   set_variable(spawn.env, "SLURM_HOSTFILE", hosts_file.string());
   set_variable(spawn.env, train::kEnvParentPid, "0");  // the tasks' parent is a slurmstepd
   set_variable(spawn.env, "MASTER_ADDR", hosts.front());
+  set_variable(spawn.env, train::kEnvRankHosts, fmt::format("{}", fmt::join(hosts, ",")));
   spawn.log_file = log_dir / "srun.log";
   spawn.working_dir = launch.working_dir;
   ChildProcess srun = ChildProcess::spawn(spawn);
-  for (int node : nodes) allocation_->nodes[node].used += cpus;
-  return std::make_unique<SlurmGroup>(allocation_, std::move(nodes), cpus, std::move(srun));
+  for (int node : nodes) allocation.nodes[node].used += cpus;
+  return std::make_unique<SlurmGroup>(state_, std::move(nodes), cpus, std::move(srun));
 }
 
 }  // namespace tune

@@ -13,60 +13,59 @@
 // table). srun runs under `setpriv --pdeathsig TERM`: when the controller
 // dies, even by SIGKILL, srun gets SIGTERM and kills every task of the step.
 //
+// Node failures (tune/slurm_nodes.h): the nodes of a step that ended
+// abnormally (srun failed, or the controller had to kill it) are suspected
+// and not placed on until a one-task probe step (`srun --overlap true`)
+// runs there; a node the probe fails on, or that Slurm reports down or
+// drained, has failed; one that failed twice is not used again in this run.
+// The allocation must survive a node's death: salloc/sbatch --no-kill.
+// Nodes Slurm reports down or drained are not placed on; their states are
+// read with sinfo when a step ends abnormally and every 30 s while trials wait.
+//
 // GPUs are not lent through Slurm yet: a trial asking for GPUs is refused.
 #pragma once
 
 #include <memory>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "tune/launcher.h"
+#include "tune/slurm_nodes.h"
 
 namespace tune {
-
-struct SlurmNode {
-  std::string name;
-  int cpus = 0;  // the allocation's CPUs on this node
-  int used = 0;  // held by running groups
-};
-
-struct SlurmAllocation {
-  std::string job_id;
-  std::vector<SlurmNode> nodes;
-
-  int total_cpus() const;
-};
-
-// SLURM_JOB_CPUS_PER_NODE ("2(x3),1": three nodes of 2 CPUs, one of 1) as one
-// count per node. Throws ConfigError quoting `text` when it is malformed.
-std::vector<int> parse_cpus_per_node(std::string_view text);
+namespace detail {
+struct SlurmState;
+}  // namespace detail
 
 // The allocation this process runs in: SLURM_JOB_ID, SLURM_JOB_NODELIST
 // (expanded by `scontrol show hostnames`) and SLURM_JOB_CPUS_PER_NODE.
 // Throws ConfigError naming the variable that is missing or malformed.
 SlurmAllocation read_slurm_allocation();
 
-// The node (index into `nodes`) of each of `ranks` ranks needing `cpus`
-// CPUs each, packed onto as few nodes as fit; empty when they do not fit
-// in the free CPUs now.
-std::vector<int> place_ranks(const std::vector<SlurmNode>& nodes, int ranks, int cpus);
-
 class SlurmLauncher final : public Launcher {
  public:
   explicit SlurmLauncher(SlurmAllocation allocation);
+  ~SlurmLauncher() override;  // kills probe steps still running
 
   std::unique_ptr<LaunchedGroup> launch(const GroupLaunch& launch) override;
   std::optional<double> total_cpus() const override;
+  // Also learns the outcome of probe steps and Slurm's node states. Throws
+  // Error when no node left could ever hold the group (too many retired).
   bool can_place(const Resources& per_rank) const override;
   // Idle ranks would keep holding their nodes' CPUs in the allocation.
   bool keeps_idle_groups() const override { return false; }
+  std::vector<std::string> take_notices() override;
+  // One task on every usable node reads a file the controller wrote in
+  // `experiment_dir` and writes one back; throws StorageError naming the
+  // nodes and the path when any node does not see the controller's files.
+  void check_storage(const std::filesystem::path& experiment_dir) override;
+  Json describe_nodes() const override;
 
-  // The nodes and the CPUs in use on each, now.
+  // The nodes, the CPUs in use on each and their health, now.
   const SlurmAllocation& allocation() const;
 
  private:
-  std::shared_ptr<SlurmAllocation> allocation_;  // shared with live groups, which free their CPUs
+  std::shared_ptr<detail::SlurmState> state_;  // shared with live groups, which free their CPUs
 };
 
 }  // namespace tune

@@ -1,5 +1,6 @@
 #include "tune/sweep_file.h"
 
+#include <arpa/inet.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <toml++/toml.h>
@@ -307,6 +308,35 @@ void check_command_placeholders(const ExperimentSpec& spec, TableReader& top) {
   }
 }
 
+ClusterSpec read_cluster(TableReader r) {
+  ClusterSpec cluster;
+  if (auto launcher = r.get<std::string>("launcher")) {
+    if (*launcher != "local" && *launcher != "slurm" && *launcher != "auto") {
+      throw r.error("launcher", fmt::format("'{}' is not a launcher; use \"local\", \"slurm\" "
+                                            "or \"auto\" (slurm inside an allocation)",
+                                            *launcher));
+    }
+    cluster.launcher = *launcher;
+  }
+  if (auto address = r.get<std::string>("control_address")) {
+    in_addr parsed{};
+    if (inet_pton(AF_INET, address->c_str(), &parsed) != 1) {
+      throw r.error("control_address",
+                    fmt::format("'{}' is not an IPv4 address (e.g. \"10.1.2.3\")", *address));
+    }
+    cluster.control_address = *address;
+  }
+  if (auto interface = r.get<std::string>("control_interface")) {
+    if (!cluster.control_address.empty()) {
+      throw r.error("control_interface", "give control_address or control_interface, not both");
+    }
+    if (interface->empty()) throw r.error("control_interface", "is empty");
+    cluster.control_interface = *interface;
+  }
+  r.finish({"launcher", "control_address", "control_interface"});
+  return cluster;
+}
+
 }  // namespace
 
 ExperimentSpec parse_sweep(std::string_view text, const std::string& source_name) {
@@ -416,9 +446,12 @@ ExperimentSpec parse_sweep(std::string_view text, const std::string& source_name
     }
     r.finish({"num_to_keep", "checkpoint_score_attribute", "checkpoint_score_order"});
   }
+  if (const toml::table* cluster = top.table("cluster")) {
+    spec.cluster = read_cluster(TableReader(*cluster, "cluster", source_name));
+  }
   top.finish({"name", "storage_path", "metric", "mode", "num_samples", "max_concurrent_trials",
               "seed", "reuse_workers", "trainable", "param_space", "search", "scheduler", "stop",
-              "resources", "failure", "checkpoint"});
+              "resources", "failure", "checkpoint", "cluster"});
   try {
     validate_spec(spec);
   } catch (const ConfigError& e) {

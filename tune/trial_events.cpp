@@ -270,6 +270,12 @@ void TrialRuns::conclude(Trial& trial, bool keep_ranks) {
                                   exit ? exit->describe() : std::string("stopped"));
       }
     }
+    // Ranks that all exited cleanly without DONE (a Slurm step whose node
+    // died ends so) failed all the same.
+    if (!all_done && trial.phase != TrialPhase::kFailing &&
+        trial.phase != TrialPhase::kInterrupted) {
+      trials_.transition(trial, TrialPhase::kFailing, trial.error, unix_now());
+    }
     for (const auto& rank : group->ranks) channel_.unbind_peer(rank.routing_id);
     pool_.release(groups_.release(trial.id, keep_ranks).gpus);
   }

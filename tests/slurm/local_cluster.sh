@@ -15,6 +15,7 @@
 #   local_cluster.sh down         kill everything in its namespaces, delete links
 #   local_cluster.sh run CMD...   CMD on the host side with SLURM_CONF and the hosts file
 #   local_cluster.sh exec N CMD...  CMD inside node N's namespaces
+#   local_cluster.sh crash N      node N dies: its slurmd, slurmstepds and tasks are killed
 #   local_cluster.sh can_run      exit 0 when this machine allows it (root, namespaces)
 #
 # Environment: TUNERUN_SLURM_DIR (default $TMPDIR/tunerun_slurm),
@@ -115,10 +116,10 @@ namespace_pids() {
   return 0
 }
 
-kill_namespace() {
+kill_namespace() {  # kill_namespace NAME [PID_TO_SPARE]
   local pids
   for _ in $(seq 1 50); do
-    pids=$(namespace_pids "$1")
+    pids=$(namespace_pids "$1" | grep -vx "${2:-}" || true)
     [ -n "$pids" ] || return 0
     kill -KILL $pids 2>/dev/null || true
     sleep 0.1
@@ -212,11 +213,19 @@ cmd_exec() {
   exec nsenter -t "$(cat "$ST/ns/$n.pid")" -n -u -m env SLURM_CONF="$CONF" "$@"
 }
 
+cmd_crash() {  # the namespaces stay (the holder lives): the node just stops answering
+  local n=$1
+  [ -s "$ST/ns/$n.pid" ] || die "no node $n"
+  kill_namespace "$n" "$(cat "$ST/ns/$n.pid")"
+  log "crashed $n"
+}
+
 case "${1:-}" in
   up) cmd_up ;;
   down) cmd_down ;;
   run) shift; cmd_run "$@" ;;
   exec) shift; cmd_exec "$@" ;;
+  crash) shift; cmd_crash "$@" ;;
   can_run) cmd_can_run ;;
-  *) sed -n '2,22p' "$0"; exit 2 ;;
+  *) sed -n '2,23p' "$0"; exit 2 ;;
 esac

@@ -5,6 +5,7 @@
 // root, no namespaces, Slurm not installed) the cases say why and pass.
 // Everything is checked through the experiment database.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 #include <signal.h>
 
 #include <algorithm>
@@ -15,73 +16,11 @@
 #include <thread>
 
 #include "../tune/sqlite_query.h"
-#include "../tune/test_util.h"
-#include "core/errors.h"
-#include "tune/slurm_launcher.h"
+#include "local_cluster.h"
 
 using namespace tune;
-
-namespace {
-
-const std::string kCluster = std::string(TUNERUN_SOURCE_DIR) + "/tests/slurm/local_cluster.sh";
-
-// Up for the object's lifetime; down at its end, even when a check failed.
-class LocalCluster {
- public:
-  LocalCluster() {
-    auto probe = test::run_shell("'" + kCluster + "' can_run");
-    if (probe.exit_code != 0) {
-      skip_reason_ = probe.output;
-      return;
-    }
-    auto up = test::run_shell("'" + kCluster + "' up");
-    INFO(up.output);
-    REQUIRE(up.exit_code == 0);
-    up_ = true;
-  }
-  ~LocalCluster() {
-    if (up_) test::run_shell("'" + kCluster + "' down");
-  }
-  bool skipped() const {
-    if (!up_) MESSAGE("skipped: no local Slurm cluster on this machine: " << skip_reason_);
-    return !up_;
-  }
-  // Runs `tunerun ARGS` inside a 2-node allocation holding every CPU of both nodes.
-  test::CommandResult tunerun_in_allocation(const std::string& args,
-                                            const std::filesystem::path& cwd) const {
-    return test::run_shell("cd '" + cwd.string() + "' && '" + kCluster +
-                           "' run salloc --nodes=2 --exclusive --quiet '" +
-                           std::string(TUNERUN_BINARY) + "' " + args +
-                           " --control-address 198.18.0.1 -q");
-  }
-
- private:
-  bool up_ = false;
-  std::string skip_reason_;
-};
-
-std::string sweep(const std::string& name, const std::string& trainable,
-                  const std::string& params) {
-  return "name = \"" + name + "\"\nmetric = \"accuracy\"\nmode = \"max\"\n\n[trainable]\n" +
-         "builtin = \"learning_curve\"\n" + trainable + "\n[param_space]\n" + params + "\n";
-}
-
-}  // namespace
-
-TEST_CASE("allocation CPUs per node are read as Slurm writes them") {
-  CHECK(parse_cpus_per_node("2(x3),1") == std::vector<int>{2, 2, 2, 1});
-  CHECK(parse_cpus_per_node("4") == std::vector<int>{4});
-  CHECK_THROWS_WITH_AS(parse_cpus_per_node("2(x"), doctest::Contains("'2(x'"), ConfigError);
-  CHECK_THROWS_AS(parse_cpus_per_node(""), ConfigError);
-}
-
-TEST_CASE("a group is packed onto as few nodes as fit, spread only when it must") {
-  std::vector<SlurmNode> nodes{{"n1", 4, 3}, {"n2", 4, 0}, {"n3", 2, 0}};
-  CHECK(place_ranks(nodes, 2, 1) == std::vector<int>{2, 2});  // the fullest node that holds both
-  CHECK(place_ranks(nodes, 4, 1) == std::vector<int>{1, 1, 1, 1});
-  CHECK(place_ranks(nodes, 3, 2) == std::vector<int>{1, 1, 2});  // no node holds 6 CPUs
-  CHECK(place_ranks(nodes, 4, 2).empty());                       // 7 free, but not in pairs
-}
+using test::LocalCluster;
+using test::sweep;
 
 TEST_CASE("on Slurm, the ranks of a 2-rank trial run on two hosts and every trial terminates") {
   LocalCluster cluster;
@@ -109,6 +48,32 @@ TEST_CASE("on Slurm, the ranks of a 2-rank trial run on two hosts and every tria
   }
   for (const auto& [trial, on] : hosts) CHECK(on == std::set<std::string>{"n1", "n2"});
   CHECK(steps.size() == 2);  // one job step per trial, both ranks in it
+}
+
+TEST_CASE("on Slurm, ranks spread over two nodes learn their local and node ranks") {
+  LocalCluster cluster;
+  if (cluster.skipped()) return;
+  test::ScratchDir dir;
+  // Each rank writes what torchrun's variables say of it.
+  dir.write("ranks.sh",
+            "echo $RANK $LOCAL_RANK $LOCAL_WORLD_SIZE $GROUP_RANK $(hostname) "
+            ">\"$TUNERUN_TRIAL_DIR/rank_$RANK.env\"\n"
+            "echo '@tunerun {\"x\": 1}'\n");
+  dir.write("ranks.toml",
+            "name = \"ranks\"\n[trainable]\ncommand = [\"sh\", \"ranks.sh\"]\n"
+            "num_workers = 2\ncpus_per_worker = 2\n");
+  auto run = cluster.tunerun_in_allocation("run ranks.toml --storage-path runs", dir.path());
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  auto read = [&](int rank) {
+    std::ifstream in(dir.path() / fmt::format("runs/ranks/trials/ranks_00000/rank_{}.env", rank));
+    std::string line;
+    std::getline(in, line);
+    return line;
+  };
+  // RANK LOCAL_RANK LOCAL_WORLD_SIZE GROUP_RANK host: alone on its node, each.
+  CHECK(read(0) == "0 0 1 0 n1");
+  CHECK(read(1) == "1 0 1 1 n2");
 }
 
 TEST_CASE("on Slurm, 1-rank trials fill both nodes' CPUs: four run at once") {
@@ -144,36 +109,6 @@ TEST_CASE("on Slurm, 1-rank trials fill both nodes' CPUs: four run at once") {
   CHECK(per_host[1][0] == "n2");
 }
 
-namespace {
-
-// Pids of processes whose environment holds `needle` (e.g. a trial id
-// prefix), and `also` when given.
-std::vector<int> processes_with_env(const std::string& needle, const std::string& also = "") {
-  std::vector<int> pids;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
-    const std::string name = entry.path().filename().string();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream in(entry.path() / "environ", std::ios::binary);
-    std::string env((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (env.find(needle) != std::string::npos && env.find(also) != std::string::npos) {
-      pids.push_back(std::stoi(name));
-    }
-  }
-  return pids;
-}
-
-template <class F>
-bool eventually(F condition, double seconds) {
-  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  while (std::chrono::steady_clock::now() < end) {
-    if (condition()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  return condition();
-}
-
-}  // namespace
-
 TEST_CASE("on Slurm, a controller killed by SIGKILL leaves no task running, and resume finishes") {
   LocalCluster cluster;
   if (cluster.skipped()) return;
@@ -192,20 +127,23 @@ TEST_CASE("on Slurm, a controller killed by SIGKILL leaves no task running, and 
                              "' run orphans.toml --storage-path runs --control-address "
                              "198.18.0.1 -q & echo $! > controller.pid; wait; "
                              "while [ ! -e release ]; do sleep 0.1; done";
-  test::run_shell("cd '" + dir.path().string() + "' && '" + kCluster +
+  test::run_shell("cd '" + dir.path().string() + "' && '" + test::kCluster +
                   "' run salloc --nodes=2 --exclusive --quiet sh -c '" + script +
                   "' >salloc.log 2>&1 &");
   const auto db = dir.path() / "runs/orphans/experiment.db";
   // Four tasks of job steps (srun holds the trial's variables too, not SLURM_STEP_ID).
-  auto tasks = [] { return processes_with_env("TUNERUN_TRIAL_ID=orphans_", "SLURM_STEP_ID="); };
-  REQUIRE(eventually([&] { return tasks().size() == 4; }, 30));
+  auto tasks = [] {
+    return test::processes_with_env("TUNERUN_TRIAL_ID=orphans_", "SLURM_STEP_ID=");
+  };
+  REQUIRE(test::eventually([&] { return tasks().size() == 4; }, 30));
   std::this_thread::sleep_for(std::chrono::milliseconds(500));  // a few checkpoints
   std::ifstream pid_file(dir.path() / "controller.pid");
   int controller = 0;
   pid_file >> controller;
   REQUIRE(controller > 0);
   REQUIRE(kill(controller, SIGKILL) == 0);
-  CHECK(eventually([&] { return processes_with_env("TUNERUN_TRIAL_ID=orphans_").empty(); }, 10));
+  CHECK(test::eventually(
+      [&] { return test::processes_with_env("TUNERUN_TRIAL_ID=orphans_").empty(); }, 10));
   std::ofstream{dir.path() / "release"};  // the first allocation ends
 
   auto resumed = cluster.tunerun_in_allocation("resume runs/orphans", dir.path());

@@ -85,6 +85,17 @@ sleep_s = 0.05
 speed = { uniform = [0.05, 0.5] }
 )";
 
+// Runs `spec`, whose one trial fails once on its first attempt: it ends
+// TERMINATED after one restart, every iteration recorded once.
+void check_one_restart(const ExperimentSpec& spec) {
+  ExperimentSummary summary = run(spec);
+  CHECK(summary.num_terminated == 1);
+  auto store = storage::ExperimentStore::open_read_only(spec.experiment_dir());
+  auto trial = store.trials().at(0);
+  CHECK(trial.num_failures == 1);
+  check_contiguous(store, trial.trial_id, 8);
+}
+
 }  // namespace
 
 TEST_CASE("a rank killed mid-trial restarts from its checkpoint within max_failures") {
@@ -93,12 +104,15 @@ TEST_CASE("a rank killed mid-trial restarts from its checkpoint within max_failu
   spec.trainable.num_workers = 2;
   spec.param_space.set("crash_at", 5);
   spec.max_failures = 2;
-  ExperimentSummary summary = run(spec);
-  CHECK(summary.num_terminated == 1);
-  auto store = storage::ExperimentStore::open_read_only(spec.experiment_dir());
-  auto trial = store.trials().at(0);
-  CHECK(trial.num_failures == 1);
-  check_contiguous(store, trial.trial_id, 8);
+  check_one_restart(spec);
+}
+
+TEST_CASE("a rank that exits cleanly without DONE fails its trial, which restarts") {
+  test::ScratchDir dir;
+  ExperimentSpec spec = curve_spec(dir, "vanish");
+  spec.param_space.set("vanish_at", 5);
+  spec.max_failures = 1;
+  check_one_restart(spec);
 }
 
 TEST_CASE("without retries the same crash ends the trial in ERROR") {

@@ -16,6 +16,7 @@ inline std::vector<std::vector<std::string>> query(const std::filesystem::path& 
                                                    const std::string& sql) {
   sqlite3* handle = nullptr;
   REQUIRE(sqlite3_open_v2(db.c_str(), &handle, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK);
+  sqlite3_busy_timeout(handle, 5000);  // a running experiment may be creating its schema
   std::vector<std::vector<std::string>> rows;
   char* error = nullptr;
   sqlite3_exec(

@@ -174,3 +174,33 @@ TEST_CASE("bohb needs the hyperband scheduler, named at [search] algorithm") {
   CHECK(spec.scheduler == "hyperband");
   CHECK(spec.scheduler_options["for_bohb"] == true);  // as Ray's HyperBandForBOHB
 }
+
+TEST_CASE("[cluster] says where ranks run; bad values name the file, line and key") {
+  train::register_builtin_trainables();
+  const std::string head = "[trainable]\nbuiltin = \"noop\"\n\n[cluster]\n";
+  ExperimentSpec plain = parse_sweep("[trainable]\nbuiltin = \"noop\"\n", "sweep.toml");
+  CHECK(plain.cluster.launcher == "auto");
+  CHECK(plain.cluster.control_address.empty());
+  ExperimentSpec slurm =
+      parse_sweep(head + "launcher = \"slurm\"\ncontrol_address = \"198.18.0.1\"\n", "sweep.toml");
+  CHECK(slurm.cluster.launcher == "slurm");
+  CHECK(slurm.cluster.control_address == "198.18.0.1");
+  CHECK(parse_sweep(head + "control_interface = \"eth0\"\n", "sweep.toml")
+            .cluster.control_interface == "eth0");
+
+  ConfigError launcher = error_of(head + "launcher = \"kubernetes\"\n");
+  CHECK(std::string(launcher.what()).starts_with("sweep.toml:5: "));
+  CHECK(launcher.key() == "cluster.launcher");
+  CHECK(launcher.message().find("'kubernetes' is not a launcher") != std::string::npos);
+  ConfigError address = error_of(head + "launcher = \"slurm\"\ncontrol_address = \"n1:80\"\n");
+  CHECK(address.key() == "cluster.control_address");
+  CHECK(address.line() == 6);
+  ConfigError both =
+      error_of(head + "control_address = \"10.0.0.1\"\ncontrol_interface = \"eth0\"\n");
+  CHECK(both.key() == "cluster.control_interface");
+  ConfigError typo = error_of(head + "launch = \"slurm\"\n");
+  CHECK(typo.key() == "cluster.launch");
+  CHECK(typo.line() == 5);
+  ConfigError type = error_of(head + "launcher = 1\n");
+  CHECK(type.message() == "expected a string");
+}

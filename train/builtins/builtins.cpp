@@ -41,6 +41,7 @@ void learning_curve(const tune::Config& config) {
   const int64_t fail_at = config.get<int64_t>("fail_at", 0);
   const int64_t crash_at = config.get<int64_t>("crash_at", 0);
   const int64_t hang_at = config.get<int64_t>("hang_at", 0);
+  const int64_t vanish_at = config.get<int64_t>("vanish_at", 0);
   // Injected failures strike the first attempt only, so a restart can succeed.
   const bool first_attempt = get_context().attempt == 0;
   int64_t start = 1;
@@ -54,7 +55,8 @@ void learning_curve(const tune::Config& config) {
       throw std::runtime_error(fmt::format("injected failure at iteration {}", t));
     }
     if (first_attempt && t == crash_at) std::_Exit(3);
-    if (first_attempt && t == hang_at) raise(SIGSTOP);  // a hung rank: alive, silent
+    if (first_attempt && t == vanish_at) std::_Exit(0);  // gone without a word, exit code 0
+    if (first_attempt && t == hang_at) raise(SIGSTOP);   // a hung rank: alive, silent
     const double accuracy = ceiling * (1 - std::exp(-speed * static_cast<double>(t)));
     const tune::Json metrics = {{"accuracy", accuracy}, {"loss", 1 - accuracy}};
     if (checkpoint_every > 0 && t % checkpoint_every == 0) {

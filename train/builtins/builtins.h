@@ -11,7 +11,8 @@
 //                   checkpoint_every (0: never) saves {"t": t} and resumes after it.
 //                   Failure injection for tests, on a trial's first attempt
 //                   only: fail_at (raise at that iteration), crash_at (exit
-//                   abnormally), hang_at (SIGSTOP itself: alive but silent).
+//                   abnormally), hang_at (SIGSTOP itself: alive but silent),
+//                   vanish_at (exit 0 without a word, as a dead node's step).
 //   noop            reports `iterations` (default 1) times at once: for overhead
 //                   benchmarks.
 #pragma once

@@ -36,9 +36,10 @@ void add_output_options(CLI::App* cmd, OutputOptions& options);
 // Where `run` and `resume` start ranks: --launcher local|slurm|auto (auto:
 // slurm inside a Slurm allocation, SLURM_JOB_ID set) and --control-address,
 // the address the nodes reach the controller at.
+// Override the sweep file's [cluster] section when given.
 struct ClusterOptions {
-  std::string launcher = "auto";
-  std::string control_address;  // empty: 127.0.0.1 locally; required with slurm
+  std::string launcher;         // empty: the file's (auto by default)
+  std::string control_address;  // empty: the file's; else 127.0.0.1 locally (required with slurm)
 };
 void add_cluster_options(CLI::App* cmd, ClusterOptions& options);
 

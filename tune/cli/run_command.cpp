@@ -2,9 +2,13 @@
 // `tunerun validate SWEEP.toml`: checks a sweep file and writes nothing; with
 // --print-config [--json] it prints the effective spec, defaults filled in.
 
+#include <arpa/inet.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <ifaddrs.h>
 
 #include <filesystem>
+#include <set>
 
 #include "tune/cli/commands.h"
 #include "tune/controller.h"
@@ -86,26 +90,62 @@ void add_output_options(CLI::App* cmd, OutputOptions& options) {
 void add_cluster_options(CLI::App* cmd, ClusterOptions& options) {
   cmd->add_option("--launcher", options.launcher,
                   "Where ranks run: local (this machine), slurm (job steps in this Slurm "
-                  "allocation), auto: slurm when SLURM_JOB_ID is set")
+                  "allocation), auto: slurm when SLURM_JOB_ID is set (default: [cluster] "
+                  "launcher in the sweep file, else auto)")
       ->check(CLI::IsMember({"auto", "local", "slurm"}));
   cmd->add_option("--control-address", options.control_address,
                   "The IP address the ranks reach the controller at (with slurm: one the nodes "
-                  "route to)");
+                  "route to; default: [cluster] control_address or control_interface)");
 }
+
+namespace {
+
+// The IPv4 address of network interface `name` on this host.
+std::string interface_address(const std::string& name, const std::string& sweep_file) {
+  ifaddrs* list = nullptr;
+  if (getifaddrs(&list) != 0) throw Error("cannot list this host's network interfaces");
+  std::string address;
+  std::set<std::string> names;
+  for (ifaddrs* i = list; i != nullptr; i = i->ifa_next) {
+    if (i->ifa_addr == nullptr || i->ifa_addr->sa_family != AF_INET) continue;
+    names.insert(i->ifa_name);
+    if (name != i->ifa_name || !address.empty()) continue;
+    char text[INET_ADDRSTRLEN];
+    inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(i->ifa_addr)->sin_addr, text, sizeof text);
+    address = text;
+  }
+  freeifaddrs(list);
+  if (address.empty()) {
+    throw ConfigError(fmt::format("no interface '{}' with an IPv4 address on this host "
+                                  "(these have one: {})",
+                                  name, fmt::join(names, ", ")),
+                      sweep_file, 0, "cluster.control_interface");
+  }
+  return address;
+}
+
+}  // namespace
 
 void run_experiment(const ExperimentSpec& spec, const OutputOptions& output,
                     const ClusterOptions& cluster, ControllerOptions options) {
-  const bool slurm = cluster.launcher == "slurm" ||
-                     (cluster.launcher == "auto" && std::getenv("SLURM_JOB_ID") != nullptr);
+  const std::string launcher = cluster.launcher.empty() ? spec.cluster.launcher : cluster.launcher;
+  std::string address =
+      cluster.control_address.empty() ? spec.cluster.control_address : cluster.control_address;
+  if (address.empty() && !spec.cluster.control_interface.empty()) {
+    address = interface_address(spec.cluster.control_interface, spec.sweep_file);
+  }
+  const bool slurm =
+      launcher == "slurm" || (launcher == "auto" && std::getenv("SLURM_JOB_ID") != nullptr);
   if (slurm) {
-    if (cluster.control_address.empty()) {
+    if (address.empty()) {
       throw ConfigError(
-          "--control-address is required with the slurm launcher: the ranks run on other nodes "
-          "and cannot reach 127.0.0.1");
+          "the slurm launcher needs the address the nodes reach the controller at: "
+          "--control-address, or control_address / control_interface in [cluster]; the ranks "
+          "run on other nodes and cannot reach 127.0.0.1");
     }
     options.launcher = std::make_shared<SlurmLauncher>(read_slurm_allocation());
   }
-  if (!cluster.control_address.empty()) options.control_address = cluster.control_address;
+  if (!address.empty()) options.control_address = address;
   options.verbosity = output.verbosity;
   options.progress = make_progress_reporter(output.progress);
   options.handle_signals = true;

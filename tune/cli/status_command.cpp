@@ -26,8 +26,10 @@ std::string metric_of(const storage::ExperimentStore& store, const storage::Tria
   return v.is_number() ? fmt::format("{:.6g}", v.get<double>()) : v.dump();
 }
 
-// Per host: how many ranks ran there, and the ranks of running trials there
-// now (their latest attempt), with their Slurm steps.
+// Per host: its CPUs in use and free and its health (when the experiment
+// runs on a cluster launcher, which records its nodes), how many ranks ran
+// there, and the ranks of running trials there now (their latest attempt),
+// with their Slurm steps.
 void print_hosts(const storage::ExperimentStore& store,
                  const std::vector<storage::TrialRecord>& trials) {
   const auto placements = store.placements();
@@ -39,20 +41,41 @@ void print_hosts(const storage::ExperimentStore& store,
     auto it = latest.find(p.trial_id);
     if (it != latest.end()) it->second = std::max(it->second, p.attempt);
   }
-  std::map<std::string, std::pair<int, std::vector<std::string>>> hosts;
+  struct Host {
+    const Json* node = nullptr;  // the launcher's record
+    int ran = 0;
+    std::vector<std::string> now;
+  };
+  std::map<std::string, Host> hosts;
+  const std::optional<Json> nodes = store.state("nodes");
+  if (nodes && nodes->is_array()) {
+    for (const auto& node : *nodes) hosts[node.value("name", std::string())].node = &node;
+  }
   for (const auto& p : placements) {
-    auto& [ran, now] = hosts[p.host];
-    ++ran;
+    Host& host = hosts[p.host];
+    ++host.ran;
     auto it = latest.find(p.trial_id);
     if (it != latest.end() && it->second == p.attempt) {
-      now.push_back(p.step.empty() ? fmt::format("{}/{}", p.trial_id, p.rank)
-                                   : fmt::format("{}/{} (step {})", p.trial_id, p.rank, p.step));
+      host.now.push_back(p.step.empty()
+                             ? fmt::format("{}/{}", p.trial_id, p.rank)
+                             : fmt::format("{}/{} (step {})", p.trial_id, p.rank, p.step));
     }
   }
   if (hosts.empty()) return;
-  fmt::print("\n{:<20} {:>9}  {}\n", "host", "ranks run", "running now (trial/rank)");
-  for (const auto& [host, use] : hosts) {
-    fmt::print("{:<20} {:>9}  {}\n", host, use.first, fmt::join(use.second, ", "));
+  fmt::print("\n{:<16} {:>9} {:>9} {:>9} {:<12} {:>9}  {}\n", "host", "CPUs used", "CPUs free",
+             "GPUs used", "health", "ranks run", "running now (trial/rank)");
+  for (const auto& [name, host] : hosts) {
+    std::string used = "-", free = "-", gpus = "-", health = "-";
+    if (host.node != nullptr) {
+      const Json& n = *host.node;
+      const int cpus = n.value("cpus", 0), cpus_used = n.value("cpus_used", 0);
+      used = fmt::format("{}/{}", cpus_used, cpus);
+      health = n.value("health", std::string("?"));
+      free = fmt::format("{}", health == "usable" ? cpus - cpus_used : 0);
+      gpus = fmt::format("{}/{}", n.value("gpus_used", 0), n.value("gpus", 0));
+    }
+    fmt::print("{:<16} {:>9} {:>9} {:>9} {:<12} {:>9}  {}\n", name, used, free, gpus, health,
+               host.ran, fmt::join(host.now, ", "));
   }
 }
 

@@ -1,0 +1,130 @@
+// On the local Slurm cluster: a node that dies under a running trial, and an
+// experiment directory that one node does not share.
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <set>
+
+#include "../tune/sqlite_query.h"
+#include "local_cluster.h"
+
+using namespace tune;
+using test::LocalCluster;
+
+namespace {
+
+// The experiment's results for `trial`: how many, how many distinct
+// iterations, the last one.
+std::vector<std::string> iteration_counts(const std::filesystem::path& db,
+                                          const std::string& trial) {
+  return test::query(db,
+                     "SELECT count(*), count(DISTINCT training_iteration), "
+                     "max(training_iteration) FROM results WHERE trial_id = '" +
+                         trial + "'")[0];
+}
+
+// The line of `tunerun status`'s host table that starts with `host`.
+std::string status_line(const std::string& output, const std::string& host) {
+  const size_t at = output.find("\n" + host + " ");
+  if (at == std::string::npos) return "";
+  return output.substr(at + 1, output.find('\n', at + 1) - at - 1);
+}
+
+}  // namespace
+
+TEST_CASE("on Slurm, a trial whose node dies restarts from its checkpoint on the other node") {
+  LocalCluster cluster;
+  if (cluster.skipped()) return;
+  test::ScratchDir dir;
+  // Each trial takes a whole node; max_failures lets the victim retry. The
+  // first trial (on n1) outlasts the failure's detection: meanwhile only the
+  // dead n2 is free, and a retry placed there would fail again and again.
+  dir.write("crash.toml",
+            test::sweep("crash", "cpus_per_worker = 2\n",
+                        "speed = 0.1\niterations = 40\nsleep_s = { grid_search = [0.8, 0.2] }\n"
+                        "checkpoint_every = 1\n\n[failure]\nmax_failures = 2\n\n"
+                        // The controller's address from the bridge the nodes hang on.
+                        "[cluster]\nlauncher = \"slurm\"\ncontrol_interface = \"trslurm0\"\n"));
+  test::run_shell("cd '" + dir.path().string() + "' && (" +
+                  LocalCluster::tunerun_command("run crash.toml --storage-path runs", false) +
+                  " >tunerun.log 2>&1; echo $? > exit_code) >/dev/null 2>&1 &");
+  const auto db = dir.path() / "runs/crash/experiment.db";
+  // The trial on n2, once it has checkpointed a few iterations.
+  std::string victim;
+  REQUIRE(test::eventually(
+      [&] {
+        // The controller may still be creating the schema.
+        if (!std::filesystem::exists(db) ||
+            test::query(db, "SELECT count(*) FROM sqlite_master WHERE name = 'placements'")[0][0] ==
+                "0") {
+          return false;
+        }
+        auto rows = test::query(db, R"(
+            SELECT p.trial_id FROM placements p
+            WHERE p.host = 'n2' AND (SELECT count(*) FROM results r
+                                     WHERE r.trial_id = p.trial_id) >= 3)");
+        if (rows.empty()) return false;
+        victim = rows[0][0];
+        return true;
+      },
+      60));
+  // `tunerun status` shows both nodes full, each running one trial's rank.
+  auto status = test::run_tunerun("status runs/crash", dir.path());
+  INFO(status.output);
+  CHECK(status.output.find("CPUs used") != std::string::npos);
+  CHECK(status_line(status.output, "n2").find("2/2") != std::string::npos);
+  CHECK(status_line(status.output, "n2").find(victim + "/0 (step") != std::string::npos);
+  CHECK(status_line(status.output, "n1").find("2/2") != std::string::npos);
+
+  auto crash = LocalCluster::cluster("crash n2");
+  INFO(crash.output);
+  REQUIRE(crash.exit_code == 0);
+  REQUIRE(test::eventually([&] { return std::filesystem::exists(dir.path() / "exit_code"); }, 100));
+  std::ifstream log_file(dir.path() / "tunerun.log");
+  const std::string log((std::istreambuf_iterator<char>(log_file)), {});
+  INFO(log);
+  std::ifstream code_file(dir.path() / "exit_code");
+  int code = -1;
+  code_file >> code;
+  REQUIRE(code == 0);
+  CHECK(log.find("node n2 failed") != std::string::npos);
+  auto after = test::run_tunerun("status runs/crash", dir.path());
+  INFO(after.output);
+  CHECK(status_line(after.output, "n2").find("failed once") != std::string::npos);
+  CHECK(status_line(after.output, "n1").find("usable") != std::string::npos);
+
+  CHECK(test::query(db, "SELECT count(*) FROM trials WHERE status = 'TERMINATED'")[0][0] == "2");
+  // Every iteration exactly once, across the restart.
+  for (const auto& row : test::query(db, "SELECT trial_id FROM trials")) {
+    CHECK(iteration_counts(db, row[0]) == std::vector<std::string>{"40", "40", "40"});
+  }
+  // The victim's first attempt ran on n2; every later one on n1, from a checkpoint.
+  auto placed = test::query(
+      db, "SELECT attempt, host FROM placements WHERE trial_id = '" + victim + "' ORDER BY id");
+  REQUIRE(placed.size() >= 2);
+  CHECK(placed.front() == std::vector<std::string>{"0", "n2"});
+  for (size_t i = 1; i < placed.size(); ++i) CHECK(placed[i][1] == "n1");
+  auto resumed = test::query(db, "SELECT reason FROM trial_events WHERE trial_id = '" + victim +
+                                     "' AND reason LIKE 'resumed from checkpoint %'");
+  REQUIRE(!resumed.empty());
+  CHECK(resumed.back()[0] != "resumed from checkpoint 0");
+}
+
+TEST_CASE("on Slurm, an experiment directory one node does not share is refused at start") {
+  LocalCluster cluster;
+  if (cluster.skipped()) return;
+  test::ScratchDir dir;
+  dir.write("private.toml", test::sweep("private", "", "speed = 0.1\niterations = 2\n"));
+  // n2 sees its own empty tmpfs where the others see runs/.
+  std::filesystem::create_directories(dir.path() / "runs");
+  auto mount = LocalCluster::cluster("exec n2 mount -t tmpfs tmpfs '" +
+                                     (dir.path() / "runs").string() + "'");
+  INFO(mount.output);
+  REQUIRE(mount.exit_code == 0);
+  auto run = cluster.tunerun_in_allocation("run private.toml --storage-path runs", dir.path());
+  INFO(run.output);
+  CHECK(run.exit_code != 0);
+  CHECK(run.output.find("node(s) n2") != std::string::npos);
+  CHECK(run.output.find((dir.path() / "runs/private").string()) != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir.path() / "runs/private/experiment.db"));
+}

@@ -1,0 +1,99 @@
+// Placement over an allocation's nodes and the nodes' health
+// (tune/slurm_nodes.h), without Slurm.
+#include "tune/slurm_nodes.h"
+
+#include <doctest/doctest.h>
+
+#include "core/errors.h"
+
+using namespace tune;
+
+TEST_CASE("allocation CPUs per node are read as Slurm writes them") {
+  CHECK(parse_cpus_per_node("2(x3),1") == std::vector<int>{2, 2, 2, 1});
+  CHECK(parse_cpus_per_node("4") == std::vector<int>{4});
+  CHECK_THROWS_WITH_AS(parse_cpus_per_node("2(x"), doctest::Contains("'2(x'"), ConfigError);
+  CHECK_THROWS_AS(parse_cpus_per_node(""), ConfigError);
+}
+
+TEST_CASE("a group is packed onto as few nodes as fit, spread only when it must") {
+  std::vector<SlurmNode> nodes{{"n1", 4, 3}, {"n2", 4, 0}, {"n3", 2, 0}};
+  CHECK(place_ranks(nodes, 2, 1) == std::vector<int>{2, 2});  // the fullest node that holds both
+  CHECK(place_ranks(nodes, 4, 1) == std::vector<int>{1, 1, 1, 1});
+  CHECK(place_ranks(nodes, 3, 2) == std::vector<int>{1, 1, 2});  // no node holds 6 CPUs
+  CHECK(place_ranks(nodes, 4, 2).empty());                       // 7 free, but not in pairs
+}
+
+TEST_CASE("Slurm's node states: down, drained and not responding nodes take no steps") {
+  for (const char* up : {"idle", "mix", "alloc", "comp"}) CHECK(slurm_state_usable(up));
+  for (const char* down : {"down", "down*", "idle*", "drain", "drng", "fail", "maint"}) {
+    CHECK_FALSE(slurm_state_usable(down));
+  }
+}
+
+TEST_CASE("a node whose step died is suspected until a probe step passes there") {
+  std::vector<SlurmNode> nodes{{"n1", 2}, {"n2", 2}};
+  suspect_node(nodes[1]);
+  CHECK(place_ranks(nodes, 2, 1) == std::vector<int>{0, 0});
+  CHECK(place_ranks(nodes, 2, 2).empty());  // n2 would be needed
+  CHECK(could_ever_place(nodes, 2, 2));
+  CHECK(probe_passed(nodes[1]).empty());  // never failed: nothing to say
+  CHECK(nodes[1].failures == 0);
+  CHECK(place_ranks(nodes, 2, 2) == std::vector<int>{0, 1});
+}
+
+TEST_CASE("a node that failed once comes back through Slurm and a probe; twice: never") {
+  std::vector<SlurmNode> nodes{{"n1", 2}, {"n2", 2}};
+  suspect_node(nodes[1]);
+  CHECK(apply_slurm_state(nodes[1], "down*") ==
+        "node n2 failed (Slurm reports it down*); no trial is placed there until Slurm "
+        "reports it up");
+  CHECK(nodes[1].health == NodeHealth::kDown);
+  CHECK(place_ranks(nodes, 1, 1) == std::vector<int>{0});
+  CHECK(apply_slurm_state(nodes[1], "down*").empty());  // still down: no new failure
+  CHECK(nodes[1].failures == 1);
+  apply_slurm_state(nodes[1], "idle");  // back in Slurm: probed before use
+  CHECK(nodes[1].health == NodeHealth::kSuspected);
+  CHECK(probe_passed(nodes[1]) == "node n2 is back: a probe step ran there");
+  CHECK(place_ranks(nodes, 2, 2) == std::vector<int>{0, 1});
+
+  suspect_node(nodes[1]);
+  CHECK(node_failed(nodes[1], "a probe step there exited with code 1") ==
+        "node n2 failed twice (a probe step there exited with code 1); it is not used again in "
+        "this run");
+  apply_slurm_state(nodes[1], "idle");
+  CHECK(probe_passed(nodes[1]).empty());
+  CHECK(nodes[1].health == NodeHealth::kRetired);
+  CHECK(place_ranks(nodes, 1, 2) == std::vector<int>{0});
+  CHECK_FALSE(could_ever_place(nodes, 2, 2));  // n1 alone can never hold 4 CPUs
+  CHECK(could_ever_place(nodes, 1, 2));
+}
+
+TEST_CASE("a node Slurm drains takes no ranks while it is drained, without a failure") {
+  std::vector<SlurmNode> nodes{{"n1", 2}, {"n2", 2}};
+  CHECK(apply_slurm_state(nodes[0], "drain") ==
+        "node n1 is drain in Slurm; no trial is placed there while it is");
+  CHECK(apply_slurm_state(nodes[0], "drain").empty());  // said once
+  CHECK(place_ranks(nodes, 2, 1) == std::vector<int>{1, 1});
+  apply_slurm_state(nodes[0], "idle");
+  CHECK(nodes[0].failures == 0);
+  CHECK(place_ranks(nodes, 2, 2) == std::vector<int>{0, 1});
+}
+
+TEST_CASE("a step that ended well on a node Slurm then reports down counts as its failure") {
+  // srun in a --no-kill allocation exits 0 when Slurm declares a node of its step failed.
+  std::vector<SlurmNode> nodes{{"n1", 2}, {"n2", 2}};
+  nodes[1].step_ended = true;
+  CHECK(
+      apply_slurm_state(nodes[1], "down*").starts_with("node n2 failed (Slurm reports it down*)"));
+  CHECK(nodes[1].failures == 1);
+  // Without a step there, a down node is only left alone.
+  nodes[0].step_ended = false;
+  CHECK(apply_slurm_state(nodes[0], "idle*").starts_with("node n1 is idle* in Slurm"));
+  CHECK(nodes[0].failures == 0);
+  // A drain is not a failure, even of a suspected node: it waits, then is probed.
+  std::vector<SlurmNode> drained{{"n3", 2}};
+  suspect_node(drained[0]);
+  CHECK(apply_slurm_state(drained[0], "drain").empty());
+  CHECK(drained[0].failures == 0);
+  CHECK(drained[0].health == NodeHealth::kSuspected);
+}

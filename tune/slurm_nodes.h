@@ -1,0 +1,85 @@
+// The nodes of a Slurm allocation as the Slurm launcher sees them: CPUs per
+// node, the CPUs its running groups hold, and each node's health. Apart
+// from Slurm's processes (tune/slurm_launcher.h runs srun and sinfo) so
+// that placement and health are testable alone.
+//
+// Health, as Ray's node manager marks nodes dead, but learnt from steps:
+//
+//   usable --a step on it ended abnormally--> suspected
+//   suspected --probe step passes--> usable
+//   suspected --probe fails, or Slurm reports it down--> failed once (down)
+//   usable --a step there ended and Slurm then reports it down--> failed once
+//   down --Slurm reports it up again--> suspected (probed before reuse)
+//   any --second failure--> retired: never placed on again in this run
+//
+// Independently, a node Slurm reports DOWN, DRAIN or not responding is not
+// placed on while it says so. Not thread-safe: the controller's loop owns it.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tune {
+
+enum class NodeHealth {
+  kUsable,
+  kSuspected,  // a step on it ended abnormally; a probe step decides
+  kDown,       // failed once; waits for Slurm to report it up, then is probed
+  kRetired,    // failed twice; not used again in this run
+};
+
+// "usable", "suspected", "failed once", "retired".
+const char* to_string(NodeHealth health);
+
+struct SlurmNode {
+  std::string name;
+  int cpus = 0;  // the allocation's CPUs on this node
+  int used = 0;  // held by running groups
+  NodeHealth health = NodeHealth::kUsable;
+  int failures = 0;
+  bool slurm_down = false;  // Slurm's latest word: down, drained, failing or not responding
+  bool step_ended = false;  // a step there ended since Slurm's state was last read
+
+  bool usable() const { return health == NodeHealth::kUsable && !slurm_down; }
+  int free_cpus() const { return usable() ? cpus - used : 0; }
+};
+
+struct SlurmAllocation {
+  std::string job_id;
+  std::vector<SlurmNode> nodes;
+
+  int total_cpus() const;
+  // The index of node `name`; -1 when the allocation has none.
+  int find(std::string_view name) const;
+};
+
+// SLURM_JOB_CPUS_PER_NODE ("2(x3),1": three nodes of 2 CPUs, one of 1) as one
+// count per node. Throws ConfigError quoting `text` when it is malformed.
+std::vector<int> parse_cpus_per_node(std::string_view text);
+
+// The node (index into `nodes`) of each of `ranks` ranks needing `cpus`
+// CPUs each, packed onto as few usable nodes as fit; empty when they do not
+// fit in the free CPUs now.
+std::vector<int> place_ranks(const std::vector<SlurmNode>& nodes, int ranks, int cpus);
+
+// Whether a group of `ranks` x `cpus` could ever be placed again: on the
+// nodes not retired, were they all free.
+bool could_ever_place(const std::vector<SlurmNode>& nodes, int ranks, int cpus);
+
+// Whether sinfo's compact state ("idle", "mix", "alloc", "down*", "drain",
+// "drng", "fail"...) lets steps start on a node. A trailing '*' means the
+// node does not respond.
+bool slurm_state_usable(std::string_view state);
+// Whether it says the node failed (down, failing, not responding), rather
+// than being taken out of service (drained, in maintenance...).
+bool slurm_state_failed(std::string_view state);
+
+// The health transitions above. Each returns a line for the run log when the
+// change deserves one, else an empty string.
+std::string suspect_node(SlurmNode& node);
+std::string probe_passed(SlurmNode& node);
+std::string node_failed(SlurmNode& node, std::string_view why);
+std::string apply_slurm_state(SlurmNode& node, std::string_view state);
+
+}  // namespace tune
