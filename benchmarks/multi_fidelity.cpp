@@ -9,9 +9,10 @@
 // random search (Ray's default early stopping), measured in the same run.
 //
 //   asha+random      ASHA (grace 1, rf 3, max_t 81) on `trials` random configs
-//   hyperband+random    HyperBand (max_t 81, eta 3, Ray's) on random configs
-//   hb_for_bohb+random  HyperBand with for_bohb (Ray's HyperBandForBOHB) on
-//                       random configs: the scheduler alone
+//   hyperband+random    HyperBand (max_t 81, eta 3) on random configs,
+//                       the least complete bracket served first
+//   hb_for_bohb+random  HyperBand with for_bohb (brackets served in creation
+//                       order, as Ray's HyperBandForBOHB) on random configs
 //   hb_for_bohb+bohb    the same with BOHB (search/bohb.h), as Ray's TuneBOHB
 //                       with HyperBandForBOHB
 //   asha+tpe            ASHA with TPE (which sees stopped trials' last values)
