@@ -78,6 +78,7 @@ class AshaScheduler final : public TrialScheduler {
   std::vector<Bracket> brackets_;
   std::map<std::string, size_t> trial_bracket_;  // Ray's _trial_info
   std::map<std::string, Place> paused_at_;       // promotion: paused trials
+  std::vector<std::string> to_stop_;             // promotion: handed out, not yet removed
   detail::TrialStates states_;
   int64_t num_stopped_ = 0;
   Rng rng_;
