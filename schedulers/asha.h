@@ -15,7 +15,9 @@
 // choose_trial_to_run resumes promotable paused trials first, from the
 // highest rung down and best first, then starts pending ones. Once no trial
 // runs or waits to start and none is promotable, the remaining paused trials
-// have lost: take_trials_to_stop() hands them to the controller to end.
+// have lost: take_trials_to_stop() hands them to the controller to end, and
+// again each turn until they are removed (the last one paused may still be
+// writing its checkpoint, and the controller ends only PAUSED trials).
 // Unlike the stopping rule, no trial is ever judged on a rung with few
 // entries, at the price of a checkpoint, pause and resume per promotion.
 //

@@ -83,8 +83,7 @@ class TrialScheduler {
   // as TERMINATED without running it again ("stopped by scheduler"), then
   // calls on_trial_remove; it skips one still on its way there (PAUSE sent,
   // checkpoint not yet written), so a scheduler that can decide about such a
-  // trial (HyperBand, ASHA with promotion) lists it again each turn until
-  // on_trial_remove.
+  // trial (HyperBand) lists it again each turn until on_trial_remove.
   virtual std::vector<std::string> take_trials_to_stop() { return {}; }
 
   virtual Json save() const { return Json::object(); }
