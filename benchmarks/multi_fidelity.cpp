@@ -9,9 +9,10 @@
 // random search (Ray's default early stopping), measured in the same run.
 //
 //   asha+random      ASHA (grace 1, rf 3, max_t 81) on `trials` random configs
-//   hyperband+random    HyperBand (max_t 81, eta 3, Ray's) on random configs
-//   hb_for_bohb+random  HyperBand with for_bohb (Ray's HyperBandForBOHB) on
-//                       random configs: the scheduler alone
+//   hyperband+random    HyperBand (max_t 81, eta 3) on random configs,
+//                       the least complete bracket served first
+//   hb_for_bohb+random  HyperBand with for_bohb (brackets served in creation
+//                       order, as Ray's HyperBandForBOHB) on random configs
 //   hb_for_bohb+bohb    the same with BOHB (search/bohb.h), as Ray's TuneBOHB
 //                       with HyperBandForBOHB
 //   asha+tpe            ASHA with TPE (which sees stopped trials' last values)
@@ -27,10 +28,17 @@
 // anchor's count). Goal: hyperband+bohb reaches it in at most half the
 // anchor's iterations and is better at equal iterations.
 //
+// Also printed: of the suggestions, grouped by index, the share whose
+// config reaches the anchor's final best when trained to max_t: how good
+// the searcher's proposals are, apart from which ones HyperBand trains on.
+// --per-seed prints every seed's numbers.
+//
 // Usage: multi_fidelity [--seeds N] [--first-seed S] [--trials N] [--bohb-options JSON]
+//                       [--per-seed]
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -48,6 +56,9 @@ namespace schedulers = tune::schedulers;
 namespace search = tune::search;
 
 constexpr int64_t kMaxT = 81;
+// Suggestions by index, grouped from these on: 0-4 are HyperBand's first
+// bracket (s = 0), 5-12 its second, the rest later brackets.
+constexpr std::array<size_t, 5> kSuggestionGroups = {0, 5, 13, 30, 60};
 
 tune::ParamSpace space() {
   tune::ParamSpace s;
@@ -84,10 +95,12 @@ schedulers::TrialView view_of(const Trial& t) {
 }
 
 // The best accuracy seen after each iteration, until `max_iterations` or
-// until the searcher and the scheduler have nothing left to run.
+// until the searcher and the scheduler have nothing left to run; `configs`
+// gets the configs suggested, in order.
 std::vector<double> run(const std::string& searcher_name, const Json& searcher_options,
                         const std::string& scheduler_name, const Json& scheduler_options,
-                        int64_t num_samples, uint64_t seed, int64_t max_iterations) {
+                        int64_t num_samples, uint64_t seed, int64_t max_iterations,
+                        std::vector<Json>* configs = nullptr) {
   auto searcher = search::make_searcher(searcher_name, searcher_options,
                                         {.num_samples = num_samples, .seed = seed});
   auto scheduler = schedulers::make_scheduler(scheduler_name, scheduler_options);
@@ -110,6 +123,7 @@ std::vector<double> run(const std::string& searcher_name, const Json& searcher_o
       const std::string id = fmt::format("t{:05d}", order.size());
       search::Suggestion s = searcher->suggest(id);
       if (s.status == search::Suggestion::Status::kConfig) {
+        if (configs) configs->push_back(s.config);
         trials[id] = {id, std::move(s.config)};
         order.push_back(id);
         scheduler->on_trial_add(view_of(trials[id]));
@@ -176,6 +190,7 @@ int main(int argc, char** argv) {
   int seeds = 10;
   int first_seed = 0;
   int64_t num_trials = 256;
+  bool per_seed = false;
   Json bohb_options = Json::object();
   for (int i = 1; i + 1 < argc; ++i) {
     if (!std::strcmp(argv[i], "--bohb-options")) bohb_options = Json::parse(argv[++i]);
@@ -186,6 +201,7 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--trials"))
       num_trials = std::atoll(argv[++i]);
   }
+  for (int i = 1; i < argc; ++i) per_seed = per_seed || !std::strcmp(argv[i], "--per-seed");
   const Json asha = {{"max_t", kMaxT}, {"grace_period", 1}, {"reduction_factor", 3}};
   const Json hyperband = {{"max_t", kMaxT}, {"reduction_factor", 3}};
   Json for_bohb = hyperband;
@@ -201,6 +217,9 @@ int main(int argc, char** argv) {
 
   std::vector<double> anchor_iterations, anchor_best;
   std::map<std::string, std::vector<double>> at_equal, to_reach;
+  // Per run and group of suggestion indices: (suggestions whose config
+  // reaches the anchor's final best at max_t, suggestions).
+  std::map<std::string, std::vector<std::pair<int64_t, int64_t>>> good_suggestions;
   for (int seed = first_seed; seed < first_seed + seeds; ++seed) {
     const auto s = static_cast<uint64_t>(seed);
     const auto anchor = run("random", Json::object(), "asha", asha, num_trials, s, INT64_MAX);
@@ -208,10 +227,27 @@ int main(int argc, char** argv) {
     anchor_iterations.push_back(static_cast<double>(budget));
     anchor_best.push_back(anchor.back());
     for (const Run& r : runs) {
+      std::vector<Json> configs;
       const auto curve =
           run(r.searcher, r.searcher == "bohb" ? bohb_options : Json::object(), r.scheduler,
-              r.scheduler_options, r.searcher == "random" ? 1000000 : -1, s, budget);
+              r.scheduler_options, r.searcher == "random" ? 1000000 : -1, s, budget, &configs);
       at_equal[r.label].push_back(curve.back());
+      auto& hits = good_suggestions[r.label];
+      hits.resize(kSuggestionGroups.size());
+      for (size_t i = 0; i < configs.size(); ++i) {
+        const size_t g = std::upper_bound(kSuggestionGroups.begin(), kSuggestionGroups.end(), i) -
+                         kSuggestionGroups.begin() - 1;
+        hits[g].first += accuracy(configs[i], kMaxT) >= anchor.back();
+        ++hits[g].second;
+      }
+      if (per_seed) {
+        const auto h =
+            std::find_if(curve.begin(), curve.end(), [&](double b) { return b >= anchor.back(); });
+        fmt::print("seed {} {:<20} anchor best {:.5f} in {} its; reached at {}, best {:.5f}\n",
+                   seed, r.label, anchor.back(), budget,
+                   h == curve.end() ? std::string("-") : std::to_string(h - curve.begin() + 1),
+                   curve.back());
+      }
       const auto hit =
           std::find_if(curve.begin(), curve.end(), [&](double b) { return b >= anchor.back(); });
       // Never reaching it counts as twice the budget, so medians stay defined.
@@ -240,6 +276,23 @@ int main(int argc, char** argv) {
                reach > iterations ? std::string("-") : fmt::format("{:.3f}", ratio));
     if (r.searcher == "bohb") bohb_ratio = ratio, bohb_gain = median(gain);
   }
+  fmt::print(
+      "\nShare of the suggestions, by index, whose config reaches the anchor's final best at "
+      "max_t (all seeds)\n{:<20}",
+      "run");
+  for (size_t g = 0; g < kSuggestionGroups.size(); ++g) {
+    fmt::print(" {:>9}",
+               g + 1 < kSuggestionGroups.size()
+                   ? fmt::format("{}-{}", kSuggestionGroups[g], kSuggestionGroups[g + 1] - 1)
+                   : fmt::format("{}+", kSuggestionGroups[g]));
+  }
+  for (const Run& r : runs) {
+    fmt::print("\n{:<20}", r.label);
+    for (const auto& [good, all] : good_suggestions[r.label]) {
+      fmt::print(" {:>9}", all ? fmt::format("{:.3f}", double(good) / double(all)) : "-");
+    }
+  }
+  fmt::print("\n");
   fmt::print(
       "\ngoal: hb_for_bohb+bohb reaches asha+random's final best in at most half its iterations "
       "({:.3f} <= 0.5) and beats it at equal iterations (median gain {:+.5f} > 0): {}\n",

@@ -27,11 +27,13 @@
 //   --shape-functions adds Rosenbrock-4 raw (a curved valley whose values
 //   span 1e-3..1e6) and Rastrigin-4 (rugged: a local minimum at every
 //   integer point), the shapes that test GP-BO's output transform and
-//   acquisition.
+//   acquisition. --high-dims adds Ackley-10 and Rosenbrock-10 (as
+//   log(1 + f)), where GP-BO's trust region joins (from 8 dimensions).
 //
 // Usage: search_quality [--seeds N] [--first-seed S] [--more-functions] [--no-optuna]
 //                       [--only SEARCHER,...] [--function NAME] [--no-cost]
-//                       [--gp-options JSON] [--shape-functions]
+//                       [--gp-options JSON] [--tpe-options JSON] [--shape-functions]
+//                       [--high-dims]
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -152,20 +154,29 @@ double styblinski_tang4(const Json& c) {
   return sum / 2;
 }
 
-double ackley5(const Json& c) {
-  const auto x = coordinates(c, 5);
+double ackley(const Json& c, int d) {
+  const auto x = coordinates(c, d);
   double squares = 0, cosines = 0;
   for (double v : x) {
     squares += v * v;
     cosines += std::cos(2 * std::numbers::pi * v);
   }
-  return -20 * std::exp(-0.2 * std::sqrt(squares / 5)) - std::exp(cosines / 5) + 20 +
+  return -20 * std::exp(-0.2 * std::sqrt(squares / d)) - std::exp(cosines / d) + 20 +
          std::numbers::e;
+}
+
+double log_rosenbrock10(const Json& c) {
+  const auto x = coordinates(c, 10);
+  double sum = 0;
+  for (int i = 0; i < 9; ++i) {
+    sum += 100 * std::pow(x[i + 1] - x[i] * x[i], 2) + std::pow(1 - x[i], 2);
+  }
+  return std::log1p(sum);
 }
 
 // Branin and Hartmann6 (Optuna's baseline runs the same two); with `more`,
 // seven others for a wider view (ours only).
-std::vector<Function> functions(bool more, bool shapes) {
+std::vector<Function> functions(bool more, bool shapes, bool high_dims) {
   std::vector<Function> list = {{"branin", testing::branin_space(), testing::branin, 0.397887},
                                 {"hartmann6", box(6, 0, 1), hartmann6, -3.32237}};
   if (more) {
@@ -174,13 +185,19 @@ std::vector<Function> functions(bool more, bool shapes) {
     list.push_back({"camel", camel, six_hump_camel, -1.0316285});
     list.push_back({"rosen4_log", box(4, -5, 10), log_rosenbrock4, 0});
     list.push_back({"styb_tang4", box(4, -5, 5), styblinski_tang4, -39.16617 * 4});
-    list.push_back({"ackley5", box(5, -32.768, 32.768), ackley5, 0});
+    list.push_back(
+        {"ackley5", box(5, -32.768, 32.768), [](const Json& c) { return ackley(c, 5); }, 0});
     list.push_back({"hpo_choice", testing::hpo_space(false), testing::hpo_loss, 0});
     list.push_back({"hpo_mixed", testing::hpo_space(true), testing::hpo_loss, 0});
   }
   if (shapes) {
     list.push_back({"rosen4", box(4, -5, 10), rosenbrock4, 0});
     list.push_back({"rastrigin4", box(4, -5.12, 5.12), rastrigin4, 0});
+  }
+  if (high_dims) {  // where GP-BO's trust region joins (gp.h: trust_region_dims)
+    list.push_back(
+        {"ackley10", box(10, -32.768, 32.768), [](const Json& c) { return ackley(c, 10); }, 0});
+    list.push_back({"rosen10_log", box(10, -5, 10), log_rosenbrock10, 0});
   }
   return list;
 }
@@ -301,20 +318,26 @@ int main(int argc, char** argv) {
   bool optuna = true;
   bool more = false;
   bool shapes = false;
+  bool high_dims = false;
   std::string only;      // algorithms()' labels, comma-separated, for profiling
   std::string function;  // one function's name, for quick checks
   bool cost = true;
-  Json gp_options = Json::object();  // overrides GP-BO's defaults, to compare settings
+  Json gp_options = Json::object();   // overrides GP-BO's defaults, to compare settings
+  Json tpe_options = Json::object();  // the same for the row "tpe" (our TPE's defaults)
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--seeds") && i + 1 < argc) seeds = std::atoi(argv[++i]);
     if (!std::strcmp(argv[i], "--first-seed") && i + 1 < argc) first_seed = std::atoi(argv[++i]);
     if (!std::strcmp(argv[i], "--no-optuna")) optuna = false;
     if (!std::strcmp(argv[i], "--more-functions")) more = true;
     if (!std::strcmp(argv[i], "--shape-functions")) shapes = true;
+    if (!std::strcmp(argv[i], "--high-dims")) high_dims = true;
     if (!std::strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
     if (!std::strcmp(argv[i], "--function") && i + 1 < argc) function = argv[++i];
     if (!std::strcmp(argv[i], "--no-cost")) cost = false;
     if (!std::strcmp(argv[i], "--gp-options") && i + 1 < argc) gp_options = Json::parse(argv[++i]);
+    if (!std::strcmp(argv[i], "--tpe-options") && i + 1 < argc) {
+      tpe_options = Json::parse(argv[++i]);
+    }
   }
 
   // 1. Quality.
@@ -323,7 +346,7 @@ int main(int argc, char** argv) {
     double best50, best100, ms, optimum;
   };
   std::vector<Row> rows;
-  const auto fns = functions(more, shapes);
+  const auto fns = functions(more, shapes, high_dims);
   for (const Function& fn : fns) {
     if (!function.empty() && fn.name != function) continue;
     for (const Algorithm& a : algorithms()) {
@@ -334,7 +357,9 @@ int main(int argc, char** argv) {
       double suggest_s = 0;
       for (int seed = first_seed; seed < first_seed + seeds; ++seed) {
         auto s = make(a, fn, 100, static_cast<uint64_t>(seed),
-                      a.name == "gp" ? gp_options : Json::object());
+                      a.name == "gp"     ? gp_options
+                      : a.label == "tpe" ? tpe_options
+                                         : Json::object());
         const auto v = run(*s, fn, 100, suggest_s);
         at50.push_back(*std::min_element(v.begin(), v.begin() + 50));
         at100.push_back(*std::min_element(v.begin(), v.end()));
@@ -388,7 +413,7 @@ int main(int argc, char** argv) {
     // The shared baseline: every sampler, on Branin and Hartmann6, seeds 0..N-1.
     if (first_seed == 0) quality = run_optuna(shared, fmt::format("quality --seeds {}", seeds));
     // Optuna's TPE on every function run here, on the same seeds.
-    if (more || shapes || first_seed != 0 || !function.empty()) {
+    if (more || shapes || high_dims || first_seed != 0 || !function.empty()) {
       std::string names;
       for (const Function& fn : fns) {
         const bool ran = std::any_of(rows.begin(), rows.end(),

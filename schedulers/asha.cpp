@@ -234,6 +234,7 @@ void AshaScheduler::on_trial_error(const TrialView& trial) { forget(trial.trial_
 void AshaScheduler::on_trial_remove(const TrialView& trial) { forget(trial.trial_id); }
 
 void AshaScheduler::forget(const std::string& trial_id) {
+  std::erase(to_stop_, trial_id);
   trial_bracket_.erase(trial_id);
   paused_at_.erase(trial_id);
   states_.forget(trial_id);
@@ -303,7 +304,11 @@ int AshaScheduler::choose_trial_to_run(const std::vector<TrialView>& candidates)
   // Then, as FIFO, the first trial not held at a rung (pending, or paused by
   // someone else, e.g. a restored experiment).
   for (size_t i = 0; chosen < 0 && i < candidates.size(); ++i) {
-    if (!paused_at_.contains(candidates[i].trial_id)) chosen = static_cast<int>(i);
+    const std::string& id = candidates[i].trial_id;
+    if (!paused_at_.contains(id) &&
+        std::find(to_stop_.begin(), to_stop_.end(), id) == to_stop_.end()) {
+      chosen = static_cast<int>(i);
+    }
   }
   // Running from here on, for take_trials_to_stop's "nothing else can run".
   if (chosen >= 0) states_.set(candidates[chosen].trial_id, TrialStatus::kRunning);
@@ -311,15 +316,16 @@ int AshaScheduler::choose_trial_to_run(const std::vector<TrialView>& candidates)
 }
 
 std::vector<std::string> AshaScheduler::take_trials_to_stop() {
-  if (!options_.promotion || paused_at_.empty()) return {};
-  if (states_.count(TrialStatus::kRunning) > 0 || states_.count(TrialStatus::kPending) > 0)
-    return {};
-  if (best_promotable()) return {};
-  std::vector<std::string> losers;
-  for (const auto& [id, place] : paused_at_) losers.push_back(id);
-  for (const auto& id : losers) forget(id);
-  num_stopped_ += static_cast<int64_t>(losers.size());
-  return losers;
+  if (options_.promotion && !paused_at_.empty() && states_.count(TrialStatus::kRunning) == 0 &&
+      states_.count(TrialStatus::kPending) == 0 && !best_promotable()) {
+    std::vector<std::string> losers;
+    for (const auto& [id, place] : paused_at_) losers.push_back(id);
+    for (const auto& id : losers) forget(id);
+    num_stopped_ += static_cast<int64_t>(losers.size());
+    to_stop_.insert(to_stop_.end(), losers.begin(), losers.end());
+  }
+  // Again each turn until removed: the last one paused may still be pausing.
+  return to_stop_;
 }
 
 std::vector<double> AshaScheduler::milestones(size_t b) const {
@@ -336,7 +342,8 @@ Json AshaScheduler::save() const {
   std::ostringstream rng;
   rng << rng_;
   return {{"brackets", brackets},     {"trial_bracket", trial_bracket_}, {"paused_at", paused},
-          {"states", states_.save()}, {"num_stopped", num_stopped_},     {"rng", rng.str()}};
+          {"states", states_.save()}, {"num_stopped", num_stopped_},     {"rng", rng.str()},
+          {"to_stop", to_stop_}};
 }
 
 void AshaScheduler::restore(const Json& state) {
@@ -352,6 +359,7 @@ void AshaScheduler::restore(const Json& state) {
   }
   states_.restore(state.at("states"));
   num_stopped_ = state.at("num_stopped").get<int64_t>();
+  to_stop_ = state.value("to_stop", std::vector<std::string>{});
   std::istringstream rng(state.at("rng").get<std::string>());
   rng >> rng_;
 }

@@ -15,7 +15,9 @@
 // choose_trial_to_run resumes promotable paused trials first, from the
 // highest rung down and best first, then starts pending ones. Once no trial
 // runs or waits to start and none is promotable, the remaining paused trials
-// have lost: take_trials_to_stop() hands them to the controller to end.
+// have lost: take_trials_to_stop() hands them to the controller to end, and
+// again each turn until they are removed (the last one paused may still be
+// writing its checkpoint, and the controller ends only PAUSED trials).
 // Unlike the stopping rule, no trial is ever judged on a rung with few
 // entries, at the price of a checkpoint, pause and resume per promotion.
 //
@@ -78,6 +80,7 @@ class AshaScheduler final : public TrialScheduler {
   std::vector<Bracket> brackets_;
   std::map<std::string, size_t> trial_bracket_;  // Ray's _trial_info
   std::map<std::string, Place> paused_at_;       // promotion: paused trials
+  std::vector<std::string> to_stop_;             // promotion: handed out, not yet removed
   detail::TrialStates states_;
   int64_t num_stopped_ = 0;
   Rng rng_;

@@ -43,7 +43,6 @@ class HyperBandScheduler::Bracket {
     live_.push_back({id});
     all_.push_back(id);
   }
-  bool filled() const { return static_cast<int64_t>(live_.size()) == n_; }
   bool ever_filled() const { return static_cast<int64_t>(all_.size()) >= n0_; }
   bool has(const std::string& id) const { return find(id) != nullptr; }
 
@@ -222,10 +221,11 @@ void HyperBandScheduler::set_search_properties(const std::string& metric, Mode m
 }
 
 void HyperBandScheduler::on_trial_add(const TrialView& trial) {
-  // Plain HyperBand (Ray's) counts live trials, so a bracket whose trials
-  // finish one at a time keeps taking new ones; for BOHB a bracket takes n0.
-  if (current_bracket_ < 0 || (options_.for_bohb ? brackets_[current_bracket_].ever_filled()
-                                                 : brackets_[current_bracket_].filled())) {
+  // A bracket takes n0 trials. Ray's counts its live trials instead, so when
+  // trials are created one at a time (a model-based searcher) and finish
+  // before the next arrives, the first bracket (n0 trials to max_t) takes
+  // every new trial and nothing is ever halved.
+  if (current_bracket_ < 0 || brackets_[current_bracket_].ever_filled()) {
     while (true) {
       if (static_cast<int64_t>(bands_.back().size()) == s_max_1_) bands_.emplace_back();
       const auto s = static_cast<int64_t>(bands_.back().size());
@@ -273,12 +273,15 @@ Decision HyperBandScheduler::on_trial_result(const TrialView& trial, const Json&
 Decision HyperBandScheduler::process(Bracket& bracket, const std::string& current, bool force) {
   Decision action = Decision::kPause;
   if (!bracket.cur_iter_done()) return action;
-  if (options_.for_bohb && !force && !bracket.ever_filled()) return action;
+  // Not before all n0 trials have come (unless forced: none will come now).
+  if (!force && !bracket.ever_filled()) return action;
   auto stop_other = [&](const std::string& id) {
     if (id == current) return;
     // Only trials that are not running can be ended by the controller; the
-    // scheduler never leaves another trial running past a milestone.
+    // scheduler never leaves another trial running past a milestone. One the
+    // controller is still pausing is handed out again until it is removed.
     to_stop_.push_back(id);
+    trial_bracket_.erase(id);
     bracket.cleanup(id);
     states_.forget(id);
   };
@@ -318,6 +321,7 @@ Decision HyperBandScheduler::process(Bracket& bracket, const std::string& curren
 }
 
 void HyperBandScheduler::remove(const std::string& trial_id) {
+  std::erase(to_stop_, trial_id);
   states_.forget(trial_id);
   auto it = trial_bracket_.find(trial_id);
   if (it == trial_bracket_.end()) return;
@@ -341,7 +345,7 @@ int HyperBandScheduler::choose_trial_to_run(const std::vector<TrialView>& candid
   const bool any_pending =
       std::any_of(candidates.begin(), candidates.end(),
                   [](const TrialView& t) { return t.status == TrialStatus::kPending; });
-  if (chosen < 0 && options_.for_bohb && !any_pending) {
+  if (chosen < 0 && !any_pending) {
     // No new trial is coming now: brackets waiting to fill halve as they
     // are, once the controller has paused every one of their trials (one
     // still pausing would miss being stopped).
@@ -393,19 +397,19 @@ int HyperBandScheduler::choose(const std::vector<TrialView>& candidates) {
       if (chosen >= 0) break;
     }
   }
-  // Trials this scheduler never saw (a restored experiment) run last, FIFO.
+  // Trials this scheduler never saw (a restored experiment) run last, FIFO;
+  // losers waiting to be ended never do.
   for (size_t i = 0; chosen < 0 && i < candidates.size(); ++i) {
-    if (!trial_bracket_.contains(candidates[i].trial_id)) chosen = static_cast<int>(i);
+    const std::string& id = candidates[i].trial_id;
+    if (!trial_bracket_.contains(id) &&
+        std::find(to_stop_.begin(), to_stop_.end(), id) == to_stop_.end()) {
+      chosen = static_cast<int>(i);
+    }
   }
   return chosen;
 }
 
-std::vector<std::string> HyperBandScheduler::take_trials_to_stop() {
-  std::vector<std::string> out;
-  out.swap(to_stop_);
-  for (const auto& id : out) trial_bracket_.erase(id);
-  return out;
-}
+std::vector<std::string> HyperBandScheduler::take_trials_to_stop() { return to_stop_; }
 
 std::vector<HyperBandScheduler::BracketInfo> HyperBandScheduler::brackets() const {
   std::vector<BracketInfo> out;

@@ -2,18 +2,24 @@
 // HyperBandScheduler after ray-project/ray#39157 (r = min(r * eta, max_t)).
 //
 // Trials fill brackets in creation order. A band holds s_max + 1 brackets,
-// s_max + 1 = round(log(max_t) / log(eta)) + 1; bracket s takes at most
-// n0(s) = ceil((s_max + 1) / (s + 1) * eta^s) trials, runs each to milestone
+// s_max + 1 = round(log(max_t) / log(eta)) + 1; bracket s takes
+// n0(s) = ceil((s_max + 1) / (s + 1) * eta^s) trials (Ray's counts its live
+// trials, which a searcher creating one trial at a time keeps refilling),
+// runs each to milestone
 // r0(s) = int(max_t * eta^-s), then keeps the best ceil(n / eta) and
 // multiplies the milestone by eta (capped at max_t), s times. For max_t=81,
 // eta=3: brackets of 5, 8, 15, 34, 81 trials with first milestones 81, 27,
 // 9, 3, 1.
 //
-// A trial that reaches its bracket's milestone pauses (kPause) until every
-// live trial of the bracket has; the last one triggers the halving: it
+// A trial that reaches its bracket's milestone pauses (kPause) until all n0
+// trials of the bracket came and every live one has (or, when no trial waits
+// to start, until the controller has paused them all); the last one
+// triggers the halving: it
 // continues or stops itself, the paused winners become runnable through
 // choose_trial_to_run, and the paused losers are handed to the controller by
-// take_trials_to_stop(). At the last milestone trials stop (stop_last_trials).
+// take_trials_to_stop() (again each turn until the controller has removed
+// them: a loser may still be pausing). At the last milestone trials stop
+// (stop_last_trials).
 //
 // Expects: the controller resumes a paused trial from its checkpoint with
 // its iteration count (a trial restarting from iteration 0 would never reach
@@ -70,7 +76,7 @@ class HyperBandScheduler final : public TrialScheduler {
   int64_t n0(int64_t s) const;
   int64_t r0(int64_t s) const;
   // Ray's _process_bracket; `current` is the reporting trial, or empty.
-  // `force`: halve a for_bohb bracket that is not full.
+  // `force`: halve a bracket that did not take all its n0 trials.
   Decision process(Bracket& bracket, const std::string& current, bool force = false);
   int choose(const std::vector<TrialView>& candidates);
   void remove(const std::string& trial_id);

@@ -77,10 +77,13 @@ class TrialScheduler {
 
   // Trials not running now (PAUSED, or PENDING) that the scheduler has
   // decided to end: HyperBand's losers of a halving, ASHA-promotion's
-  // trials left unpromoted once nothing else can run. Handed out once. The
-  // controller calls it once per event-loop turn, after creating trials and
-  // before choose_trial_to_run, ends each listed trial as TERMINATED without
-  // running it again ("stopped by scheduler"), then calls on_trial_remove.
+  // trials left unpromoted once nothing else can run. The controller calls
+  // it once per event-loop turn, after creating trials and before
+  // choose_trial_to_run, ends each listed trial that is PAUSED or PENDING
+  // as TERMINATED without running it again ("stopped by scheduler"), then
+  // calls on_trial_remove; it skips one still on its way there (PAUSE sent,
+  // checkpoint not yet written), so a scheduler that can decide about such a
+  // trial (HyperBand) lists it again each turn until on_trial_remove.
   virtual std::vector<std::string> take_trials_to_stop() { return {}; }
 
   // True: every report waits for this scheduler's decision before the

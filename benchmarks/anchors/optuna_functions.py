@@ -70,10 +70,17 @@ def styb_tang4(t):
     return float((x ** 4 - 16 * x ** 2 + 5 * x).sum() / 2)
 
 
-def ackley5(t):
-    x = box(t, 5, -32.768, 32.768)
-    return float(-20 * math.exp(-0.2 * math.sqrt((x ** 2).sum() / 5))
-                 - math.exp(np.cos(2 * math.pi * x).sum() / 5) + 20 + math.e)
+def ackley(d):
+    def f(t):
+        x = box(t, d, -32.768, 32.768)
+        return float(-20 * math.exp(-0.2 * math.sqrt((x ** 2).sum() / d))
+                     - math.exp(np.cos(2 * math.pi * x).sum() / d) + 20 + math.e)
+    return f
+
+
+def rosen10_log(t):
+    x = box(t, 10, -5, 10)
+    return math.log1p(sum(100 * (x[i + 1] - x[i] ** 2) ** 2 + (1 - x[i]) ** 2 for i in range(9)))
 
 
 def hpo(integers):
@@ -98,8 +105,9 @@ FUNCTIONS = {
     "branin": (branin, 0.397887), "hartmann6": (hartmann(A6, P6), -3.32237),
     "hartmann3": (hartmann(A3, P3), -3.86278), "camel": (camel, -1.0316285),
     "rosen4_log": (rosen4_log, 0), "styb_tang4": (styb_tang4, -39.16617 * 4),
-    "ackley5": (ackley5, 0), "hpo_choice": (hpo(False), 0), "hpo_mixed": (hpo(True), 0),
+    "ackley5": (ackley(5), 0), "hpo_choice": (hpo(False), 0), "hpo_mixed": (hpo(True), 0),
     "rosen4": (rosen4, 0), "rastrigin4": (rastrigin4, 0),  # search_quality --shape-functions
+    "ackley10": (ackley(10), 0), "rosen10_log": (rosen10_log, 0),  # search_quality --high-dims
 }
 
 

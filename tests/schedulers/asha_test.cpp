@@ -173,3 +173,25 @@ TEST_CASE("ASHA save and restore continue with identical decisions") {
     CHECK(s1.debug_string() == s2.debug_string());
   }
 }
+
+TEST_CASE("ASHA promotion: a loser the controller is still pausing never runs again") {
+  AshaScheduler s({.max_t = 4, .grace_period = 1, .reduction_factor = 2, .promotion = true});
+  s.set_search_properties("score", Mode::kMax);
+  Trace t(s);
+  for (auto id : {"a", "b"}) t.add(id);
+  CHECK(t.report("a", 1, 1.0) == kPause);     // alone at rung 1
+  CHECK(t.report("b", 1, 2.0) == kContinue);  // top 1 of 2
+  CHECK(t.report("b", 2, 2.0) == kPause);     // alone at rung 2
+  // b's checkpoint is still being written when the scheduler finds nothing
+  // promotable and nothing running: both are handed out, but the controller
+  // can end only a.
+  CHECK(t.choose({"a"}, /*peek=*/true).empty());
+  auto losers = s.take_trials_to_stop();
+  CHECK(losers == std::vector<std::string>{"a", "b"});
+  s.on_trial_remove(t.view("a"));
+  // Once b has paused it must not run again: it is handed out again instead.
+  CHECK(t.choose({"b"}, /*peek=*/true).empty());
+  CHECK(s.take_trials_to_stop() == std::vector<std::string>{"b"});
+  s.on_trial_remove(t.view("b"));
+  CHECK(s.take_trials_to_stop().empty());
+}

@@ -141,37 +141,33 @@ TEST_CASE("HyperBand save and restore continue with identical decisions") {
   CHECK(s1.save() == s2.save());
 }
 
-TEST_CASE("HyperBand for_bohb: brackets take n0 trials created one at a time, then halve") {
+TEST_CASE("HyperBand: brackets take n0 trials created one at a time, then halve") {
   // max_t=9, rf=3: bracket s=0 runs 3 trials to 9, s=1 halves 5 trials at 3.
   // A model-based searcher creates one trial at a time, after the last ran.
-  HyperBandScheduler plain = hyperband(9, 3);
-  Trace p(plain);
-  p.add("a");
-  CHECK(p.report("a", 9, 1.0) == kStop);
-  p.add("b");
-  CHECK(plain.brackets().size() == 1);  // plain: the finished trial's slot is refilled
-
-  HyperBandScheduler s({.max_t = 9, .reduction_factor = 3, .for_bohb = true});
-  s.set_search_properties("score", Mode::kMax);
-  Trace t(s);
-  for (auto id : {"a", "b", "c"}) {
-    t.add(id);
-    CHECK(t.report(id, 9, 1.0) == kStop);
+  for (bool for_bohb : {false, true}) {
+    CAPTURE(for_bohb);
+    HyperBandScheduler s({.max_t = 9, .reduction_factor = 3, .for_bohb = for_bohb});
+    s.set_search_properties("score", Mode::kMax);
+    Trace t(s);
+    for (auto id : {"a", "b", "c"}) {
+      t.add(id);
+      CHECK(t.report(id, 9, 1.0) == kStop);
+    }
+    CHECK(s.brackets().size() == 1);
+    const std::vector<std::pair<std::string, double>> scores{
+        {"p", 0.1}, {"q", 0.5}, {"r", 0.3}, {"u", 0.9}};
+    for (const auto& [id, score] : scores) {
+      t.add(id);
+      CHECK(t.choose({id}) == id);
+      CHECK(t.report(id, 3, score) == kPause);  // waits for the bracket's 5th trial
+      CHECK(t.take_stops().empty());
+    }
+    CHECK(s.brackets().size() == 2);
+    t.add("v");
+    CHECK(t.report("v", 3, 0.2) == kStop);  // the 5th arrives: bottom 3 of 5 stop
+    CHECK(t.take_stops() == std::vector<std::string>{"p", "r"});
+    CHECK(t.choose({"q", "u"}) == "q");
   }
-  CHECK(s.brackets().size() == 1);
-  const std::vector<std::pair<std::string, double>> scores{
-      {"p", 0.1}, {"q", 0.5}, {"r", 0.3}, {"u", 0.9}};
-  for (const auto& [id, score] : scores) {
-    t.add(id);
-    CHECK(t.choose({id}) == id);
-    CHECK(t.report(id, 3, score) == kPause);  // waits for the bracket's 5th trial
-    CHECK(t.take_stops().empty());
-  }
-  CHECK(s.brackets().size() == 2);
-  t.add("v");
-  CHECK(t.report("v", 3, 0.2) == kStop);  // the 5th arrives: bottom 3 of 5 stop
-  CHECK(t.take_stops() == std::vector<std::string>{"p", "r"});
-  CHECK(t.choose({"q", "u"}) == "q");
 }
 
 TEST_CASE("HyperBand for_bohb: a bracket that cannot fill halves once nothing else waits") {
@@ -187,4 +183,27 @@ TEST_CASE("HyperBand for_bohb: a bracket that cannot fill halves once nothing el
   // halves to ceil(5 / 3) = 2 and the best paused one runs on.
   CHECK(t.choose({"p", "q", "r"}) == "q");
   CHECK(t.take_stops() == std::vector<std::string>{"p"});
+}
+
+TEST_CASE("HyperBand: a loser the controller is still pausing at the halving never runs again") {
+  HyperBandScheduler s = hyperband(9, 3);
+  Trace t(s);
+  for (auto id : {"a", "b", "c", "p", "q", "r", "u", "v"}) t.add(id);
+  // p pauses at milestone 3, but its checkpoint is still being written when
+  // the last trial of the bracket arrives and p loses the halving.
+  CHECK(t.report("p", 3, 0.1) == kPause);
+  for (auto id : {"q", "r", "u"}) CHECK(t.report(id, 3, id[0] == 'r' ? 0.3 : 0.8) == kPause);
+  CHECK(t.report("v", 3, 0.2) == kStop);
+  auto losers = s.take_trials_to_stop();
+  std::sort(losers.begin(), losers.end());
+  CHECK(losers == std::vector<std::string>{"p", "r"});
+  // The controller ends only PAUSED or PENDING trials: r now, p not yet.
+  s.on_trial_remove(t.view("r"));
+  // Once p has paused it must not run again (it would run to max_t
+  // unsupervised): it is handed out again instead.
+  CHECK(t.choose({"p"}, /*peek=*/true).empty());
+  CHECK(s.take_trials_to_stop() == std::vector<std::string>{"p"});
+  s.on_trial_remove(t.view("p"));
+  CHECK(s.take_trials_to_stop().empty());
+  CHECK(t.choose({"q", "u"}) == "q");
 }
