@@ -36,6 +36,10 @@ struct TrainerState {
   tune::Json last_eval;  // the latest evaluation's metrics ("eval_loss"...), null before one
   tune::Json last_log;   // the latest on_log entry ("loss", "learning_rate", "epoch")
   std::vector<tune::Json> log_history;  // every log and evaluation, in order
+  // Under load_best_model_at_end: the best metric_for_best_model a saved
+  // checkpoint had, and that checkpoint's directory.
+  std::optional<double> best_metric;
+  std::filesystem::path best_model_checkpoint;
 };
 
 // Flags callbacks set; the loop resets should_save/should_evaluate/should_log

@@ -151,6 +151,14 @@ void Trainer::train(std::optional<std::filesystem::path> resume_from) {
     m.each([&](TrainerCallback& c) { c.on_epoch_end(args, m.state, m.control); });
     m.act_on_control();
   }
+  if (args.load_best_model_at_end && !m.state.best_model_checkpoint.empty()) {
+    try {
+      m.load_model(m.state.best_model_checkpoint);
+    } catch (const std::exception& e) {
+      throw tune::StorageError(m.state.best_model_checkpoint.string() +
+                               ": cannot load the best model: " + e.what());
+    }
+  }
   m.each([&](TrainerCallback& c) { c.on_train_end(args, m.state, m.control); });
 }
 

@@ -7,6 +7,7 @@
 #include <torch/optim/sgd.h>
 #include <torch/serialize.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 
@@ -216,6 +217,7 @@ void Trainer::Impl::save() {
     throw tune::ConfigError(
         "Trainer: saving a checkpoint outside a worker needs TrainingArguments.output_dir");
   }
+  if (args.load_best_model_at_end) track_best(dir);
   {
     at::Generator generator = at::detail::getDefaultCPUGenerator();  // a handle: shares the state
     std::lock_guard lock(generator.mutex());
@@ -235,13 +237,72 @@ void Trainer::Impl::save() {
                                 {"last_eval", state.last_eval},
                                 {"last_log", state.last_log},
                                 {"callbacks", callback_states}};
+    if (state.best_metric) {
+      trainer_state["best_metric"] = *state.best_metric;
+      trainer_state["best_model_checkpoint"] = state.best_model_checkpoint.string();
+    }
     std::ofstream out(dir / "trainer_state.json");
     out << trainer_state.dump(1) << "\n";
     if (!out.flush()) {
       throw tune::StorageError((dir / "trainer_state.json").string() + ": write failed");
     }
+    if (args.save_total_limit > 0) rotate_checkpoints();
   }
   each([&](TrainerCallback& c) { c.on_save(args, state, control, dir); });
+}
+
+void Trainer::Impl::track_best(const std::filesystem::path& dir) {
+  const std::string name = best_model_metric(args);
+  const tune::Json& eval = state.last_eval;
+  if (!eval.is_object() || !eval.contains(name) || !eval.at(name).is_number()) {
+    throw tune::ConfigError(
+        "TrainingArguments.metric_for_best_model: the evaluation has no numeric metric '" + name +
+        "' (it has " + eval.dump() + ")");
+  }
+  const double value = eval.at(name).get<double>();
+  const bool better =
+      !state.best_metric || (best_model_greater_is_better(args) ? value > *state.best_metric
+                                                                : value < *state.best_metric);
+  if (better) {
+    state.best_metric = value;
+    state.best_model_checkpoint = dir;
+  }
+}
+
+// HF's _rotate_checkpoints: by step, oldest first, the best moved last.
+void Trainer::Impl::rotate_checkpoints() const {
+  namespace fs = std::filesystem;
+  std::vector<std::pair<int64_t, fs::path>> found;
+  try {
+    for (const auto& entry : fs::directory_iterator(args.output_dir)) {
+      const std::string name = entry.path().filename().string();
+      constexpr std::string_view kPrefix = "checkpoint-";
+      if (!entry.is_directory() || !name.starts_with(kPrefix) || name.size() == kPrefix.size() ||
+          name.find_first_not_of("0123456789", kPrefix.size()) != std::string::npos) {
+        continue;
+      }
+      found.emplace_back(std::stoll(name.substr(kPrefix.size())), entry.path());
+    }
+    std::sort(found.begin(), found.end());
+    auto best = std::find_if(found.begin(), found.end(), [&](const auto& c) {
+      return c.second == state.best_model_checkpoint;
+    });
+    // A limit of 1 keeps the last checkpoint too, to resume from.
+    size_t keep = static_cast<size_t>(args.save_total_limit);
+    if (keep == 1 && best != found.end() && best + 1 != found.end()) keep = 2;
+    if (best != found.end()) std::rotate(best, best + 1, found.end());
+    for (size_t i = 0; i + keep < found.size(); ++i) fs::remove_all(found[i].second);
+  } catch (const fs::filesystem_error& e) {
+    throw tune::StorageError(args.output_dir.string() +
+                             ": rotating checkpoints (save_total_limit " +
+                             std::to_string(args.save_total_limit) + "): " + e.what());
+  }
+}
+
+void Trainer::Impl::load_model(const std::filesystem::path& dir) {
+  torch::serialize::InputArchive archive;
+  archive.load_from((dir / "model.pt").string(), device);
+  module->load(archive);
 }
 
 // Before prepare_model: rank 0's loaded weights are what it broadcasts.
@@ -259,9 +320,11 @@ void Trainer::Impl::load(const std::filesystem::path& dir) {
       auto it = callback_states.find(c->state_name());
       if (!c->state_name().empty() && it != callback_states.end()) c->load_state(*it);
     }
-    torch::serialize::InputArchive archive;
-    archive.load_from((dir / "model.pt").string(), device);
-    module->load(archive);
+    if (saved.contains("best_metric")) {
+      state.best_metric = saved.at("best_metric").get<double>();
+      state.best_model_checkpoint = saved.at("best_model_checkpoint").get<std::string>();
+    }
+    load_model(dir);
     torch::load(*optimizer, (dir / "optimizer.pt").string(), device);
     // A rank without its own generator state (the world grew) keeps its seed.
     if (std::filesystem::exists(rng_file(dir, rank()))) {

@@ -90,7 +90,12 @@ struct Trainer::Impl {
   void log();
   tune::Json evaluate();
   void save();
+  // Records `dir` as the best checkpoint if its evaluation beats the best.
+  void track_best(const std::filesystem::path& dir);
+  // Deletes the oldest checkpoints beyond save_total_limit (rank 0).
+  void rotate_checkpoints() const;
   void load(const std::filesystem::path& dir);
+  void load_model(const std::filesystem::path& dir);
   void act_on_control();
 
   template <typename Hook>

@@ -56,6 +56,29 @@ void validate(const TrainingArguments& a) {
   require(a.logging_strategy != Interval::kSteps || a.logging_steps > 0, "logging_steps",
           "must be >= 1 with logging_strategy steps");
   require(!(a.bf16 && a.fp16), "bf16", "bf16 and fp16 exclude each other");
+  require(a.save_total_limit >= 0, "save_total_limit", "must be >= 0 (0: keep all)");
+  require(a.save_total_limit == 0 || !a.output_dir.empty(), "save_total_limit",
+          "needs output_dir (inside a tuner, the sweep's [checkpoint] num_to_keep applies)");
+  if (a.load_best_model_at_end) {
+    require(!a.output_dir.empty(), "load_best_model_at_end", "needs output_dir");
+    require(a.eval_strategy != Interval::kNo && a.eval_strategy == a.save_strategy,
+            "load_best_model_at_end", "needs eval_strategy and save_strategy to be the same");
+    const int64_t eval_every = a.eval_steps > 0 ? a.eval_steps : a.logging_steps;
+    require(a.save_strategy != Interval::kSteps || a.save_steps % eval_every == 0,
+            "load_best_model_at_end",
+            "needs save_steps (" + std::to_string(a.save_steps) +
+                ") to be a multiple of eval_steps (" + std::to_string(eval_every) + ")");
+    require(!a.metric_for_best_model.empty(), "metric_for_best_model", "must name a metric");
+  }
+}
+
+std::string best_model_metric(const TrainingArguments& args) {
+  const std::string& name = args.metric_for_best_model;
+  return name.starts_with("eval_") ? name : "eval_" + name;
+}
+
+bool best_model_greater_is_better(const TrainingArguments& args) {
+  return args.greater_is_better.value_or(best_model_metric(args) != "eval_loss");
 }
 
 }  // namespace train

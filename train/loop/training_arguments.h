@@ -12,6 +12,8 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
+#include <string>
 #include <string_view>
 
 namespace train {
@@ -67,6 +69,22 @@ struct TrainingArguments {
   // 500 steps.
   Interval save_strategy = Interval::kSteps;
   int64_t save_steps = 500;
+  // Keep at most this many checkpoint-<step>/ directories in output_dir,
+  // deleting the oldest after each save; the best one (with
+  // load_best_model_at_end) is never deleted, so a limit of 1 may keep two.
+  // 0: keep all (HF: None). Needs output_dir: inside a tuner the sweep's
+  // [checkpoint] num_to_keep decides which checkpoints stay.
+  int64_t save_total_limit = 0;
+  // At the end of train(), load the weights of the saved checkpoint whose
+  // evaluation had the best metric_for_best_model. As HF: needs
+  // eval_strategy == save_strategy (by steps: save_steps a multiple of
+  // eval_steps), so that every checkpoint has its evaluation; and
+  // output_dir, which every rank must see.
+  bool load_best_model_at_end = false;
+  // An evaluation metric's name, "eval_" prefixed where missing. HF: "loss".
+  std::string metric_for_best_model = "loss";
+  // Unset: larger is better unless the metric is the loss (HF's rule).
+  std::optional<bool> greater_is_better;
   // on_log with the mean training loss since the last log. HF: 500 steps.
   Interval logging_strategy = Interval::kSteps;
   int64_t logging_steps = 500;
@@ -93,5 +111,10 @@ OptimizerKind parse_optimizer(std::string_view name);
 
 // Throws tune::ConfigError naming the first field out of range.
 void validate(const TrainingArguments& args);
+
+// metric_for_best_model as the evaluation names it ("loss" -> "eval_loss"),
+// and whether larger values of it are better.
+std::string best_model_metric(const TrainingArguments& args);
+bool best_model_greater_is_better(const TrainingArguments& args);
 
 }  // namespace train

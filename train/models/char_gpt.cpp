@@ -13,7 +13,7 @@ CausalSelfAttention::CausalSelfAttention(const CharGptOptions& o) : heads_(o.hea
   proj_ = register_module("proj", torch::nn::Linear(o.width, o.width));
   attn_drop_ = register_module("attn_drop", torch::nn::Dropout(o.dropout));
   resid_drop_ = register_module("resid_drop", torch::nn::Dropout(o.dropout));
-  // Additive, float: DDP broadcasts buffers, and Gloo has no bool type.
+  // Additive (0 or -inf): one add masks the scores, as HF GPT-2 does.
   mask_ = register_buffer("mask", torch::full({o.context, o.context}, -INFINITY).triu(1));
 }
 

@@ -40,6 +40,23 @@ struct Param {
   uintptr_t hook_key = 0;
 };
 
+// The type a tensor of `type` travels as. Gloo reduces and broadcasts only
+// float, double, half and 8/32/64-bit integers; the others go through a type
+// that holds every one of their values (a bool mask as bytes, bfloat16 as
+// float, int16 as int32), so the copy back is exact.
+at::ScalarType wire_type(at::ScalarType type) {
+  switch (type) {
+    case at::kBool:
+      return at::kByte;
+    case at::kBFloat16:
+      return at::kFloat;
+    case at::kShort:
+      return at::kInt;
+    default:
+      return type;
+  }
+}
+
 // Broadcasts `tensors` from rank 0 as one flat tensor per dtype.
 void broadcast_coalesced(c10d::ProcessGroup& group, const std::vector<at::Tensor>& tensors) {
   torch::NoGradGuard no_grad;  // autograd rejects in-place writes to leaves otherwise
@@ -48,7 +65,7 @@ void broadcast_coalesced(c10d::ProcessGroup& group, const std::vector<at::Tensor
   for (auto& [type, group_tensors] : by_type) {
     std::vector<at::Tensor> flat_parts;
     for (const auto& t : group_tensors) flat_parts.push_back(t.detach().reshape(-1));
-    std::vector<at::Tensor> flat{at::cat(flat_parts)};
+    std::vector<at::Tensor> flat{at::cat(flat_parts).to(wire_type(type))};
     try {
       group.broadcast(flat, c10d::BroadcastOptions{})->wait();
     } catch (const std::exception& e) {

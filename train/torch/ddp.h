@@ -120,8 +120,8 @@ class DistributedModel {
   std::unique_ptr<Impl> impl_;
 };
 
-// Broadcasts rank 0's parameters and buffers to every rank (a collective:
-// all ranks call it with the same architecture) and installs the gradient
+// Broadcasts rank 0's parameters and buffers (bool, bfloat16, int16 too) to every rank (a
+// collective: all ranks call it with the same architecture) and installs the gradient
 // averaging described above. With world size 1 it only returns a handle
 // whose zero_grad() zeroes gradients in place.
 //

@@ -11,58 +11,20 @@
 
 #include "../torch/ranks.h"
 #include "../torch/temp_dir.h"
+#include "tiny.h"
 #include "train/loop/prepare_trainer.h"
 
 namespace fs = std::filesystem;
 
+using train::testing::close;
+using train::testing::identical;
+using train::testing::make_data;
+using train::testing::make_net;
+using train::testing::Net;
 using train::testing::temp_dir;
+using train::testing::weights;
 
 namespace {
-
-// Dropout makes the trajectory depend on the generator: a resume that did
-// not restore it would differ.
-struct Net : torch::nn::Module {
-  explicit Net(double dropout = 0.0) {
-    fc1 = register_module("fc1", torch::nn::Linear(6, 16));
-    drop = register_module("drop", torch::nn::Dropout(dropout));
-    fc2 = register_module("fc2", torch::nn::Linear(16, 3));
-  }
-  torch::Tensor forward(torch::Tensor x) { return fc2(drop(torch::relu(fc1(x)))); }
-  torch::nn::Linear fc1{nullptr}, fc2{nullptr};
-  torch::nn::Dropout drop{nullptr};
-};
-
-train::TensorDataset make_data(int64_t n, uint64_t seed = 7) {
-  auto generator = at::make_generator<at::CPUGeneratorImpl>(seed);
-  auto x = torch::randn({n, 6}, generator);
-  auto y = (x.narrow(1, 0, 3).argmax(1) + (x.select(1, 5) > 1).to(torch::kLong)) % 3;
-  return {x, y};
-}
-
-std::shared_ptr<Net> make_net(uint64_t seed, double dropout = 0.0) {
-  torch::manual_seed(seed);
-  return std::make_shared<Net>(dropout);
-}
-
-std::vector<torch::Tensor> weights(torch::nn::Module& m) {
-  std::vector<torch::Tensor> out;
-  for (auto& p : m.parameters()) out.push_back(p.detach().clone());
-  return out;
-}
-
-bool identical(const std::vector<torch::Tensor>& a, const std::vector<torch::Tensor>& b) {
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (!torch::equal(a[i], b[i])) return false;
-  }
-  return a.size() == b.size();
-}
-
-bool close(const std::vector<torch::Tensor>& a, const std::vector<torch::Tensor>& b) {
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (!torch::allclose(a[i], b[i], 1e-4, 1e-6)) return false;
-  }
-  return a.size() == b.size();
-}
 
 // Records what the loop logs and reports.
 struct Recorder : train::TrainerCallback {

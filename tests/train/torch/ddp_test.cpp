@@ -140,6 +140,47 @@ TEST_CASE("prepare_model broadcasts rank 0's parameters") {
   CHECK(max_diff(result[0], result[1]) == 0.0);
 }
 
+// Buffers of the types Gloo cannot send itself, beside a float parameter.
+struct MaskedNet : torch::nn::Module {
+  explicit MaskedNet(int rank) {
+    fc = register_module("fc", torch::nn::Linear(4, 4));
+    mask = register_buffer("mask", torch::rand({5, 5}) > 0.5);
+    scale = register_buffer("scale", torch::randn({3}).to(torch::kBFloat16));
+    counts = register_buffer("counts", torch::full({2}, 100 * rank - 7, torch::kShort));
+  }
+  torch::nn::Linear fc{nullptr};
+  torch::Tensor mask, scale, counts;
+};
+
+TEST_CASE("bool, bfloat16 and int16 buffers reach every rank exactly, in their own type") {
+  torch::set_num_threads(1);
+  std::vector<std::vector<torch::Tensor>> at_prepare(2), at_broadcast(2);
+  train::testing::run_ranks(2, [&](int rank, auto group) {
+    torch::manual_seed(rank + 11);  // different masks and scales on each rank
+    auto net = std::make_shared<MaskedNet>(rank);
+    auto ddp = train::prepare_model(*net, {.process_group = group});
+    for (auto& b : net->buffers()) at_prepare[rank].push_back(b.clone());
+    // Rank 1 changes its buffers; broadcast_buffers restores rank 0's.
+    if (rank == 1) {
+      torch::NoGradGuard no_grad;
+      net->mask.logical_not_();
+      net->scale.mul_(3);
+      net->counts.add_(1);
+    }
+    ddp->broadcast_buffers();
+    for (auto& b : net->buffers()) at_broadcast[rank].push_back(b.clone());
+    train::release_model(*net);
+  });
+  for (const auto* buffers : {&at_prepare, &at_broadcast}) {
+    REQUIRE((*buffers)[0].size() == 3);
+    CHECK(((*buffers)[1][0].scalar_type() == torch::kBool));
+    CHECK(((*buffers)[1][1].scalar_type() == torch::kBFloat16));
+    CHECK(((*buffers)[1][2].scalar_type() == torch::kShort));
+    for (size_t i = 0; i < 3; ++i) CHECK(torch::equal((*buffers)[0][i], (*buffers)[1][i]));
+  }
+  CHECK(at_prepare[1][2][0].item<int64_t>() == -7);  // rank 0's value, not rank 1's 93
+}
+
 TEST_CASE("zero_grad zeroes the gradients in place") {
   torch::set_num_threads(1);
   for (bool shared_memory : {true, false}) {
