@@ -119,14 +119,6 @@ void ZapHandler::note_handshake_failure(zmq::socket_t& monitor) {
   uint16_t event = 0;
   std::memcpy(&event, frames[0].data(), sizeof event);
   if (event == ZMQ_EVENT_MONITOR_STOPPED) return;
-  // A peer that hung up mid-handshake (a rank exiting, a connection reset)
-  // failed nothing: only refusals are worth a warning.
-  uint32_t value = 0;
-  std::memcpy(&value, static_cast<const char*>(frames[0].data()) + sizeof event, sizeof value);
-  if (event == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL &&
-      (value == EPIPE || value == ECONNRESET || value == ECONNABORTED)) {
-    return;
-  }
   refuse(
       fmt::format("a peer failed the CURVE handshake on {} (no keys, or not this "
                   "controller's)",
