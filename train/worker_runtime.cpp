@@ -340,10 +340,12 @@ int run_worker() {
 
   int exit_code = 0;
   try {
+    // Connects beside the main socket, so both handshakes are long done when
+    // a short trial ends and its rank is killed.
+    HeartbeatThread heartbeat(ctx, env);
     send(socket,
          proto::Hello{env.trial_id, env.rank, env.attempt, getpid(), host_name(), slurm_step()});
     proto::Start start = wait_for_start(socket);
-    HeartbeatThread heartbeat(ctx, env);
     while (true) {
       const int64_t iterations = run_trial(socket, env, std::move(start));
       send(socket, proto::Done{iterations});
