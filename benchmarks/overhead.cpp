@@ -188,8 +188,11 @@ void result_rates(Bench& bench) {
 // FIFO runs twice: as scheduler_efficiency runs it (no checkpoints) and with
 // the same checkpoints, which leaves the cost of pausing, resuming and
 // cloning alone in the ratio.
-void schedulers(Bench& bench) {
+void schedulers(Bench& bench, bool reuse) {
+  fmt::print("schedulers, reuse_workers = {}{}:\n", reuse,
+             reuse ? " (Ray's default reuse_actors for function trainables)" : "");
   const std::string curves =
+      fmt::format("reuse_workers = {}\n", reuse) +
       "metric = \"accuracy\"\nmode = \"max\"\nnum_samples = 64\nseed = 2024\n"
       "[trainable]\nbuiltin = \"learning_curve\"\n[resources]\ncpus = 2\n"
       "[param_space]\nceiling = { uniform = [0.6, 0.95] }\n"
@@ -259,6 +262,9 @@ int main(int argc, char** argv) {
   if (bench.wants("trials")) trials_at_scale(bench);
   if (bench.wants("slots")) short_trials(bench);
   if (bench.wants("rate")) result_rates(bench);
-  if (bench.wants("schedulers")) schedulers(bench);
+  if (bench.wants("schedulers")) {
+    schedulers(bench, false);
+    schedulers(bench, true);
+  }
   return 0;
 }
