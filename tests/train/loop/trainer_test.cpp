@@ -219,12 +219,12 @@ TEST_CASE("two ranks through prepare_trainer train as one rank with the double b
   std::mutex mutex;
   std::vector<std::vector<torch::Tensor>> results(2);
   std::vector<tune::Json> evals(2);
+  // Made before the ranks start: make_net seeds the global generator, which
+  // must not change under a rank that is already training. Rank 0's weights
+  // are broadcast.
+  const std::vector<std::shared_ptr<Net>> nets = {make_net(5), make_net(77)};
   train::testing::run_ranks(2, [&](int rank, c10::intrusive_ptr<c10d::ProcessGroup> group) {
-    std::shared_ptr<Net> net;
-    {
-      std::lock_guard lock(mutex);         // the global generator: one rank at a time
-      net = make_net(rank == 0 ? 5 : 77);  // rank 0's weights are broadcast
-    }
+    std::shared_ptr<Net> net = nets[rank];
     train::Trainer trainer(net, args, data, eval, train::accuracy_metrics);
     trainer = train::prepare_trainer(std::move(trainer), group);
     trainer.train();
