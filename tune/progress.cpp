@@ -107,15 +107,6 @@ const Json* lookup(const Json& object, const std::string& dotted) {
   }
 }
 
-std::optional<double> metric_of(const TrialRow& row, const std::string& metric) {
-  if (metric.empty() || !row.last_result.is_object()) return std::nullopt;
-  const Json* v = lookup(row.last_result, metric);
-  if (!v || !v->is_number()) return std::nullopt;
-  const double d = v->get<double>();
-  if (!std::isfinite(d)) return std::nullopt;
-  return d;
-}
-
 // Builds one line of at most `width` visible characters, colour codes not counted.
 class LineBuilder {
  public:
@@ -149,6 +140,22 @@ struct Column {
 };
 
 }  // namespace
+
+std::optional<double> metric_of(const TrialRow& row, const std::string& metric) {
+  if (metric.empty() || !row.last_result.is_object()) return std::nullopt;
+  const Json* v = lookup(row.last_result, metric);
+  if (!v || !v->is_number()) return std::nullopt;
+  const double d = v->get<double>();
+  if (!std::isfinite(d)) return std::nullopt;
+  return d;
+}
+
+bool ranks_above(const TrialRow& a, const TrialRow& b, const std::string& metric, Mode mode) {
+  auto va = metric_of(a, metric);
+  auto vb = metric_of(b, metric);
+  if (va && vb && *va != *vb) return mode == Mode::kMax ? *va > *vb : *va < *vb;
+  return va.has_value() && !vb.has_value();
+}
 
 std::vector<std::string> render_progress_table(const ProgressSnapshot& snap,
                                                const TableStyle& style) {
@@ -210,18 +217,12 @@ std::vector<std::string> render_progress_table(const ProgressSnapshot& snap,
   // Which rows: all when they fit, else by status order, finished ones best-first.
   std::vector<const TrialRow*> rows;
   for (const auto& t : snap.trials) rows.push_back(&t);
-  auto better = [&](const TrialRow* a, const TrialRow* b) {
-    auto va = metric_of(*a, snap.metric);
-    auto vb = metric_of(*b, snap.metric);
-    if (va && vb && *va != *vb) return snap.mode == Mode::kMax ? *va > *vb : *va < *vb;
-    return va.has_value() && !vb.has_value();
-  };
   const size_t max_rows = static_cast<size_t>(std::max(style.max_rows, 1));
   const bool crowded = rows.size() > max_rows || num_omitted > 0;
   std::stable_sort(rows.begin(), rows.end(), [&](const TrialRow* a, const TrialRow* b) {
     const int ra = status_rank(a->status), rb = status_rank(b->status);
     if (ra != rb) return ra < rb;
-    return crowded && is_finished(a->status) && better(a, b);
+    return crowded && is_finished(a->status) && ranks_above(*a, *b, snap.metric, snap.mode);
   });
   std::map<int, std::pair<TrialStatus, int64_t>> hidden;  // by status rank: status, count
   for (const auto& [status, n] : snap.omitted) {

@@ -52,6 +52,14 @@ struct TableStyle {
   bool color = false;  // ANSI colours and bold
 };
 
+// The row's value of `metric` (a dotted key reaches into nested results);
+// nullopt when it has none, or one that is not a finite number.
+std::optional<double> metric_of(const TrialRow& row, const std::string& metric);
+
+// Whether `a` ranks above `b`: a better value of `metric` under `mode`, or a
+// value where `b` has none. Rows that tie rank neither way.
+bool ranks_above(const TrialRow& a, const TrialRow& b, const std::string& metric, Mode mode);
+
 // The table's lines (without newlines): a status header, the best trial so
 // far, column titles, one row per shown trial and a count of the hidden
 // ones. Rows are ordered RUNNING, PAUSED, PENDING, ERROR, TERMINATED; beyond

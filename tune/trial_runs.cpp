@@ -329,18 +329,10 @@ TrialRow row_of(const Trial& t) {
 void TrialRuns::retire_finished() {
   std::vector<Trial> retired = trials_.retire_finished();
   if (retired.empty()) return;
-  // Best first by the experiment's metric; trials without it after, newest first.
-  auto value = [&](const TrialRow& r) -> std::optional<double> {
-    if (spec_.metric.empty() || !r.last_result.is_object()) return std::nullopt;
-    auto it = r.last_result.find(spec_.metric);
-    if (it == r.last_result.end() || !it->is_number()) return std::nullopt;
-    return it->get<double>();
-  };
+  // Best first, as the progress table ranks them; ties newest first.
   auto better = [&](const TrialRow& a, const TrialRow& b) {
-    auto va = value(a), vb = value(b);
-    if (va && vb && *va != *vb) return spec_.mode == Mode::kMax ? *va > *vb : *va < *vb;
-    if (va.has_value() != vb.has_value()) return va.has_value();
-    return a.index > b.index;
+    if (ranks_above(a, b, spec_.metric, spec_.mode)) return true;
+    return !ranks_above(b, a, spec_.metric, spec_.mode) && a.index > b.index;
   };
   for (const Trial& t : retired) {
     TrialRow row = row_of(t);
@@ -353,8 +345,6 @@ void TrialRuns::retire_finished() {
 
 ProgressSnapshot TrialRuns::snapshot(double elapsed_s) const {
   ProgressSnapshot snap{spec_.name, elapsed_s, spec_.metric, spec_.mode, param_columns_, {}, {}};
-  snap.trials.reserve(trials_.size() - trials_.count(TrialStatus::kTerminated) -
-                      trials_.count(TrialStatus::kError) + finished_rows_.size());
   trials_.for_each([&](const Trial& t) { snap.trials.push_back(row_of(t)); });
   for (const TrialRow& r : finished_rows_) snap.trials.push_back(r);
   std::stable_sort(snap.trials.begin(), snap.trials.end(),

@@ -64,7 +64,6 @@ std::vector<Trial> TrialTable::retire_finished() {
     unindex(trial);
     by_index_.erase(trial.index);
     ++retired_by_status_[index_of(trial.status())];
-    ++num_retired_;
     if (trial.checkpoints.latest > 0) {
       Trial slim;
       slim.id = trial.id;

@@ -56,7 +56,11 @@ class TrialTable {
   // A live trial, or a retired one with a checkpoint (slim: id, index, dir,
   // phase and checkpoints only); null otherwise.
   Trial* find(const std::string& id);
-  size_t size() const { return trials_.size() + num_retired_; }
+  size_t size() const {
+    return trials_.size() +
+           static_cast<size_t>(retired_by_status_[index_of(TrialStatus::kTerminated)] +
+                               retired_by_status_[index_of(TrialStatus::kError)]);
+  }
   int64_t count(TrialStatus status) const {
     return static_cast<int64_t>(by_status_[index_of(status)].size()) +
            retired_by_status_[index_of(status)];
@@ -85,8 +89,7 @@ class TrialTable {
   std::array<std::map<int64_t, Trial*>, 5> by_status_;
   std::vector<std::string> finished_;  // ids to retire at the next retire_finished()
   std::unordered_map<std::string, Trial> retired_with_checkpoints_;
-  std::array<int64_t, 5> retired_by_status_{};
-  size_t num_retired_ = 0;
+  std::array<int64_t, 5> retired_by_status_{};  // only TERMINATED and ERROR retire
 };
 
 }  // namespace tune
