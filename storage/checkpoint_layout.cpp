@@ -6,6 +6,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 
@@ -77,6 +78,9 @@ fs::path checkpoint_dir(const fs::path& trial_dir, int64_t iteration) {
 }
 
 void stage_checkpoint(const fs::path& source, const fs::path& staging) {
+  static std::atomic<uint64_t> next_own{0};  // rank threads of one process share the pid
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);  // ranks on other nodes write into this staging too
   try {
     if (!fs::is_directory(source)) {
       throw Error(fmt::format("checkpoint {} is not a directory", source.string()));
@@ -84,22 +88,25 @@ void stage_checkpoint(const fs::path& source, const fs::path& staging) {
     fs::create_directories(staging);
     for (const auto& entry : fs::directory_iterator(source)) {
       const fs::path target = staging / entry.path().filename();
-      // Synced while still this rank's own: once in staging, another rank
-      // may replace an entry of the same name.
-      if (entry.is_directory()) {
-        fsync_tree(entry.path());
-      } else {
-        fsync_path(entry.path());
-      }
-      if (fs::exists(target)) fs::remove_all(target);
+      // Moved (from another filesystem: copied) under a name no other rank
+      // uses, synced there, then put in place: another rank may replace an
+      // entry of the same name at any time.
+      const fs::path own = staging / fmt::format(".own_{}_{}_{}", host, getpid(), next_own++);
       std::error_code ec;
-      fs::rename(entry.path(), target, ec);
+      fs::rename(entry.path(), own, ec);
       if (ec == std::errc::cross_device_link) {
-        fs::copy(entry.path(), target, fs::copy_options::recursive);
+        fs::copy(entry.path(), own, fs::copy_options::recursive);
         fs::remove_all(entry.path());
       } else if (ec) {
-        throw fs::filesystem_error("stage checkpoint", entry.path(), target, ec);
+        throw fs::filesystem_error("stage checkpoint", entry.path(), own, ec);
       }
+      if (fs::is_directory(own)) {
+        fsync_tree(own);
+      } else {
+        fsync_path(own);
+      }
+      if (fs::exists(target)) fs::remove_all(target);
+      fs::rename(own, target);
     }
     fs::remove_all(source);
     fsync_path(staging);
