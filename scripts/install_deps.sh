@@ -20,7 +20,7 @@ packages=(
   nlohmann-json3-dev python3
   libcpp-httplib-dev libjs-chart.js
   chromium chromium-driver python3-selenium
-  slurmd slurmctld slurm-client munge iproute2
+  slurmd slurmctld slurm-client munge iproute2 mount
   python3-dev pybind11-dev python3-pytest python3-pandas
 )
 if [[ "${TUNERUN_WITH_TORCH:-1}" != 0 ]]; then
