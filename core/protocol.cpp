@@ -205,14 +205,16 @@ struct Encoder {
     return w.str();
   }
   std::string operator()(const DecisionMsg& m) const {
-    Writer w("decision", 2);
+    Writer w("decision", 3);
     w.field("iteration", m.iteration);
     w.field("decision", to_string(m.decision));
+    w.field("suspend", m.suspend);
     return w.str();
   }
   std::string operator()(const Done& m) const {
-    Writer w("done", 1);
+    Writer w("done", 2);
     w.field("iterations", m.iterations);
+    w.field("suspended", m.suspended);
     return w.str();
   }
   std::string operator()(const ErrorMsg& m) const {
@@ -258,9 +260,10 @@ Message decode_fields(const std::string& type, const Reader& r) {
                   r.get<bool>("checkpoint"),         reduce_ops_of(r.object("reduce"))};
   }
   if (type == "decision") {
-    return DecisionMsg{r.get<int64_t>("iteration"), decision_of(r.get<std::string>("decision"))};
+    return DecisionMsg{r.get<int64_t>("iteration"), decision_of(r.get<std::string>("decision")),
+                       r.get<bool>("suspend")};
   }
-  if (type == "done") return Done{r.get<int64_t>("iterations")};
+  if (type == "done") return Done{r.get<int64_t>("iterations"), r.get<bool>("suspended")};
   if (type == "error") return ErrorMsg{r.get<std::string>("message"), r.get<std::string>("where")};
   if (type == "heartbeat") {
     return Heartbeat{r.get<std::string>("trial_id"), r.get<int>("rank"), r.get<int>("attempt")};

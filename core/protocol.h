@@ -93,10 +93,16 @@ struct Report {
 struct DecisionMsg {
   int64_t iteration = 0;
   Decision decision = Decision::kContinue;
+  // With kPause: the rank suspends inside report() (says DONE with
+  // `suspended`) and waits for a CONTINUE on the same iteration (the trial
+  // resumes in place: nothing reloaded) or a START (it restarts from a
+  // checkpoint), instead of ending its run.
+  bool suspend = false;
 };
 
 struct Done {
   int64_t iterations = 0;
+  bool suspended = false;  // the rank waits inside report() (DecisionMsg::suspend)
 };
 
 struct ErrorMsg {

@@ -49,8 +49,9 @@ struct ReportOptions {
 // iteration, the checkpoint is published, the result is on disk and the
 // controller has decided. A report without one is pipelined: it is sent and
 // report() returns at once, so the next iteration's work overlaps the
-// controller's; the decision on it is awaited at the next report() (or when
-// the train function returns). So:
+// controller's; the decision on it is awaited at the next report() (after
+// the train function's last report nobody waits: the rank says DONE at once,
+// and the controller records that report before it ends the trial). So:
 //  - a stop or pause decided on iteration k takes effect at report k+1, on
 //    every rank alike: iteration k+1 is computed but never recorded (Ray's
 //    function API blocks instead; we trade one iteration of compute, at most,

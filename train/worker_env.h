@@ -25,6 +25,10 @@ inline constexpr const char* kEnvReuse = "TUNERUN_REUSE";
 inline constexpr const char* kEnvCurveServerKey = "TUNERUN_CURVE_SERVER_KEY";
 inline constexpr const char* kEnvCurveKeyFile = "TUNERUN_CURVE_KEY_FILE";
 
+// The trial id of a prestarted rank (tune/worker_groups.h) until the START
+// that gives it a trial: it waits for that START without a deadline.
+inline constexpr const char* kSpareTrialId = "~spare";
+
 struct WorkerEnv {
   std::string controller;
   std::string trial_id;

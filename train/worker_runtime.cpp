@@ -53,6 +53,10 @@ struct Session {
   Clock::time_point last_report = started;
 };
 Session* g_session = nullptr;
+// A START that reached this rank while it was suspended: the trial restarts
+// (from a checkpoint, maybe with another config) instead of going on in
+// place. run_worker runs it once the function has unwound.
+std::optional<proto::Start> g_restart;
 
 void send(zmq::socket_t& socket, const proto::Message& message) {
   std::string bytes = proto::encode(message);
@@ -110,10 +114,13 @@ class HeartbeatThread {
   std::thread thread_;
 };
 
-proto::Start wait_for_start(zmq::socket_t& socket) {
+// The first START. A spare rank (kSpareTrialId) waits for it as long as the
+// controller lives; any other gives up after kStartTimeout.
+proto::Start wait_for_start(zmq::socket_t& socket, bool spare) {
   zmq::pollitem_t item{socket.handle(), 0, ZMQ_POLLIN, 0};
-  if (zmq::poll(&item, 1, std::chrono::duration_cast<std::chrono::milliseconds>(kStartTimeout)) ==
-      0) {
+  const auto timeout = spare ? std::chrono::milliseconds(-1)
+                             : std::chrono::duration_cast<std::chrono::milliseconds>(kStartTimeout);
+  if (zmq::poll(&item, 1, timeout) == 0) {
     throw tune::ProtocolError("the controller did not send START within 60 s");
   }
   proto::Message message = receive(socket);
@@ -150,8 +157,33 @@ void set_torchrun_like_env(const WorkerEnv& env) {
   setenv("GROUP_RANK", std::to_string(placed.node_rank).c_str(), 1);
 }
 
+// Suspended by a pause the controller keeps this rank for: says so, then
+// waits (as long as the controller lives) for CONTINUE on the same iteration
+// (resumed in place: the function goes on with its state; the paused time
+// counts in neither time_this_iter_s nor time_total_s) or for a START,
+// kept in g_restart while StopTrial unwinds the function.
+void suspend(Session& s) {
+  const auto since = Clock::now();
+  send(*s.socket, proto::Done{s.iteration, true});
+  proto::Message message = receive(*s.socket);
+  auto* resume = std::get_if<proto::DecisionMsg>(&message);
+  if (resume != nullptr && resume->iteration == s.iteration &&
+      resume->decision == tune::Decision::kContinue) {
+    const auto paused = Clock::now() - since;
+    s.started += paused;
+    s.last_report += paused;
+    return;
+  }
+  if (auto* start = std::get_if<proto::Start>(&message)) {
+    g_restart = std::move(*start);
+    throw detail::StopTrial{};
+  }
+  throw tune::ProtocolError(
+      fmt::format("suspended at iteration {}, got {}", s.iteration, proto::type_name(message)));
+}
+
 // Receives the decision on report `s.iteration`; throws StopTrial unless it
-// says continue.
+// says continue (or suspends, and the trial resumes in place).
 void await_decision(Session& s) {
   proto::Message answer = receive(*s.socket);
   auto* decision = std::get_if<proto::DecisionMsg>(&answer);
@@ -160,6 +192,7 @@ void await_decision(Session& s) {
                                           proto::type_name(answer)));
   }
   s.awaiting = false;
+  if (decision->decision == tune::Decision::kPause && decision->suspend) return suspend(s);
   if (decision->decision != tune::Decision::kContinue) throw detail::StopTrial{};
 }
 
@@ -252,9 +285,10 @@ int64_t run_trial(zmq::socket_t& socket, const WorkerEnv& env, proto::Start star
     } else {
       run_external_command(start.command, tune::Config(std::move(start.config)));
     }
-    // The last report's decision: the run is over whatever it says, but it
-    // must not be left for the next trial's START to trip over.
-    if (session.awaiting) await_decision(session);
+    // The last report's decision is not awaited: the run is over whatever it
+    // says, and DONE right behind the report lets the controller end the
+    // trial (and start the next) in the turn that records the result. A
+    // reused rank drops that decision when it comes (wait_for_next_trial).
   } catch (const detail::StopTrial&) {
     // The controller stopped the trial at the last report: a normal end.
   } catch (...) {
@@ -286,14 +320,19 @@ std::string describe_current_exception() {
 }
 
 // An idle reused rank's next START, or nullopt when none came in time (or
-// the controller sent something else): the rank then exits.
+// the controller sent something else): the rank then exits. The decision on
+// the last trial's last report, sent before DONE was read, is dropped.
 std::optional<proto::Start> wait_for_next_trial(zmq::socket_t& socket) {
   zmq::pollitem_t item{socket.handle(), 0, ZMQ_POLLIN, 0};
-  const auto timeout = std::chrono::duration_cast<std::chrono::milliseconds>(kStartTimeout);
-  if (zmq::poll(&item, 1, timeout) == 0) return std::nullopt;
-  proto::Message message = receive(socket);
-  if (auto* start = std::get_if<proto::Start>(&message)) return std::move(*start);
-  return std::nullopt;
+  const auto deadline = Clock::now() + kStartTimeout;
+  while (true) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0 || zmq::poll(&item, 1, left) == 0) return std::nullopt;
+    proto::Message message = receive(socket);
+    if (auto* start = std::get_if<proto::Start>(&message)) return std::move(*start);
+    if (!std::holds_alternative<proto::DecisionMsg>(message)) return std::nullopt;
+  }
 }
 
 // A reused rank takes on its next trial: its ids, rendezvous port and log file.
@@ -345,9 +384,21 @@ int run_worker() {
     HeartbeatThread heartbeat(ctx, env);
     send(socket,
          proto::Hello{env.trial_id, env.rank, env.attempt, getpid(), host_name(), slurm_step()});
-    proto::Start start = wait_for_start(socket);
+    proto::Start start = wait_for_start(socket, env.trial_id == kSpareTrialId);
+    if (start.trial_id != env.trial_id) {
+      // A spare learns its trial from START.
+      adopt_trial(env, start);
+      heartbeat.set_trial(env.trial_id, env.attempt);
+    }
     while (true) {
       const int64_t iterations = run_trial(socket, env, std::move(start));
+      if (g_restart) {
+        // Restarted while suspended: its DONE was said when it suspended.
+        start = std::move(*std::exchange(g_restart, std::nullopt));
+        adopt_trial(env, start);
+        heartbeat.set_trial(env.trial_id, env.attempt);
+        continue;
+      }
       send(socket, proto::Done{iterations});
       if (!reuse) break;
       std::fflush(nullptr);

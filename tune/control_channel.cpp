@@ -56,6 +56,11 @@ void ControlChannel::drain(int limit, const Handler& on_message, const RejectHan
   }
 }
 
+void ControlChannel::unbind_peer(const std::string& routing_id) {
+  peers_.erase(routing_id);
+  std::erase_if(outbox_, [&](const auto& entry) { return entry.first == routing_id; });
+}
+
 void ControlChannel::queue(const std::string& routing_id, const protocol::Message& message) {
   outbox_.emplace_back(routing_id, protocol::encode(message));
 }

@@ -64,7 +64,10 @@ class ControlChannel {
   void drain(int limit, const Handler& on_message, const RejectHandler& on_reject);
 
   void bind_peer(const std::string& routing_id, Peer peer) { peers_[routing_id] = std::move(peer); }
-  void unbind_peer(const std::string& routing_id) { peers_.erase(routing_id); }
+  // Forgets the peer and drops what is queued for it: a rank whose trial
+  // ended needs no answer (its last report's decision, say, when DONE came
+  // right behind the report).
+  void unbind_peer(const std::string& routing_id);
 
   // Queues a reply, sent by flush().
   void queue(const std::string& routing_id, const protocol::Message& message);

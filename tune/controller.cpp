@@ -108,7 +108,8 @@ class TrialController::Impl {
     groups_.emplace(*options_.launcher,
                     WorkerGroupOptions{.reuse = reuse,
                                        .keep_paused = reusable,
-                                       .heartbeat_timeout_s = spec_.heartbeat_timeout_s});
+                                       .heartbeat_timeout_s = spec_.heartbeat_timeout_s,
+                                       .prestart = reusable && !reuse && spec_.prestart_workers});
     WorkerLaunchContext launch{
         options_.worker_argv,
         inherited_environment(pool_->has_gpus(), spec_.trainable.threads_per_worker > 0),

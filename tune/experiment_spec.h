@@ -50,6 +50,10 @@ struct ExperimentSpec {
   // Ray's reuse_actors: a trial's ranks, once they said DONE, run the next
   // trial instead of exiting (function trainables without GPUs).
   bool reuse_workers = false;
+  // Without reuse: start the next trial's fresh processes while trials run,
+  // so that a trial's start waits for no process start (local launcher,
+  // trainables without GPUs; one spare group at a time).
+  bool prestart_workers = true;
   double heartbeat_timeout_s = 30;  // a rank silent this long fails its trial
   double heartbeat_period_s = 2;    // how often ranks beat
   int max_failures = 0;    // restarts of a failed trial from its checkpoint; -1: unlimited (Ray: 0)

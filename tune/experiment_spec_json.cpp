@@ -109,6 +109,7 @@ Json experiment_spec_to_json(const ExperimentSpec& spec) {
           {"max_concurrent_trials", spec.max_concurrent_trials},
           {"seed", spec.seed},
           {"reuse_workers", spec.reuse_workers},
+          {"prestart_workers", spec.prestart_workers},
           {"trainable", trainable_json(spec.trainable)},
           {"param_space", spec.param_space.describe()},
           {"search", search},

@@ -373,6 +373,7 @@ ExperimentSpec parse_sweep(std::string_view text, const std::string& source_name
   }
   if (auto s = top.get<int64_t>("seed")) spec.seed = static_cast<uint64_t>(*s);
   if (auto reuse = top.get<bool>("reuse_workers")) spec.reuse_workers = *reuse;
+  if (auto prestart = top.get<bool>("prestart_workers")) spec.prestart_workers = *prestart;
 
   read_trainable(top, source_name, spec);
 
@@ -450,8 +451,8 @@ ExperimentSpec parse_sweep(std::string_view text, const std::string& source_name
     spec.cluster = read_cluster(TableReader(*cluster, "cluster", source_name));
   }
   top.finish({"name", "storage_path", "metric", "mode", "num_samples", "max_concurrent_trials",
-              "seed", "reuse_workers", "trainable", "param_space", "search", "scheduler", "stop",
-              "resources", "failure", "checkpoint", "cluster"});
+              "seed", "reuse_workers", "prestart_workers", "trainable", "param_space", "search",
+              "scheduler", "stop", "resources", "failure", "checkpoint", "cluster"});
   try {
     validate_spec(spec);
   } catch (const ConfigError& e) {

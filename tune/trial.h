@@ -43,10 +43,11 @@ struct Trial {
   storage::TrialCheckpoints checkpoints;
 
   // The current run, reset at every launch.
-  IterationCollector collector;                // reports of iterations not yet complete
-  double time_offset_s = 0;                    // time_total_s before this run (resumed trials)
-  bool pause_at_next_report = false;           // the experiment is stopping: pause, keep progress
-  std::string end_reason;                      // why STOPPING or PAUSING (the final status reason)
+  IterationCollector collector;       // reports of iterations not yet complete
+  double time_offset_s = 0;           // time_total_s before this run (resumed trials)
+  bool pause_at_next_report = false;  // the experiment is stopping: pause, keep progress
+  bool suspended = false;  // PAUSED with its ranks kept, waiting inside report(): resumes in place
+  std::string end_reason;  // why STOPPING or PAUSING (the final status reason)
   std::optional<schedulers::Exploit> exploit;  // PBT: applied when the pause completes
   std::string error;                           // while FAILING: the failure's message
   bool error_from_worker = false;  // `error` came from a rank's ERROR, not an exit status

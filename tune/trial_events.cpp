@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "core/errors.h"
+#include "train/worker_env.h"
 #include "tune/trial_runs.h"
 
 namespace tune {
@@ -36,8 +37,9 @@ void TrialRuns::on_message(const std::string& routing_id, const Peer* peer,
   if (auto* report = std::get_if<protocol::Report>(&message)) {
     return on_report(trial, peer->rank, *report);
   }
-  if (std::get_if<protocol::Done>(&message)) {
+  if (auto* done = std::get_if<protocol::Done>(&message)) {
     group.ranks.at(peer->rank).done = true;
+    group.ranks.at(peer->rank).suspended = done->suspended;
     // Ranks that can be kept stay alive after DONE, waiting for a START:
     // the trial ends now, without their exits; its group is kept (reuse, or
     // for this trial's resume after a pause) or killed.
@@ -57,6 +59,18 @@ void TrialRuns::on_message(const std::string& routing_id, const Peer* peer,
 }
 
 void TrialRuns::on_hello(const std::string& routing_id, const protocol::Hello& hello) {
+  if (hello.trial_id == train::kSpareTrialId) {
+    // A prestarted rank: it waits, unbound, until a trial takes its group.
+    if (!groups_.spare_hello(hello.attempt, hello.rank, hello.pid,
+                             Rank{.routing_id = routing_id,
+                                  .host = hello.host,
+                                  .step = hello.step,
+                                  .last_seen = Clock::now()})) {
+      throw ProtocolError(fmt::format("HELLO of spare rank {} (pid {}), which is not expected",
+                                      hello.rank, hello.pid));
+    }
+    return;
+  }
   Rank* rank = groups_.find_rank(hello.trial_id, hello.attempt, hello.rank);
   if (rank == nullptr) {
     throw ProtocolError(fmt::format("HELLO for trial {} rank {} attempt {}, which is not running",
@@ -158,22 +172,31 @@ void TrialRuns::complete_iteration(Trial& trial, CompleteIteration done) {
   verdicts.checkpoint_iteration = trial.checkpoints.latest;
   const Action action = decide(verdicts);
   if (log_.enabled(2)) log_.log(2, "{} iteration {}: {}", trial.id, iteration, result.dump());
-  for (const auto& rank : groups_.find(trial.id)->ranks) {
-    channel_.queue(rank.routing_id, protocol::DecisionMsg{iteration, action.decision()});
+  bool suspend = false;
+  if (action.kind == Action::Kind::kPause) {
+    if (verdicts.scheduler == Decision::kPause) {
+      trial.exploit = plugins_.scheduler->take_exploit(trial.id);
+    }
+    // A pause the trial comes back from unchanged keeps its ranks alive
+    // inside report() where groups can be kept: its resume then reloads
+    // nothing. Not an exploit's (another checkpoint and config) nor an
+    // interrupt's (the run ends).
+    suspend =
+        !trial.exploit && !trial.pause_at_next_report && !interrupted_ && groups_.can_keep(true);
   }
-  apply(trial, action, verdicts.scheduler);
+  for (const auto& rank : groups_.find(trial.id)->ranks) {
+    channel_.queue(rank.routing_id, protocol::DecisionMsg{iteration, action.decision(), suspend});
+  }
+  apply(trial, action);
 }
 
-void TrialRuns::apply(Trial& trial, const Action& action, Decision scheduler_decision) {
+void TrialRuns::apply(Trial& trial, const Action& action) {
   switch (action.kind) {
     case Action::Kind::kContinue:
       return;
     case Action::Kind::kPause:
       trials_.transition(trial, TrialPhase::kPausing, action.reason, unix_now());
       trial.end_reason = action.reason;
-      if (scheduler_decision == Decision::kPause) {
-        trial.exploit = plugins_.scheduler->take_exploit(trial.id);
-      }
       return;
     case Action::Kind::kStop:
       trials_.transition(trial, TrialPhase::kStopping, action.reason, unix_now());
@@ -277,6 +300,7 @@ void TrialRuns::conclude(Trial& trial, bool keep_ranks) {
       trials_.transition(trial, TrialPhase::kFailing, trial.error, unix_now());
     }
     for (const auto& rank : group->ranks) channel_.unbind_peer(rank.routing_id);
+    trial.suspended = keep_ranks && group->all_suspended();
     pool_.release(groups_.release(trial.id, keep_ranks).gpus);
   }
   const EndOutcome outcome =
@@ -348,6 +372,7 @@ void TrialRuns::apply_exploit(Trial& trial, const schedulers::Exploit& exploit) 
   log_.log(1, "{} exploits {}: resumes at iteration {} with {}", trial.id, donor->id, at,
            exploit.new_config.dump());
   trial.config = exploit.new_config;
+  trial.suspended = false;  // its kept ranks, if any, restart from the clone
   trial.checkpoints.latest_time_total_s = trial.last_result.value("time_total_s", 0.0);
   trial.status_reason = fmt::format("paused; exploited {} at iteration {}", donor->id, at);
   trials_.save(trial);
@@ -361,6 +386,8 @@ void TrialRuns::fail_waiting(Trial& trial, const std::string& error) {
       judge_end({TrialPhase::kFailing, false, "", error, trial.iteration, trial.checkpoints.latest,
                  trial.num_failures, spec_.max_failures, interrupted_ || stop_all_});
   ++trial.num_failures;
+  trial.suspended = false;
+  groups_.discard_kept(trial.id);
   log_.log(1, "{} failed while waiting: {}", trial.id, error);
   if (outcome.next == TrialPhase::kPending) {
     ++trial.attempt;

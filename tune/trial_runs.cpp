@@ -161,27 +161,45 @@ void TrialRuns::start_trials() {
   }
 }
 
-void TrialRuns::launch(Trial& trial) {
-  const bool resuming = trial.checkpoints.latest > 0;
+// The run starts at the trial's latest checkpoint (or from scratch).
+void TrialRuns::restart_from_checkpoint(Trial& trial) {
   trial.iteration = trial.checkpoints.latest;
-  trial.time_offset_s = resuming ? trial.checkpoints.latest_time_total_s : 0.0;
+  trial.time_offset_s = trial.checkpoints.latest > 0 ? trial.checkpoints.latest_time_total_s : 0.0;
   trial.collector.reset(spec_.trainable.num_workers, trial.iteration);
+}
+
+void TrialRuns::launch(Trial& trial) {
+  // A trial paused with its ranks kept alive in report() goes on where it
+  // stopped: same iteration, same time so far, nothing reloaded.
+  const bool in_place = trial.suspended && groups_.holds_suspended(trial.id);
+  const bool resuming = trial.checkpoints.latest > 0;
+  if (in_place) {
+    trial.collector.reset(spec_.trainable.num_workers, trial.iteration);
+  } else {
+    restart_from_checkpoint(trial);
+  }
   trial.pause_at_next_report = trial.error_from_worker = false;
   trial.exploit.reset();
   trial.error.clear();
   trial.end_reason.clear();
   auto gpus = pool_.acquire();
   trials_.transition(trial, TrialPhase::kRunning,
-                     resuming ? fmt::format("resumed from checkpoint {}", trial.checkpoints.latest)
-                              : fmt::format("started (attempt {})", trial.attempt),
+                     in_place ? fmt::format("resumed in place at iteration {}", trial.iteration)
+                     : resuming
+                         ? fmt::format("resumed from checkpoint {}", trial.checkpoints.latest)
+                         : fmt::format("started (attempt {})", trial.attempt),
                      unix_now());
-  bool reused = false;
+  GroupSource source = GroupSource::kLaunched;
   try {
     std::filesystem::create_directories(trial.dir);
-    storage::clear_unpublished(trial.dir);
+    // Ranks waiting in place may hold a checkpoint they are about to stage.
+    if (!in_place) storage::clear_unpublished(trial.dir);
     const int master_port = train::free_loopback_port();
-    reused = groups_.start(trial.id, trial.attempt, master_port, gpus,
+    source = groups_.start(trial.id, trial.attempt, master_port, gpus,
                            worker_launch(launch_, spec_, trial, master_port, gpus));
+    // Kept ranks gone after all: no rank of the new group has its START
+    // yet, so none writes there.
+    if (in_place && source != GroupSource::kSuspended) storage::clear_unpublished(trial.dir);
   } catch (const std::exception& e) {
     // A group that cannot start fails its trial, not the experiment.
     pool_.release(gpus);
@@ -191,8 +209,19 @@ void TrialRuns::launch(Trial& trial) {
     conclude(trial, false);
     return;
   }
-  if (reused) {
-    // The ranks of a finished trial run this one: they hear its START now.
+  const bool resumed_in_place = in_place && source == GroupSource::kSuspended;
+  if (in_place && !resumed_in_place) restart_from_checkpoint(trial);  // its kept ranks were gone
+  trial.suspended = false;
+  if (resumed_in_place) {
+    // Each rank waits in report() for the decision on its last iteration.
+    Group& group = *groups_.find(trial.id);
+    for (size_t r = 0; r < group.ranks.size(); ++r) {
+      channel_.bind_peer(group.ranks[r].routing_id, {trial.id, static_cast<int>(r)});
+      channel_.queue(group.ranks[r].routing_id,
+                     protocol::DecisionMsg{trial.iteration, Decision::kContinue, false});
+    }
+  } else if (source != GroupSource::kLaunched) {
+    // Ranks already connected (kept, or a spare) run this one: they hear its START now.
     Group& group = *groups_.find(trial.id);
     for (size_t r = 0; r < group.ranks.size(); ++r) {
       channel_.bind_peer(group.ranks[r].routing_id, {trial.id, static_cast<int>(r)});
@@ -203,10 +232,27 @@ void TrialRuns::launch(Trial& trial) {
   }
   if (log_.enabled(1)) {
     log_.log(1, "{} RUNNING {}{}{}", trial.id, trial.config.dump(),
-             resuming ? fmt::format(" from checkpoint {}", trial.checkpoints.latest) : "",
-             reused ? " (on live idle ranks)" : "");
+             resumed_in_place ? fmt::format(" in place at iteration {}", trial.iteration)
+             : resuming       ? fmt::format(" from checkpoint {}", trial.checkpoints.latest)
+                              : "",
+             source == GroupSource::kKept         ? " (on live idle ranks)"
+             : source == GroupSource::kPrestarted ? " (on prestarted ranks)"
+                                                  : "");
   }
   for (auto& cb : options_.callbacks) cb->on_trial_start(trial.id, trial.config);
+  if (groups_.wants_spare()) start_spare();
+}
+
+// Starts the next trial's processes ahead, while this one runs. A spare
+// that cannot start costs nothing but the log line: the next trial launches
+// its own group (and names the error if it fails the same way).
+void TrialRuns::start_spare() {
+  try {
+    const int serial = ++spares_started_;
+    groups_.add_spare(serial, spare_launch(launch_, spec_, serial));
+  } catch (const std::exception& e) {
+    log_.log(1, "could not prestart workers: {}", e.what());
+  }
 }
 
 protocol::Start TrialRuns::start_message(const Trial& trial, int rank) const {
@@ -246,6 +292,8 @@ void TrialRuns::stop_waiting_trials() {
 
 // Ends a PENDING or PAUSED trial as TERMINATED without starting it again.
 void TrialRuns::end_waiting_trial(Trial& trial, const std::string& reason) {
+  trial.suspended = false;
+  groups_.discard_kept(trial.id);
   trials_.transition(trial, TrialPhase::kTerminated, reason, unix_now());
   plugins_.scheduler->on_trial_remove(trial.view());
   plugins_.searcher->on_trial_complete(trial.id, trial.last_result_or_null(), false);

@@ -96,7 +96,7 @@ class TrialRuns {
   void complete_iteration(Trial& trial, CompleteIteration done);
   Json result_of(const Trial& trial, const CompleteIteration& done, double now) const;
   void record_result(Trial& trial, CompleteIteration done, const Json& result, double now);
-  void apply(Trial& trial, const Action& action, Decision scheduler_decision);
+  void apply(Trial& trial, const Action& action);
 
   void fail(Trial& trial, const std::string& error, bool from_worker);
   void on_rank_exit(Trial& trial, int rank, const ExitStatus& status);
@@ -106,6 +106,8 @@ class TrialRuns {
   void apply_exploit(Trial& trial, const schedulers::Exploit& exploit);
   void fail_waiting(Trial& trial, const std::string& error);
   void kill_for_interrupt(Trial& trial);
+  void start_spare();
+  void restart_from_checkpoint(Trial& trial);
 
   const ExperimentSpec& spec_;
   const ControllerOptions& options_;
@@ -122,6 +124,7 @@ class TrialRuns {
   std::vector<TrialRow> finished_rows_;     // the best retired trials, best first, bounded
 
   int64_t next_index_ = 0;
+  int spares_started_ = 0;  // serials of spare groups (WorkerGroupOptions::prestart)
   bool searcher_finished_ = false;
   int64_t num_results_ = 0;
   Clock::time_point last_state_save_;

@@ -49,6 +49,9 @@ struct TuneConfig {
   // instead of exiting: no process start, no library load. Function
   // trainables without GPUs only; others ignore it.
   bool reuse_workers = false;
+  // Without reuse, start the next trial's fresh processes ahead while trials
+  // run (ExperimentSpec::prestart_workers).
+  bool prestart_workers = true;
   uint64_t seed = 0;  // seeds the default searcher: same seed, same configs
 };
 

@@ -117,6 +117,7 @@ ResultGrid Tuner::fit() {
   spec.max_concurrent_trials = tune_config_.max_concurrent_trials;
   spec.seed = tune_config_.seed;
   spec.reuse_workers = tune_config_.reuse_workers;
+  spec.prestart_workers = tune_config_.prestart_workers;
   spec.max_failures = run_config_.failure_config.max_failures;
   spec.fail_fast = run_config_.failure_config.fail_fast;
   spec.num_to_keep = run_config_.checkpoint_config.num_to_keep;

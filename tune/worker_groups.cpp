@@ -12,48 +12,126 @@ bool Group::all_done() const {
   return !ranks.empty();
 }
 
+bool Group::all_suspended() const {
+  return !ranks.empty() &&
+         std::all_of(ranks.begin(), ranks.end(), [](const Rank& r) { return r.suspended; });
+}
+
 WorkerGroups::~WorkerGroups() {
   discard_idle();
   for (auto& [id, group] : groups_) group.processes->kill_and_wait();
 }
 
-bool WorkerGroups::start(const std::string& trial_id, int attempt, int master_port,
-                         std::vector<std::vector<std::string>> gpus, const GroupLaunch& launch) {
+GroupSource WorkerGroups::start(const std::string& trial_id, int attempt, int master_port,
+                                std::vector<std::vector<std::string>> gpus,
+                                const GroupLaunch& launch) {
   Group group;
-  const bool reused = adopt_idle(group, trial_id);
-  if (!reused) {
-    group.processes = launcher_.launch(launch);
-    group.ranks.resize(launch.ranks.size());
+  GroupSource source = GroupSource::kKept;
+  if (auto kept = adopt_idle(group, trial_id)) {
+    source = *kept;
+  } else {
+    source = GroupSource::kPrestarted;
+    if (!adopt_spare(group)) {
+      source = GroupSource::kLaunched;
+      group.processes = launcher_.launch(launch);
+      group.ranks.resize(launch.ranks.size());
+    }
   }
   group.attempt = attempt;
   group.master_port = master_port;
   group.gpus = std::move(gpus);
   for (auto& r : group.ranks) {
-    r.done = false;
+    r.done = r.suspended = false;
     r.last_seen = Clock::now();
   }
   groups_[trial_id] = std::move(group);
-  return reused;
+  return source;
 }
 
-// Takes the idle group kept for `trial_id`, else with reuse the newest
-// idle one, if it is still whole; groups idle too long or with a rank gone
-// are killed on the way.
-bool WorkerGroups::adopt_idle(Group& group, const std::string& trial_id) {
+void WorkerGroups::add_spare(int serial, const GroupLaunch& launch) {
+  Spare spare{Group{}, serial, Clock::now()};
+  spare.group.processes = launcher_.launch(launch);
+  spare.group.ranks.resize(launch.ranks.size());
+  spares_.push_back(std::move(spare));
+}
+
+bool WorkerGroups::spare_hello(int serial, int rank, int64_t pid, const Rank& hello) {
+  for (auto& spare : spares_) {
+    if (spare.serial != serial || rank < 0 || rank >= static_cast<int>(spare.group.ranks.size())) {
+      continue;
+    }
+    Rank& slot = spare.group.ranks[rank];
+    const int64_t expected = spare.group.processes->pid(rank);
+    if (!slot.routing_id.empty() || (expected != 0 && expected != pid)) return false;
+    slot = hello;
+    return true;
+  }
+  return false;
+}
+
+// Takes the oldest spare whose ranks all said HELLO; spares too old or with
+// a rank gone are killed on the way (and new ones wanted).
+bool WorkerGroups::adopt_spare(Group& group) {
+  for (auto it = spares_.begin(); it != spares_.end();) {
+    const bool alive = it->group.processes->reap().empty();
+    const bool fresh = Clock::now() - it->since < options_.idle_limit;
+    if (!alive || !fresh) {
+      it->group.processes->kill_and_wait();
+      it = spares_.erase(it);
+      continue;
+    }
+    const bool connected = std::all_of(it->group.ranks.begin(), it->group.ranks.end(),
+                                       [](const Rank& r) { return !r.routing_id.empty(); });
+    if (connected) {
+      group = std::move(it->group);
+      spares_.erase(it);
+      return true;
+    }
+    ++it;
+  }
+  return false;
+}
+
+// Takes the idle group kept for `trial_id`, else with reuse the newest one
+// kept for no trial (failing that, the newest of all), if it is still whole;
+// groups idle too long or with a rank gone are killed on the way. Returns
+// kSuspended for `trial_id`'s own suspended ranks, kKept for others,
+// nullopt when it took none.
+std::optional<GroupSource> WorkerGroups::adopt_idle(Group& group, const std::string& trial_id) {
   while (true) {
     auto it = std::find_if(idle_.rbegin(), idle_.rend(),
                            [&](const Idle& idle) { return idle.kept_for == trial_id; });
-    if (it == idle_.rend() && options_.reuse) it = idle_.rbegin();
-    if (it == idle_.rend()) return false;
+    if (it == idle_.rend() && options_.reuse) {
+      it = std::find_if(idle_.rbegin(), idle_.rend(),
+                        [](const Idle& idle) { return idle.kept_for.empty(); });
+      if (it == idle_.rend()) it = idle_.rbegin();
+    }
+    if (it == idle_.rend()) return std::nullopt;
     Idle idle = std::move(*it);
     idle_.erase(std::next(it).base());
-    const bool fresh = Clock::now() - idle.since < options_.idle_limit;
+    const bool suspended = idle.group.all_suspended();
+    // A suspended rank waits without a deadline; an idle one gives up after a minute.
+    const bool fresh = suspended || Clock::now() - idle.since < options_.idle_limit;
     if (fresh && idle.group.processes->reap().empty()) {
       group = std::move(idle.group);
-      return true;
+      return suspended && idle.kept_for == trial_id ? GroupSource::kSuspended : GroupSource::kKept;
     }
     idle.group.processes->kill_and_wait();
   }
+}
+
+bool WorkerGroups::holds_suspended(const std::string& trial_id) const {
+  return std::any_of(idle_.begin(), idle_.end(), [&](const Idle& idle) {
+    return idle.kept_for == trial_id && idle.group.all_suspended();
+  });
+}
+
+void WorkerGroups::discard_kept(const std::string& trial_id) {
+  std::erase_if(idle_, [&](Idle& idle) {
+    if (idle.kept_for != trial_id) return false;
+    idle.group.processes->kill_and_wait();
+    return true;
+  });
 }
 
 Group* WorkerGroups::find(const std::string& trial_id) {
@@ -95,7 +173,9 @@ Group WorkerGroups::release(const std::string& trial_id, bool keep) {
   group.settle_deadline.reset();
   group.kill_deadline.reset();
   if (keep) {
-    Idle idle{Group{}, Clock::now(), options_.reuse ? "" : trial_id};
+    // Suspended ranks hold this trial's state: no other trial takes them first.
+    const bool open_to_all = options_.reuse && !group.all_suspended();
+    Idle idle{Group{}, Clock::now(), open_to_all ? "" : trial_id};
     idle.group.processes = std::move(group.processes);
     idle.group.ranks = group.ranks;
     idle_.push_back(std::move(idle));
@@ -167,6 +247,8 @@ Clock::time_point WorkerGroups::next_deadline(Clock::time_point latest) const {
 void WorkerGroups::discard_idle() {
   for (auto& idle : idle_) idle.group.processes->kill_and_wait();
   idle_.clear();
+  for (auto& spare : spares_) spare.group.processes->kill_and_wait();
+  spares_.clear();
 }
 
 }  // namespace tune

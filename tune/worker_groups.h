@@ -9,6 +9,7 @@
 // every group, idle ones too.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -27,7 +28,8 @@ struct Rank {
   std::string routing_id;  // its ZeroMQ identity, after HELLO
   std::string host;        // where it runs, and its Slurm step (HELLO)
   std::string step;
-  bool done = false;  // sent DONE
+  bool done = false;       // sent DONE
+  bool suspended = false;  // ... from inside report(), paused: resumable in place
   Clock::time_point last_seen;
 };
 
@@ -42,6 +44,7 @@ struct Group {
   std::optional<Clock::time_point> kill_deadline;    // SIGKILL then
 
   bool all_done() const;
+  bool all_suspended() const;
   bool all_exited() const { return processes->all_exited(); }
 };
 
@@ -68,6 +71,20 @@ struct WorkerGroupOptions {
   std::chrono::milliseconds settle_time{500};  // for DONE or ERROR still in flight after exits
   std::chrono::seconds kill_grace{3};          // between terminate()'s SIGTERM and SIGKILL
   std::chrono::seconds idle_limit{30};         // idle groups older than this are not reused
+  // Keep groups of fresh processes started ahead (add_spare), connected and
+  // waiting for a trial, one per running group up to max_spares: a fresh
+  // trial then costs no process start on its critical path, yet runs in
+  // processes that ran no trial before.
+  bool prestart = false;
+  size_t max_spares = 4;
+};
+
+// How start() gave a trial its group.
+enum class GroupSource {
+  kLaunched,    // new processes, started now: their HELLOs are still to come
+  kKept,        // live ranks of a finished trial (reuse) or of this trial's pause
+  kPrestarted,  // fresh ranks started ahead (prestart), connected
+  kSuspended,   // this trial's own ranks, waiting inside report() since its pause
 };
 
 class WorkerGroups {
@@ -77,11 +94,23 @@ class WorkerGroups {
   ~WorkerGroups();
 
   // Gives trial `trial_id` a group: a live idle one kept for it (its pause),
-  // or with reuse on any idle one (returns true: its ranks are connected and
-  // wait for START), else one launched from `launch` (returns false).
-  // Throws what the launcher throws.
-  bool start(const std::string& trial_id, int attempt, int master_port,
-             std::vector<std::vector<std::string>> gpus, const GroupLaunch& launch);
+  // or with reuse any idle one, or a connected spare (prestart): its ranks
+  // wait for START. Else one launched from `launch`. Throws what the
+  // launcher throws.
+  GroupSource start(const std::string& trial_id, int attempt, int master_port,
+                    std::vector<std::vector<std::string>> gpus, const GroupLaunch& launch);
+
+  // Whether a spare group should be started now (prestart, fewer spares
+  // than running groups).
+  bool wants_spare() const {
+    return options_.prestart && spares_.size() < std::min(groups_.size(), options_.max_spares);
+  }
+  // Starts a spare group from `launch`, whose ranks say HELLO as attempt
+  // `serial` of trial train::kSpareTrialId. Throws what the launcher throws.
+  void add_spare(int serial, const GroupLaunch& launch);
+  // Records the HELLO of a spare's rank; false when no spare has that rank
+  // free for a process of that pid.
+  bool spare_hello(int serial, int rank, int64_t pid, const Rank& hello);
 
   bool reuses() const { return options_.reuse; }
   // Whether ranks wait for another START after DONE instead of exiting (the
@@ -105,7 +134,7 @@ class WorkerGroups {
   void settle(const std::string& trial_id);
   // Ends the trial's group, returning it: with `keep`, its ranks (every one
   // said DONE) wait idle for the next trial (with reuse) or for this trial's
-  // resume; else they are killed.
+  // resume (always, when they are suspended); else they are killed.
   Group release(const std::string& trial_id, bool keep);
 
   // (fd, trial id) pairs to poll: readable when a rank of the trial exited.
@@ -117,7 +146,12 @@ class WorkerGroups {
   // The earliest deadline of any group, or `latest`.
   Clock::time_point next_deadline(Clock::time_point latest) const;
 
-  // Kills every idle group.
+  // Whether an idle group kept for `trial_id` waits inside report().
+  bool holds_suspended(const std::string& trial_id) const;
+  // Kills the idle group kept for `trial_id`, if any: the trial will not resume.
+  void discard_kept(const std::string& trial_id);
+
+  // Kills every idle and spare group.
   void discard_idle();
 
  private:
@@ -126,12 +160,19 @@ class WorkerGroups {
     Clock::time_point since;
     std::string kept_for;  // the paused trial it waits for; empty: any trial (reuse)
   };
-  bool adopt_idle(Group& group, const std::string& trial_id);
+  struct Spare {
+    Group group;
+    int serial = 0;
+    Clock::time_point since;
+  };
+  std::optional<GroupSource> adopt_idle(Group& group, const std::string& trial_id);
+  bool adopt_spare(Group& group);
 
   Launcher& launcher_;
   WorkerGroupOptions options_;
   std::map<std::string, Group> groups_;  // by trial id
   std::vector<Idle> idle_;               // newest last
+  std::vector<Spare> spares_;            // oldest first
 };
 
 }  // namespace tune

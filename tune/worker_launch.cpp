@@ -37,18 +37,23 @@ std::vector<std::string> inherited_environment(bool has_gpus, bool threads_per_w
   return env;
 }
 
-GroupLaunch worker_launch(const WorkerLaunchContext& context, const ExperimentSpec& spec,
-                          const Trial& trial, int master_port,
-                          const std::vector<std::vector<std::string>>& gpus) {
+namespace {
+
+// The launch of a group of `spec`'s ranks that say HELLO as `attempt` of
+// `trial_id`, rank r writing to log_files[r].
+GroupLaunch group_launch(const WorkerLaunchContext& context, const ExperimentSpec& spec,
+                         const std::string& trial_id, int attempt, int master_port,
+                         const std::vector<std::vector<std::string>>& gpus,
+                         const std::vector<std::filesystem::path>& log_files) {
   GroupLaunch launch{
-      trial.id, context.argv, context.env, spec.trainable.working_dir, spec.trainable, {}};
+      trial_id, context.argv, context.env, spec.trainable.working_dir, spec.trainable, {}};
   auto& env = launch.env;
   env.push_back(fmt::format("{}=1", train::kEnvWorker));
   env.push_back(fmt::format("{}={}", train::kEnvController, context.controller));
   env.push_back(fmt::format("{}={}", train::kEnvCurveServerKey, context.server_key));
   env.push_back(fmt::format("{}={}", train::kEnvCurveKeyFile, context.key_file));
-  env.push_back(fmt::format("{}={}", train::kEnvTrialId, trial.id));
-  env.push_back(fmt::format("{}={}", train::kEnvAttempt, trial.attempt));
+  env.push_back(fmt::format("{}={}", train::kEnvTrialId, trial_id));
+  env.push_back(fmt::format("{}={}", train::kEnvAttempt, attempt));
   env.push_back(fmt::format("{}={}", train::kEnvParentPid, getpid()));
   env.push_back(fmt::format("{}={}", train::kEnvHeartbeatS, spec.heartbeat_period_s));
   if (context.reuse) env.push_back(fmt::format("{}=1", train::kEnvReuse));
@@ -61,7 +66,7 @@ GroupLaunch worker_launch(const WorkerLaunchContext& context, const ExperimentSp
     env.push_back(fmt::format("OMP_NUM_THREADS={}", spec.trainable.threads()));
   }
   for (int rank = 0; rank < n; ++rank) {
-    RankLaunch r{{fmt::format("RANK={}", rank)}, trial.dir / fmt::format("rank_{}.log", rank)};
+    RankLaunch r{{fmt::format("RANK={}", rank)}, log_files.at(rank)};
     // Ranks without GPUs get none visible when the machine has some.
     if (context.has_gpus) {
       r.env.push_back(fmt::format("CUDA_VISIBLE_DEVICES={}", fmt::join(gpus.at(rank), ",")));
@@ -69,6 +74,27 @@ GroupLaunch worker_launch(const WorkerLaunchContext& context, const ExperimentSp
     launch.ranks.push_back(std::move(r));
   }
   return launch;
+}
+
+}  // namespace
+
+GroupLaunch worker_launch(const WorkerLaunchContext& context, const ExperimentSpec& spec,
+                          const Trial& trial, int master_port,
+                          const std::vector<std::vector<std::string>>& gpus) {
+  std::vector<std::filesystem::path> logs;
+  for (int rank = 0; rank < spec.trainable.num_workers; ++rank) {
+    logs.push_back(trial.dir / fmt::format("rank_{}.log", rank));
+  }
+  return group_launch(context, spec, trial.id, trial.attempt, master_port, gpus, logs);
+}
+
+GroupLaunch spare_launch(const WorkerLaunchContext& context, const ExperimentSpec& spec,
+                         int serial) {
+  const auto n = static_cast<size_t>(spec.trainable.num_workers);
+  // No GPUs: spares are started only for trainables that take none.
+  return group_launch(context, spec, train::kSpareTrialId, serial, 0,
+                      std::vector<std::vector<std::string>>(n),
+                      std::vector<std::filesystem::path>(n, "/dev/null"));
 }
 
 }  // namespace tune

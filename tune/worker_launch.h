@@ -33,4 +33,11 @@ GroupLaunch worker_launch(const WorkerLaunchContext& context, const ExperimentSp
                           const Trial& trial, int master_port,
                           const std::vector<std::vector<std::string>>& gpus);
 
+// The launch of a spare group (WorkerGroupOptions::prestart) of `spec`'s
+// ranks: they say HELLO as attempt `serial` of train::kSpareTrialId, write
+// nothing until a START names their trial and its log files, and have no
+// GPUs (spares are for trainables that take none).
+GroupLaunch spare_launch(const WorkerLaunchContext& context, const ExperimentSpec& spec,
+                         int serial);
+
 }  // namespace tune

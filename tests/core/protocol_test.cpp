@@ -68,6 +68,9 @@ TEST_CASE("every message type survives encode and decode") {
 
   CHECK(round_trip(proto::DecisionMsg{3, tune::Decision::kStop}).decision == tune::Decision::kStop);
   CHECK(round_trip(proto::Done{9}).iterations == 9);
+  CHECK(round_trip(proto::DecisionMsg{3, tune::Decision::kPause, true}).suspend);
+  CHECK_FALSE(round_trip(proto::DecisionMsg{3, tune::Decision::kPause}).suspend);
+  CHECK(round_trip(proto::Done{9, true}).suspended);
   CHECK(round_trip(proto::ErrorMsg{"boom", "rank 0"}).message == "boom");
   CHECK(round_trip(proto::Heartbeat{"t", 3, 1}).rank == 3);
 }

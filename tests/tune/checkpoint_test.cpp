@@ -55,6 +55,21 @@ class ExploitOnce : public PauseOnce {
   std::set<std::string> handed_out_;
 };
 
+// ExploitOnce, but the exploit is decided while the recipient waits (as
+// synchronous PBT does), not when it pauses: its ranks are kept waiting in
+// report() by then, and must restart from the clone instead of going on.
+class LateExploit : public ExploitOnce {
+ public:
+  using ExploitOnce::ExploitOnce;
+  std::optional<schedulers::Exploit> take_exploit(const std::string& trial_id) override {
+    if (asked_.insert(trial_id).second) return std::nullopt;
+    return ExploitOnce::take_exploit(trial_id);
+  }
+
+ private:
+  std::set<std::string> asked_;
+};
+
 constexpr auto curve_spec = test::checkpointed_curve;
 constexpr auto run = test::run_quietly;
 
@@ -172,6 +187,30 @@ TEST_CASE("an exploit that rewinds the recipient replaces the discarded iteratio
   REQUIRE(results.size() == 8);
   for (int64_t t = 1; t <= 8; ++t) {
     const double speed = t <= 5 ? 0.05 : 0.5;  // iteration 6 ran again, explored
+    CHECK(results[t - 1].training_iteration == t);
+    CHECK(results[t - 1].metrics["accuracy"].get<double>() == doctest::Approx(curve(speed, t)));
+  }
+}
+
+TEST_CASE("an exploit decided while the recipient waits in place restarts it from the clone") {
+  test::ScratchDir dir;
+  ExperimentSpec spec = curve_spec(dir, "late_exploit");
+  spec.max_concurrent_trials = 1;
+  spec.param_space.set("checkpoint_every", 5);
+  spec.param_space.set("speed", grid_search({0.3, 0.05}));
+  auto scheduler = std::make_shared<LateExploit>(6);
+  spec.custom_scheduler = scheduler;
+  scheduler->donor_config = {{"checkpoint_every", 5}, {"iterations", 8}, {"speed", 0.3}};
+  const ExperimentSummary summary = run(spec);
+  CHECK(summary.num_terminated == 2);
+  CHECK(summary.num_errors == 0);
+
+  auto store = storage::ExperimentStore::open_read_only(spec.experiment_dir());
+  REQUIRE(store.exploits().size() == 1);
+  auto results = store.results("late_exploit_00001");
+  REQUIRE(results.size() == 8);
+  for (int64_t t = 1; t <= 8; ++t) {
+    const double speed = t <= 5 ? 0.05 : 0.5;  // from the donor's checkpoint 5, explored
     CHECK(results[t - 1].training_iteration == t);
     CHECK(results[t - 1].metrics["accuracy"].get<double>() == doctest::Approx(curve(speed, t)));
   }

@@ -6,9 +6,12 @@
 #include <doctest/doctest.h>
 
 #include <fstream>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "schedulers/fifo.h"
+#include "sqlite_query.h"
 #include "storage/experiment_store.h"
 #include "test_util.h"
 #include "tune/controller.h"
@@ -54,6 +57,28 @@ std::vector<int64_t> recorded_iterations(const ExperimentSpec& spec) {
   }
   return iterations;
 }
+
+// Pauses each trial once, at iteration `at`; FIFO otherwise (the paused
+// trial resumes first).
+class PauseOnceAt final : public schedulers::TrialScheduler {
+ public:
+  explicit PauseOnceAt(int64_t at) : at_(at) {}
+  Decision on_trial_result(const schedulers::TrialView& trial, const Json& result) override {
+    if (result["training_iteration"] == at_ && paused_.insert(trial.trial_id).second) {
+      return Decision::kPause;
+    }
+    return Decision::kContinue;
+  }
+  int choose_trial_to_run(const std::vector<schedulers::TrialView>& candidates) override {
+    return fifo_.choose_trial_to_run(candidates);
+  }
+  std::string debug_string() const override { return "PauseOnceAt"; }
+
+ private:
+  int64_t at_;
+  std::set<std::string> paused_;
+  schedulers::FifoScheduler fifo_;
+};
 
 ExperimentSummary run(const ExperimentSpec& spec) {
   TrialController controller(spec, {.worker_argv = {TUNERUN_BINARY}, .verbosity = 0});
@@ -109,4 +134,29 @@ TEST_CASE("a trial that ends on its own after pipelined reports records every on
     for (const auto& r : store.results(t.trial_id)) iterations.push_back(r.training_iteration);
     CHECK(iterations == one_to(7));
   }
+}
+
+TEST_CASE("a paused trial whose ranks are kept resumes in place: nothing recomputed or reloaded") {
+  test::ScratchDir dir;
+  ExperimentSpec spec = counted_spec(dir, "in_place");
+  spec.trainable.num_workers = 2;
+  spec.stop.clear();
+  spec.param_space.set("iterations", 8);
+  spec.param_space.set("checkpoint_every", 2);
+  // Paused on iteration 3 (pipelined): heard in report(4), where both ranks
+  // wait until the trial runs again.
+  spec.custom_scheduler = std::make_shared<PauseOnceAt>(3);
+  const ExperimentSummary summary = run(spec);
+  CHECK(summary.num_terminated == 1);
+  CHECK(storage::ExperimentStore::open_read_only(spec.experiment_dir()).trials().at(0).error == "");
+  CHECK(recorded_iterations(spec) == one_to(8));
+  // The function went on from where it waited: had it restarted from
+  // checkpoint 2 it would have counted from 1 again.
+  const auto trial_dir = spec.experiment_dir() / "trials" / (spec.name + "_00000");
+  CHECK(lines_of(trial_dir / "computed_0") == one_to(8));
+  CHECK(lines_of(trial_dir / "computed_1") == one_to(8));
+  const auto resumes = test::query(
+      spec.experiment_dir() / "experiment.db",
+      "SELECT reason FROM trial_events WHERE from_status = 'PAUSED' AND to_status = 'RUNNING'");
+  CHECK(resumes == std::vector<std::vector<std::string>>{{"resumed in place at iteration 3"}});
 }

@@ -68,8 +68,10 @@ void curve_func(const tune::Config& config) {
 void pid_func(const tune::Config& config) {
   const auto& ctx = train::get_context();
   std::cout << "rank " << ctx.world_rank << " runs " << ctx.trial_id << std::endl;
+  const auto pause = std::chrono::milliseconds(config.get<int64_t>("sleep_ms", 0));
   for (int i = 1; i <= 100; ++i) {
     if (config.get<int64_t>("x") == 3 && i == 2) throw std::runtime_error("x = 3 fails");
+    std::this_thread::sleep_for(pause);
     train::report({{"pid", static_cast<int64_t>(getpid())},
                    {"context_trial", ctx.trial_id},
                    {"env_trial", std::getenv("TUNERUN_TRIAL_ID")},
@@ -165,6 +167,16 @@ int main(int argc, char** argv) {
                              .storage_path = storage,
                              .stop = std::map<std::string, double>{{"training_iteration", 3}},
                              .verbosity = 0})
+                    .fit());
+  } else if (scenario == "prestart") {
+    // Fresh processes per trial, started ahead while the previous trial runs.
+    out = facts(tune::Tuner({.name = "pids", .func = pid_func, .num_workers = 2},
+                            {{"x", tune::grid_search({1, 2, 3, 4, 5, 6})}, {"sleep_ms", 100}},
+                            {.metric = "pid", .max_concurrent_trials = 1},
+                            {.name = "prestart",
+                             .storage_path = storage,
+                             .stop = std::map<std::string, double>{{"training_iteration", 3}},
+                             .verbosity = 1})
                     .fit());
   } else if (scenario == "searcher") {
     out = facts(tune::Tuner("curve", curve_func, {{"x", tune::uniform(-1, 1)}},

@@ -350,5 +350,36 @@ TEST_CASE("reuse_workers: finished trials' ranks run the next ones, a failed gro
   CHECK(ports.size() == 5);  // every run rendezvouses on its own port
 }
 
+TEST_CASE("prestart_workers: each trial runs in fresh processes, started while the last one ran") {
+  test::ScratchDir dir;
+  const auto run = test::run_shell("'" + std::string(TUNER_FIXTURE) + "' prestart '" +
+                                   dir.path().string() + "'");
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  const Json r = Json::parse(test::result_json_text(run.output));
+  CHECK(r["num_terminated"] == 5);
+  CHECK(r["num_errors"] == 1);
+  std::set<int64_t> pids;
+  std::set<std::string> ports;
+  for (const auto& t : r["trials"]) {
+    const std::string id = t["trial_id"];
+    INFO(t.dump());
+    if (t["status"] == "ERROR") continue;  // x = 3: its group is not used again
+    // A prestarted rank takes on its trial's identity, port and log file.
+    CHECK(t["metrics"]["context_trial"] == id);
+    CHECK(t["metrics"]["env_trial"] == id);
+    ports.insert(t["metrics"]["master_port"].get<std::string>());
+    std::ifstream log(std::filesystem::path(t["path"].get<std::string>()) / "rank_0.log");
+    std::stringstream text;
+    text << log.rdbuf();
+    CHECK(text.str().find("rank 0 runs " + id) != std::string::npos);
+    pids.insert(t["metrics"]["pid"].get<int64_t>());
+  }
+  CHECK(pids.size() == 5);  // no process ran two trials
+  CHECK(ports.size() == 5);
+  // Each trial runs 300 ms, time enough for the next one's spare to connect.
+  CHECK(run.output.find("(on prestarted ranks)") != std::string::npos);
+}
+
 }  // namespace
 }  // namespace tune
