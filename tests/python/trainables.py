@@ -62,8 +62,20 @@ def slow_checkpointed(config):
         with tempfile.TemporaryDirectory() as d:
             with open(os.path.join(d, "state.json"), "w") as f:
                 json.dump({"step": step}, f)
-            train.report({"step": step, "resumed_at": start},
+            # The config's non-finite constants, as this run got them.
+            train.report({"step": step, "resumed_at": start,
+                          "clip": config.get("clip", 0.0),
+                          "decay_is_nan": math.isnan(config.get("decay", 0.0))},
                          checkpoint=train.Checkpoint.from_directory(d))
+
+
+def non_finite(config):
+    """Reports NaN and infinities beside its x, and the config's non-finite
+    constants as it got them."""
+    train.report({"loss": config["x"], "nan": math.nan, "inf": math.inf, "ninf": -math.inf,
+                  "nested": {"v": [1.0, math.nan]},
+                  "got_inf": math.isinf(config["const"]["big"]),
+                  "got_nan": math.isnan(config["const"]["nan"])})
 
 
 def pbt_member(config):
