@@ -153,3 +153,29 @@ class Counter(tune.Trainable):
             with open(os.path.join(checkpoint, "count.json")) as f:
                 self.count = json.load(f)
         self.restored_from = self.iteration
+
+
+def where_am_i(config):
+    """Reports how this rank was started: forked from the zygote or exec'd;
+    optionally kills the zygote, leaves a child behind, or dies by os._exit."""
+    import subprocess
+    import sys
+    import time
+    config = {**config, **config.get("case", {})}
+    forked = "tunerun._zygote" in sys.modules
+    zygote_pgid = None
+    if forked:
+        from tunerun import _zygote
+        zygote_pgid = os.getpgid(_zygote.zygote_pid())
+        if config.get("kill_zygote"):
+            os.kill(_zygote.zygote_pid(), signal.SIGKILL)
+    if config.get("leave_child"):
+        subprocess.Popen(["sleep", str(config["leave_child"])])
+    time.sleep(config.get("sleep", 0))
+    train.report({"forked": forked, "pid": os.getpid(), "ppid": os.getppid(),
+                  "pgid": os.getpgid(0), "cwd": os.getcwd(), "zygote_pgid": zygote_pgid,
+                  "env": os.environ.get("RANK_TEST_MARK", ""),
+                  "stdout_is_log": os.path.realpath("/proc/self/fd/1").endswith("rank_0.log")})
+    print("hello from the rank", flush=True)
+    if config.get("exit_code") is not None:
+        os._exit(config["exit_code"])
