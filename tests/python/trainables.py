@@ -179,3 +179,30 @@ def where_am_i(config):
     print("hello from the rank", flush=True)
     if config.get("exit_code") is not None:
         os._exit(config["exit_code"])
+
+
+class Resettable(tune.Trainable):
+    """Two steps per trial; counts, per process, its setups and cleanups, and
+    its own resets; refuses a reset when the new config says so."""
+    setups = 0
+    cleanups = 0
+
+    def setup(self, config):
+        Resettable.setups += 1
+        self.resets = 0
+        self.value = config["v"]
+
+    def reset_config(self, new_config):
+        if new_config.get("refuse"):
+            return False
+        self.resets += 1
+        self.value = new_config["v"]
+        return True
+
+    def step(self):
+        return {"value": self.value, "setups": Resettable.setups, "resets": self.resets,
+                "cleanups": Resettable.cleanups, "pid": os.getpid(), "instance": id(self),
+                "trial": self.trial_id, "done": self.iteration + 1 >= 2}
+
+    def cleanup(self):
+        Resettable.cleanups += 1
