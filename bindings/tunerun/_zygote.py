@@ -107,7 +107,10 @@ def _launch(sock, fields):
     try:
         pid = os.read(pid_r, 32)
         os.waitpid(middle, 0)  # the intermediate is gone: the rank is the driver's now
-        os.write(go_w, b"1")
+        try:
+            os.write(go_w, b"1")
+        except BrokenPipeError:
+            pass  # the rank is gone already: the driver sees its exit status
     finally:
         os.close(pid_r)
         os.close(go_w)
