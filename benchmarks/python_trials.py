@@ -1,5 +1,6 @@
 """Trial throughput of Python trainables: 200 trivial Python function trials
-(fresh worker processes per trial, then with reuse_actors), against the same
+(fresh worker processes per trial, forked from the zygote and, as before it,
+each started by exec (TUNERUN_ZYGOTE=0); then with reuse_actors), against the same
 trials of the C++ built-in `noop` through the tunerun CLI, and against
 Optuna's in-memory study loop (Debian's python3-optuna), all in this run.
 
@@ -11,13 +12,14 @@ wall time) and each row's ratios to the C++ row of the same mode.
 """
 
 import os
-import resource
-import subprocess
 import sys
-import tempfile
 import time
 
 from tunerun import train, tune
+
+# Every rank imports this script to find `trivial` (the one rule): the
+# harness's own imports (subprocess, tempfile, resource: ~25 ms of a fresh
+# rank's CPU) are made where they are used, so a rank pays for the trial only.
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -27,6 +29,7 @@ def trivial(config):
 
 
 def cpu_seconds():
+    import resource
     total = 0.0
     for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN):
         usage = resource.getrusage(who)
@@ -41,16 +44,18 @@ def measured(run, *args):
     return time.perf_counter() - wall, cpu_seconds() - cpu
 
 
-def time_tunerun(storage, trials, reuse):
+def time_tunerun(storage, trials, reuse, zygote=True):
+    os.environ["TUNERUN_ZYGOTE"] = "1" if zygote else "0"
     grid = tune.Tuner(trivial, param_space={"x": tune.uniform(0, 1)},
                       tune_config=tune.TuneConfig(metric="value", mode="max", num_samples=trials,
                                                   reuse_actors=reuse),
-                      run_config=train.RunConfig(name=f"py_{reuse}", storage_path=storage,
-                                                 verbose=0)).fit()
+                      run_config=train.RunConfig(name=f"py_{reuse}_{zygote}",
+                                                 storage_path=storage, verbose=0)).fit()
     assert grid.num_terminated == trials, grid.errors
 
 
 def time_cli(storage, trials, reuse):
+    import subprocess
     sweep = os.path.join(storage, f"cpp_{reuse}.toml")
     with open(sweep, "w") as f:
         f.write(f'name = "cpp_{str(reuse).lower()}"\nstorage_path = "{storage}"\n'
@@ -70,6 +75,7 @@ def time_optuna(trials):
 
 
 def main():
+    import tempfile
     trials = int(sys.argv[1]) if len(sys.argv) > 1 else 200
     with tempfile.TemporaryDirectory() as storage:
         rows = []
@@ -79,6 +85,9 @@ def main():
             mode = "reuse" if reuse else "fresh"
             rows.append((f"C++ noop, {mode}", cpp, cpp))
             rows.append((f"Python function, {mode}", py, cpp))
+            if not reuse:
+                exec_rows = measured(time_tunerun, storage, trials, reuse, False)
+                rows.append(("Python function, fresh, by exec", exec_rows, cpp))
         try:
             rows.append(("Optuna in-memory study loop", measured(time_optuna, trials), None))
         except ImportError:

@@ -1,5 +1,7 @@
 #include "bindings/plugins_py.h"
 
+#include <pybind11/stl.h>
+
 #include "bindings/json_py.h"
 
 namespace tunerun_py {
@@ -120,7 +122,10 @@ py::tuple trial_to_python(const tune::schedulers::TrialView& t) {
 
 class PythonScheduler final : public tune::schedulers::TrialScheduler {
  public:
-  explicit PythonScheduler(py::object adapter) : adapter_(std::move(adapter)) {}
+  // Called with the GIL held (the spec is built in Python).
+  explicit PythonScheduler(py::object adapter)
+      : stops_trials_(adapter.attr("overrides")("take_trials_to_stop").cast<bool>()),
+        adapter_(std::move(adapter)) {}
   void set_search_properties(const std::string& metric, tune::Mode mode) override {
     py::gil_scoped_acquire gil;
     adapter_.get().attr("set_search_properties")(metric, std::string(tune::to_string(mode)));
@@ -156,6 +161,20 @@ class PythonScheduler final : public tune::schedulers::TrialScheduler {
     for (const auto& t : candidates) trials.append(trial_to_python(t));
     return adapter_.get().attr("choose_trial_to_run")(trials).cast<int>();
   }
+  std::optional<tune::schedulers::Exploit> take_exploit(const std::string& trial_id) override {
+    py::gil_scoped_acquire gil;
+    py::object exploit = adapter_.get().attr("take_exploit")(trial_id);
+    if (exploit.is_none()) return std::nullopt;
+    auto pair = exploit.cast<py::tuple>();
+    return tune::schedulers::Exploit{pair[0].cast<std::string>(),
+                                     to_json(pair[1], "take_exploit's new config")};
+  }
+  // Every controller turn: Python is called only if the class has the hook.
+  std::vector<std::string> take_trials_to_stop() override {
+    if (!stops_trials_) return {};
+    py::gil_scoped_acquire gil;
+    return adapter_.get().attr("take_trials_to_stop")().cast<std::vector<std::string>>();
+  }
   tune::Json save() const override { return save_adapter(adapter_, "the scheduler's saved state"); }
   void restore(const tune::Json& state) override { restore_adapter(adapter_, state); }
   std::string debug_string() const override {
@@ -168,6 +187,7 @@ class PythonScheduler final : public tune::schedulers::TrialScheduler {
     py::gil_scoped_acquire gil;
     adapter_.get().attr(hook)(trial_to_python(trial));
   }
+  bool stops_trials_;
   Held adapter_;
 };
 

@@ -8,6 +8,7 @@
 
 #include "bindings/json_py.h"
 #include "bindings/plugins_py.h"
+#include "bindings/zygote.h"
 #include "search/domain_spec.h"
 #include "tune/controller.h"
 #include "tune/experiment_spec_json.h"
@@ -206,12 +207,16 @@ void add_run_functions(py::module_& m) {
   m.def(
       "fit",
       [](const py::dict& dict, std::vector<std::string> worker_argv, const py::list& callbacks,
-         int verbosity, bool resume, bool resume_errored, bool restart_errored) {
+         int verbosity, bool resume, bool resume_errored, bool restart_errored,
+         std::vector<std::string> zygote_argv) {
         tune::ExperimentSpec spec = to_spec(dict);
         tune::ControllerOptions options;
         for (auto callback : callbacks) {
           options.callbacks.push_back(
               python_callback(py::reinterpret_borrow<py::object>(callback)));
+        }
+        if (!zygote_argv.empty()) {
+          options.launcher = std::make_shared<ZygoteLauncher>(std::move(zygote_argv), worker_argv);
         }
         options.worker_argv = std::move(worker_argv);
         options.verbosity = verbosity;
@@ -231,9 +236,10 @@ void add_run_functions(py::module_& m) {
       },
       py::arg("spec"), py::arg("worker_argv"), py::arg("callbacks") = py::list(),
       py::arg("verbosity") = 1, py::arg("resume") = false, py::arg("resume_errored") = false,
-      py::arg("restart_errored") = false,
+      py::arg("restart_errored") = false, py::arg("zygote_argv") = std::vector<std::string>(),
       "Runs the experiment; returns (its directory, whether a signal or fail_fast ended it "
-      "early). Trial failures are not exceptions.");
+      "early). Trial failures are not exceptions. With `zygote_argv`, ranks are forked from "
+      "that zygote (bindings/zygote.h).");
 
   py::class_<tune::ResultGrid>(m, "ResultGridData")
       .def_static("from_experiment",

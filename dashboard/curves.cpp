@@ -11,6 +11,7 @@
 #include "dashboard/experiment_db.h"
 #include "dashboard/internal/reasons.h"
 #include "storage/internal/statement.h"
+#include "storage/json_column.h"
 
 namespace tune::dashboard {
 namespace {
@@ -119,7 +120,7 @@ Json ExperimentDb::trial(const std::string& trial_id, const QueryLimits& limits)
   const internal::ReasonContext reasons = internal::ReasonContext::load(*this);
   Json out = {{"trial_id", trial_id},
               {"index", row.column_int(0)},
-              {"config", Json::parse(row.column_text(1), nullptr, false)},
+              {"config", storage::parse_json_column(row.column_text(1))},
               {"status", status},
               {"reason", reasons.describe(trial_id, status, row.column_text(3))},
               {"trial_dir", dir},
@@ -140,7 +141,7 @@ Json ExperimentDb::trial(const std::string& trial_id, const QueryLimits& limits)
                    {"timestamp", nullable(results, 1)},
                    {"time_this_iter_s", nullable(results, 2)},
                    {"time_total_s", nullable(results, 3)},
-                   {"metrics", Json::parse(results.column_text(4), nullptr, false)}});
+                   {"metrics", storage::parse_json_column(results.column_text(4))}});
   }
   Json shown = Json::array();
   for (size_t i : thin(all.size(), limits.max_trial_results)) shown.push_back(std::move(all[i]));

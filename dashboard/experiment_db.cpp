@@ -9,6 +9,7 @@
 #include "dashboard/internal/reasons.h"
 #include "storage/experiment_store.h"
 #include "storage/internal/statement.h"
+#include "storage/json_column.h"
 
 namespace tune::dashboard {
 namespace {
@@ -19,7 +20,7 @@ constexpr int kBusyTimeoutMs = 2000;
 
 Json parse_or_null(const std::string& text) {
   if (text.empty()) return nullptr;
-  return Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  return storage::parse_json_column(text);  // also reads the store's 1e999 (infinity)
 }
 
 void flatten_into(const Json& value, const std::string& prefix, Json& out) {

@@ -6,6 +6,7 @@
 #include "dashboard/experiment_db.h"
 #include "schedulers/internal/stats.h"
 #include "storage/internal/statement.h"
+#include "storage/json_column.h"
 
 namespace tune::dashboard {
 namespace {
@@ -103,8 +104,8 @@ Json ExperimentDb::scheduler() const {
                      " LEFT JOIN trials AS d ON d.trial_id = e.donor_id ORDER BY e.id");
   out["exploits"] = Json::array();
   while (exploits.step()) {
-    const Json before = flatten(Json::parse(exploits.column_text(4), nullptr, false));
-    const Json after = flatten(Json::parse(exploits.column_text(5), nullptr, false));
+    const Json before = flatten(storage::parse_json_column(exploits.column_text(4)));
+    const Json after = flatten(storage::parse_json_column(exploits.column_text(5)));
     out["exploits"].push_back({{"trial_id", exploits.column_text(0)},
                                {"donor_id", exploits.column_text(1)},
                                {"iteration", exploits.column_int(2)},

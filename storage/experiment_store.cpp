@@ -9,6 +9,7 @@
 
 #include "core/errors.h"
 #include "storage/internal/statement.h"
+#include "storage/json_column.h"
 #include "storage/schema_sql.h"  // generated from schema.sql
 
 namespace tune::storage {
@@ -24,18 +25,45 @@ double now_seconds() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
+// The first version with the *_nonfinite columns (storage/json_column.h).
+constexpr int kNonfiniteVersion = 2;
+
+// Version 1 -> 2; schema.sql then recreates the views it drops.
+constexpr const char* kUpgradeFromVersion1 = R"(
+    ALTER TABLE trials ADD COLUMN config_nonfinite TEXT;
+    ALTER TABLE results ADD COLUMN metrics_nonfinite TEXT;
+    ALTER TABLE exploits ADD COLUMN old_config_nonfinite TEXT;
+    ALTER TABLE exploits ADD COLUMN new_config_nonfinite TEXT;
+    DROP VIEW IF EXISTS best_result;
+    DROP VIEW IF EXISTS best_trial;
+    DROP VIEW IF EXISTS last_results;
+    DROP VIEW IF EXISTS all_results;)";
+
 // nlohmann throws on invalid UTF-8 in a string; a metric must never make the
-// store throw, so bad bytes are replaced instead.
+// store throw, so bad bytes are replaced instead. For the columns without a
+// side column: NaN and infinity become null.
 std::string dump(const Json& json) {
   return json.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
-Json parse(const std::string& text, const std::filesystem::path& path, std::string_view what) {
-  if (text.empty()) return Json();
+// `nonfinite` is the value's side column ("" when NULL or absent).
+Json parse(const std::string& text, const std::filesystem::path& path, std::string_view what,
+           const std::string& nonfinite = {}) {
   try {
-    return Json::parse(text);
-  } catch (const Json::parse_error& e) {
+    return decode_json_column(text, nonfinite);
+  } catch (const Json::exception& e) {
     throw StorageError(fmt::format("{}: {} is not valid JSON: {}", path.string(), what, e.what()));
+  }
+}
+
+// Binds a JSON value to parameter `index` and its side column to `side`.
+void bind_json(Statement& statement, int index, int side, const Json& value) {
+  JsonColumn column = encode_json_column(value);
+  statement.bind(index, column.text);
+  if (column.nonfinite) {
+    statement.bind(side, *column.nonfinite);
+  } else {
+    statement.bind_null(side);
   }
 }
 
@@ -77,16 +105,19 @@ Mode read_mode(const std::string& text, const std::filesystem::path& path) {
       fmt::format("{}: experiment mode '{}' is not min or max", path.string(), text));
 }
 
-// The trials columns in TrialRecord order; read_trial() reads them back.
+// The trials columns in TrialRecord order, and config's side column last;
+// read_trial() reads them back.
 constexpr std::string_view kTrialColumns =
     "trial_id, trial_index, config, status, status_reason, trial_dir, created_at, started_at, "
-    "finished_at, last_iteration, num_failures, error";
+    "finished_at, last_iteration, num_failures, error, config_nonfinite";
+constexpr int kTrialColumnCount = 13;
 
 TrialRecord read_trial(const Statement& row, const std::filesystem::path& path) {
   TrialRecord trial;
   trial.trial_id = row.column_text(0);
   trial.trial_index = row.column_int(1);
-  trial.config = parse(row.column_text(2), path, "config of trial " + trial.trial_id);
+  trial.config =
+      parse(row.column_text(2), path, "config of trial " + trial.trial_id, row.column_text(12));
   std::string status = row.column_text(3);
   auto parsed = trial_status_from_string(status);
   if (!parsed) {
@@ -113,14 +144,15 @@ struct ExperimentStore::Statements {
       : trial_status(db, "SELECT status, status_reason FROM trials WHERE trial_id = ?1"),
         put_trial(db, fmt::format(R"(
             INSERT INTO trials ({})
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
             ON CONFLICT (trial_id) DO UPDATE SET
               trial_index = excluded.trial_index, config = excluded.config,
               status = excluded.status, status_reason = excluded.status_reason,
               trial_dir = excluded.trial_dir, created_at = excluded.created_at,
               started_at = excluded.started_at, finished_at = excluded.finished_at,
               last_iteration = excluded.last_iteration,
-              num_failures = excluded.num_failures, error = excluded.error)",
+              num_failures = excluded.num_failures, error = excluded.error,
+              config_nonfinite = excluded.config_nonfinite)",
                                   kTrialColumns)),
         set_trial_status(db, R"(
             UPDATE trials SET status = ?2, status_reason = ?3,
@@ -135,8 +167,9 @@ struct ExperimentStore::Statements {
         // the first row; the schema promises no duplicates.
         append_result(db, R"(
             INSERT OR IGNORE INTO results (trial_id, training_iteration, timestamp,
-                                           time_this_iter_s, time_total_s, metrics)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6))") {}
+                                           time_this_iter_s, time_total_s, metrics,
+                                           metrics_nonfinite)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7))") {}
 
   Statement trial_status;
   Statement put_trial;
@@ -152,6 +185,7 @@ ExperimentStore::ExperimentStore(ExperimentStore&& other) noexcept
     : path_(std::move(other.path_)),
       db_(std::exchange(other.db_, nullptr)),
       in_batch_(std::exchange(other.in_batch_, false)),
+      nonfinite_columns_(other.nonfinite_columns_),
       statements_(std::move(other.statements_)) {}
 
 ExperimentStore& ExperimentStore::operator=(ExperimentStore&& other) noexcept {
@@ -160,6 +194,7 @@ ExperimentStore& ExperimentStore::operator=(ExperimentStore&& other) noexcept {
     path_ = std::move(other.path_);
     db_ = std::exchange(other.db_, nullptr);
     in_batch_ = std::exchange(other.in_batch_, false);
+    nonfinite_columns_ = other.nonfinite_columns_;
     statements_ = std::move(other.statements_);
   }
   return *this;
@@ -194,13 +229,16 @@ ExperimentStore ExperimentStore::open(const std::filesystem::path& dir) {
   use_wal(store.db_, file);
   exec(store.db_, "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON");
 
-  // Version 1 is the first: a file at 0 is new. Later versions add their
-  // migrations from each older version here, in the same transaction.
-  if (user_version(store.db_) < kSchemaVersion) {
-    exec(store.db_, "BEGIN IMMEDIATE");
-    exec(store.db_, internal::kSchemaSql);  // a failure leaves it to close()'s rollback
+  // A file at 0 is new. An older version is upgraded in the same
+  // transaction that applies the schema (which only adds what is missing).
+  const int version = user_version(store.db_);
+  if (version < kSchemaVersion) {
+    exec(store.db_, "BEGIN IMMEDIATE");  // a failure leaves it to close()'s rollback
+    if (version == 1) exec(store.db_, kUpgradeFromVersion1);
+    exec(store.db_, internal::kSchemaSql);
     exec(store.db_, "COMMIT");
   }
+  store.nonfinite_columns_ = true;
   return store;
 }
 
@@ -213,6 +251,8 @@ ExperimentStore ExperimentStore::open_read_only(const std::filesystem::path& dir
   ExperimentStore store(file, open_connection(file, SQLITE_OPEN_READONLY));
   sqlite3_busy_timeout(store.db_, kBusyTimeoutMs);
   check_version(store.db_, file);
+  // A version 1 file cannot be upgraded read-only: its reads select NULL.
+  store.nonfinite_columns_ = user_version(store.db_) >= kNonfiniteVersion;
   return store;
 }
 
@@ -275,7 +315,6 @@ void ExperimentStore::put_trial(const TrialRecord& trial, std::optional<double> 
   std::string status(to_string(trial.status));
   statements_->put_trial.bind(1, trial.trial_id)
       .bind(2, trial.trial_index)
-      .bind(3, dump(trial.config))
       .bind(4, status)
       .bind(5, trial.status_reason)
       .bind(6, trial.trial_dir)
@@ -284,8 +323,9 @@ void ExperimentStore::put_trial(const TrialRecord& trial, std::optional<double> 
       .bind(9, trial.finished_at)
       .bind(10, trial.last_iteration)
       .bind(11, trial.num_failures)
-      .bind(12, trial.error)
-      .run();
+      .bind(12, trial.error);
+  bind_json(statements_->put_trial, 3, 13, trial.config);
+  statements_->put_trial.run();
 
   if (is_new || old_status != status) {
     Statement& event = statements_->add_event;
@@ -332,9 +372,10 @@ void ExperimentStore::append_result(const ResultRecord& result) {
       .bind(2, result.training_iteration)
       .bind(3, result.timestamp)
       .bind(4, result.time_this_iter_s)
-      .bind(5, result.time_total_s)
-      .bind(6, result.metrics.is_null() ? std::string("{}") : dump(result.metrics))
-      .run();
+      .bind(5, result.time_total_s);
+  bind_json(statements_->append_result, 6, 7,
+            result.metrics.is_null() ? Json::object() : result.metrics);
+  statements_->append_result.run();
 }
 
 void ExperimentStore::add_checkpoint(const CheckpointRecord& c) {
@@ -353,17 +394,17 @@ void ExperimentStore::add_checkpoint(const CheckpointRecord& c) {
 void ExperimentStore::add_exploit(const ExploitRecord& e) {
   begin_batch();
   Statement insert(db_, R"(
-      INSERT INTO exploits (trial_id, donor_id, training_iteration, donor_iteration, old_config,
-                            new_config, at)
-      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7))");
+      INSERT INTO exploits (trial_id, donor_id, training_iteration, donor_iteration, at,
+                            old_config, old_config_nonfinite, new_config, new_config_nonfinite)
+      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9))");
   insert.bind(1, e.trial_id)
       .bind(2, e.donor_id)
       .bind(3, e.training_iteration)
       .bind(4, e.donor_iteration)
-      .bind(5, dump(e.old_config))
-      .bind(6, dump(e.new_config))
-      .bind(7, e.at)
-      .run();
+      .bind(5, e.at);
+  bind_json(insert, 6, 7, e.old_config);
+  bind_json(insert, 8, 9, e.new_config);
+  insert.run();
 }
 
 void ExperimentStore::add_placement(const PlacementRecord& p) {
@@ -420,14 +461,17 @@ std::vector<CheckpointRecord> ExperimentStore::checkpoints(const std::string& tr
 }
 
 std::vector<ExploitRecord> ExperimentStore::exploits() const {
-  Statement query(db_, R"(
-      SELECT trial_id, donor_id, training_iteration, donor_iteration, old_config, new_config, at
-      FROM exploits ORDER BY id)");
+  Statement query(db_, fmt::format(R"(
+      SELECT trial_id, donor_id, training_iteration, donor_iteration, old_config, new_config, at,
+             {}, {}
+      FROM exploits ORDER BY id)",
+                                   side_column("old_config"), side_column("new_config")));
   std::vector<ExploitRecord> out;
   while (query.step()) {
     out.push_back({query.column_text(0), query.column_text(1), query.column_int(2),
-                   query.column_int(3), parse(query.column_text(4), path_, "exploit old_config"),
-                   parse(query.column_text(5), path_, "exploit new_config"),
+                   query.column_int(3),
+                   parse(query.column_text(4), path_, "exploit old_config", query.column_text(7)),
+                   parse(query.column_text(5), path_, "exploit new_config", query.column_text(8)),
                    query.column_double(6)});
   }
   return out;
@@ -458,16 +502,17 @@ std::optional<ExperimentRecord> ExperimentStore::experiment() const {
 }
 
 std::vector<TrialRecord> ExperimentStore::trials() const {
-  Statement query(db_, fmt::format("SELECT {} FROM trials ORDER BY trial_index", kTrialColumns));
+  Statement query(db_, fmt::format("SELECT {} FROM trials ORDER BY trial_index", trial_columns()));
   std::vector<TrialRecord> trials;
   while (query.step()) trials.push_back(read_trial(query, path_));
   return trials;
 }
 
 std::vector<ResultRecord> ExperimentStore::results(const std::string& trial_id) const {
-  Statement query(db_, R"(
-      SELECT training_iteration, timestamp, time_this_iter_s, time_total_s, metrics
-      FROM results WHERE trial_id = ?1 ORDER BY training_iteration)");
+  Statement query(db_, fmt::format(R"(
+      SELECT training_iteration, timestamp, time_this_iter_s, time_total_s, metrics, {}
+      FROM results WHERE trial_id = ?1 ORDER BY training_iteration)",
+                                   side_column("metrics")));
   query.bind(1, trial_id);
   std::vector<ResultRecord> results;
   while (query.step()) {
@@ -477,7 +522,8 @@ std::vector<ResultRecord> ExperimentStore::results(const std::string& trial_id) 
     result.timestamp = query.column_double(1);
     result.time_this_iter_s = query.column_double(2);
     result.time_total_s = query.column_double(3);
-    result.metrics = parse(query.column_text(4), path_, "metrics of trial " + trial_id);
+    result.metrics =
+        parse(query.column_text(4), path_, "metrics of trial " + trial_id, query.column_text(5));
   }
   return results;
 }
@@ -490,17 +536,32 @@ int64_t ExperimentStore::num_results() const {
 std::optional<ExperimentStore::Best> ExperimentStore::best_trial() const {
   // The view picks the trial; its full record comes from trials.
   Statement query(db_, fmt::format(R"(
-      WITH b AS (SELECT trial_id AS best_id, metric_value, metrics AS last_metrics
-                 FROM best_trial)
-      SELECT {}, metric_value, last_metrics FROM trials JOIN b ON trial_id = best_id)",
-                                   kTrialColumns));
+      WITH b AS (SELECT trial_id AS best_id, training_iteration AS best_iteration, metric_value,
+                        metrics AS last_metrics FROM best_trial)
+      SELECT {}, metric_value, last_metrics,
+             (SELECT {} FROM results
+              WHERE results.trial_id = best_id AND training_iteration = best_iteration)
+      FROM trials JOIN b ON trial_id = best_id)",
+                                   trial_columns(), side_column("metrics")));
   if (!query.step()) return std::nullopt;
   Best best;
   best.trial = read_trial(query, path_);
-  best.value = query.column_double(12);
+  best.value = query.column_double(kTrialColumnCount);
   best.last_metrics =
-      parse(query.column_text(13), path_, "metrics of trial " + best.trial.trial_id);
+      parse(query.column_text(kTrialColumnCount + 1), path_,
+            "metrics of trial " + best.trial.trial_id, query.column_text(kTrialColumnCount + 2));
   return best;
+}
+
+std::string ExperimentStore::side_column(std::string_view column) const {
+  return nonfinite_columns_ ? fmt::format("{}_nonfinite", column) : std::string("NULL");
+}
+
+std::string ExperimentStore::trial_columns() const {
+  if (nonfinite_columns_) return std::string(kTrialColumns);
+  std::string_view columns = kTrialColumns;
+  columns.remove_suffix(std::string_view("config_nonfinite").size());
+  return std::string(columns) + "NULL";
 }
 
 }  // namespace tune::storage

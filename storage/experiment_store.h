@@ -13,6 +13,9 @@
 // acknowledged result is on disk (WAL, synchronous=NORMAL: survives a crash
 // of any process; a power loss may drop the last commits).
 //
+// NaN and ±infinity in configs and metrics read back as written: how they
+// are stored (valid JSON plus a side column) is in storage/json_column.h.
+//
 // Not thread-safe: one store object per thread. Errors throw StorageError
 // naming the database path and SQLite's message.
 #pragma once
@@ -23,6 +26,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/config.h"
@@ -30,7 +34,7 @@
 
 namespace tune::storage {
 
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;
 
 struct ExperimentRecord {
   std::string name;
@@ -95,12 +99,14 @@ struct ExploitRecord {
 class ExperimentStore {
  public:
   // Opens or creates <dir>/experiment.db (creating `dir`), sets WAL mode and
-  // applies the schema. Throws StorageError if the file has a schema_version
-  // newer than this build understands.
+  // applies the schema, upgrading an older file in place. Throws
+  // StorageError if the file has a schema_version newer than this build
+  // understands.
   static ExperimentStore open(const std::filesystem::path& dir);
 
-  // Opens an existing database read-only for queries (status, best, results).
-  // Throws StorageError if it does not exist.
+  // Opens an existing database read-only for queries (status, best, results);
+  // an older file is read as it is, NaN and infinity as null. Throws
+  // StorageError if it does not exist.
   static ExperimentStore open_read_only(const std::filesystem::path& dir);
 
   ExperimentStore(ExperimentStore&& other) noexcept;
@@ -161,10 +167,15 @@ class ExperimentStore {
   ExperimentStore(std::filesystem::path path, sqlite3* db);
   void begin_batch();
   void close() noexcept;  // commits an open batch, finalizes, closes
+  // What reads select for `column`'s side column, and the trials columns:
+  // NULL in a version 1 file opened read-only.
+  std::string side_column(std::string_view column) const;
+  std::string trial_columns() const;
 
   std::filesystem::path path_;
   sqlite3* db_ = nullptr;
   bool in_batch_ = false;
+  bool nonfinite_columns_ = false;          // the file has the *_nonfinite columns
   std::unique_ptr<Statements> statements_;  // null until the first write
 };
 

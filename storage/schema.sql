@@ -1,4 +1,4 @@
--- tunerun experiment database, schema version 1.
+-- tunerun experiment database, schema version 2.
 --
 -- One file per experiment: <storage_path>/<experiment>/experiment.db, in WAL
 -- mode, so you can query it with the sqlite3 CLI or pandas while the sweep
@@ -15,20 +15,35 @@
 -- upper-case words: trials PENDING, RUNNING, PAUSED, TERMINATED or ERROR;
 -- the experiment RUNNING, FINISHED, INTERRUPTED or FAILED. JSON columns hold
 -- text with sorted keys; read a field with json_extract(metrics, '$.loss').
--- A metric that was NaN or infinite is stored as JSON null.
+--
+-- NaN and infinity: JSON has no tokens for them, so in metrics, config,
+-- old_config and new_config +inf is written as the number 1e999 and -inf as
+-- -1e999 (json_extract gives Inf and -Inf, Python's json.loads inf), and
+-- NaN as null. Each of those columns has a side column <column>_nonfinite:
+-- NULL when the value holds no NaN or infinity, else a JSON object from the
+-- JSON pointer of each one to "NaN", "Infinity" or "-Infinity", e.g.
+-- {"/loss":"NaN"}. It tells a NaN from a null that was reported as null:
+--   SELECT trial_id FROM results
+--   WHERE json_extract(metrics_nonfinite, '$."/loss"') = 'NaN'
+-- tunerun's own readers (Python's ResultGrid, tunerun.load) give NaN and
+-- infinity back. Other JSON columns (spec, experiment_state) store both as
+-- null.
 --
 -- tunerun applies this file, in one transaction, to a database whose
 -- user_version is 0; `sqlite3 new.db < schema.sql` builds an empty one too.
+-- A version 1 file is upgraded when tunerun opens it for writing: the
+-- *_nonfinite columns are added and the views recreated (metric_value then
+-- excludes infinity too).
 
 -- Which revision of this schema the file holds. PRAGMA user_version carries
 -- the same number and is the one tunerun checks: it refuses to open a file
 -- newer than it understands.
 CREATE TABLE IF NOT EXISTS schema_info (
   key TEXT PRIMARY KEY,  -- 'schema_version'
-  value TEXT             -- '1'
+  value TEXT             -- '2'
 );
-INSERT OR REPLACE INTO schema_info (key, value) VALUES ('schema_version', '1');
-PRAGMA user_version = 1;
+INSERT OR REPLACE INTO schema_info (key, value) VALUES ('schema_version', '2');
+PRAGMA user_version = 2;
 
 -- The experiment itself: always exactly one row, id = 1.
 CREATE TABLE IF NOT EXISTS experiment (
@@ -56,7 +71,8 @@ CREATE TABLE IF NOT EXISTS trials (
   finished_at REAL,            -- when it became TERMINATED or ERROR; NULL otherwise
   last_iteration INTEGER NOT NULL DEFAULT 0,  -- last training_iteration the controller recorded
   num_failures INTEGER NOT NULL DEFAULT 0,    -- failures so far (restarts use max_failures)
-  error TEXT                   -- for ERROR: the message and where it was raised
+  error TEXT,                  -- for ERROR: the message and where it was raised
+  config_nonfinite TEXT        -- JSON: where config holds NaN/infinity (see the top); else NULL
 );
 
 -- One row per completed training iteration of a trial (one train::report
@@ -72,6 +88,7 @@ CREATE TABLE IF NOT EXISTS results (
   time_this_iter_s REAL,       -- seconds this iteration took
   time_total_s REAL,           -- seconds of training so far, over all iterations
   metrics TEXT NOT NULL,       -- JSON object: the metrics the trainable reported
+  metrics_nonfinite TEXT,      -- JSON: where metrics holds NaN/infinity (see the top); else NULL
   PRIMARY KEY (trial_id, training_iteration)
 );
 
@@ -117,7 +134,9 @@ CREATE TABLE IF NOT EXISTS exploits (
   donor_iteration INTEGER NOT NULL,     -- the donor checkpoint's iteration, where it resumes
   old_config TEXT NOT NULL,    -- JSON
   new_config TEXT NOT NULL,    -- JSON
-  at REAL NOT NULL
+  at REAL NOT NULL,
+  old_config_nonfinite TEXT,   -- JSON: where old_config holds NaN/infinity; else NULL
+  new_config_nonfinite TEXT    -- JSON: where new_config holds NaN/infinity; else NULL
 );
 
 -- Where each rank of each run of a trial ran, as the rank said when it
@@ -138,7 +157,7 @@ CREATE INDEX IF NOT EXISTS placements_by_host ON placements (host);
 
 -- Every result with its trial's config and status, and metric_value: the
 -- value of the experiment's metric in that result, NULL when the result
--- lacks it or it is not a finite number (a NaN or a string).
+-- lacks it or it is not a finite number (NaN, infinity or a string).
 CREATE VIEW IF NOT EXISTS all_results AS
 SELECT
   r.trial_id,
@@ -150,7 +169,9 @@ SELECT
   t.config,
   t.status,
   -- The quoted path ($."name") lets metric names contain dots.
+  -- abs(Inf) exceeds the largest double: an infinity (1e999) is no value.
   CASE WHEN json_type(r.metrics, '$."' || e.metric || '"') IN ('integer', 'real')
+        AND abs(json_extract(r.metrics, '$."' || e.metric || '"')) <= 1.7976931348623157e308
        THEN json_extract(r.metrics, '$."' || e.metric || '"') END AS metric_value,
   t.trial_index
 FROM results AS r

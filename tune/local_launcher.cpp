@@ -68,7 +68,7 @@ std::unique_ptr<LaunchedGroup> LocalLauncher::launch(const GroupLaunch& launch) 
     SpawnOptions spawn{launch.argv, launch.env, rank.log_file, group->process_group(),
                        launch.working_dir};
     spawn.env.insert(spawn.env.end(), rank.env.begin(), rank.env.end());
-    group->add(ChildProcess::spawn(spawn));  // on a throw, ~LocalGroup kills the ranks started
+    group->add(start_rank(spawn));  // on a throw, ~LocalGroup kills the ranks started
   }
   return group;
 }

@@ -8,9 +8,17 @@
 
 namespace tune {
 
-class LocalLauncher final : public Launcher {
+class LocalLauncher : public Launcher {
  public:
   std::unique_ptr<LaunchedGroup> launch(const GroupLaunch& launch) override;
+
+ protected:
+  // Starts one rank; a launcher that starts processes another way (a
+  // pre-started zygote that forks them) overrides it and must return a child
+  // of this process in `options.process_group`.
+  virtual ChildProcess start_rank(const SpawnOptions& options) {
+    return ChildProcess::spawn(options);
+  }
 };
 
 }  // namespace tune

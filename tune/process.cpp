@@ -75,6 +75,10 @@ ChildProcess ChildProcess::spawn(const SpawnOptions& options) {
   if (rc != 0) {
     throw Error(fmt::format("cannot start worker '{}': {}", options.argv[0], strerror(rc)));
   }
+  return adopt(pid);
+}
+
+ChildProcess ChildProcess::adopt(pid_t pid) {
   int fd = pidfd_open(pid);
   if (fd < 0) {
     const int err = errno;

@@ -35,6 +35,10 @@ class ChildProcess {
  public:
   // Starts the child. Throws tune::Error naming the executable on failure.
   static ChildProcess spawn(const SpawnOptions& options);
+  // Watches `pid`, a child of this process that someone else started (one
+  // re-parented here, e.g. by a child subreaper). Throws tune::Error if it
+  // cannot be watched (no such process).
+  static ChildProcess adopt(pid_t pid);
 
   ChildProcess(ChildProcess&& other) noexcept;
   ChildProcess& operator=(ChildProcess&& other) noexcept;

@@ -99,6 +99,13 @@ def worker_argv(ref: dict) -> list:
     return [sys.executable, "-S", "-c", _BOOTSTRAP.format(root=root), encode(ref)]
 
 
+def zygote_argv() -> list:
+    """The command line of the zygote that forks ranks (tunerun/_zygote.py)."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return [sys.executable, "-S", "-c",
+            f"import sys; sys.path.insert(0, {root!r}); from tunerun._zygote import main; main()"]
+
+
 def resolve(ref: dict):
     """The function `ref` names, imported in this (worker) process."""
     sys.path[:] = ref["sys_path"]

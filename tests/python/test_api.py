@@ -1,6 +1,7 @@
 """tunerun's Python API end to end: Ray Tune names over the C++ controller,
 Python trials in worker processes."""
 
+import json
 import math
 import os
 import subprocess
@@ -88,14 +89,42 @@ def test_grid_of_function_trials(storage):
     assert len(tunerun.load(os.path.join(storage, "grid"))) == 3
 
 
-def test_non_finite_config_values_reach_the_rank(storage):
-    # The store keeps results as JSON text, where NaN and inf read back as None;
-    # what crosses into the rank (msgpack) keeps them.
-    grid = tune.Tuner(trainables.quadratic,
-                      param_space={"x": 0, "steps": 1,
-                                   "const": {"big": -math.inf, "nan": math.nan}},
+def test_nan_and_inf_round_trip_through_the_store(storage):
+    """NaN and infinities in metrics and in the config come back from the
+    experiment database as NaN and infinities; plain SQL reads every row."""
+    import sqlite3
+    const = {"big": -math.inf, "nan": math.nan}
+    grid = tune.Tuner(trainables.non_finite,
+                      param_space={"x": tune.grid_search([math.nan, -math.inf, 0.5, 2.0]),
+                                   "const": const},
+                      tune_config=tune.TuneConfig(metric="loss", mode="min"),
                       run_config=run_config(storage, "nonfinite")).fit()
-    assert grid[0].metrics["got_inf"] is True and grid[0].metrics["got_nan"] is True
+    path = os.path.join(storage, "nonfinite")
+    for results in (grid, tunerun.load(path)):
+        assert len(results) == 4
+        for r in results:
+            assert r.metrics["got_inf"] is True and r.metrics["got_nan"] is True
+            assert math.isnan(r.metrics["nan"]) and math.isnan(r.metrics["nested"]["v"][1])
+            assert r.metrics["inf"] == math.inf and r.metrics["ninf"] == -math.inf
+            assert r.config["const"]["big"] == -math.inf and math.isnan(r.config["const"]["nan"])
+        # NaN and -inf are skipped by default, as Ray's filter_nan_and_inf.
+        assert results.get_best_result().config["x"] == 0.5
+        df = results.get_dataframe()
+        assert df["nan"].isna().all() and (df["inf"] == math.inf).all()
+        xs = sorted(df["config/x"].tolist(), key=repr)
+        assert xs[:3] == [-math.inf, 0.5, 2.0] and math.isnan(xs[3])
+
+    with sqlite3.connect(os.path.join(path, "experiment.db")) as db:
+        rows = db.execute("SELECT json_extract(t.config, '$.x'), json_extract(r.metrics, '$.inf'),"
+                          " json_extract(r.metrics_nonfinite, '$.\"/nan\"'), r.metrics"
+                          " FROM results AS r JOIN trials AS t USING (trial_id)"
+                          " ORDER BY t.trial_index").fetchall()
+        assert [(x, inf, nan) for x, inf, nan, _ in rows] == [
+            (None, math.inf, "NaN"), (-math.inf, math.inf, "NaN"),
+            (0.5, math.inf, "NaN"), (2.0, math.inf, "NaN")]
+        assert all(json.loads(text)["ninf"] == -math.inf for *_, text in rows)
+        best = db.execute("SELECT json_extract(config, '$.x') FROM best_trial").fetchone()
+        assert best == (0.5,)
 
 
 def test_exception_fails_the_trial_with_its_traceback(storage):
@@ -201,7 +230,8 @@ def test_restore_after_killing_the_driver(storage, signame):
     driver = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
         import trainables
         from tunerun import tune, train
-        tune.Tuner(trainables.slow_checkpointed, param_space={{}},
+        tune.Tuner(trainables.slow_checkpointed,
+                   param_space={{"clip": float("-inf"), "decay": float("nan")}},
                    run_config=train.RunConfig(name="killed", storage_path={storage!r},
                                               verbose=0)).fit()
     """)], cwd=os.path.dirname(os.path.abspath(__file__)))
@@ -220,6 +250,8 @@ def test_restore_after_killing_the_driver(storage, signame):
     assert result.status == "TERMINATED", result.error
     assert result.metrics["step"] == 9 and result.metrics["resumed_at"] >= 3
     assert result.metrics["training_iteration"] == 10
+    # The resumed rank got the config from the experiment database, NaN and -inf kept.
+    assert result.metrics["clip"] == -math.inf and result.metrics["decay_is_nan"] is True
 
 
 def test_pbt_exploits_python_trials(storage):

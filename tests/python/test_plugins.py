@@ -2,6 +2,8 @@
 tune.search.Searcher and tune.schedulers.TrialScheduler), called by the C++
 controller."""
 
+import os
+
 import pytest
 
 from tunerun import train, tune
@@ -206,6 +208,91 @@ def test_python_scheduler_stops_and_pauses_trials(storage):
         id(t) for t, _ in scheduler.completed}
     assert sorted(t.config["x"] for t in scheduler.removed) == [3, 4]
     assert all(t.status == "TERMINATED" for t in scheduler.added)
+
+
+class CloneTheBest(TrialScheduler):
+    """PBT's exploit in a Python scheduler: the lr 1 trial pauses at iteration
+    2 and resumes from the lr 100 trial's checkpoint with lr 200; the lr 0.5
+    trial pauses at iteration 1 and is stopped while it waits."""
+
+    def __init__(self):
+        super().__init__()
+        self.worse = self.donor = None
+        self.exploited = False
+        self.to_stop, self.removed = [], []
+
+    def on_trial_result(self, tune_controller, trial, result):
+        lr, iteration = trial.config["lr"], result["training_iteration"]
+        if lr == 100.0:
+            self.donor = trial
+        if lr == 0.5 and iteration == 1:
+            self.to_stop.append(trial)
+            return TrialScheduler.PAUSE
+        if lr == 1.0 and iteration == 2 and not self.exploited:
+            self.worse = trial
+            return TrialScheduler.PAUSE
+        return TrialScheduler.CONTINUE
+
+    def _ready(self):
+        return self.donor is not None and self.donor.checkpoint_iteration >= 2
+
+    def take_exploit(self, tune_controller, trial):
+        if trial != self.worse or self.exploited or not self._ready():
+            return None  # asked again before it resumes
+        self.exploited = True
+        return self.donor, {**self.donor.config, "lr": self.donor.config["lr"] * 2}
+
+    def take_trials_to_stop(self, tune_controller):
+        return list(self.to_stop)  # until on_trial_remove: it may still be pausing
+
+    def on_trial_remove(self, tune_controller, trial):
+        self.removed.append(trial)
+        if trial in self.to_stop:
+            self.to_stop.remove(trial)
+
+    def choose_trial_to_run(self, tune_controller):
+        for trial in tune_controller.get_trials():
+            if trial.status == "PENDING" or (trial == self.worse and self._ready()):
+                return trial
+        return None
+
+
+def test_python_scheduler_exploits_and_stops_waiting_trials(storage):
+    import sqlite3
+    scheduler = CloneTheBest()
+    grid = tune.Tuner(trainables.pbt_member,
+                      param_space={"lr": tune.grid_search([1.0, 100.0, 0.5])},
+                      tune_config=tune.TuneConfig(metric="score", mode="max",
+                                                  scheduler=scheduler),
+                      run_config=run_config(storage, "clone")).fit()
+    worse, donor, stopped = grid
+    assert [r.status for r in grid] == ["TERMINATED"] * 3
+    # The worse trial went on from the donor's weights with the new lr.
+    assert worse.config["lr"] == 200.0
+    assert worse.metrics["owner"] == donor.trial_id and worse.metrics["score"] == 200.0
+    assert donor.metrics["owner"] == donor.trial_id
+    with sqlite3.connect(os.path.join(storage, "clone", "experiment.db")) as db:
+        rows = db.execute("SELECT trial_id, donor_id, json_extract(new_config, '$.lr') "
+                          "FROM exploits").fetchall()
+    assert rows == [(worse.trial_id, donor.trial_id, 200.0)]
+    # The paused lr 0.5 trial ended where it waited, without running again.
+    assert stopped.metrics["training_iteration"] == 1 and len(stopped.history) == 1
+    assert [t.trial_id for t in scheduler.removed] == [stopped.trial_id]
+
+
+class BadExploit(TrialScheduler):
+    def on_trial_result(self, tune_controller, trial, result):
+        return TrialScheduler.PAUSE
+
+    def take_exploit(self, tune_controller, trial):
+        return "nobody", {}
+
+
+def test_python_scheduler_exploit_naming_no_trial_ends_fit(storage):
+    with pytest.raises(ValueError, match="BadExploit.take_exploit returned 'nobody'"):
+        tune.Tuner(trainables.stepper, param_space={"x": 1, "steps": 2},
+                   tune_config=tune.TuneConfig(scheduler=BadExploit()),
+                   run_config=run_config(storage, "bad_exploit")).fit()
 
 
 class Raises(TrialScheduler):

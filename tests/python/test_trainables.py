@@ -145,3 +145,29 @@ def test_script_class_trainable_with_script_parameters(tmp_path):
                           cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "TOTAL 115 []" in proc.stdout
+
+
+def test_reuse_actors_resets_a_kept_instance(storage):
+    grid = tune.Tuner(trainables.Resettable, param_space={"v": tune.grid_search([1, 2, 3])},
+                      tune_config=tune.TuneConfig(reuse_actors=True, max_concurrent_trials=1),
+                      run_config=run_config(storage, "reset")).fit()
+    assert [r.status for r in grid] == ["TERMINATED"] * 3
+    assert len({r.metrics["pid"] for r in grid}) == 1
+    assert len({r.metrics["instance"] for r in grid}) == 1
+    # One setup, then reset_config per trial; each trial counts from iteration 1.
+    assert [r.metrics["setups"] for r in grid] == [1, 1, 1]
+    assert [r.metrics["resets"] for r in grid] == [0, 1, 2]
+    assert [r.metrics["value"] for r in grid] == [1, 2, 3]
+    assert [r.metrics["trial"] for r in grid] == [r.trial_id for r in grid]
+    assert all([h["training_iteration"] for h in r.history] == [1, 2] for r in grid)
+    assert [r.metrics["cleanups"] for r in grid] == [0, 0, 0]
+
+
+def test_a_refused_reset_means_a_new_instance_in_the_same_process(storage):
+    grid = tune.Tuner(trainables.Resettable,
+                      param_space={"v": 1, "refuse": tune.grid_search([False, True])},
+                      tune_config=tune.TuneConfig(reuse_actors=True, max_concurrent_trials=1),
+                      run_config=run_config(storage, "refuse")).fit()
+    first, second = grid
+    assert first.metrics["pid"] == second.metrics["pid"]
+    assert (second.metrics["setups"], second.metrics["cleanups"]) == (2, 1)

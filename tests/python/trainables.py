@@ -62,8 +62,20 @@ def slow_checkpointed(config):
         with tempfile.TemporaryDirectory() as d:
             with open(os.path.join(d, "state.json"), "w") as f:
                 json.dump({"step": step}, f)
-            train.report({"step": step, "resumed_at": start},
+            # The config's non-finite constants, as this run got them.
+            train.report({"step": step, "resumed_at": start,
+                          "clip": config.get("clip", 0.0),
+                          "decay_is_nan": math.isnan(config.get("decay", 0.0))},
                          checkpoint=train.Checkpoint.from_directory(d))
+
+
+def non_finite(config):
+    """Reports NaN and infinities beside its x, and the config's non-finite
+    constants as it got them."""
+    train.report({"loss": config["x"], "nan": math.nan, "inf": math.inf, "ninf": -math.inf,
+                  "nested": {"v": [1.0, math.nan]},
+                  "got_inf": math.isinf(config["const"]["big"]),
+                  "got_nan": math.isnan(config["const"]["nan"])})
 
 
 def pbt_member(config):
@@ -141,3 +153,56 @@ class Counter(tune.Trainable):
             with open(os.path.join(checkpoint, "count.json")) as f:
                 self.count = json.load(f)
         self.restored_from = self.iteration
+
+
+def where_am_i(config):
+    """Reports how this rank was started: forked from the zygote or exec'd;
+    optionally kills the zygote, leaves a child behind, or dies by os._exit."""
+    import subprocess
+    import sys
+    import time
+    config = {**config, **config.get("case", {})}
+    forked = "tunerun._zygote" in sys.modules
+    zygote_pgid = None
+    if forked:
+        from tunerun import _zygote
+        zygote_pgid = os.getpgid(_zygote.zygote_pid())
+        if config.get("kill_zygote"):
+            os.kill(_zygote.zygote_pid(), signal.SIGKILL)
+    if config.get("leave_child"):
+        subprocess.Popen(["sleep", str(config["leave_child"])])
+    time.sleep(config.get("sleep", 0))
+    train.report({"forked": forked, "pid": os.getpid(), "ppid": os.getppid(),
+                  "pgid": os.getpgid(0), "cwd": os.getcwd(), "zygote_pgid": zygote_pgid,
+                  "env": os.environ.get("RANK_TEST_MARK", ""),
+                  "stdout_is_log": os.path.realpath("/proc/self/fd/1").endswith("rank_0.log")})
+    print("hello from the rank", flush=True)
+    if config.get("exit_code") is not None:
+        os._exit(config["exit_code"])
+
+
+class Resettable(tune.Trainable):
+    """Two steps per trial; counts, per process, its setups and cleanups, and
+    its own resets; refuses a reset when the new config says so."""
+    setups = 0
+    cleanups = 0
+
+    def setup(self, config):
+        Resettable.setups += 1
+        self.resets = 0
+        self.value = config["v"]
+
+    def reset_config(self, new_config):
+        if new_config.get("refuse"):
+            return False
+        self.resets += 1
+        self.value = new_config["v"]
+        return True
+
+    def step(self):
+        return {"value": self.value, "setups": Resettable.setups, "resets": self.resets,
+                "cleanups": Resettable.cleanups, "pid": os.getpid(), "instance": id(self),
+                "trial": self.trial_id, "done": self.iteration + 1 >= 2}
+
+    def cleanup(self):
+        Resettable.cleanups += 1

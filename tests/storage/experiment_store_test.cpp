@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/errors.h"
+#include "sql.h"
 #include "temp_dir.h"
 
 namespace fs = std::filesystem;
@@ -22,53 +23,10 @@ using tune::storage::ExperimentRecord;
 using tune::storage::ExperimentStore;
 using tune::storage::ResultRecord;
 using tune::storage::TrialRecord;
+using tune::test::Sql;
 using tune::test::TempDir;
 
 namespace {
-
-// A raw connection, the way a user queries with the sqlite3 CLI or pandas.
-class Sql {
- public:
-  explicit Sql(const fs::path& file, int flags = SQLITE_OPEN_READONLY) {
-    REQUIRE(sqlite3_open_v2(file.c_str(), &db_, flags, nullptr) == SQLITE_OK);
-  }
-  ~Sql() { sqlite3_close(db_); }
-  sqlite3* get() const { return db_; }
-
-  void exec(const std::string& sql) {
-    char* error = nullptr;
-    int rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &error);
-    std::string message = error ? error : "";
-    sqlite3_free(error);
-    REQUIRE_MESSAGE(rc == SQLITE_OK, sql << ": " << message);
-  }
-
-  // Every row, every column as text ("NULL" for NULL).
-  std::vector<std::vector<std::string>> rows(const std::string& sql) {
-    sqlite3_stmt* stmt = nullptr;
-    REQUIRE_MESSAGE(sqlite3_prepare_v2(db_, sql.c_str(), -1, &stmt, nullptr) == SQLITE_OK,
-                    sqlite3_errmsg(db_));
-    std::vector<std::vector<std::string>> rows;
-    while (sqlite3_step(stmt) == SQLITE_ROW) {
-      auto& row = rows.emplace_back();
-      for (int i = 0; i < sqlite3_column_count(stmt); ++i) {
-        const auto* text = sqlite3_column_text(stmt, i);
-        row.emplace_back(text ? reinterpret_cast<const char*>(text) : "NULL");
-      }
-    }
-    sqlite3_finalize(stmt);
-    return rows;
-  }
-
-  std::string scalar(const std::string& sql) {
-    auto all = rows(sql);
-    REQUIRE_MESSAGE(all.size() == 1, sql);
-    return all[0][0];
-  }
-
- private:
-  sqlite3* db_ = nullptr;
-};
 
 ExperimentRecord experiment(Mode mode, std::string metric = "loss") {
   return {.name = "exp",
@@ -167,13 +125,13 @@ TEST_CASE("a store round-trips experiment, trials and results through a reopen")
   CHECK(store.experiment()->status == "FINISHED");
 }
 
-TEST_CASE("the database is in WAL mode with schema version 1") {
+TEST_CASE("the database is in WAL mode with schema version 2") {
   TempDir dir;
   ExperimentStore::open(dir.path());
   Sql sql(dir.path() / "experiment.db");
   CHECK(sql.scalar("PRAGMA journal_mode") == "wal");
-  CHECK(sql.scalar("PRAGMA user_version") == "1");
-  CHECK(sql.scalar("SELECT value FROM schema_info WHERE key = 'schema_version'") == "1");
+  CHECK(sql.scalar("PRAGMA user_version") == "2");
+  CHECK(sql.scalar("SELECT value FROM schema_info WHERE key = 'schema_version'") == "2");
 }
 
 TEST_CASE("results are visible to another connection after flush, not before") {
@@ -337,11 +295,11 @@ TEST_CASE("a database from a newer tunerun refuses to open") {
   ExperimentStore::open(dir.path());
   {
     Sql sql(dir.path() / "experiment.db", SQLITE_OPEN_READWRITE);
-    sql.exec("PRAGMA user_version = 2");
-    sql.exec("UPDATE schema_info SET value = '2' WHERE key = 'schema_version'");
+    sql.exec("PRAGMA user_version = 3");
+    sql.exec("UPDATE schema_info SET value = '3' WHERE key = 'schema_version'");
   }
   std::string expected = (dir.path() / "experiment.db").string() +
-                         " has schema version 2; this tunerun understands up to 1";
+                         " has schema version 3; this tunerun understands up to 2";
   CHECK_THROWS_WITH_AS(ExperimentStore::open(dir.path()), expected.c_str(), StorageError);
   CHECK_THROWS_WITH_AS(ExperimentStore::open_read_only(dir.path()), expected.c_str(), StorageError);
 }

@@ -273,13 +273,15 @@ mode = { grid_search = ["exit", "malformed", "nan"] }
   CHECK(trials[1][2].find("stdout line 2: malformed report `@tunerun {loss: 1}`") !=
         std::string::npos);
   CHECK(trials[1][2].find("parse error") != std::string::npos);
-  // Python's NaN and Infinity are accepted, and stored as null like any non-finite metric.
+  // Python's NaN and Infinity are accepted, and stored as any non-finite metric
+  // (storage/json_column.h): infinity as 1e999, NaN as null, both named aside.
   CHECK(trials[2][1] == "TERMINATED");
   auto nan = query(db,
-                   "SELECT metrics FROM results r JOIN trials t USING (trial_id) "
-                   "WHERE t.trial_index = 2");
+                   "SELECT metrics, metrics_nonfinite FROM results r JOIN trials t "
+                   "USING (trial_id) WHERE t.trial_index = 2");
   REQUIRE(nan.size() == 1);
-  CHECK(Json::parse(nan[0][0]) == Json{{"loss", nullptr}, {"other", nullptr}});
+  CHECK(nan[0][0] == R"({"loss":null,"other":1e999})");
+  CHECK(Json::parse(nan[0][1]) == Json{{"/loss", "NaN"}, {"/other", "Infinity"}});
 
   dir.write("missing.toml", R"(
 [trainable]

@@ -8,6 +8,7 @@ import os
 import tempfile
 
 from tunerun.tune.experiment import Trial
+from tunerun.tune.schedulers import TrialScheduler
 from tunerun.tune.search_space import Domain, SampleFrom, _SpecView
 
 
@@ -155,6 +156,36 @@ class SchedulerAdapter:
                              f"{chosen!r}, which is not one of tune_controller.get_trials() "
                              "(the PENDING and PAUSED trials)")
         return candidates.index(chosen)
+
+    def take_exploit(self, trial_id):
+        """(donor_id, new_config) or None, checked."""
+        trial = self._trials.get(trial_id)
+        got = None if trial is None else self._scheduler.take_exploit(self._all(), trial)
+        if got is None:
+            return None
+        name = f"{type(self._scheduler).__name__}.take_exploit"
+        if not isinstance(got, (tuple, list)) or len(got) != 2 or not isinstance(got[1], dict):
+            raise TypeError(f"{name} returned {got!r}: expected None or (donor trial, new config "
+                            "dict)")
+        donor_id = self._trial_id(got[0], name)
+        if donor_id == trial_id:
+            raise ValueError(f"{name} names {trial_id} as its own donor")
+        return donor_id, got[1]
+
+    def take_trials_to_stop(self):
+        name = f"{type(self._scheduler).__name__}.take_trials_to_stop"
+        return [self._trial_id(t, name) for t in self._scheduler.take_trials_to_stop(self._all())]
+
+    def overrides(self, hook):
+        """Whether the scheduler's class has its own `hook` (the controller calls
+        take_trials_to_stop every turn only then)."""
+        return getattr(type(self._scheduler), hook) is not getattr(TrialScheduler, hook)
+
+    def _trial_id(self, trial, name):
+        trial_id = trial.trial_id if isinstance(trial, Trial) else trial
+        if trial_id not in self._trials:
+            raise ValueError(f"{name} returned {trial!r}, which is not a trial of this experiment")
+        return trial_id
 
     def debug_string(self):
         return self._scheduler.debug_string()

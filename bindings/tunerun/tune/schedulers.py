@@ -24,10 +24,27 @@ class TrialScheduler(Plugin):
         on_trial_error(tune_controller, trial)
         on_trial_remove(tune_controller, trial)   stopped (STOP, a stopper)
         choose_trial_to_run(tune_controller) -> a Trial of get_trials(), or None
+        take_exploit(tune_controller, trial) -> (donor, new_config) or None
+        take_trials_to_stop(tune_controller) -> Trials (or trial_ids)
         save(checkpoint_path) / restore(checkpoint_path)
     A PAUSEd trial runs again when choose_trial_to_run picks it. The default
     choose_trial_to_run takes the first PENDING trial, else the first PAUSED.
     An exception in a hook ends fit() with it; the experiment stays restorable.
+
+    take_exploit and take_trials_to_stop are tunerun's (Ray's PBT and
+    HyperBand do the same through private controller calls); they let a
+    Python scheduler exploit as PBT does and end trials that are not running:
+    - take_exploit: called for a trial right after on_trial_result returned
+      PAUSE for it, and again right before a PAUSED trial that
+      choose_trial_to_run picked runs again. Return None, or (donor,
+      new_config): donor a Trial (or trial_id) with a checkpoint; the trial
+      then resumes from a clone of the donor's latest checkpoint with
+      new_config as its whole config (recorded in the exploits table). Hand
+      each exploit out once.
+    - take_trials_to_stop: called once per controller turn (only if the
+      subclass overrides it); the PAUSED or PENDING trials listed end as
+      TERMINATED without running again ("stopped by scheduler"), then
+      on_trial_remove is called; others listed are skipped.
 
     Where we differ from Ray: save/restore by default pickle the scheduler's
     attributes (those that pickle: tunerun/tune/_plugin.py); NOOP means CONTINUE.
@@ -55,6 +72,12 @@ class TrialScheduler(Plugin):
 
     def on_trial_remove(self, tune_controller, trial):
         pass
+
+    def take_exploit(self, tune_controller, trial):
+        return None
+
+    def take_trials_to_stop(self, tune_controller):
+        return []
 
     def choose_trial_to_run(self, tune_controller):
         trials = tune_controller.get_trials()

@@ -10,8 +10,19 @@ controller stop does not checkpoint on demand: a paused trial resumes from
 its latest checkpoint, so give PBT and pausing schedulers a
 checkpoint_frequency. Like a function, the class obeys the one rule of
 tunerun/_reference.py (defined at the top level of a module or script).
+
+With reuse_actors (TuneConfig), a rank that ran a trial to its end (or to a
+scheduler's stop) keeps its instance for the next trial it runs, as Ray's
+actor reuse: the instance gets the new config (self.config, trial_id and
+iteration 0), then reset_config(new_config); True: it runs the trial
+without setup() (and load_checkpoint() if the trial resumes). False (the
+default): where we differ from Ray, which fails the trial, the old instance
+is cleaned up and a new one set up in the same process. An instance whose
+trial raised is cleaned up, never reused; a kept one is cleaned up when the
+rank exits.
 """
 
+import atexit
 import copy
 import json
 import os
@@ -28,13 +39,9 @@ class Trainable:
     load_checkpoint(checkpoint_dir or that dict); cleanup() runs at the end."""
 
     def __init__(self, config=None, **parameters):
-        from tunerun import train
         self.config = config or {}
         self._iteration = 0
-        context = train.get_context() if _in_worker() else None
-        self._trial_id = context.get_trial_id() if context else "default"
-        self._trial_name = context.get_trial_name() if context else "default"
-        self._logdir = context.get_trial_dir() if context else tempfile.gettempdir()
+        self._set_context()
         self.setup(copy.deepcopy(self.config), **parameters)
 
     @property
@@ -71,7 +78,53 @@ class Trainable:
         pass
 
     def reset_config(self, new_config):
+        """Called on a kept instance, with reuse_actors, before it runs another
+        trial (self.config is new_config already). Return True if this
+        instance can run it without setup(); False (default) for a new one."""
         return False
+
+    def _reset(self, config):
+        """Ray's Trainable.reset: the new trial's config and identity, then
+        reset_config; iteration from 0 (a checkpoint may set it)."""
+        self.config = config
+        self._set_context()
+        if not self.reset_config(config):
+            return False
+        self._iteration = 0
+        return True
+
+    def _set_context(self):
+        from tunerun import train
+        context = train.get_context() if _in_worker() else None
+        self._trial_id = context.get_trial_id() if context else "default"
+        self._trial_name = context.get_trial_name() if context else "default"
+        self._logdir = context.get_trial_dir() if context else tempfile.gettempdir()
+
+
+# With reuse_actors: (instance, its parameters) that the rank's last trial left.
+_kept = None
+_cleanup_registered = False
+
+
+def _instance(cls, config, parameters):
+    """The trial's instance: the kept one if it resets to `config`, else new."""
+    global _kept
+    kept, _kept = _kept, None
+    if kept is not None:
+        trainable, kept_parameters = kept
+        # with_parameters' values are one object per process; compared by identity.
+        same_parameters = kept_parameters is parameters or not (kept_parameters or parameters)
+        if type(trainable) is cls and same_parameters and trainable._reset(config):
+            return trainable
+        trainable.cleanup()
+    return cls(config, **parameters)
+
+
+def _cleanup_kept():
+    global _kept
+    if _kept is not None:
+        kept, _kept = _kept[0], None
+        kept.cleanup()
 
 
 def _in_worker():
@@ -82,8 +135,11 @@ def _in_worker():
 def run_class(cls, config, parameters, options):
     """The worker's loop for a class trainable; options: checkpoint_frequency,
     checkpoint_at_end, max_iteration (RunConfig.stop's training_iteration)."""
-    from tunerun import train
-    trainable = cls(config, **parameters)
+    global _kept, _cleanup_registered
+    from tunerun import _tunerun, train
+    reuse = os.environ.get("TUNERUN_REUSE") == "1"
+    trainable = _instance(cls, config, parameters) if reuse else cls(config, **parameters)
+    keep = False
     try:
         ckpt = train.get_checkpoint()
         if ckpt is not None:
@@ -109,9 +165,19 @@ def run_class(cls, config, parameters, options):
             else:
                 train.report(result)
             if done:
+                keep = reuse
                 return
+    except _tunerun.StopTrial:
+        keep = reuse  # stopped by the controller: the instance is sound
+        raise
     finally:
-        trainable.cleanup()
+        if keep:
+            if not _cleanup_registered:
+                atexit.register(_cleanup_kept)
+                _cleanup_registered = True
+            _kept = (trainable, parameters)
+        else:
+            trainable.cleanup()
 
 
 def _report_with_checkpoint(trainable, result):

@@ -178,12 +178,16 @@ class Tuner:
             with open(self._ref["parameters"], "wb") as f:
                 f.write(self._parameters)
         argv = _reference.worker_argv(self._ref)
+        # Fresh ranks fork from a zygote (tunerun/_zygote.py); TUNERUN_ZYGOTE=0
+        # starts each with exec, as before.
+        zygote = [] if os.environ.get("TUNERUN_ZYGOTE") == "0" else _reference.zygote_argv()
         path, interrupted = _tunerun.fit(self._spec, argv, list(self._run_config.callbacks or []),
                                          verbosity=self._run_config.verbose,
                                          resume=bool(self._resume),
                                          resume_errored=self._resume.get("resume_errored", False),
                                          restart_errored=self._resume.get("restart_errored",
-                                                                          False))
+                                                                          False),
+                                         zygote_argv=zygote)
         if interrupted and self._run_config.verbose:
             print(f"tunerun: the experiment stopped early; continue it with "
                   f"tune.Tuner.restore({path!r}, trainable, param_space=...)", file=sys.stderr)
