@@ -100,6 +100,7 @@ tune::ExperimentSpec to_spec(const py::dict& dict) {
   f.read("max_concurrent_trials", spec.max_concurrent_trials);
   f.read("seed", spec.seed);
   f.read("reuse_workers", spec.reuse_workers);
+  f.read("prestart_workers", spec.prestart_workers);
   f.read("max_failures", spec.max_failures);
   f.read("fail_fast", spec.fail_fast);
   f.read("num_to_keep", spec.num_to_keep);

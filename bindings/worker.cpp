@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <pybind11/stl.h>
 
+#include <cstdlib>
+
 #include "bindings/json_py.h"
 #include "core/errors.h"
 #include "train/session.h"
@@ -16,6 +18,16 @@ namespace {
 // Set once when the module loads; lives as long as the interpreter.
 py::handle g_stop_trial;
 
+// The runtime sets these with setenv when a reused or prestarted rank takes
+// on its trial; Python's os.environ is a copy made at start-up, and
+// torch.distributed's env:// rendezvous reads MASTER_PORT from it.
+void sync_trial_environment() {
+  py::object environ = py::module_::import("os").attr("environ");
+  for (const char* name : {train::kEnvTrialId, train::kEnvAttempt, "MASTER_PORT"}) {
+    if (const char* value = std::getenv(name)) environ[py::str(name)] = py::str(value);
+  }
+}
+
 // Calls a Python train function with the GIL held; a StopTrial raised by
 // report() becomes the runtime's own stop, anything else a TrialError whose
 // message is the Python exception's type and text (the traceback went to the
@@ -27,6 +39,7 @@ train::TrainFunc wrap(py::function func) {
   return [leaked](const tune::Config& config) {
     py::gil_scoped_acquire gil;
     try {
+      sync_trial_environment();
       (*leaked)(to_python(config.json()));
     } catch (py::error_already_set& e) {
       if (e.matches(g_stop_trial)) throw train::detail::StopTrial{};

@@ -64,7 +64,12 @@ struct ReportOptions {
 // If the controller decides to stop or pause, report() throws an exception
 // of tunerun's own (not a std::exception, so `catch (const std::exception&)`
 // in user code does not swallow it) that the worker runtime catches: let it
-// propagate.
+// propagate. A pause the trial will come back from unchanged may instead
+// block inside report() while the trial is PAUSED (its ranks kept alive):
+// report() then returns when it resumes, and the function goes on in place;
+// the paused time counts in neither time_this_iter_s nor time_total_s. If
+// the trial is restarted from a checkpoint instead (its ranks were needed
+// for a PBT exploit), the blocked report() throws as for a stop.
 //
 // training_iteration, time_this_iter_s, time_total_s, timestamp and
 // trial_id are filled in automatically. training_iteration continues across

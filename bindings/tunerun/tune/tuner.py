@@ -32,6 +32,9 @@ class TuneConfig:
     max_concurrent_trials: Optional[int] = None
     time_budget_s: Optional[float] = None
     reuse_actors: bool = False  # finished trials' ranks (Python processes) run the next trials
+    # Not in Ray: without reuse_actors, the next trial's fresh processes start
+    # while trials run, so a trial does not wait for its processes to start.
+    prestart_workers: bool = True
     seed: Optional[int] = None  # not in Ray: seeds the default searcher
 
 
@@ -131,6 +134,7 @@ class Tuner:
             "max_concurrent_trials": tc.max_concurrent_trials,
             "seed": tc.seed,
             "reuse_workers": bool(tc.reuse_actors),
+            "prestart_workers": bool(tc.prestart_workers),
             "time_budget_s": tc.time_budget_s,
             "max_failures": rc.failure_config.max_failures,
             "fail_fast": rc.failure_config.fail_fast,
