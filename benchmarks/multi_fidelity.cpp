@@ -15,6 +15,10 @@
 //                       order, as Ray's HyperBandForBOHB) on random configs
 //   hb_for_bohb+bohb    the same with BOHB (search/bohb.h), as Ray's TuneBOHB
 //                       with HyperBandForBOHB
+//   async_hb+random     HyperBand with asynchronous = true (ASHA's stopping
+//                       rule over HyperBand's brackets; same max_t, eta and
+//                       one trial at a time) on random configs
+//   async_hb+bohb       the same with BOHB (DEHB's and Optuna's pairing)
 //   asha+tpe            ASHA with TPE (which sees stopped trials' last values)
 //
 // The curves: accuracy(t) = ceiling(x) (1 - exp(-speed(x) t)) over a
@@ -25,8 +29,8 @@
 // Printed per run, medians over seeds: the anchor's iterations and final
 // best; each run's best at the anchor's iteration count; and the iterations
 // each needs to reach the anchor's final best ("-": never within the
-// anchor's count). Goal: hyperband+bohb reaches it in at most half the
-// anchor's iterations and is better at equal iterations.
+// anchor's count). Goal, for each BOHB pairing: reach it in at most half the
+// anchor's iterations and be better at equal iterations.
 //
 // Also printed: of the suggestions, grouped by index, the share whose
 // config reaches the anchor's final best when trained to max_t: how good
