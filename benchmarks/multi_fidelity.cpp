@@ -34,7 +34,9 @@
 //
 // Also printed: of the suggestions, grouped by index, the share whose
 // config reaches the anchor's final best when trained to max_t: how good
-// the searcher's proposals are, apart from which ones HyperBand trains on.
+// the searcher's proposals are, apart from which ones HyperBand trains on;
+// and of those good suggestions, the share the scheduler ran to max_t
+// within the anchor's iterations and the share it stopped by iteration 3.
 // --per-seed prints every seed's numbers.
 //
 // Usage: multi_fidelity [--seeds N] [--first-seed S] [--trials N] [--bohb-options JSON]
@@ -100,11 +102,12 @@ schedulers::TrialView view_of(const Trial& t) {
 
 // The best accuracy seen after each iteration, until `max_iterations` or
 // until the searcher and the scheduler have nothing left to run; `configs`
-// gets the configs suggested, in order.
+// gets the configs suggested, in order, and `ran_to` the iterations each ran.
 std::vector<double> run(const std::string& searcher_name, const Json& searcher_options,
                         const std::string& scheduler_name, const Json& scheduler_options,
                         int64_t num_samples, uint64_t seed, int64_t max_iterations,
-                        std::vector<Json>* configs = nullptr) {
+                        std::vector<Json>* configs = nullptr,
+                        std::vector<int64_t>* ran_to = nullptr) {
   auto searcher = search::make_searcher(searcher_name, searcher_options,
                                         {.num_samples = num_samples, .seed = seed});
   auto scheduler = schedulers::make_scheduler(scheduler_name, scheduler_options);
@@ -179,6 +182,9 @@ std::vector<double> run(const std::string& searcher_name, const Json& searcher_o
       }
     }
   }
+  if (ran_to) {
+    for (const std::string& id : order) ran_to->push_back(trials.at(id).iteration);
+  }
   return best;
 }
 
@@ -228,6 +234,13 @@ int main(int argc, char** argv) {
   // Per run and group of suggestion indices: (suggestions whose config
   // reaches the anchor's final best at max_t, suggestions).
   std::map<std::string, std::vector<std::pair<int64_t, int64_t>>> good_suggestions;
+  // Per run, of those good suggestions: how many the scheduler ran to max_t,
+  // how many it stopped by iteration 3 (at the rungs where fast starters
+  // lead), how many there were.
+  struct Fate {
+    int64_t to_max_t = 0, by_3 = 0, all = 0;
+  };
+  std::map<std::string, Fate> good_fate;
   for (int seed = first_seed; seed < first_seed + seeds; ++seed) {
     const auto s = static_cast<uint64_t>(seed);
     const auto anchor = run("random", Json::object(), "asha", asha, num_trials, s, INT64_MAX);
@@ -236,19 +249,27 @@ int main(int argc, char** argv) {
     anchor_best.push_back(anchor.back());
     for (const Run& r : runs) {
       std::vector<Json> configs;
+      std::vector<int64_t> ran_to;
       Json scheduler_options = r.scheduler_options;
       if (scheduler_options.contains("asynchronous")) scheduler_options["seed"] = seed;
-      const auto curve =
-          run(r.searcher, r.searcher == "bohb" ? bohb_options : Json::object(), r.scheduler,
-              scheduler_options, r.searcher == "random" ? 1000000 : -1, s, budget, &configs);
+      const auto curve = run(r.searcher, r.searcher == "bohb" ? bohb_options : Json::object(),
+                             r.scheduler, scheduler_options, r.searcher == "random" ? 1000000 : -1,
+                             s, budget, &configs, &ran_to);
       at_equal[r.label].push_back(curve.back());
       auto& hits = good_suggestions[r.label];
       hits.resize(kSuggestionGroups.size());
       for (size_t i = 0; i < configs.size(); ++i) {
         const size_t g = std::upper_bound(kSuggestionGroups.begin(), kSuggestionGroups.end(), i) -
                          kSuggestionGroups.begin() - 1;
-        hits[g].first += accuracy(configs[i], kMaxT) >= anchor.back();
+        const bool good = accuracy(configs[i], kMaxT) >= anchor.back();
+        hits[g].first += good;
         ++hits[g].second;
+        if (good) {
+          Fate& f = good_fate[r.label];
+          f.to_max_t += ran_to[i] >= kMaxT;
+          f.by_3 += ran_to[i] >= 1 && ran_to[i] <= 3;
+          ++f.all;
+        }
       }
       if (per_seed) {
         const auto h =
@@ -296,11 +317,17 @@ int main(int argc, char** argv) {
                    ? fmt::format("{}-{}", kSuggestionGroups[g], kSuggestionGroups[g + 1] - 1)
                    : fmt::format("{}+", kSuggestionGroups[g]));
   }
+  fmt::print(" {:>9} {:>9}", "to max_t", "out by 3");
   for (const Run& r : runs) {
     fmt::print("\n{:<20}", r.label);
     for (const auto& [good, all] : good_suggestions[r.label]) {
       fmt::print(" {:>9}", all ? fmt::format("{:.3f}", double(good) / double(all)) : "-");
     }
+    const Fate& f = good_fate[r.label];
+    auto share = [&](int64_t n) {
+      return f.all ? fmt::format("{:.3f}", double(n) / double(f.all)) : std::string("-");
+    };
+    fmt::print(" {:>9} {:>9}", share(f.to_max_t), share(f.by_3));
   }
   fmt::print("\n");
   fmt::print("\n");
