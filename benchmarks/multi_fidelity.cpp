@@ -15,6 +15,10 @@
 //                       order, as Ray's HyperBandForBOHB) on random configs
 //   hb_for_bohb+bohb    the same with BOHB (search/bohb.h), as Ray's TuneBOHB
 //                       with HyperBandForBOHB
+//   async_hb+random     HyperBand with asynchronous = true (ASHA's stopping
+//                       rule over HyperBand's brackets; same max_t, eta and
+//                       one trial at a time) on random configs
+//   async_hb+bohb       the same with BOHB (DEHB's and Optuna's pairing)
 //   asha+tpe            ASHA with TPE (which sees stopped trials' last values)
 //
 // The curves: accuracy(t) = ceiling(x) (1 - exp(-speed(x) t)) over a
@@ -25,12 +29,14 @@
 // Printed per run, medians over seeds: the anchor's iterations and final
 // best; each run's best at the anchor's iteration count; and the iterations
 // each needs to reach the anchor's final best ("-": never within the
-// anchor's count). Goal: hyperband+bohb reaches it in at most half the
-// anchor's iterations and is better at equal iterations.
+// anchor's count). Goal, for each BOHB pairing: reach it in at most half the
+// anchor's iterations and be better at equal iterations.
 //
 // Also printed: of the suggestions, grouped by index, the share whose
 // config reaches the anchor's final best when trained to max_t: how good
-// the searcher's proposals are, apart from which ones HyperBand trains on.
+// the searcher's proposals are, apart from which ones HyperBand trains on;
+// and of those good suggestions, the share the scheduler ran to max_t
+// within the anchor's iterations and the share it stopped by iteration 3.
 // --per-seed prints every seed's numbers.
 //
 // Usage: multi_fidelity [--seeds N] [--first-seed S] [--trials N] [--bohb-options JSON]
@@ -96,11 +102,12 @@ schedulers::TrialView view_of(const Trial& t) {
 
 // The best accuracy seen after each iteration, until `max_iterations` or
 // until the searcher and the scheduler have nothing left to run; `configs`
-// gets the configs suggested, in order.
+// gets the configs suggested, in order, and `ran_to` the iterations each ran.
 std::vector<double> run(const std::string& searcher_name, const Json& searcher_options,
                         const std::string& scheduler_name, const Json& scheduler_options,
                         int64_t num_samples, uint64_t seed, int64_t max_iterations,
-                        std::vector<Json>* configs = nullptr) {
+                        std::vector<Json>* configs = nullptr,
+                        std::vector<int64_t>* ran_to = nullptr) {
   auto searcher = search::make_searcher(searcher_name, searcher_options,
                                         {.num_samples = num_samples, .seed = seed});
   auto scheduler = schedulers::make_scheduler(scheduler_name, scheduler_options);
@@ -175,6 +182,9 @@ std::vector<double> run(const std::string& searcher_name, const Json& searcher_o
       }
     }
   }
+  if (ran_to) {
+    for (const std::string& id : order) ran_to->push_back(trials.at(id).iteration);
+  }
   return best;
 }
 
@@ -206,6 +216,8 @@ int main(int argc, char** argv) {
   const Json hyperband = {{"max_t", kMaxT}, {"reduction_factor", 3}};
   Json for_bohb = hyperband;
   for_bohb["for_bohb"] = true;
+  Json async_hb = hyperband;
+  async_hb["asynchronous"] = true;
   struct Run {
     std::string label, searcher, scheduler;
     Json scheduler_options;
@@ -213,6 +225,8 @@ int main(int argc, char** argv) {
   const std::vector<Run> runs = {{"hyperband+random", "random", "hyperband", hyperband},
                                  {"hb_for_bohb+random", "random", "hyperband", for_bohb},
                                  {"hb_for_bohb+bohb", "bohb", "hyperband", for_bohb},
+                                 {"async_hb+random", "random", "hyperband", async_hb},
+                                 {"async_hb+bohb", "bohb", "hyperband", async_hb},
                                  {"asha+tpe", "tpe", "asha", asha}};
 
   std::vector<double> anchor_iterations, anchor_best;
@@ -220,6 +234,13 @@ int main(int argc, char** argv) {
   // Per run and group of suggestion indices: (suggestions whose config
   // reaches the anchor's final best at max_t, suggestions).
   std::map<std::string, std::vector<std::pair<int64_t, int64_t>>> good_suggestions;
+  // Per run, of those good suggestions: how many the scheduler ran to max_t,
+  // how many it stopped by iteration 3 (at the rungs where fast starters
+  // lead), how many there were.
+  struct Fate {
+    int64_t to_max_t = 0, by_3 = 0, all = 0;
+  };
+  std::map<std::string, Fate> good_fate;
   for (int seed = first_seed; seed < first_seed + seeds; ++seed) {
     const auto s = static_cast<uint64_t>(seed);
     const auto anchor = run("random", Json::object(), "asha", asha, num_trials, s, INT64_MAX);
@@ -228,17 +249,27 @@ int main(int argc, char** argv) {
     anchor_best.push_back(anchor.back());
     for (const Run& r : runs) {
       std::vector<Json> configs;
-      const auto curve =
-          run(r.searcher, r.searcher == "bohb" ? bohb_options : Json::object(), r.scheduler,
-              r.scheduler_options, r.searcher == "random" ? 1000000 : -1, s, budget, &configs);
+      std::vector<int64_t> ran_to;
+      Json scheduler_options = r.scheduler_options;
+      if (scheduler_options.contains("asynchronous")) scheduler_options["seed"] = seed;
+      const auto curve = run(r.searcher, r.searcher == "bohb" ? bohb_options : Json::object(),
+                             r.scheduler, scheduler_options, r.searcher == "random" ? 1000000 : -1,
+                             s, budget, &configs, &ran_to);
       at_equal[r.label].push_back(curve.back());
       auto& hits = good_suggestions[r.label];
       hits.resize(kSuggestionGroups.size());
       for (size_t i = 0; i < configs.size(); ++i) {
         const size_t g = std::upper_bound(kSuggestionGroups.begin(), kSuggestionGroups.end(), i) -
                          kSuggestionGroups.begin() - 1;
-        hits[g].first += accuracy(configs[i], kMaxT) >= anchor.back();
+        const bool good = accuracy(configs[i], kMaxT) >= anchor.back();
+        hits[g].first += good;
         ++hits[g].second;
+        if (good) {
+          Fate& f = good_fate[r.label];
+          f.to_max_t += ran_to[i] >= kMaxT;
+          f.by_3 += ran_to[i] >= 1 && ran_to[i] <= 3;
+          ++f.all;
+        }
       }
       if (per_seed) {
         const auto h =
@@ -264,7 +295,7 @@ int main(int argc, char** argv) {
       first_seed, first_seed + seeds - 1, num_trials, iterations, median(anchor_best));
   fmt::print("{:<20} {:>22} {:>22} {:>12}\n", "run", "best at anchor's its", "its to anchor's best",
              "/ anchor's");
-  double bohb_ratio = 0, bohb_gain = 0;
+  std::map<std::string, std::pair<double, double>> bohb_goal;  // label -> (ratio, gain)
   for (const Run& r : runs) {
     const double reach = median(to_reach[r.label]);
     const double ratio = reach / iterations;
@@ -274,7 +305,7 @@ int main(int argc, char** argv) {
     fmt::print("{:<20} {:>22.5f} {:>22} {:>12}\n", r.label, median(at_equal[r.label]),
                reach > iterations ? std::string("-") : fmt::format("{:.0f}", reach),
                reach > iterations ? std::string("-") : fmt::format("{:.3f}", ratio));
-    if (r.searcher == "bohb") bohb_ratio = ratio, bohb_gain = median(gain);
+    if (r.searcher == "bohb") bohb_goal[r.label] = {ratio, median(gain)};
   }
   fmt::print(
       "\nShare of the suggestions, by index, whose config reaches the anchor's final best at "
@@ -286,16 +317,26 @@ int main(int argc, char** argv) {
                    ? fmt::format("{}-{}", kSuggestionGroups[g], kSuggestionGroups[g + 1] - 1)
                    : fmt::format("{}+", kSuggestionGroups[g]));
   }
+  fmt::print(" {:>9} {:>9}", "to max_t", "out by 3");
   for (const Run& r : runs) {
     fmt::print("\n{:<20}", r.label);
     for (const auto& [good, all] : good_suggestions[r.label]) {
       fmt::print(" {:>9}", all ? fmt::format("{:.3f}", double(good) / double(all)) : "-");
     }
+    const Fate& f = good_fate[r.label];
+    auto share = [&](int64_t n) {
+      return f.all ? fmt::format("{:.3f}", double(n) / double(f.all)) : std::string("-");
+    };
+    fmt::print(" {:>9} {:>9}", share(f.to_max_t), share(f.by_3));
   }
   fmt::print("\n");
-  fmt::print(
-      "\ngoal: hb_for_bohb+bohb reaches asha+random's final best in at most half its iterations "
-      "({:.3f} <= 0.5) and beats it at equal iterations (median gain {:+.5f} > 0): {}\n",
-      bohb_ratio, bohb_gain, bohb_ratio <= 0.5 && bohb_gain > 0 ? "met" : "NOT met");
+  fmt::print("\n");
+  for (const auto& [label, goal] : bohb_goal) {
+    const auto [ratio, gain] = goal;
+    fmt::print(
+        "goal: {} reaches asha+random's final best in at most half its iterations "
+        "({:.3f} <= 0.5) and beats it at equal iterations (median gain {:+.5f} > 0): {}\n",
+        label, ratio, gain, ratio <= 0.5 && gain > 0 ? "met" : "NOT met");
+  }
   return 0;
 }

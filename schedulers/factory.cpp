@@ -48,8 +48,10 @@ std::unique_ptr<TrialScheduler> make_hyperband(const Json& options) {
   r.read("reduction_factor", o.reduction_factor);
   r.read("stop_last_trials", o.stop_last_trials);
   r.read("for_bohb", o.for_bohb);
+  r.read("asynchronous", o.asynchronous);
+  r.read("seed", o.seed);
   r.finish();
-  return std::make_unique<HyperBandScheduler>(std::move(o));
+  return make_hyperband_scheduler(std::move(o));
 }
 
 std::unique_ptr<TrialScheduler> make_median(const Json& options) {

@@ -7,6 +7,8 @@
 #include <limits>
 #include <set>
 
+#include "schedulers/asha.h"
+
 namespace tune::schedulers {
 
 using detail::double_from_json;
@@ -184,23 +186,63 @@ class HyperBandScheduler::Bracket {
   double completed_progress_ = 0;
 };
 
-HyperBandScheduler::HyperBandScheduler(HyperBandOptions options)
-    : options_(std::move(options)), objective_(options_.metric, options_.mode) {
-  if (!(options_.max_t >= 1)) {
+namespace {
+
+// Throws ConfigError for options no HyperBand can run with.
+void check(const HyperBandOptions& o) {
+  if (!(o.max_t >= 1)) {
     throw ConfigError("hyperband scheduler: max_t must be >= 1", {}, 0, "max_t");
   }
-  if (!(options_.reduction_factor > 1)) {
+  if (!(o.reduction_factor > 1)) {
     throw ConfigError("hyperband scheduler: reduction_factor must be > 1", {}, 0,
                       "reduction_factor");
   }
-  if (options_.time_attr.empty()) {
+  if (o.time_attr.empty()) {
     throw ConfigError("hyperband scheduler: time_attr must not be empty", {}, 0, "time_attr");
   }
-  // int(np.round(np.log(max_t) / np.log(eta))) + 1; np.round rounds half to even.
-  s_max_1_ = static_cast<int64_t>(
-                 std::nearbyint(std::log(options_.max_t) / std::log(options_.reduction_factor))) +
-             1;
+}
+
+// s_max + 1: int(np.round(np.log(max_t) / np.log(eta))) + 1; np.round rounds half to even.
+int64_t bracket_count(const HyperBandOptions& o) {
+  return static_cast<int64_t>(std::nearbyint(std::log(o.max_t) / std::log(o.reduction_factor))) + 1;
+}
+
+// Bracket s's first milestone; 0: the bracket is skipped ("Bracket too small").
+int64_t first_milestone(const HyperBandOptions& o, int64_t s) {
+  return static_cast<int64_t>(o.max_t * std::pow(o.reduction_factor, -double(s)));
+}
+
+}  // namespace
+
+HyperBandScheduler::HyperBandScheduler(HyperBandOptions options)
+    : options_(std::move(options)), objective_(options_.metric, options_.mode) {
+  check(options_);
+  s_max_1_ = bracket_count(options_);
   bands_.emplace_back();
+}
+
+AshaOptions asynchronous_hyperband(const HyperBandOptions& options) {
+  check(options);
+  int64_t brackets = 0;
+  while (brackets < bracket_count(options) && first_milestone(options, brackets) >= 1) {
+    ++brackets;
+  }
+  return {.time_attr = options.time_attr,
+          .metric = options.metric,
+          .mode = options.mode,
+          .max_t = options.max_t,
+          .grace_period = static_cast<double>(first_milestone(options, brackets - 1)),
+          .reduction_factor = options.reduction_factor,
+          .brackets = brackets,
+          .stop_last_trials = options.stop_last_trials,
+          .seed = options.seed};
+}
+
+std::unique_ptr<TrialScheduler> make_hyperband_scheduler(HyperBandOptions options) {
+  if (options.asynchronous) {
+    return std::make_unique<AshaScheduler>(asynchronous_hyperband(options));
+  }
+  return std::make_unique<HyperBandScheduler>(std::move(options));
 }
 
 HyperBandScheduler::~HyperBandScheduler() = default;
@@ -212,9 +254,7 @@ int64_t HyperBandScheduler::n0(int64_t s) const {
                                         std::pow(options_.reduction_factor, double(s))));
 }
 
-int64_t HyperBandScheduler::r0(int64_t s) const {
-  return static_cast<int64_t>(options_.max_t * std::pow(options_.reduction_factor, -double(s)));
-}
+int64_t HyperBandScheduler::r0(int64_t s) const { return first_milestone(options_, s); }
 
 void HyperBandScheduler::set_search_properties(const std::string& metric, Mode mode) {
   objective_.set_defaults("hyperband", metric, mode);

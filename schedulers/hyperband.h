@@ -27,6 +27,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -92,5 +93,18 @@ class HyperBandScheduler final : public TrialScheduler {
   std::vector<std::string> to_stop_;
   int64_t num_stopped_ = 0;
 };
+
+// The scheduler `options` describe: a HyperBandScheduler, or with
+// options.asynchronous an AshaScheduler over HyperBand's brackets
+// (asynchronous_hyperband). Throws ConfigError as HyperBandScheduler does.
+std::unique_ptr<TrialScheduler> make_hyperband_scheduler(HyperBandOptions options);
+
+// ASHA's options for asynchronous HyperBand: one bracket per HyperBand
+// bracket (those whose first milestone int(max_t * eta^-s) is at least 1),
+// grace_period = the smallest of those milestones, reduction_factor = eta;
+// time_attr, metric, mode, max_t, stop_last_trials and seed carried over.
+// Rungs are then grace * eta^k, which equal HyperBand's milestones when
+// max_t is a power of eta. Throws ConfigError as HyperBandScheduler does.
+AshaOptions asynchronous_hyperband(const HyperBandOptions& options);
 
 }  // namespace tune::schedulers

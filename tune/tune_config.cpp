@@ -26,7 +26,7 @@ std::shared_ptr<TrialScheduler> asha(AshaOptions options) {
   return std::make_shared<AshaScheduler>(std::move(options));
 }
 std::shared_ptr<TrialScheduler> hyperband(HyperBandOptions options) {
-  return std::make_shared<HyperBandScheduler>(std::move(options));
+  return make_hyperband_scheduler(std::move(options));
 }
 std::shared_ptr<TrialScheduler> median_stopping(MedianStoppingOptions options) {
   return std::make_shared<MedianStoppingRule>(std::move(options));

@@ -105,6 +105,7 @@ namespace schedulers {
 // invalid options, as the scheduler's constructor does.
 std::shared_ptr<TrialScheduler> fifo();
 std::shared_ptr<TrialScheduler> asha(AshaOptions options = {});
+// With options.asynchronous, an ASHA over HyperBand's brackets (hyperband.h).
 std::shared_ptr<TrialScheduler> hyperband(HyperBandOptions options = {});
 std::shared_ptr<TrialScheduler> median_stopping(MedianStoppingOptions options = {});
 std::shared_ptr<TrialScheduler> pbt(PbtOptions options);
@@ -116,8 +117,8 @@ namespace search {
 // unlimited budget (base.num_samples = -1): TuneConfig::num_samples limits.
 std::shared_ptr<Searcher> tpe(TpeOptions options = {});
 std::shared_ptr<Searcher> gp(GpOptions options = {});
-// BOHB's model; pair it with schedulers::hyperband(), whose brackets give it
-// results at several budgets.
+// BOHB's model; pair it with schedulers::hyperband() (for_bohb or
+// asynchronous), whose brackets give it results at several budgets.
 std::shared_ptr<Searcher> bohb(BohbOptions options = {});
 }  // namespace search
 

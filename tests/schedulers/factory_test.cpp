@@ -41,6 +41,12 @@ TEST_CASE("every scheduler type and alias is made with its defaults") {
   CHECK(make_scheduler("pbt", Json::parse(R"({"hyperparam_mutations": {"lr": [0.1, 0.01]}})")));
   CHECK(make_scheduler("pb2", Json::parse(R"({"hyperparam_bounds": {"lr": [0.0001, 0.1]}})")));
   CHECK(make_scheduler("asha", Json())->debug_string().find("AsyncHyperBand") == 0);
+  // Asynchronous HyperBand: ASHA over HyperBand's brackets.
+  CHECK(make_scheduler("hyperband", Json{{"asynchronous", true}, {"seed", 3}})
+            ->debug_string()
+            .find("AsyncHyperBand") == 0);
+  CHECK(make_scheduler("hyperband", Json::object())->debug_string().find("HyperBand:") == 0);
+  CHECK(error_key("hyperband", Json{{"asynchronous", "yes"}}) == "asynchronous");
 }
 
 TEST_CASE("options from a TOML scheduler table are read with their types") {

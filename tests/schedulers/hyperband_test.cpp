@@ -4,6 +4,9 @@
 
 #include <doctest/doctest.h>
 
+#include <set>
+
+#include "schedulers/asha.h"
 #include "tests/schedulers/trace.h"
 
 using namespace tune;
@@ -206,4 +209,55 @@ TEST_CASE("HyperBand: a loser the controller is still pausing at the halving nev
   s.on_trial_remove(t.view("p"));
   CHECK(s.take_trials_to_stop().empty());
   CHECK(t.choose({"q", "u"}) == "q");
+}
+
+TEST_CASE("HyperBand asynchronous: HyperBand's brackets judged as trials arrive, none waits") {
+  const auto s =
+      make_hyperband_scheduler({.max_t = 81, .reduction_factor = 3, .asynchronous = true});
+  const auto* asha = dynamic_cast<const AshaScheduler*>(s.get());
+  REQUIRE(asha != nullptr);
+  // One bracket per HyperBand bracket, first milestones 1, 3, 9, 27, 81.
+  CHECK(asha->milestones(0) == std::vector<double>{81, 27, 9, 3, 1});
+  CHECK(asha->milestones(2) == std::vector<double>{81, 27, 9});
+  CHECK(asha->milestones(4) == std::vector<double>{81});
+  CHECK_THROWS(asha->milestones(5));
+
+  s->set_search_properties("score", Mode::kMax);
+  Trace trace(*s);
+  // Each trial is worse than all before it: all but each bracket's first
+  // stop at their bracket's first milestone, at once, without pausing.
+  std::set<double> stopped_at;
+  int full_length = 0;
+  for (int i = 0; i < 40; ++i) {
+    const std::string id = "t" + std::to_string(i);
+    trace.add(id);
+    for (int t = 1; t <= 81; ++t) {
+      const Decision d = trace.report(id, t, -i - 0.001 * t);
+      REQUIRE(d != Decision::kPause);
+      if (d == Decision::kStop) {
+        if (t < 81) stopped_at.insert(t);
+        full_length += t == 81;
+        break;
+      }
+    }
+  }
+  CHECK(stopped_at.size() >= 2);  // the trials went to several brackets
+  for (double t : stopped_at) CHECK((t == 1 || t == 3 || t == 9 || t == 27));
+  CHECK(full_length >= 2);
+  CHECK(full_length <= 5);
+}
+
+TEST_CASE("HyperBand asynchronous keeps HyperBand's checks and its smallest milestone") {
+  CHECK_THROWS_AS(make_hyperband_scheduler({.max_t = 0, .asynchronous = true}), ConfigError);
+  CHECK_THROWS_AS(make_hyperband_scheduler({.reduction_factor = 1, .asynchronous = true}),
+                  ConfigError);
+  // max_t 100, eta 3: HyperBand's milestones 100/3^s for s <= 4, the smallest 1.
+  const auto s =
+      make_hyperband_scheduler({.max_t = 100, .reduction_factor = 3, .asynchronous = true});
+  const auto* asha = dynamic_cast<const AshaScheduler*>(s.get());
+  REQUIRE(asha != nullptr);
+  CHECK(asha->milestones(0).back() == 1);
+  CHECK(asha->milestones(4) == std::vector<double>{81});
+  // Synchronous unless asked.
+  CHECK(dynamic_cast<const HyperBandScheduler*>(make_hyperband_scheduler({}).get()) != nullptr);
 }

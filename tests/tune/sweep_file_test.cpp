@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 
+#include "schedulers/trial_scheduler.h"
 #include "train/builtins/builtins.h"
 
 using tune::ConfigError;
@@ -173,6 +174,13 @@ TEST_CASE("bohb needs the hyperband scheduler, named at [search] algorithm") {
   CHECK(spec.search_options["min_points_in_model"] == 4);
   CHECK(spec.scheduler == "hyperband");
   CHECK(spec.scheduler_options["for_bohb"] == true);  // as Ray's HyperBandForBOHB
+  // Asynchronous HyperBand pairs with BOHB too.
+  const ExperimentSpec async =
+      parse_sweep(head + "[scheduler]\ntype = \"hyperband\"\nasynchronous = true\n", "sweep.toml");
+  CHECK(async.scheduler_options["asynchronous"] == true);
+  CHECK(tune::schedulers::make_scheduler(async.scheduler, async.scheduler_options)
+            ->debug_string()
+            .find("AsyncHyperBand") == 0);
 }
 
 TEST_CASE("[cluster] says where ranks run; bad values name the file, line and key") {
