@@ -48,13 +48,14 @@ labels=(1x2 2x1 2x2 2x2-gloo)
 layouts=("--nodes=1 --ntasks=2 -w n1" "--nodes=2 --ntasks=2 --ntasks-per-node=1"
   "--nodes=2 --ntasks=4 --ntasks-per-node=2" "--nodes=2 --ntasks=4 --ntasks-per-node=2")
 extras=("" "" "" "--gloo")
-declare -A best cpu
+declare -A best cpu waits
 # Rounds alternate the layouts, best of each kept: the machine is shared, and
 # a busy neighbour slows whichever layout runs at that moment.
 for _ in $(seq 1 "$repeat"); do
   for i in "${!labels[@]}"; do
     line=$(run_step "${labels[$i]}" "${layouts[$i]}" "${extras[$i]}")
     rate=$(field "$line" samples_per_s)
+    waits[$i]="${waits[$i]:-} $(field "$line" allreduce_wait_ms_per_step)"
     if awk -v a="${best[$i]:-0}" -v b="$rate" 'BEGIN { exit !(b > a) }'; then
       best[$i]=$rate
       cpu[$i]=$(awk -v c="$(field "$line" rank0_cpu_s)" -v w="$(field "$line" wall_s)" \
@@ -65,9 +66,13 @@ done
 names=("1 node x 2 ranks (shared memory)" "2 nodes x 1 rank (Gloo TCP)"
   "2 nodes x 2 ranks (hierarchical)" "2 nodes x 2 ranks (flat Gloo)")
 echo "model $model, batch 128 per rank, $steps steps per rank (10 warm-up), best of $repeat"
-echo "(cpu/wall: rank 0's user+sys CPU seconds per wall second in that best run)"
+echo "(cpu/wall: rank 0's user+sys CPU seconds per wall second in that best run;"
+echo " wait: ms per step backward waited for the average, median over the rounds: steadier"
+echo " than samples/s when neighbours load the machine)"
+median() { tr ' ' '\n' | grep . | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 for i in "${!labels[@]}"; do
   ratio=$(awk -v a="${best[0]}" -v b="${best[$i]}" 'BEGIN { printf "%.2f", b / a }')
-  printf '%-34s %8.0f samples/s  %5sx  cpu/wall %s%s\n' "${names[$i]}" "${best[$i]}" "$ratio" \
-    "${cpu[$i]}" "$([ "$i" = 0 ] && echo '  (anchor)')"
+  printf '%-34s %8.0f samples/s  %5sx  wait %5.1f ms  cpu/wall %s%s\n' "${names[$i]}" \
+    "${best[$i]}" "$ratio" "$(echo "${waits[$i]}" | median)" "${cpu[$i]}" \
+    "$([ "$i" = 0 ] && echo '  (anchor)')"
 done
