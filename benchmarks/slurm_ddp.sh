@@ -30,14 +30,13 @@ trap '"$cluster" down >/dev/null 2>&1 || true' EXIT
 "$cluster" up 2>/dev/null
 
 port=29611
-# run_step LABEL "SRUN_ARGS" [--gloo]: rank 0's JSON line of one run, on stderr too.
+# run_step LABEL "SRUN_ARGS" PORT [--gloo]: rank 0's JSON line of one run, on stderr too.
 run_step() {
-  port=$((port + 1))
   local line
   line=$("$cluster" run salloc --nodes=2 --exclusive --quiet srun $2 --quiet sh -c \
     "OMP_NUM_THREADS=1 RANK=\$SLURM_PROCID WORLD_SIZE=\$SLURM_NTASKS MASTER_ADDR=n1 \
-     MASTER_PORT=$port exec '$bench' --worker --model $model --steps $steps --warmup 10 \
-     --batch 128 ${3:-}" 2>&1 | grep '^{' || true)
+     MASTER_PORT=$3 exec '$bench' --worker --model $model --steps $steps --warmup 10 \
+     --batch 128 ${4:-}" 2>&1 | grep '^{' || true)
   [ -n "$line" ] || { echo "$1: no result" >&2; exit 1; }
   echo "$1 $line" >&2
   echo "$line"
@@ -53,7 +52,8 @@ declare -A best cpu waits
 # a busy neighbour slows whichever layout runs at that moment.
 for _ in $(seq 1 "$repeat"); do
   for i in "${!labels[@]}"; do
-    line=$(run_step "${labels[$i]}" "${layouts[$i]}" "${extras[$i]}")
+    port=$((port + 1))  # a fresh rendezvous port per run (run_step is a subshell)
+    line=$(run_step "${labels[$i]}" "${layouts[$i]}" "$port" "${extras[$i]}")
     rate=$(field "$line" samples_per_s)
     waits[$i]="${waits[$i]:-} $(field "$line" allreduce_wait_ms_per_step)"
     if awk -v a="${best[$i]:-0}" -v b="$rate" 'BEGIN { exit !(b > a) }'; then
