@@ -16,6 +16,7 @@
 // (issue 3): ours >= 1.1x PyTorch-from-Python at 2 ranks for both models;
 // 2-rank LeNet >= 1.6x our 1-rank.
 #include <fmt/core.h>
+#include <sys/resource.h>
 #include <torch/torch.h>
 #include <unistd.h>
 
@@ -82,6 +83,14 @@ Args parse(int argc, char** argv) {
   return a;
 }
 
+// User + system CPU seconds of this process so far.
+double cpu_seconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  auto s = [](const timeval& t) { return static_cast<double>(t.tv_sec) + 1e-6 * t.tv_usec; };
+  return s(usage.ru_utime) + s(usage.ru_stime);
+}
+
 // One rank: the baseline's loop in C++. Rank 0 prints a JSON line.
 int run_worker(const Args& a) {
   torch::set_num_threads(1);
@@ -97,6 +106,7 @@ int run_worker(const Args& a) {
 
   int64_t steps = 0, timed = 0;
   Clock::time_point start;
+  double cpu_at_start = 0.0;
   train::DistributedModel::Stats at_start;
   for (int64_t epoch = 0; steps < a.steps; ++epoch) {
     loader.set_epoch(epoch);
@@ -108,6 +118,7 @@ int run_worker(const Args& a) {
       ++steps;
       if (steps == a.warmup) {
         start = Clock::now();
+        cpu_at_start = cpu_seconds();
         at_start = ddp->stats();
       } else if (steps > a.warmup) {
         ++timed;
@@ -116,6 +127,7 @@ int run_worker(const Args& a) {
     }
   }
   double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  const double cpu = cpu_seconds() - cpu_at_start;
   auto stats = ddp->stats();
 
   // Gloo's allreduce alone: the step's gradient bytes as one tensor.
@@ -137,6 +149,8 @@ int run_worker(const Args& a) {
              {"steps_per_rank", steps},
              {"samples_per_s", timed * a.batch * world / seconds},
              {"step_ms", 1e3 * seconds / static_cast<double>(timed)},
+             {"rank0_cpu_s", cpu},  // user + sys of rank 0 over the timed steps
+             {"wall_s", seconds},
              {"allreduce_wait_ms_per_step",
               timed > 0 ? 1e3 * (stats.allreduce_wait_s - at_start.allreduce_wait_s) / timed : 0.0},
              {"gloo_allreduce_alone_ms", allreduce_ms},

@@ -89,6 +89,7 @@ void add_worker_functions(py::module_& m) {
     out["world_size"] = c.world_size;
     out["local_rank"] = c.local_rank;
     out["local_world_size"] = c.local_world_size;
+    out["node_rank"] = c.node_rank;
     out["trial_id"] = c.trial_id;
     out["trial_name"] = c.trial_name;
     out["trial_dir"] = c.trial_dir;

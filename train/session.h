@@ -17,6 +17,9 @@ struct Context {
   int world_size = 1;
   int local_rank = 0;  // among the trial's ranks on this host (a Slurm step may span hosts)
   int local_world_size = 1;
+  int node_rank =
+      0;  // this host among the trial's hosts, in order of their first rank (GROUP_RANK)
+  int num_nodes = 1;  // hosts the trial's ranks run on
   std::string trial_id;
   std::string trial_name;  // equal to trial_id: names are deterministic already
   std::string trial_dir;   // <storage>/<experiment>/trials/<trial_id>

@@ -270,6 +270,8 @@ int64_t run_trial(zmq::socket_t& socket, const WorkerEnv& env, proto::Start star
                             .world_size = start.world_size,
                             .local_rank = placed.local_rank,
                             .local_world_size = placed.local_world_size,
+                            .node_rank = placed.node_rank,
+                            .num_nodes = placed.num_nodes,
                             .trial_id = env.trial_id,
                             .trial_name = env.trial_id,
                             .trial_dir = start.trial_dir,

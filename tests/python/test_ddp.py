@@ -22,6 +22,7 @@ def gradients(storage, name, num_workers, batch_size):
     assert result.error is None, result.error
     assert result.metrics["world_size"] == num_workers
     assert result.metrics["samples"] == batch_size
+    assert result.metrics["node_rank"] == 0  # every local rank on one node
     return [json.load(open(os.path.join(result.path, f"grads_{r}.json")))
             for r in range(num_workers)]
 

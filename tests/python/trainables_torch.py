@@ -29,4 +29,5 @@ def ddp_gradients(config):
     path = os.path.join(context.get_trial_dir(), f"grads_{context.get_world_rank()}.json")
     with open(path, "w") as f:
         json.dump(grads, f)
-    train.report({"world_size": context.get_world_size(), "samples": len(xb)})
+    train.report({"world_size": context.get_world_size(), "samples": len(xb),
+                  "node_rank": context.get_node_rank()})

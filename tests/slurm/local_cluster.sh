@@ -4,8 +4,10 @@
 # namespace, named "ctl" as SlurmctldHost says), and N compute nodes n1..nN,
 # each a slurmd in its own network, hostname and mount namespace, joined by
 # a bridge on 198.18.0.0/24 (the controller side is 198.18.0.1, node i is
-# 198.18.0.(10+i)). Debian's slurmd/slurmctld/slurm-client/munge; no
-# systemd, no cgroups (proctrack/linuxproc, task/none).
+# 198.18.0.(10+i)); each node has a /dev/shm of its own, as separate
+# machines do (shared memory never joins ranks of two nodes). Debian's
+# slurmd/slurmctld/slurm-client/munge; no systemd, no cgroups
+# (proctrack/linuxproc, task/none).
 #
 # Nothing outside $TUNERUN_SLURM_DIR is written except the bridge and veth
 # links ("down" deletes them); /etc is never touched (each namespace
@@ -16,6 +18,7 @@
 #   local_cluster.sh run CMD...   CMD on the host side with SLURM_CONF and the hosts file
 #   local_cluster.sh exec N CMD...  CMD inside node N's namespaces
 #   local_cluster.sh crash N      node N dies: its slurmd, slurmstepds and tasks are killed
+#   local_cluster.sh revive N     node N comes back: its slurmd starts again
 #   local_cluster.sh can_run      exit 0 when this machine allows it (root, namespaces)
 #
 # Environment: TUNERUN_SLURM_DIR (default $TMPDIR/tunerun_slurm),
@@ -176,6 +179,7 @@ cmd_up() {
     nsenter -t "$holder" -n -u -m sh -c "set -e; hostname $n
       mount --bind '$ST/etc/hosts' /etc/hosts
       mount --bind '$ST/etc/resolv.conf' /etc/resolv.conf
+      mount -t tmpfs -o mode=1777,size=256m tmpfs /dev/shm
       ip link set lo up; ip addr add $(node_ip "$i")/24 dev eth0; ip link set eth0 up
       exec slurmd -f '$CONF' -N $n"
   done
@@ -220,12 +224,20 @@ cmd_crash() {  # the namespaces stay (the holder lives): the node just stops ans
   log "crashed $n"
 }
 
+cmd_revive() {
+  local n=$1
+  [ -s "$ST/ns/$n.pid" ] || die "no node $n"
+  nsenter -t "$(cat "$ST/ns/$n.pid")" -n -u -m slurmd -f "$CONF" -N "$n"
+  log "revived $n"
+}
+
 case "${1:-}" in
   up) cmd_up ;;
   down) cmd_down ;;
   run) shift; cmd_run "$@" ;;
   exec) shift; cmd_exec "$@" ;;
   crash) shift; cmd_crash "$@" ;;
+  revive) shift; cmd_revive "$@" ;;
   can_run) cmd_can_run ;;
-  *) sed -n '2,23p' "$0"; exit 2 ;;
+  *) sed -n '2,26p' "$0"; exit 2 ;;
 esac

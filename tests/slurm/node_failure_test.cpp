@@ -110,6 +110,63 @@ TEST_CASE("on Slurm, a trial whose node dies restarts from its checkpoint on the
   CHECK(resumed.back()[0] != "resumed from checkpoint 0");
 }
 
+TEST_CASE("on Slurm, a node that failed twice is not used again") {
+  LocalCluster cluster;
+  if (cluster.skipped()) return;
+  test::ScratchDir dir;
+  // One trial per node at a time; enough trials that some wait for a node
+  // until n2's second failure (Slurm's node states are read every 30 s).
+  dir.write("twice.toml", test::sweep("twice", "cpus_per_worker = 2\n",
+                                      "speed = { grid_search = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6] }\n"
+                                      "iterations = 30\nsleep_s = 0.5\ncheckpoint_every = 1\n\n"
+                                      "[failure]\nmax_failures = 3\n"));
+  test::run_shell("cd '" + dir.path().string() + "' && (" +
+                  LocalCluster::tunerun_command("run twice.toml --storage-path runs") +
+                  " >tunerun.log 2>&1; echo $? > exit_code) >/dev/null 2>&1 &");
+  const auto db = dir.path() / "runs/twice/experiment.db";
+  auto log = [&] {
+    std::ifstream in(dir.path() / "tunerun.log");
+    return std::string((std::istreambuf_iterator<char>(in)), {});
+  };
+  auto running_on_n2 = [&] {
+    // The controller may still be creating the schema.
+    if (!std::filesystem::exists(db) ||
+        test::query(db, "SELECT count(*) FROM sqlite_master WHERE name = 'placements'")[0][0] ==
+            "0") {
+      return false;
+    }
+    return test::query(db,
+                       "SELECT count(*) FROM results JOIN placements USING (trial_id) "
+                       "WHERE host = 'n2'")[0][0] != "0";
+  };
+  auto logged = [&](const std::string& text) { return log().find(text) != std::string::npos; };
+  auto finished = [&] { return std::filesystem::exists(dir.path() / "exit_code"); };
+  // First failure: n2 dies under its trial.
+  REQUIRE(test::eventually(running_on_n2, 60));
+  REQUIRE(LocalCluster::cluster("crash n2").exit_code == 0);
+  REQUIRE(test::eventually([&] { return logged("node n2 failed ("); }, 60));
+  // It comes back, outside the job's allocation now (Slurm took the failed
+  // node out of the --no-kill job): its probe step fails, the second failure.
+  REQUIRE(LocalCluster::cluster("revive n2").exit_code == 0);
+  REQUIRE(test::eventually(finished, 150));
+  INFO(log());
+  std::ifstream code_file(dir.path() / "exit_code");
+  int code = -1;
+  code_file >> code;
+  CHECK(code == 0);
+  CHECK(logged("node n2 failed twice ("));
+  CHECK(logged("it is not used again in this run"));
+  CHECK(test::query(db, "SELECT count(*) FROM trials WHERE status = 'TERMINATED'")[0][0] == "6");
+  for (const auto& row : test::query(db, "SELECT trial_id FROM trials")) {
+    CHECK(iteration_counts(db, row[0]) == std::vector<std::string>{"30", "30", "30"});
+  }
+  // Only the attempt that was running when it died ever ran on n2.
+  CHECK(test::query(db, "SELECT count(*) FROM placements WHERE host = 'n2'")[0][0] == "1");
+  auto after = test::run_tunerun("status runs/twice", dir.path());
+  INFO(after.output);
+  CHECK(status_line(after.output, "n2").find("retired") != std::string::npos);
+}
+
 TEST_CASE("on Slurm, an experiment directory one node does not share is refused at start") {
   LocalCluster cluster;
   if (cluster.skipped()) return;

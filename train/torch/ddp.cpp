@@ -5,19 +5,16 @@
 #include <torch/csrc/autograd/utils/lambda_post_hook.h>
 #include <torch/csrc/autograd/variable.h>
 #include <torch/nn/module.h>
-#include <unistd.h>
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
 
 #include <chrono>
-#include <cstdio>
 #include <map>
 #include <mutex>
-#include <random>
 
+#include "train/torch/hierarchical_allreduce.h"
 #include "train/torch/process_group.h"
-#include "train/torch/shared_memory_allreduce.h"
 
 namespace train {
 
@@ -84,9 +81,9 @@ void broadcast_coalesced(c10d::ProcessGroup& group, const std::vector<at::Tensor
 struct DistributedModel::Impl {
   torch::nn::Module* module = nullptr;
   c10::intrusive_ptr<c10d::ProcessGroup> group;  // nullptr: world size 1
-  // Set: one bucket, this rank's slot of the segment, averaged at the end of
-  // backward. Shared with the bucket's storage, which gradients outlive us in.
-  std::shared_ptr<detail::SharedMemoryAllreduce> shm;
+  // Set: one bucket, this rank's slot of its host's segment, averaged at the
+  // end of backward.
+  std::unique_ptr<detail::HierarchicalAllreduce> shm;
   std::chrono::milliseconds timeout{0};
   std::vector<Param> params;
   std::vector<Bucket> buckets;
@@ -95,7 +92,8 @@ struct DistributedModel::Impl {
   Stats stats;
 
   void build_buckets(const DdpOptions& options);
-  bool open_shared_memory(const std::vector<at::Tensor>& trainable);
+  bool open_shared_memory(const std::vector<at::Tensor>& trainable,
+                          const detail::HostLayout& layout);
   void on_grad_ready(size_t index);
   void launch_ready();
   void launch(Bucket& bucket);
@@ -111,7 +109,10 @@ void DistributedModel::Impl::build_buckets(const DdpOptions& options) {
   // Reverse registration order: backward reaches the last layers first.
   std::reverse(trainable.begin(), trainable.end());
   timeout = options.timeout;
-  const bool shared = options.shared_memory && open_shared_memory(trainable);
+  const detail::HostLayout layout = detail::exchange_host_layout(
+      *group, options.host.empty() ? detail::this_host() : options.host);
+  stats.nodes = layout.num_hosts();
+  const bool shared = options.shared_memory && open_shared_memory(trainable, layout);
   const int64_t first_cap = options.first_bucket_bytes;
   const int64_t cap = options.bucket_cap_bytes;
   // Assign parameters to buckets, one dtype and device per bucket; all in one
@@ -144,8 +145,10 @@ void DistributedModel::Impl::build_buckets(const DdpOptions& options) {
     const at::Tensor& first = trainable[member_list.front()];
     if (shm) {
       // The segment stays mapped while any gradient view of it lives.
+      const auto& segment = shm->segment();
       bucket.flat = {torch::from_blob(
-          shm->slot(), {numel}, [keep = shm](void*) {}, first.options().requires_grad(false))};
+          segment->slot(), {numel}, [keep = segment](void*) {},
+          first.options().requires_grad(false))};
       stats.shared_memory = true;
     } else {
       bucket.flat = {at::zeros({numel}, first.options().requires_grad(false))};
@@ -181,51 +184,20 @@ void DistributedModel::Impl::build_buckets(const DdpOptions& options) {
   }
 }
 
-// A collective: every rank calls it with the same architecture. Rank 0
-// creates a segment under a random name and broadcasts the name; the others
-// map it; it is used only if every rank managed to.
-bool DistributedModel::Impl::open_shared_memory(const std::vector<at::Tensor>& trainable) {
+// A collective: every rank calls it with the same architecture. A host's ranks average through
+// shared memory when every rank can map its host's segment and some host runs more than one rank
+// (with one rank per host the group's buckets overlap backward).
+bool DistributedModel::Impl::open_shared_memory(const std::vector<at::Tensor>& trainable,
+                                                const detail::HostLayout& layout) {
   int64_t numel = 0;
   for (const auto& t : trainable) {
     if (t.scalar_type() != at::kFloat || !t.device().is_cpu() || t.is_sparse()) return false;
     numel += t.numel();
   }
   if (numel == 0) return false;
-  const int rank = group->getRank();
-  const int world_size = group->getSize();
-  // The name's parts: rank 0's pid and 64 random bits; a pid of 0 says rank
-  // 0 has no segment.
-  std::vector<at::Tensor> id{at::zeros({2}, at::kLong)};
-  int64_t* parts = id[0].data_ptr<int64_t>();
-  auto name = [&] {
-    char text[64];
-    std::snprintf(text, sizeof text, "/tunerun-ddp-%lld-%llx", static_cast<long long>(parts[0]),
-                  static_cast<unsigned long long>(parts[1]));
-    return std::string(text);
-  };
-  std::unique_ptr<detail::SharedMemoryAllreduce> mapped;
-  if (rank == 0) {
-    std::random_device entropy;
-    parts[0] = getpid();
-    parts[1] = static_cast<int64_t>(uint64_t{entropy()} << 32 | entropy());
-    mapped = detail::SharedMemoryAllreduce::open(name(), rank, world_size, numel);
-    if (!mapped) parts[0] = 0;
-  }
-  std::vector<at::Tensor> ok;
-  try {
-    group->broadcast(id, c10d::BroadcastOptions{})->wait();
-    if (rank != 0 && parts[0] != 0) {
-      mapped = detail::SharedMemoryAllreduce::open(name(), rank, world_size, numel);
-    }
-    ok = {at::full({1}, mapped ? 1 : 0, at::kInt)};
-    group->allreduce(ok, c10d::AllreduceOptions{.reduceOp = c10d::ReduceOp::MIN})->wait();
-  } catch (const std::exception& e) {
-    throw ProcessGroupError(std::string("shared-memory set-up failed: ") + e.what());
-  }
-  if (rank == 0 && mapped) mapped->unlink();  // every rank that could map it has
-  if (ok[0].item<int>() == 0) return false;
-  shm = std::move(mapped);
-  return true;
+  if (layout.num_hosts() == group->getSize()) return false;
+  shm = detail::HierarchicalAllreduce::open(group, layout, numel);
+  return shm != nullptr;
 }
 
 void DistributedModel::Impl::on_grad_ready(size_t index) {

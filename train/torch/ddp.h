@@ -23,7 +23,11 @@
 // segment, averaged in place at the end of backward (DdpOptions::
 // shared_memory). On CPUs that beats overlapping: there is no idle core for
 // communication to overlap with, and a 2 MB average costs well under a
-// millisecond against 4-7 ms through Gloo's loopback TCP.
+// millisecond against 4-7 ms through Gloo's loopback TCP. A group that spans
+// hosts with several ranks on a host averages hierarchically
+// (train/torch/hierarchical_allreduce.h): through shared memory on each
+// host, then through Gloo between one leader per host. A group with one rank
+// per host uses the group's backend with the buckets above.
 //
 // Why our own reducer and not c10d::Reducer: Debian's reducer.hpp does not
 // compile as shipped, and the Reducer's constructor changes between libtorch
@@ -48,6 +52,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 
 namespace torch::nn {
@@ -74,6 +79,11 @@ struct DdpOptions {
   // parameter is a float32 CPU tensor; otherwise the group's backend, with
   // the buckets above.
   bool shared_memory = true;
+  // This rank's host: ranks with the same name share a segment, ranks with
+  // different names meet only through the group's backend. Empty, the
+  // default: this machine's host name (gethostname), exchanged among ranks
+  // when the model is prepared. Tests name hosts to play several on one.
+  std::string host;
   // How long a rank waits for the others in a shared-memory average. As
   // ProcessGroupOptions::timeout: a hung peer fails the trial within a minute.
   std::chrono::milliseconds timeout{60'000};
@@ -96,6 +106,7 @@ class DistributedModel {
     int64_t bytes_per_step = 0;     // gradient bytes each rank allreduces per step
     double allreduce_wait_s = 0.0;  // total time backward waited for allreduces to finish
     bool shared_memory = false;     // averaged through shared memory, not the group's backend
+    int nodes = 1;                  // hosts the ranks run on (> 1 with shared_memory: hierarchical)
   };
 
   ~DistributedModel();

@@ -16,6 +16,7 @@
 #include <string>
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #include <torch/csrc/distributed/c10d/Store.hpp>
+#include <vector>
 
 #include "core/errors.h"
 
@@ -42,8 +43,12 @@ struct ProcessGroupOptions {
   // machine each extra runnable thread costs scheduler ticks, and our
   // reducer issues one bucket at a time anyway.
   int gloo_threads = 1;
-  // Address Gloo's transport binds to. Loopback: all ranks are on this host.
-  std::string gloo_hostname = "127.0.0.1";
+  // Address (or name) Gloo's transport binds to and advertises to peers.
+  // Empty, the default: as PyTorch, the interface GLOO_SOCKET_IFNAME names
+  // if set; else loopback when MASTER_ADDR is a loopback address or unset
+  // (every rank on this host: nothing leaves it); else this host's name,
+  // resolved (ranks on several hosts, MASTER_ADDR the first one).
+  std::string gloo_hostname;
 };
 
 // Creates a process group over `store` (one key namespace per group: wrap a
@@ -52,6 +57,16 @@ struct ProcessGroupOptions {
 c10::intrusive_ptr<c10d::ProcessGroup> new_process_group(c10::intrusive_ptr<c10d::Store> store,
                                                          int rank, int world_size,
                                                          const ProcessGroupOptions& options = {});
+
+// A group of some of `group`'s ranks, as torch.distributed.new_group: every
+// rank of `group` calls it, in the same order relative to other new_group
+// calls, with the same `ranks` (ascending). Members get the subgroup (their
+// rank in it is their index in `ranks`); the others get nullptr. It shares
+// `group`'s rendezvous store under a prefix of its own, so `group` must have
+// been made by new_process_group or init_process_group in this process.
+// Throws ProcessGroupError.
+c10::intrusive_ptr<c10d::ProcessGroup> new_group(
+    const c10::intrusive_ptr<c10d::ProcessGroup>& group, const std::vector<int>& ranks);
 
 // Forms this process's group from the torchrun-style environment (RANK,
 // WORLD_SIZE, MASTER_ADDR, MASTER_PORT): rank 0 hosts a TCPStore, the others
@@ -88,6 +103,8 @@ namespace detail {
 // This process's rank and world size: the default group's if there is one,
 // else RANK/WORLD_SIZE from the environment, else 0 and 1.
 std::pair<int, int> rank_and_world_size();
+// Whether new_group can make subgroups of `group` (it knows its store).
+bool has_store(const c10::intrusive_ptr<c10d::ProcessGroup>& group);
 }  // namespace detail
 
 }  // namespace train

@@ -54,9 +54,9 @@ inline void cpu_relax() {
 #endif
 }
 
-// out[j] = (sum over slots of slot[j]) * scale, then every slot[j] = out[j].
+// (sum over slots of slot[j]) * scale into slot[j] of the first `written` slots.
 template <int64_t kCount>
-void mean_block(float* const* slots, int world_size, int64_t offset, float scale) {
+void sum_block(float* const* slots, int world_size, int written, int64_t offset, float scale) {
   float acc[kCount];
   const float* first = slots[0] + offset;
   for (int64_t j = 0; j < kCount; ++j) acc[j] = first[j];
@@ -65,7 +65,7 @@ void mean_block(float* const* slots, int world_size, int64_t offset, float scale
     for (int64_t j = 0; j < kCount; ++j) acc[j] += s[j];
   }
   for (int64_t j = 0; j < kCount; ++j) acc[j] *= scale;
-  for (int k = 0; k < world_size; ++k) {
+  for (int k = 0; k < written; ++k) {
     float* s = slots[k] + offset;
     for (int64_t j = 0; j < kCount; ++j) s[j] = acc[j];
   }
@@ -151,7 +151,14 @@ void SharedMemoryAllreduce::barrier(std::chrono::milliseconds timeout) {
   }
 }
 
-void SharedMemoryAllreduce::allreduce_mean(std::chrono::milliseconds timeout) {
+std::pair<int64_t, int64_t> SharedMemoryAllreduce::share() const {
+  const int64_t blocks = (numel_ + kBlock - 1) / kBlock;
+  const int64_t per_rank = (blocks + world_size_ - 1) / world_size_;
+  const int64_t lo = std::min(numel_, rank_ * per_rank * kBlock);
+  return {lo, std::min(numel_, lo + per_rank * kBlock)};
+}
+
+void SharedMemoryAllreduce::combine(float scale, int written, std::chrono::milliseconds timeout) {
   barrier(timeout);  // every rank's slot holds its gradients
   float* slots[64];
   float** all = slots;
@@ -161,17 +168,31 @@ void SharedMemoryAllreduce::allreduce_mean(std::chrono::milliseconds timeout) {
     all = many.get();
   }
   for (int k = 0; k < world_size_; ++k) all[k] = slot_of(k);
-  // Rank r owns elements [lo, hi): whole blocks, so no two ranks write one
-  // cache line.
-  const int64_t blocks = (numel_ + kBlock - 1) / kBlock;
-  const int64_t per_rank = (blocks + world_size_ - 1) / world_size_;
-  const int64_t lo = std::min(numel_, rank_ * per_rank * kBlock);
-  const int64_t hi = std::min(numel_, lo + per_rank * kBlock);
-  const float scale = 1.0f / static_cast<float>(world_size_);
+  const auto [lo, hi] = share();
   int64_t i = lo;
-  for (; i + kBlock <= hi; i += kBlock) mean_block<kBlock>(all, world_size_, i, scale);
-  for (; i < hi; ++i) mean_block<1>(all, world_size_, i, scale);
-  barrier(timeout);  // every chunk written: no rank reads another's slot until the next call
+  for (; i + kBlock <= hi; i += kBlock) sum_block<kBlock>(all, world_size_, written, i, scale);
+  for (; i < hi; ++i) sum_block<1>(all, world_size_, written, i, scale);
+  barrier(timeout);  // every share written: no rank reads another's slot until the next call
+}
+
+void SharedMemoryAllreduce::allreduce_mean(std::chrono::milliseconds timeout) {
+  combine(1.0f / static_cast<float>(world_size_), world_size_, timeout);
+}
+
+void SharedMemoryAllreduce::reduce_to_first(float scale, std::chrono::milliseconds timeout) {
+  combine(scale, 1, timeout);
+}
+
+void SharedMemoryAllreduce::broadcast_first(std::chrono::milliseconds timeout) {
+  barrier(timeout);  // rank 0's slot is final
+  const auto [lo, hi] = share();
+  if (hi > lo) {
+    const float* first = slot_of(0) + lo;
+    for (int k = 1; k < world_size_; ++k) {
+      std::copy(first, first + (hi - lo), slot_of(k) + lo);
+    }
+  }
+  barrier(timeout);  // rank 0 may write its slot again (the next backward)
 }
 
 }  // namespace train::detail

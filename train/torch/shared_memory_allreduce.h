@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 
 namespace train::detail {
 
@@ -51,12 +52,27 @@ class SharedMemoryAllreduce {
   // ProcessGroupError when the other ranks do not arrive within `timeout`.
   void allreduce_mean(std::chrono::milliseconds timeout);
 
+  // The two halves of an average over several hosts, with the cross-host
+  // step between them on rank 0 (the host's leader):
+  // reduce_to_first() sets rank 0's slot to `scale` times the element-wise
+  // sum over all slots (the others keep theirs) and returns when it is
+  // complete; broadcast_first() copies rank 0's slot into every other slot.
+  // Both are collectives with the contract of allreduce_mean.
+  void reduce_to_first(float scale, std::chrono::milliseconds timeout);
+  void broadcast_first(std::chrono::milliseconds timeout);
+
  private:
   SharedMemoryAllreduce(std::string name, int rank, int world_size, int64_t numel, void* base,
                         size_t bytes);
   // Waits until every rank has called barrier() as often as this one.
   void barrier(std::chrono::milliseconds timeout);
   float* slot_of(int rank) const;
+  // Every rank sums its share of the elements (whole blocks, so no two ranks
+  // write one cache line) over all slots, times `scale`, into the first
+  // `written` slots.
+  void combine(float scale, int written, std::chrono::milliseconds timeout);
+  // This rank's share of the elements: [first, second).
+  std::pair<int64_t, int64_t> share() const;
 
   std::string name_;
   int rank_;

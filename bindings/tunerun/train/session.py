@@ -46,7 +46,7 @@ class TrainContext:
         return self._d["local_world_size"]
 
     def get_node_rank(self):
-        return 0
+        return self._d["node_rank"]
 
     def get_trial_id(self):
         return self._d["trial_id"]

@@ -4,6 +4,8 @@
 #include <torch/torch.h>
 
 #include <mutex>
+#include <string>
+#include <vector>
 
 #include "ranks.h"
 
@@ -24,6 +26,7 @@ struct SmallNet : torch::nn::Module {
 
 constexpr int64_t kBatch = 8;  // per rank
 constexpr int kSteps = 5;
+constexpr int kMaxWorld = 4;
 
 struct Data {
   torch::Tensor x, y;
@@ -31,7 +34,8 @@ struct Data {
 
 Data make_data() {
   torch::manual_seed(123);
-  return {torch::randn({2 * kBatch * kSteps, 10}), torch::randint(0, 3, {2 * kBatch * kSteps})};
+  return {torch::randn({kMaxWorld * kBatch * kSteps, 10}),
+          torch::randint(0, 3, {kMaxWorld * kBatch * kSteps})};
 }
 
 std::vector<torch::Tensor> snapshot(torch::nn::Module& m) {
@@ -65,23 +69,29 @@ void train(SmallNet& net, train::DistributedModel& ddp, const Data& data, int64_
   }
 }
 
-std::vector<torch::Tensor> single_rank_reference(const Data& data) {
+// One rank with the whole batch of `world_size` ranks.
+std::vector<torch::Tensor> single_rank_reference(const Data& data, int world_size) {
   torch::manual_seed(1);  // rank 0's initial weights, which DDP broadcasts
   SmallNet net;
   auto ddp = train::prepare_model(net);  // no group: a no-op wrapper
   CHECK(ddp->world_size() == 1);
-  train(net, *ddp, data, 0, 2 * kBatch, 2 * kBatch);
+  train(net, *ddp, data, 0, world_size * kBatch, world_size * kBatch);
   train::release_model(net);
   return snapshot(net);
 }
 
-void check_equivalence(train::DdpOptions base, bool set_grads_to_none) {
+// `world_size` ranks with batch kBatch each against one rank with all of it;
+// rank r runs on host hosts[r] (empty: all on this one).
+std::vector<train::DistributedModel::Stats> check_equivalence(train::DdpOptions base,
+                                                              bool set_grads_to_none,
+                                                              int world_size = 2,
+                                                              std::vector<std::string> hosts = {}) {
   torch::set_num_threads(1);
   Data data = make_data();
-  auto reference = single_rank_reference(data);
-  std::vector<std::vector<torch::Tensor>> result(2);
-  std::vector<train::DistributedModel::Stats> stats(2);
-  train::testing::run_ranks(2, [&](int rank, auto group) {
+  auto reference = single_rank_reference(data, world_size);
+  std::vector<std::vector<torch::Tensor>> result(world_size);
+  std::vector<train::DistributedModel::Stats> stats(world_size);
+  train::testing::run_ranks(world_size, [&](int rank, auto group) {
     // Ranks are threads sharing libtorch's global generator: draw one rank at
     // a time, so rank 0's weights are exactly the reference's (seed 1).
     static std::mutex init;
@@ -91,27 +101,53 @@ void check_equivalence(train::DdpOptions base, bool set_grads_to_none) {
     lock.unlock();
     train::DdpOptions options = base;
     options.process_group = group;
+    if (!hosts.empty()) options.host = hosts[rank];
     auto ddp = train::prepare_model(net, options);
-    train(net, *ddp, data, rank * kBatch, 2 * kBatch, kBatch, set_grads_to_none);
+    train(net, *ddp, data, rank * kBatch, world_size * kBatch, kBatch, set_grads_to_none);
     result[rank] = snapshot(net);
     stats[rank] = ddp->stats();
     train::release_model(net);
   });
-  CHECK(max_diff(result[0], reference) < 1e-5);
-  CHECK(max_diff(result[1], reference) < 1e-5);
-  CHECK(max_diff(result[0], result[1]) == 0.0);
-  CHECK(stats[0].steps == kSteps);
-  CHECK(stats[0].shared_memory == base.shared_memory);
+  for (int rank = 0; rank < world_size; ++rank) {
+    CHECK(max_diff(result[rank], reference) < 1e-5);
+    CHECK(max_diff(result[rank], result[0]) == 0.0);
+    CHECK(stats[rank].steps == kSteps);
+  }
+  return stats;
 }
 
 }  // namespace
 
 TEST_CASE("2-rank DDP with batch B per rank equals 1 rank with batch 2B") {
-  check_equivalence({}, false);  // ranks on one host: through shared memory
+  auto stats = check_equivalence({}, false);  // ranks on one host: through shared memory
+  CHECK(stats[0].shared_memory);
+  CHECK(stats[0].nodes == 1);
+}
+
+TEST_CASE("4 ranks on two hosts average hierarchically and equal 1 rank with batch 4B") {
+  auto stats = check_equivalence({}, false, 4, {"hostA", "hostA", "hostB", "hostB"});
+  for (const auto& s : stats) {
+    CHECK(s.shared_memory);  // on each host; across hosts through the leaders' group
+    CHECK(s.nodes == 2);
+  }
+  // Interleaved and uneven: host A runs ranks 0 and 2, host B ranks 1 and 3;
+  // then 2 ranks on one host and 1 on the other.
+  check_equivalence({}, false, 4, {"hostA", "hostB", "hostA", "hostB"});
+  stats = check_equivalence({}, true, 3, {"hostA", "hostA", "hostB"});
+  CHECK(stats[2].shared_memory);
+  CHECK(stats[2].nodes == 2);
+}
+
+TEST_CASE("one rank per host averages through the process group, overlapping backward") {
+  auto stats = check_equivalence({.bucket_cap_bytes = 256, .first_bucket_bytes = 64}, false, 2,
+                                 {"hostA", "hostB"});
+  CHECK_FALSE(stats[0].shared_memory);
+  CHECK(stats[0].nodes == 2);
+  CHECK(stats[0].buckets > 1);
 }
 
 TEST_CASE("2-rank DDP through the process group equals 1 rank with batch 2B") {
-  check_equivalence({.shared_memory = false}, false);
+  CHECK_FALSE(check_equivalence({.shared_memory = false}, false)[0].shared_memory);
 }
 
 TEST_CASE("DDP equivalence holds with one bucket per parameter") {

@@ -57,6 +57,37 @@ TEST_CASE("two ranks rendezvous through a TCPStore hosted by rank 0") {
   CHECK(sums == std::vector<float>{3.0f, 3.0f});
 }
 
+TEST_CASE("new_group: a subgroup's collectives involve its members only") {
+  std::vector<float> sums(3, -1.0f);
+  std::vector<int> sizes(3, 0);
+  train::testing::run_ranks(3, [&](int rank, auto group) {
+    auto odd_one_out = train::new_group(group, {0, 2});
+    auto everyone = train::new_group(group, {0, 1, 2});  // a second subgroup: its own keys
+    CHECK((odd_one_out == nullptr) == (rank == 1));
+    if (odd_one_out) {
+      sizes[rank] = odd_one_out->getSize();
+      std::vector<at::Tensor> t{at::full({2}, float(rank + 1))};
+      odd_one_out->allreduce(t)->wait();
+      sums[rank] = t[0][0].item<float>();
+    }
+    std::vector<at::Tensor> all{at::ones({1})};
+    everyone->allreduce(all)->wait();
+    CHECK(all[0].item<float>() == 3.0f);
+  });
+  CHECK(sums == std::vector<float>{4.0f, -1.0f, 4.0f});  // ranks 0 and 2: 1 + 3
+  CHECK(sizes == std::vector<int>{2, 0, 2});
+}
+
+TEST_CASE("new_group refuses ranks that are not ascending or out of the group") {
+  train::testing::run_ranks(2, [&](int, auto group) {
+    CHECK_THROWS_WITH_AS(train::new_group(group, {1, 0}),
+                         doctest::Contains("distinct, ascending and below 2"),
+                         train::ProcessGroupError);
+    CHECK_THROWS_AS(train::new_group(group, {0, 2}), train::ProcessGroupError);
+    CHECK_THROWS_AS(train::new_group(group, {}), train::ProcessGroupError);
+  });
+}
+
 TEST_CASE("a group whose peer never comes fails within the rendezvous timeout") {
   auto store = c10::make_intrusive<c10d::HashStore>();
   auto start = std::chrono::steady_clock::now();

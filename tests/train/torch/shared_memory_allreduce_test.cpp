@@ -79,3 +79,30 @@ TEST_CASE("a rank whose peer never arrives fails with ProcessGroupError") {
     }
   });
 }
+
+TEST_CASE("reduce_to_first sums into rank 0's slot; broadcast_first copies it to every slot") {
+  constexpr int kWorld = 3;
+  constexpr int64_t kNumel = 3000;
+  std::vector<std::vector<float>> reduced(kWorld), broadcast(kWorld);
+  run_ranks(kWorld, kNumel, [&](int rank, SharedMemoryAllreduce& segment) {
+    for (int round = 0; round < 2; ++round) {
+      float* slot = segment.slot();
+      for (int64_t i = 0; i < kNumel; ++i) slot[i] = static_cast<float>(rank + round + i);
+      segment.reduce_to_first(0.5f, std::chrono::seconds(20));
+      reduced[rank].assign(slot, slot + kNumel);
+      if (rank == 0) {
+        for (int64_t i = 0; i < kNumel; ++i) slot[i] += 1.0f;  // the cross-host step's stand-in
+      }
+      segment.broadcast_first(std::chrono::seconds(20));
+      broadcast[rank].assign(slot, slot + kNumel);
+    }
+  });
+  // Round 1: 0.5 * sum over ranks of (rank + 1 + i) = 0.5 * (6 + 3i); the others keep theirs.
+  for (int64_t i = 0; i < kNumel; i += 331) {
+    CHECK(reduced[0][i] == doctest::Approx(0.5 * (6 + 3 * i)));
+    CHECK(reduced[2][i] == static_cast<float>(2 + 1 + i));
+    CHECK(broadcast[0][i] == doctest::Approx(0.5 * (6 + 3 * i) + 1));
+  }
+  CHECK(broadcast[1] == broadcast[0]);
+  CHECK(broadcast[2] == broadcast[0]);
+}
