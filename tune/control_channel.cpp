@@ -65,6 +65,15 @@ void ControlChannel::queue(const std::string& routing_id, const protocol::Messag
   outbox_.emplace_back(routing_id, protocol::encode(message));
 }
 
+void ControlChannel::send_now(const std::string& routing_id, const protocol::Message& message) {
+  const std::string bytes = protocol::encode(message);
+  try {
+    socket_.send(zmq::buffer(routing_id), zmq::send_flags::sndmore);
+    socket_.send(zmq::buffer(bytes), zmq::send_flags::none);
+  } catch (const zmq::error_t&) {  // EHOSTUNREACH: the rank is gone
+  }
+}
+
 std::vector<std::string> ControlChannel::flush() {
   std::vector<std::string> unreachable;
   for (auto& [peer, bytes] : outbox_) {

@@ -69,8 +69,13 @@ class ControlChannel {
   // right behind the report).
   void unbind_peer(const std::string& routing_id);
 
-  // Queues a reply, sent by flush().
+  // Queues a reply, sent by flush(): after the store's commit, for
+  // decisions (a rank that hears one has its result on disk).
   void queue(const std::string& routing_id, const protocol::Message& message);
+  // Sends now what needs no commit first (a START, a resume): the rank
+  // starts while the controller commits. A rank gone is not an error here:
+  // its exit is handled as an exit.
+  void send_now(const std::string& routing_id, const protocol::Message& message);
   // Sends every queued reply; returns the routing ids that could not be
   // reached (their ranks are gone: their exits are handled as exits).
   std::vector<std::string> flush();

@@ -89,7 +89,7 @@ void TrialRuns::on_hello(const std::string& routing_id, const protocol::Hello& h
   store_.add_placement(
       {hello.trial_id, hello.attempt, hello.rank, hello.host, hello.step, unix_now()});
   channel_.bind_peer(routing_id, {hello.trial_id, hello.rank});
-  channel_.queue(routing_id, start_message(*trials_.find(hello.trial_id), hello.rank));
+  channel_.send_now(routing_id, start_message(*trials_.find(hello.trial_id), hello.rank));
 }
 
 void TrialRuns::fail_peer(const Peer& peer, const std::string& reason) {

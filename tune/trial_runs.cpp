@@ -217,8 +217,8 @@ void TrialRuns::launch(Trial& trial) {
     Group& group = *groups_.find(trial.id);
     for (size_t r = 0; r < group.ranks.size(); ++r) {
       channel_.bind_peer(group.ranks[r].routing_id, {trial.id, static_cast<int>(r)});
-      channel_.queue(group.ranks[r].routing_id,
-                     protocol::DecisionMsg{trial.iteration, Decision::kContinue, false});
+      channel_.send_now(group.ranks[r].routing_id,
+                        protocol::DecisionMsg{trial.iteration, Decision::kContinue, false});
     }
   } else if (source != GroupSource::kLaunched) {
     // Ranks already connected (kept, or a spare) run this one: they hear its START now.
@@ -227,7 +227,7 @@ void TrialRuns::launch(Trial& trial) {
       channel_.bind_peer(group.ranks[r].routing_id, {trial.id, static_cast<int>(r)});
       store_.add_placement({trial.id, trial.attempt, static_cast<int64_t>(r), group.ranks[r].host,
                             group.ranks[r].step, unix_now()});
-      channel_.queue(group.ranks[r].routing_id, start_message(trial, static_cast<int>(r)));
+      channel_.send_now(group.ranks[r].routing_id, start_message(trial, static_cast<int>(r)));
     }
   }
   if (log_.enabled(1)) {
