@@ -240,7 +240,11 @@ void TrialRuns::launch(Trial& trial) {
                                                   : "");
   }
   for (auto& cb : options_.callbacks) cb->on_trial_start(trial.id, trial.config);
-  if (groups_.wants_spare()) start_spare();
+  // A spare only where another trial may still start: one started for
+  // nothing is killed at the end, often mid-handshake (logged as refused).
+  const bool more_to_start = !searcher_finished_ || trials_.count(TrialStatus::kPending) > 0 ||
+                             trials_.count(TrialStatus::kPaused) > 0;
+  if (more_to_start && groups_.wants_spare()) start_spare();
 }
 
 // Starts the next trial's processes ahead, while this one runs. A spare
