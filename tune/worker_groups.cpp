@@ -49,7 +49,7 @@ GroupSource WorkerGroups::start(const std::string& trial_id, int attempt, int ma
 }
 
 void WorkerGroups::add_spare(int serial, const GroupLaunch& launch) {
-  Spare spare{Group{}, serial, Clock::now()};
+  Spare spare{Group{}, serial};
   spare.group.processes = launcher_.launch(launch);
   spare.group.ranks.resize(launch.ranks.size());
   spares_.push_back(std::move(spare));
@@ -69,13 +69,12 @@ bool WorkerGroups::spare_hello(int serial, int rank, int64_t pid, const Rank& he
   return false;
 }
 
-// Takes the oldest spare whose ranks all said HELLO; spares too old or with
-// a rank gone are killed on the way (and new ones wanted).
+// Takes the oldest spare whose ranks all said HELLO; spares with a rank
+// gone are killed on the way (and new ones wanted). Age does not matter: a
+// spare rank waits for its START as long as the controller lives.
 bool WorkerGroups::adopt_spare(Group& group) {
   for (auto it = spares_.begin(); it != spares_.end();) {
-    const bool alive = it->group.processes->reap().empty();
-    const bool fresh = Clock::now() - it->since < options_.idle_limit;
-    if (!alive || !fresh) {
+    if (!it->group.processes->reap().empty()) {
       it->group.processes->kill_and_wait();
       it = spares_.erase(it);
       continue;

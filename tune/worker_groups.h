@@ -163,7 +163,6 @@ class WorkerGroups {
   struct Spare {
     Group group;
     int serial = 0;
-    Clock::time_point since;
   };
   std::optional<GroupSource> adopt_idle(Group& group, const std::string& trial_id);
   bool adopt_spare(Group& group);
