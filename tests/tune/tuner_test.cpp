@@ -200,6 +200,18 @@ TEST_CASE("StopCondition accepts a stop dict, a predicate or a stopper") {
 
 // ---- end to end through the fixture program ------------------------------------
 
+// A rank that ran trial `t` (pid_func) without being started for it has
+// its id in its context and environment, and writes to its log.
+void check_rank_took_on(const Json& t) {
+  const std::string id = t["trial_id"];
+  CHECK(t["metrics"]["context_trial"] == id);
+  CHECK(t["metrics"]["env_trial"] == id);
+  std::ifstream log(std::filesystem::path(t["path"].get<std::string>()) / "rank_0.log");
+  std::stringstream text;
+  text << log.rdbuf();
+  CHECK(text.str().find("rank 0 runs " + id) != std::string::npos);
+}
+
 Json run_fixture(const std::string& scenario, const std::filesystem::path& storage) {
   const auto run = test::run_shell("'" + std::string(TUNER_FIXTURE) + "' " + scenario + " '" +
                                    storage.string() + "'");
@@ -332,13 +344,8 @@ TEST_CASE("reuse_workers: finished trials' ranks run the next ones, a failed gro
     CHECK(t["status"] == "TERMINATED");
     CHECK(t["metrics"]["training_iteration"] == 3);
     // A reused rank takes on the new trial's identity, port and log file.
-    CHECK(t["metrics"]["context_trial"] == id);
-    CHECK(t["metrics"]["env_trial"] == id);
+    check_rank_took_on(t);
     ports.insert(t["metrics"]["master_port"].get<std::string>());
-    std::ifstream log(std::filesystem::path(t["path"].get<std::string>()) / "rank_0.log");
-    std::stringstream text;
-    text << log.rdbuf();
-    CHECK(text.str().find("rank 0 runs " + id) != std::string::npos);
     pids.push_back(t["metrics"]["pid"].get<int64_t>());
   }
   REQUIRE(pids.size() == 6);
@@ -366,13 +373,8 @@ TEST_CASE("prestart_workers: each trial runs in fresh processes, started while t
     INFO(t.dump());
     if (t["status"] == "ERROR") continue;  // x = 3: its group is not used again
     // A prestarted rank takes on its trial's identity, port and log file.
-    CHECK(t["metrics"]["context_trial"] == id);
-    CHECK(t["metrics"]["env_trial"] == id);
+    check_rank_took_on(t);
     ports.insert(t["metrics"]["master_port"].get<std::string>());
-    std::ifstream log(std::filesystem::path(t["path"].get<std::string>()) / "rank_0.log");
-    std::stringstream text;
-    text << log.rdbuf();
-    CHECK(text.str().find("rank 0 runs " + id) != std::string::npos);
     pids.insert(t["metrics"]["pid"].get<int64_t>());
   }
   CHECK(pids.size() == 5);  // no process ran two trials
