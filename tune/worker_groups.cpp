@@ -185,6 +185,12 @@ Group WorkerGroups::release(const std::string& trial_id, bool keep) {
   } else {
     // Whatever the ranks started (a command trainable's children) goes too.
     group.processes->signal(SIGKILL);
+    // Reaped later (check_deadlines), not waited for here: the next trial
+    // need not wait for the kernel to tear these down. Not so for GPUs:
+    // they are given back only once their processes are gone.
+    const bool holds_gpus = std::any_of(group.gpus.begin(), group.gpus.end(),
+                                        [](const auto& devices) { return !devices.empty(); });
+    if (!holds_gpus) dying_.push_back(std::move(group.processes));
   }
   return group;
 }
@@ -208,6 +214,10 @@ std::vector<GroupEvent> WorkerGroups::reap(const std::string& trial_id) {
 }
 
 std::vector<GroupEvent> WorkerGroups::check_deadlines(Clock::time_point now) {
+  std::erase_if(dying_, [](auto& processes) {
+    processes->reap();
+    return processes->all_exited();
+  });
   std::vector<GroupEvent> events;
   const auto timeout = std::chrono::duration<double>(options_.heartbeat_timeout_s);
   for (auto& [id, group] : groups_) {

@@ -141,7 +141,8 @@ class WorkerGroups {
   std::vector<std::pair<int, std::string>> exit_fds() const;
   // The exits of the trial's ranks since the last call.
   std::vector<GroupEvent> reap(const std::string& trial_id);
-  // Acts on due SIGKILL deadlines; returns expired settle times and missed heartbeats.
+  // Acts on due SIGKILL deadlines and reaps released groups; returns expired
+  // settle times and missed heartbeats.
   std::vector<GroupEvent> check_deadlines(Clock::time_point now);
   // The earliest deadline of any group, or `latest`.
   Clock::time_point next_deadline(Clock::time_point latest) const;
@@ -172,6 +173,9 @@ class WorkerGroups {
   std::map<std::string, Group> groups_;  // by trial id
   std::vector<Idle> idle_;               // newest last
   std::vector<Spare> spares_;            // oldest first
+  // Released groups sent SIGKILL, not yet reaped (their destructors would
+  // wait for them).
+  std::vector<std::unique_ptr<LaunchedGroup>> dying_;
 };
 
 }  // namespace tune
