@@ -75,7 +75,7 @@ bool WorkerGroups::spare_hello(int serial, int rank, int64_t pid, const Rank& he
 bool WorkerGroups::adopt_spare(Group& group) {
   for (auto it = spares_.begin(); it != spares_.end();) {
     if (!it->group.processes->reap().empty()) {
-      it->group.processes->kill_and_wait();
+      let_go(std::move(it->group.processes));
       it = spares_.erase(it);
       continue;
     }
@@ -115,7 +115,7 @@ std::optional<GroupSource> WorkerGroups::adopt_idle(Group& group, const std::str
       group = std::move(idle.group);
       return suspended && idle.kept_for == trial_id ? GroupSource::kSuspended : GroupSource::kKept;
     }
-    idle.group.processes->kill_and_wait();
+    let_go(std::move(idle.group.processes));
   }
 }
 
@@ -128,7 +128,7 @@ bool WorkerGroups::holds_suspended(const std::string& trial_id) const {
 void WorkerGroups::discard_kept(const std::string& trial_id) {
   std::erase_if(idle_, [&](Idle& idle) {
     if (idle.kept_for != trial_id) return false;
-    idle.group.processes->kill_and_wait();
+    let_go(std::move(idle.group.processes));
     return true;
   });
 }
@@ -179,18 +179,16 @@ Group WorkerGroups::release(const std::string& trial_id, bool keep) {
     idle.group.ranks = group.ranks;
     idle_.push_back(std::move(idle));
     if (idle_.size() > options_.max_idle) {
-      idle_.front().group.processes->kill_and_wait();
+      let_go(std::move(idle_.front().group.processes));
       idle_.erase(idle_.begin());
     }
   } else {
     // Whatever the ranks started (a command trainable's children) goes too.
     group.processes->signal(SIGKILL);
-    // Reaped later (check_deadlines), not waited for here: the next trial
-    // need not wait for the kernel to tear these down. Not so for GPUs:
-    // they are given back only once their processes are gone.
+    // GPUs are given back only once their processes are gone.
     const bool holds_gpus = std::any_of(group.gpus.begin(), group.gpus.end(),
                                         [](const auto& devices) { return !devices.empty(); });
-    if (!holds_gpus) dying_.push_back(std::move(group.processes));
+    if (!holds_gpus) let_go(std::move(group.processes));
   }
   return group;
 }
@@ -211,6 +209,13 @@ std::vector<GroupEvent> WorkerGroups::reap(const std::string& trial_id) {
     events.push_back({GroupEvent::Kind::kRankExited, trial_id, exit.rank, exit.status});
   }
   return events;
+}
+
+// Sent SIGKILL and reaped later (check_deadlines), not waited for: nothing
+// in the loop waits for the kernel to tear a group down.
+void WorkerGroups::let_go(std::unique_ptr<LaunchedGroup> processes) {
+  processes->signal(SIGKILL);
+  dying_.push_back(std::move(processes));
 }
 
 std::vector<GroupEvent> WorkerGroups::check_deadlines(Clock::time_point now) {

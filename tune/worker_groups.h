@@ -167,6 +167,7 @@ class WorkerGroups {
   };
   std::optional<GroupSource> adopt_idle(Group& group, const std::string& trial_id);
   bool adopt_spare(Group& group);
+  void let_go(std::unique_ptr<LaunchedGroup> processes);
 
   Launcher& launcher_;
   WorkerGroupOptions options_;
