@@ -37,6 +37,15 @@ storage::ExperimentStore open_store(const ExperimentSpec& spec) {
   return storage::ExperimentStore::open_read_only(spec.experiment_dir());
 }
 
+// HELLO as `trial_id`'s rank 0, then a well-formed report of a perfect result.
+void pretend_rank_0(zmq::socket_t& socket, const std::string& trial_id) {
+  socket.send(zmq::buffer(protocol::encode(protocol::Hello{trial_id, 0, 0, 1})),
+              zmq::send_flags::none);
+  socket.send(zmq::buffer(protocol::encode(protocol::Report{1, {{"accuracy", 99.0}}, 0, 0})),
+              zmq::send_flags::none);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+}
+
 // The keypair of rank 0 of the first group launched (tune/rank_keys.h), read
 // as soon as its file is whole; throws after 30 s without it.
 train::CurveKeypair first_rank_key(const ExperimentSpec& spec) {
@@ -200,14 +209,7 @@ TEST_CASE("peers without the experiment's CURVE keys are refused and nothing the
   spec.param_space.set("sleep_s", 0.1);
   zmq::context_t ctx;
   std::vector<std::thread> attackers;
-  // HELLO as trial 0's rank 0, then a well-formed report of a perfect result.
-  auto pretend_rank = [](zmq::socket_t& socket) {
-    socket.send(zmq::buffer(protocol::encode(protocol::Hello{"outsider_00000", 0, 0, 1})),
-                zmq::send_flags::none);
-    socket.send(zmq::buffer(protocol::encode(protocol::Report{1, {{"accuracy", 99.0}}, 0, 0})),
-                zmq::send_flags::none);
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  };
+  auto pretend_rank = [](zmq::socket_t& socket) { pretend_rank_0(socket, "outsider_00000"); };
   ControllerOptions options;
   options.on_listen = [&](const std::string& endpoint) {
     // The controller's public key is no secret; a key pair of one's own is no credential.
@@ -256,13 +258,6 @@ TEST_CASE("a rank's key speaks only for that rank, and only while its group live
   zmq::context_t ctx;
   std::thread attacker;
   bool group_gone = false;
-  auto pretend = [](zmq::socket_t& socket, const std::string& trial_id) {
-    socket.send(zmq::buffer(protocol::encode(protocol::Hello{trial_id, 0, 0, 1})),
-                zmq::send_flags::none);
-    socket.send(zmq::buffer(protocol::encode(protocol::Report{1, {{"accuracy", 99.0}}, 0, 0})),
-                zmq::send_flags::none);
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  };
   ControllerOptions options;
   options.on_listen = [&](const std::string& endpoint) {
     const auto keys = spec.experiment_dir() / "keys";
@@ -275,7 +270,7 @@ TEST_CASE("a rank's key speaks only for that rank, and only while its group live
         socket.set(zmq::sockopt::linger, 1000);
         train::make_curve_client(socket, server_key, stolen);
         socket.connect(endpoint);
-        pretend(socket, "keyed_00001");
+        pretend_rank_0(socket, "keyed_00001");
       }
       // Once trial 0's group is gone (its key folder removed), the key opens nothing.
       for (int i = 0; i < 3000 && std::filesystem::exists(keys / "group_1"); ++i) {
@@ -286,7 +281,7 @@ TEST_CASE("a rank's key speaks only for that rank, and only while its group live
       socket.set(zmq::sockopt::linger, 0);
       train::make_curve_client(socket, server_key, stolen);
       socket.connect(endpoint);
-      pretend(socket, "keyed_00000");
+      pretend_rank_0(socket, "keyed_00000");
     });
   };
   ExperimentSummary summary = run(spec, options);
