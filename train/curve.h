@@ -1,12 +1,12 @@
 // CURVE credentials of the control channel (ZeroMQ's CurveZMQ: every
 // connection between the controller and a rank is authenticated and
-// encrypted). Per experiment, each run of the controller makes two
-// keypairs: the controller's (its ROUTER is the CURVE server) and the
-// workers' (every rank connects as a CURVE client with it). Both are
-// written with mode 0600 under the experiment directory's keys/; a rank
-// gets the controller's public key and the path of the workers' key file
-// through its environment (train/worker_env.h). The controller accepts only
-// clients presenting the workers' public key (tune/control_channel.h).
+// encrypted). Each run of the controller makes a keypair of its own (its
+// ROUTER is the CURVE server) and one for every rank it launches (each rank
+// connects as a CURVE client with its own). All are written with mode 0600
+// under the experiment directory's keys/; a rank gets the controller's
+// public key and the path of its own key file through its environment
+// (train/worker_env.h). The controller accepts a key only while the rank it
+// was issued to lives, and only for that rank (tune/rank_keys.h).
 #pragma once
 
 #include <filesystem>

@@ -53,10 +53,14 @@ WorkerEnv WorkerEnv::from_environment() {
   env.parent_pid = number<long>(kEnvParentPid);
   env.heartbeat_s = number<double>(kEnvHeartbeatS);
   env.curve_server_key = require(kEnvCurveServerKey);
-  env.curve_keys = read_keypair(require(kEnvCurveKeyFile));
   if (env.rank < 0 || env.rank >= env.world_size) {
     throw tune::Error(fmt::format("RANK={} is outside WORLD_SIZE={}", env.rank, env.world_size));
   }
+  std::string key_file = require(kEnvCurveKeyFile);
+  if (auto at = key_file.find("%t"); at != std::string::npos) {
+    key_file.replace(at, 2, std::to_string(env.rank));
+  }
+  env.curve_keys = read_keypair(key_file);
   return env;
 }
 

@@ -20,8 +20,8 @@ inline constexpr const char* kEnvParentPid = "TUNERUN_PARENT_PID";
 inline constexpr const char* kEnvHeartbeatS = "TUNERUN_HEARTBEAT_S";  // seconds between beats
 // "1": after DONE the rank stays connected for another trial's START (reuse_workers).
 inline constexpr const char* kEnvReuse = "TUNERUN_REUSE";
-// The control channel's CURVE credentials (train/curve.h): the controller's
-// public key, and the path of the 0600 file holding the workers' keypair.
+// The control channel's CURVE credentials (train/curve.h): the controller's public key, and
+// the path of the 0600 file of this rank's own keypair, "%t" standing for the rank.
 inline constexpr const char* kEnvCurveServerKey = "TUNERUN_CURVE_SERVER_KEY";
 inline constexpr const char* kEnvCurveKeyFile = "TUNERUN_CURVE_KEY_FILE";
 
@@ -38,7 +38,7 @@ struct WorkerEnv {
   long parent_pid = 0;
   double heartbeat_s = 2.0;
   std::string curve_server_key;
-  CurveKeypair curve_keys;  // read from the file kEnvCurveKeyFile names
+  CurveKeypair curve_keys;  // read from the file kEnvCurveKeyFile names for this rank
 
   // Reads the variables above and the key file; throws tune::Error naming a
   // missing or malformed one.

@@ -6,13 +6,31 @@
 
 namespace tune {
 
+namespace {
+
+std::string rank_name(const std::string& trial_id, int rank) {
+  return fmt::format("{}\n{}", trial_id, rank);
+}
+
+// The CURVE key ZAP named the connection by (tune/zap_handler.h).
+std::string connection_key(zmq::message_t& frame) {
+  try {
+    return frame.gets("User-Id");
+  } catch (const zmq::error_t&) {
+    return {};
+  }
+}
+
+}  // namespace
+
 ChannelKeys make_channel_keys(const std::filesystem::path& experiment_dir) {
   const auto dir = experiment_dir / "keys";
+  std::error_code ignored;
+  std::filesystem::remove_all(dir, ignored);  // the keys of an earlier run's ranks
   std::filesystem::create_directories(dir);
   std::filesystem::permissions(dir, std::filesystem::perms::owner_all);
-  ChannelKeys keys{train::make_curve_keypair(), train::make_curve_keypair(), dir / "worker.key"};
+  ChannelKeys keys{train::make_curve_keypair(), dir};
   train::write_keypair(dir / "controller.key", keys.controller);
-  train::write_keypair(keys.workers_file, keys.workers);
   return keys;
 }
 
@@ -21,8 +39,7 @@ ControlChannel::ControlChannel(zmq::context_t& context, const std::string& endpo
     : socket_(context, zmq::socket_type::router) {
   socket_.set(zmq::sockopt::linger, 0);
   train::make_curve_server(socket_, keys.controller);
-  zap_ = std::make_unique<ZapHandler>(context, socket_,
-                                      std::vector<std::string>{keys.workers.public_key});
+  zap_ = std::make_unique<ZapHandler>(context, socket_);
   socket_.set(zmq::sockopt::router_mandatory, true);
   socket_.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(protocol::kMaxMessageBytes));
   socket_.bind(endpoint);
@@ -52,11 +69,75 @@ void ControlChannel::drain(int limit, const Handler& on_message, const RejectHan
       on_reject(peer, known, e.what());
       continue;
     }
+    const std::string key = connection_key(frames[0]);
+    const auto* beat = std::get_if<protocol::Heartbeat>(&message);
+    // Not an offence: a late beat of a killed group whose trial's rank has a new connection.
+    if (beat != nullptr && !beats_for_its_rank(*beat, key)) continue;
+    if (auto why = check_key(peer, key, message)) {
+      on_reject(peer, nullptr, *why);  // an impostor: the rank it names did nothing wrong
+      continue;
+    }
     on_message(peer, known, message);
   }
 }
 
+std::optional<std::string> ControlChannel::check_key(const std::string& routing_id,
+                                                     const std::string& key,
+                                                     const protocol::Message& message) {
+  if (const auto* hello = std::get_if<protocol::Hello>(&message)) {
+    auto issued = issued_.find(key);
+    if (issued == issued_.end() || issued->second.trial_id != hello->trial_id ||
+        issued->second.attempt != hello->attempt || issued->second.rank != hello->rank) {
+      return fmt::format(
+          "HELLO as rank {} of trial {} attempt {} from a connection whose key was not issued "
+          "to that rank",
+          hello->rank, hello->trial_id, hello->attempt);
+    }
+    keys_[routing_id] = key;
+    return std::nullopt;
+  }
+  auto held = keys_.find(routing_id);
+  if (held == keys_.end() || held->second == key) return std::nullopt;
+  return fmt::format("{} on the routing id of a rank, from a connection without its key",
+                     protocol::type_name(message));
+}
+
+// A rank beats on a connection of its own, holding the key of its HELLO.
+bool ControlChannel::beats_for_its_rank(const protocol::Heartbeat& beat,
+                                        const std::string& key) const {
+  auto bound = bound_.find(rank_name(beat.trial_id, beat.rank));
+  if (bound == bound_.end()) return true;  // not bound (yet): nothing to check against
+  auto held = keys_.find(bound->second);
+  return held == keys_.end() || held->second == key;
+}
+
+void ControlChannel::admit(const std::string& public_key, const std::string& trial_id, int attempt,
+                           int rank) {
+  issued_[public_key] = {trial_id, attempt, rank};
+  zap_->admit(public_key);
+}
+
+void ControlChannel::revoke(const std::string& public_key) {
+  zap_->revoke(public_key);
+  issued_.erase(public_key);
+  std::erase_if(keys_, [&](const auto& entry) { return entry.second == public_key; });
+}
+
+void ControlChannel::forget_rank(const std::string& routing_id, const Peer& peer) {
+  auto bound = bound_.find(rank_name(peer.trial_id, peer.rank));
+  if (bound != bound_.end() && bound->second == routing_id) bound_.erase(bound);
+}
+
+void ControlChannel::bind_peer(const std::string& routing_id, Peer peer) {
+  auto& slot = peers_[routing_id];
+  forget_rank(routing_id, slot);
+  bound_[rank_name(peer.trial_id, peer.rank)] = routing_id;
+  slot = std::move(peer);
+}
+
 void ControlChannel::unbind_peer(const std::string& routing_id) {
+  auto bound = peers_.find(routing_id);
+  if (bound != peers_.end()) forget_rank(routing_id, bound->second);
   peers_.erase(routing_id);
   std::erase_if(outbox_, [&](const auto& entry) { return entry.first == routing_id; });
 }

@@ -1,7 +1,8 @@
 // ControlChannel: the controller's end of the control protocol
 // (core/protocol.h): one ZeroMQ ROUTER socket, a CURVE server that admits
-// only the experiment's workers (tune/zap_handler.h), the peers that said HELLO
-// (which trial and rank each routing id speaks for), the messages it had to
+// only keys issued to live ranks (tune/zap_handler.h, tune/rank_keys.h), the
+// peers that said HELLO (which trial and rank each routing id speaks for:
+// only the one its key was issued to), the messages it had to
 // reject, and the outbox of replies, sent only after the store committed
 // what they acknowledge.
 //
@@ -12,6 +13,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -27,14 +29,13 @@ namespace tune {
 // The credentials of one controller run (train/curve.h).
 struct ChannelKeys {
   train::CurveKeypair controller;
-  train::CurveKeypair workers;
-  std::filesystem::path workers_file;  // the workers' keypair, mode 0600: ranks read it
+  std::filesystem::path dir;  // mode 0700: controller.key, and each rank's (tune/rank_keys.h)
 };
 
-// Makes fresh keys for this run and writes them, mode 0600, under
-// `experiment_dir`/keys/ (controller.key, worker.key): ranks of an earlier
-// run, or of a killed controller, can no longer connect. Throws
-// StorageError naming the file it could not write.
+// Makes a fresh controller keypair for this run and writes it, mode 0600, to
+// `experiment_dir`/keys/controller.key, removing what an earlier run left
+// there: ranks of an earlier run, or of a killed controller, can no longer
+// connect. Throws StorageError naming the file it could not write.
 ChannelKeys make_channel_keys(const std::filesystem::path& experiment_dir);
 
 struct Peer {
@@ -53,7 +54,7 @@ class ControlChannel {
       std::function<void(const std::string& routing_id, const Peer* peer, const std::string&)>;
 
   // Binds a ROUTER socket to `endpoint` (e.g. "tcp://127.0.0.1:*"), a
-  // CURVE server with `keys.controller` admitting clients with `keys.workers`.
+  // CURVE server with `keys.controller` admitting no client until admit().
   // `context` gets the ZAP handler: one ControlChannel per context.
   ControlChannel(zmq::context_t& context, const std::string& endpoint, const ChannelKeys& keys);
 
@@ -63,7 +64,15 @@ class ControlChannel {
   // Receives what is waiting, at most `limit` messages.
   void drain(int limit, const Handler& on_message, const RejectHandler& on_reject);
 
-  void bind_peer(const std::string& routing_id, Peer peer) { peers_[routing_id] = std::move(peer); }
+  // Lets clients holding `public_key` connect; a connection holding it may
+  // say HELLO only as `rank` of `attempt` of `trial_id` (a spare group's:
+  // train::kSpareTrialId and its serial), and every later message on it
+  // must hold it too; a heartbeat for a bound rank from another key is dropped.
+  void admit(const std::string& public_key, const std::string& trial_id, int attempt, int rank);
+  // Refuses new connections holding `public_key` (its rank's group is gone).
+  void revoke(const std::string& public_key);
+
+  void bind_peer(const std::string& routing_id, Peer peer);
   // Forgets the peer and drops what is queued for it: a rank whose trial
   // ended needs no answer (its last report's decision, say, when DONE came
   // right behind the report).
@@ -87,10 +96,29 @@ class ControlChannel {
   static std::string peer_name(const std::string& routing_id);
 
  private:
+  struct Issued {
+    std::string trial_id;
+    int attempt = 0;
+    int rank = 0;
+  };
+  // Why `message`, received on `routing_id`'s connection whose CURVE key is
+  // `key`, does not come from the rank it speaks for; nullopt when it does.
+  // A HELLO that passes ties the routing id to its key.
+  std::optional<std::string> check_key(const std::string& routing_id, const std::string& key,
+                                       const protocol::Message& message);
+  // Whether `beat`, from a connection holding `key`, may count for its rank:
+  // only the key of the connection its rank is bound to may.
+  bool beats_for_its_rank(const protocol::Heartbeat& beat, const std::string& key) const;
+  // Drops the rank `peer` from bound_ if `routing_id` is what it is bound to.
+  void forget_rank(const std::string& routing_id, const Peer& peer);
+
   zmq::socket_t socket_;
   std::unique_ptr<ZapHandler> zap_;  // after socket_: stops watching it first
   std::string endpoint_;
   std::unordered_map<std::string, Peer> peers_;
+  std::unordered_map<std::string, Issued> issued_;           // public key -> its rank
+  std::unordered_map<std::string, std::string> keys_;        // routing id -> key its HELLO held
+  std::unordered_map<std::string, std::string> bound_;       // "trial\nrank" -> its routing id
   std::vector<std::pair<std::string, std::string>> outbox_;  // routing id, encoded message
 };
 

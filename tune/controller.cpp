@@ -10,6 +10,7 @@
 #include "tune/control_channel.h"
 #include "tune/experiment_lock.h"
 #include "tune/local_launcher.h"
+#include "tune/rank_keys.h"
 #include "tune/signal_pipe.h"
 #include "tune/spec_validation.h"
 #include "tune/trial_runs.h"
@@ -100,12 +101,13 @@ class TrialController::Impl {
     if (options_.handle_signals) signals_.emplace();
     const ChannelKeys keys = make_channel_keys(dir);
     channel_.emplace(zmq_, fmt::format("tcp://{}:*", options_.control_address), keys);
+    keyed_launcher_.emplace(*options_.launcher, *channel_, keys.dir);
     // A command trainable starts its command per trial anyway, and GPUs are
     // bound to a rank's environment at spawn: neither gains from reuse.
     const bool reusable = spec_.trainable.command.empty() && spec_.trainable.gpus_per_worker == 0 &&
                           options_.launcher->keeps_idle_groups();
     const bool reuse = reusable && spec_.reuse_workers;
-    groups_.emplace(*options_.launcher,
+    groups_.emplace(*keyed_launcher_,
                     WorkerGroupOptions{.reuse = reuse,
                                        .keep_paused = reusable,
                                        .heartbeat_timeout_s = spec_.heartbeat_timeout_s,
@@ -115,7 +117,6 @@ class TrialController::Impl {
         inherited_environment(pool_->has_gpus(), spec_.trainable.threads_per_worker > 0),
         channel_->endpoint(),
         keys.controller.public_key,
-        keys.workers_file.string(),
         pool_->has_gpus(),
         reusable};
     runs_.emplace(TrialRuns::Parts{spec_, options_, *store_, *pool_, plugins_, *groups_, *channel_,
@@ -266,6 +267,7 @@ class TrialController::Impl {
   std::optional<SignalPipe> signals_;
   zmq::context_t zmq_{1};
   std::optional<ControlChannel> channel_;
+  std::optional<KeyedLauncher> keyed_launcher_;  // each rank's own keys, on channel_
   std::optional<WorkerGroups> groups_;  // after channel_: destroyed first, killing the groups
   std::optional<TrialRuns> runs_;
   int64_t rejected_ = 0;

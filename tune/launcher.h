@@ -29,6 +29,7 @@ struct RankLaunch {
 
 struct GroupLaunch {
   std::string trial_id;
+  int attempt = 0;                    // or a spare group's serial (what its HELLO says)
   std::vector<std::string> argv;      // argv[0] is the executable
   std::vector<std::string> env;       // the whole environment every rank shares
   std::filesystem::path working_dir;  // empty: the controller's

@@ -45,13 +45,17 @@ GroupLaunch group_launch(const WorkerLaunchContext& context, const ExperimentSpe
                          const std::string& trial_id, int attempt, int master_port,
                          const std::vector<std::vector<std::string>>& gpus,
                          const std::vector<std::filesystem::path>& log_files) {
-  GroupLaunch launch{
-      trial_id, context.argv, context.env, spec.trainable.working_dir, spec.trainable, {}};
+  // Each rank's own CURVE keys are the launcher's (tune/rank_keys.h).
+  GroupLaunch launch{.trial_id = trial_id,
+                     .attempt = attempt,
+                     .argv = context.argv,
+                     .env = context.env,
+                     .working_dir = spec.trainable.working_dir,
+                     .resources = spec.trainable};
   auto& env = launch.env;
   env.push_back(fmt::format("{}=1", train::kEnvWorker));
   env.push_back(fmt::format("{}={}", train::kEnvController, context.controller));
   env.push_back(fmt::format("{}={}", train::kEnvCurveServerKey, context.server_key));
-  env.push_back(fmt::format("{}={}", train::kEnvCurveKeyFile, context.key_file));
   env.push_back(fmt::format("{}={}", train::kEnvTrialId, trial_id));
   env.push_back(fmt::format("{}={}", train::kEnvAttempt, attempt));
   env.push_back(fmt::format("{}={}", train::kEnvParentPid, getpid()));

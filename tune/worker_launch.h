@@ -22,7 +22,6 @@ struct WorkerLaunchContext {
   std::vector<std::string> env;   // inherited_environment()
   std::string controller;         // the control channel's endpoint
   std::string server_key;         // its CURVE public key (tune/control_channel.h)
-  std::string key_file;           // the workers' CURVE keypair, mode 0600
   bool has_gpus = false;          // the machine lends GPUs: every rank gets CUDA_VISIBLE_DEVICES
   bool reuse = false;             // ranks stay for the next trial after DONE
 };

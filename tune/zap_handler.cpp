@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
@@ -35,10 +34,8 @@ std::vector<zmq::message_t> receive_frames(zmq::socket_t& socket) {
 
 }  // namespace
 
-ZapHandler::ZapHandler(zmq::context_t& context, zmq::socket_t& server,
-                       std::vector<std::string> allowed_public_keys)
-    : allowed_(std::move(allowed_public_keys)),
-      stop_(make_socket(context, zmq::socket_type::pair)) {
+ZapHandler::ZapHandler(zmq::context_t& context, zmq::socket_t& server)
+    : stop_(make_socket(context, zmq::socket_type::pair)) {
   auto zap = make_socket(context, zmq::socket_type::rep);
   zap.bind("inproc://zeromq.zap.01");
   const std::string monitor_name = inproc_name(this, "monitor");
@@ -61,6 +58,16 @@ ZapHandler::ZapHandler(zmq::context_t& context, zmq::socket_t& server,
 ZapHandler::~ZapHandler() {
   stop_.send(zmq::str_buffer("x"), zmq::send_flags::none);
   thread_.join();
+}
+
+void ZapHandler::admit(const std::string& public_key) {
+  std::lock_guard lock(mutex_);
+  admitted_.insert(public_key);
+}
+
+void ZapHandler::revoke(const std::string& public_key) {
+  std::lock_guard lock(mutex_);
+  admitted_.erase(public_key);
 }
 
 std::vector<std::string> ZapHandler::take_refusals() {
@@ -91,12 +98,15 @@ void ZapHandler::answer(zmq::socket_t& zap) {
   std::vector<zmq::message_t> frames = receive_frames(zap);
   bool ok = false;
   std::string why = "a malformed ZAP request";
+  char key[41] = {};
   if (frames.size() >= 7 && frames[5].to_string_view() == "CURVE" &&
       frames[6].size() == kCurveKeyBytes) {
-    char key[41];
     zmq_z85_encode(key, static_cast<const uint8_t*>(frames[6].data()), kCurveKeyBytes);
-    ok = std::find(allowed_.begin(), allowed_.end(), key) != allowed_.end();
-    why = fmt::format("peer {} presented CURVE key {}, not this experiment's workers'",
+    {
+      std::lock_guard lock(mutex_);
+      ok = admitted_.contains(key);
+    }
+    why = fmt::format("peer {} presented CURVE key {}, not one issued to a live rank",
                       frames[3].to_string(), key);
   } else if (frames.size() >= 6) {
     why = fmt::format("peer {} used mechanism {}, not CURVE", frames[3].to_string(),
@@ -108,8 +118,9 @@ void ZapHandler::answer(zmq::socket_t& zap) {
   zap.send(zmq::buffer(request_id), zmq::send_flags::sndmore);
   zap.send(ok ? zmq::str_buffer("200") : zmq::str_buffer("400"), zmq::send_flags::sndmore);
   zap.send(ok ? zmq::str_buffer("OK") : zmq::str_buffer("unknown key"), zmq::send_flags::sndmore);
-  zap.send(zmq::str_buffer(""), zmq::send_flags::sndmore);  // user id
-  zap.send(zmq::str_buffer(""), zmq::send_flags::none);     // metadata
+  // The user id: the key itself, which the channel maps to the rank it was issued to.
+  zap.send(zmq::const_buffer(key, ok ? std::strlen(key) : 0), zmq::send_flags::sndmore);
+  zap.send(zmq::str_buffer(""), zmq::send_flags::none);  // metadata
 }
 
 // A monitor event: 2 bytes of event, 4 of value, then the endpoint.

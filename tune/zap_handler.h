@@ -1,11 +1,13 @@
 // ZapHandler: who may connect to the control channel. ZeroMQ asks the ZAP
 // handler of a context (RFC 27, a REP socket at inproc://zeromq.zap.01)
 // about every CURVE client that completed its handshake; this one accepts
-// the clients presenting an allowed public key (the experiment's workers,
-// train/curve.h) and refuses every other. It also watches the server socket
-// for peers that fail the handshake before ZAP is asked (no CURVE at all, or
-// not the controller's key). Refusals are kept for take_refusals(): the
-// controller logs them; a refused peer never gets a message through.
+// the clients presenting a public key admitted now (each launched rank's own,
+// tune/rank_keys.h), names the connection by that key (ZeroMQ's "User-Id"
+// property of every message it sends), and refuses every other. It also
+// watches the server socket for peers that fail the handshake before ZAP is
+// asked (no CURVE at all, or not the controller's key). Refusals are kept
+// for take_refusals(): the controller logs them; a refused peer never gets a
+// message through.
 //
 // A thread of its own (ZeroMQ calls ZAP while the controller may be busy);
 // one per context. The constructor must run before the socket binds.
@@ -14,6 +16,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <unordered_set>
 #include <vector>
 #include <zmq.hpp>
 
@@ -21,12 +24,17 @@ namespace tune {
 
 class ZapHandler {
  public:
-  ZapHandler(zmq::context_t& context, zmq::socket_t& server,
-             std::vector<std::string> allowed_public_keys);
+  // Admits no key until admit().
+  ZapHandler(zmq::context_t& context, zmq::socket_t& server);
   ~ZapHandler();  // stops the thread
 
   ZapHandler(const ZapHandler&) = delete;
   ZapHandler& operator=(const ZapHandler&) = delete;
+
+  // Accepts handshakes with `public_key` (Z85) from now on, until revoke();
+  // connections already made are not affected either way.
+  void admit(const std::string& public_key);
+  void revoke(const std::string& public_key);
 
   // Why each peer was refused since the last call, oldest first.
   std::vector<std::string> take_refusals();
@@ -37,10 +45,10 @@ class ZapHandler {
   void note_handshake_failure(zmq::socket_t& monitor);
   void refuse(std::string why);
 
-  std::vector<std::string> allowed_;
   zmq::socket_t stop_;  // a byte on it ends the thread
   std::mutex mutex_;
-  std::vector<std::string> refusals_;  // guarded by mutex_
+  std::unordered_set<std::string> admitted_;  // guarded by mutex_
+  std::vector<std::string> refusals_;         // guarded by mutex_
   std::thread thread_;
 };
 

@@ -37,6 +37,29 @@ storage::ExperimentStore open_store(const ExperimentSpec& spec) {
   return storage::ExperimentStore::open_read_only(spec.experiment_dir());
 }
 
+// HELLO as `trial_id`'s rank 0, then a well-formed report of a perfect result.
+void pretend_rank_0(zmq::socket_t& socket, const std::string& trial_id) {
+  socket.send(zmq::buffer(protocol::encode(protocol::Hello{trial_id, 0, 0, 1})),
+              zmq::send_flags::none);
+  socket.send(zmq::buffer(protocol::encode(protocol::Report{1, {{"accuracy", 99.0}}, 0, 0})),
+              zmq::send_flags::none);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+}
+
+// The keypair of rank 0 of the first group launched (tune/rank_keys.h), read
+// as soon as its file is whole; throws after 30 s without it.
+train::CurveKeypair first_rank_key(const ExperimentSpec& spec) {
+  const auto file = spec.experiment_dir() / "keys" / "group_1" / "rank_0.key";
+  for (int i = 0;; ++i) {
+    try {
+      return train::read_keypair(file);
+    } catch (const Error&) {
+      if (i == 3000) throw;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+}
+
 }  // namespace
 
 TEST_CASE("two-rank trials report every iteration once and stop at the criterion") {
@@ -149,16 +172,16 @@ TEST_CASE("heartbeats keep a trial alive through steps longer than the timeout")
 TEST_CASE("garbage and impostor messages are rejected and the experiment goes on") {
   test::ScratchDir dir;
   ExperimentSpec spec = curve_spec(dir, "hostile");
-  spec.param_space.set("sleep_s", 0.05);
+  spec.param_space.set("sleep_s", 0.2);
   zmq::context_t ctx;
   std::thread attacker;
   ControllerOptions options;
   options.on_listen = [&](const std::string& endpoint) {
-    // An insider: it holds the experiment's worker keys, but is no rank.
+    // An insider: it holds the keys of a live rank, but is no rank.
     const auto keys = spec.experiment_dir() / "keys";
     const std::string server_key = train::read_keypair(keys / "controller.key").public_key;
-    const train::CurveKeypair worker = train::read_keypair(keys / "worker.key");
-    attacker = std::thread([&ctx, endpoint, server_key, worker] {
+    attacker = std::thread([&ctx, &spec, endpoint, server_key] {
+      const train::CurveKeypair worker = first_rank_key(spec);
       zmq::socket_t socket(ctx, zmq::socket_type::dealer);
       socket.set(zmq::sockopt::linger, 1000);
       train::make_curve_client(socket, server_key, worker);
@@ -186,22 +209,16 @@ TEST_CASE("peers without the experiment's CURVE keys are refused and nothing the
   spec.param_space.set("sleep_s", 0.1);
   zmq::context_t ctx;
   std::vector<std::thread> attackers;
-  // HELLO as trial 0's rank 0, then a well-formed report of a perfect result.
-  auto pretend_rank = [](zmq::socket_t& socket) {
-    socket.send(zmq::buffer(protocol::encode(protocol::Hello{"outsider_00000", 0, 0, 1})),
-                zmq::send_flags::none);
-    socket.send(zmq::buffer(protocol::encode(protocol::Report{1, {{"accuracy", 99.0}}, 0, 0})),
-                zmq::send_flags::none);
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  };
+  auto pretend_rank = [](zmq::socket_t& socket) { pretend_rank_0(socket, "outsider_00000"); };
   ControllerOptions options;
   options.on_listen = [&](const std::string& endpoint) {
     // The controller's public key is no secret; a key pair of one's own is no credential.
     const auto keys = spec.experiment_dir() / "keys";
-    for (const char* name : {"controller.key", "worker.key"}) {
-      CHECK((std::filesystem::status(keys / name).permissions() & std::filesystem::perms::all) ==
-            (std::filesystem::perms::owner_read | std::filesystem::perms::owner_write));
-    }
+    CHECK((std::filesystem::status(keys / "controller.key").permissions() &
+           std::filesystem::perms::all) ==
+          (std::filesystem::perms::owner_read | std::filesystem::perms::owner_write));
+    CHECK((std::filesystem::status(keys).permissions() & std::filesystem::perms::all) ==
+          std::filesystem::perms::owner_all);
     const std::string server_key = train::read_keypair(keys / "controller.key").public_key;
     attackers.emplace_back([&, endpoint] {  // no CURVE at all
       zmq::socket_t socket(ctx, zmq::socket_type::dealer);
@@ -230,6 +247,54 @@ TEST_CASE("peers without the experiment's CURVE keys are refused and nothing the
       CHECK(results[i].training_iteration == static_cast<int64_t>(i + 1));
       CHECK(results[i].metrics["accuracy"].get<double>() < 99.0);
     }
+  }
+}
+
+TEST_CASE("a rank's key speaks only for that rank, and only while its group lives") {
+  test::ScratchDir dir;
+  ExperimentSpec spec = curve_spec(dir, "keyed");
+  spec.param_space.set("sleep_s", 0.1);
+  spec.max_concurrent_trials = 1;  // trial 1 still runs when trial 0's group is gone
+  zmq::context_t ctx;
+  std::thread attacker;
+  bool group_gone = false;
+  ControllerOptions options;
+  options.on_listen = [&](const std::string& endpoint) {
+    const auto keys = spec.experiment_dir() / "keys";
+    const std::string server_key = train::read_keypair(keys / "controller.key").public_key;
+    attacker = std::thread([&, keys, endpoint, server_key] {
+      // Trial 0's rank 0 key, used to speak for trial 1's rank 0.
+      const train::CurveKeypair stolen = first_rank_key(spec);
+      {
+        zmq::socket_t socket(ctx, zmq::socket_type::dealer);
+        socket.set(zmq::sockopt::linger, 1000);
+        train::make_curve_client(socket, server_key, stolen);
+        socket.connect(endpoint);
+        pretend_rank_0(socket, "keyed_00001");
+      }
+      // Once trial 0's group is gone (its key folder removed), the key opens nothing.
+      for (int i = 0; i < 3000 && std::filesystem::exists(keys / "group_1"); ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+      group_gone = !std::filesystem::exists(keys / "group_1");
+      zmq::socket_t socket(ctx, zmq::socket_type::dealer);
+      socket.set(zmq::sockopt::linger, 0);
+      train::make_curve_client(socket, server_key, stolen);
+      socket.connect(endpoint);
+      pretend_rank_0(socket, "keyed_00000");
+    });
+  };
+  ExperimentSummary summary = run(spec, options);
+  attacker.join();
+  CHECK(group_gone);
+  CHECK(summary.rejected_messages == 2);  // the HELLO as another rank, and its report
+  CHECK(summary.refused_connections >= 1);
+  CHECK(summary.num_terminated == 2);
+  auto store = open_store(spec);
+  for (const auto& trial : store.trials()) {
+    auto results = store.results(trial.trial_id);
+    REQUIRE(results.size() == 8);
+    for (const auto& result : results) CHECK(result.metrics["accuracy"].get<double>() < 99.0);
   }
 }
 
