@@ -72,18 +72,23 @@ proto::Message receive(zmq::socket_t& socket) {
 // Beats on its own socket for the trial this rank runs, so a long step in
 // the train function never looks like a hang to the controller. One per
 // worker process, kept across the trials a reused rank runs: a socket per
-// trial would cost a CURVE handshake per trial.
+// trial would cost a CURVE handshake per trial. It connects when the first
+// beat is due (every message of the rank counts as a sign of life until
+// then): a rank whose trial is over sooner never opens it, so it is never
+// killed halfway through that handshake (which the controller could not
+// tell from an outsider's failed one).
 class HeartbeatThread {
  public:
   HeartbeatThread(zmq::context_t& ctx, const WorkerEnv& env)
       : socket_(ctx, zmq::socket_type::dealer) {
     socket_.set(zmq::sockopt::linger, 0);
     make_curve_client(socket_, env.curve_server_key, env.curve_keys);
-    socket_.connect(env.controller);
     beat_ = proto::Heartbeat{env.trial_id, env.rank, env.attempt};
     const auto period = std::chrono::duration<double>(env.heartbeat_s);
-    thread_ = std::thread([this, period] {
+    thread_ = std::thread([this, period, endpoint = env.controller] {
       std::unique_lock lock(mutex_);
+      if (wake_.wait_for(lock, period, [this] { return stop_; })) return;
+      socket_.connect(endpoint);
       while (!stop_) {
         send(socket_, beat_);
         wake_.wait_for(lock, period, [this] { return stop_; });
@@ -381,8 +386,6 @@ int run_worker() {
 
   int exit_code = 0;
   try {
-    // Connects beside the main socket, so both handshakes are long done when
-    // a short trial ends and its rank is killed.
     HeartbeatThread heartbeat(ctx, env);
     send(socket,
          proto::Hello{env.trial_id, env.rank, env.attempt, getpid(), host_name(), slurm_step()});

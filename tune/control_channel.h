@@ -90,7 +90,7 @@ class ControlChannel {
   std::vector<std::string> flush();
 
   // The connections refused since the last call, with why (for the log).
-  std::vector<std::string> take_refusals() { return zap_->take_refusals(); }
+  std::vector<Refusal> take_refusals() { return zap_->take_refusals(); }
 
   // A routing id as text, for logs.
   static std::string peer_name(const std::string& routing_id);

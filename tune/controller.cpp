@@ -226,12 +226,14 @@ class TrialController::Impl {
   }
 
   // Peers refused at the door: each distinct reason is logged once (a
-  // refused peer reconnects and is refused again and again).
+  // refused peer reconnects and is refused again and again). A finished
+  // rank's late connection is no outsider's: it is logged, not warned about.
   void log_refusals() {
-    for (auto& why : channel_->take_refusals()) {
+    for (auto& refusal : channel_->take_refusals()) {
       ++refused_;
-      if (refusal_reasons_.insert(why).second) {
-        log_.log(0, "warning: refused a connection to the control channel: {}", why);
+      if (refusal_reasons_.insert(refusal.why).second) {
+        log_.log(refusal.ended_group ? 1 : 0, "{}refused a connection to the control channel: {}",
+                 refusal.ended_group ? "" : "warning: ", refusal.why);
       }
     }
   }

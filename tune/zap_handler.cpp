@@ -40,9 +40,8 @@ ZapHandler::ZapHandler(zmq::context_t& context, zmq::socket_t& server)
   zap.bind("inproc://zeromq.zap.01");
   const std::string monitor_name = inproc_name(this, "monitor");
   // Failures ZAP never sees: a peer without CURVE, or with another server key.
-  if (zmq_socket_monitor(
-          server.handle(), monitor_name.c_str(),
-          ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL) != 0) {
+  if (zmq_socket_monitor(server.handle(), monitor_name.c_str(),
+                         ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL) != 0) {
     throw zmq::error_t();
   }
   auto monitor = make_socket(context, zmq::socket_type::pair);
@@ -66,11 +65,18 @@ void ZapHandler::admit(const std::string& public_key) {
 }
 
 void ZapHandler::revoke(const std::string& public_key) {
+  // Remembered a while, to tell a finished rank's late connection from an outsider's.
+  constexpr size_t kMaxRevoked = 4096;
   std::lock_guard lock(mutex_);
   admitted_.erase(public_key);
+  if (revoked_.insert(public_key).second) revoked_order_.push_back(public_key);
+  if (revoked_order_.size() > kMaxRevoked) {
+    revoked_.erase(revoked_order_.front());
+    revoked_order_.pop_front();
+  }
 }
 
-std::vector<std::string> ZapHandler::take_refusals() {
+std::vector<Refusal> ZapHandler::take_refusals() {
   std::lock_guard lock(mutex_);
   return std::exchange(refusals_, {});
 }
@@ -97,6 +103,7 @@ void ZapHandler::serve(zmq::socket_t zap, zmq::socket_t monitor, zmq::socket_t s
 void ZapHandler::answer(zmq::socket_t& zap) {
   std::vector<zmq::message_t> frames = receive_frames(zap);
   bool ok = false;
+  bool ended_group = false;
   std::string why = "a malformed ZAP request";
   char key[41] = {};
   if (frames.size() >= 7 && frames[5].to_string_view() == "CURVE" &&
@@ -105,14 +112,16 @@ void ZapHandler::answer(zmq::socket_t& zap) {
     {
       std::lock_guard lock(mutex_);
       ok = admitted_.contains(key);
+      ended_group = !ok && revoked_.contains(key);
     }
-    why = fmt::format("peer {} presented CURVE key {}, not one issued to a live rank",
-                      frames[3].to_string(), key);
+    why = fmt::format(
+        "peer {} presented CURVE key {}, {}", frames[3].to_string(), key,
+        ended_group ? "issued to a rank whose group has ended" : "not one issued to a live rank");
   } else if (frames.size() >= 6) {
     why = fmt::format("peer {} used mechanism {}, not CURVE", frames[3].to_string(),
                       frames[5].to_string());
   }
-  if (!ok) refuse(why);
+  if (!ok) refuse({why, ended_group});
   const std::string request_id = frames.size() > 1 ? frames[1].to_string() : "";
   zap.send(zmq::str_buffer("1.0"), zmq::send_flags::sndmore);
   zap.send(zmq::buffer(request_id), zmq::send_flags::sndmore);
@@ -131,14 +140,14 @@ void ZapHandler::note_handshake_failure(zmq::socket_t& monitor) {
   std::memcpy(&event, frames[0].data(), sizeof event);
   if (event == ZMQ_EVENT_MONITOR_STOPPED) return;
   refuse(
-      fmt::format("a peer failed the CURVE handshake on {} (no keys, or not this "
-                  "controller's)",
-                  frames.size() > 1 ? frames[1].to_string() : "the control socket"));
+      {fmt::format("a peer failed the CURVE handshake on {} (no keys, or not this "
+                   "controller's)",
+                   frames.size() > 1 ? frames[1].to_string() : "the control socket")});
 }
 
-void ZapHandler::refuse(std::string why) {
+void ZapHandler::refuse(Refusal refusal) {
   std::lock_guard lock(mutex_);
-  refusals_.push_back(std::move(why));
+  refusals_.push_back(std::move(refusal));
 }
 
 }  // namespace tune

@@ -13,6 +13,7 @@
 // one per context. The constructor must run before the socket binds.
 #pragma once
 
+#include <deque>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -21,6 +22,15 @@
 #include <zmq.hpp>
 
 namespace tune {
+
+// A connection refused, and why. `ended_group`: it presented the key of a
+// rank whose group has ended, most often that rank's own late connection
+// (a short trial's rank killed while its heartbeat socket was still
+// connecting), not an outsider's.
+struct Refusal {
+  std::string why;
+  bool ended_group = false;
+};
 
 class ZapHandler {
  public:
@@ -36,19 +46,21 @@ class ZapHandler {
   void admit(const std::string& public_key);
   void revoke(const std::string& public_key);
 
-  // Why each peer was refused since the last call, oldest first.
-  std::vector<std::string> take_refusals();
+  // The peers refused since the last call, oldest first.
+  std::vector<Refusal> take_refusals();
 
  private:
   void serve(zmq::socket_t zap, zmq::socket_t monitor, zmq::socket_t stop);
   void answer(zmq::socket_t& zap);
   void note_handshake_failure(zmq::socket_t& monitor);
-  void refuse(std::string why);
+  void refuse(Refusal refusal);
 
   zmq::socket_t stop_;  // a byte on it ends the thread
   std::mutex mutex_;
   std::unordered_set<std::string> admitted_;  // guarded by mutex_
-  std::vector<std::string> refusals_;         // guarded by mutex_
+  std::unordered_set<std::string> revoked_;   // guarded by mutex_; the latest kMaxRevoked
+  std::deque<std::string> revoked_order_;     // guarded by mutex_; oldest first
+  std::vector<Refusal> refusals_;             // guarded by mutex_
   std::thread thread_;
 };
 

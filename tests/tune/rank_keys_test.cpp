@@ -51,7 +51,7 @@ Seen drain_until(ControlChannel& channel, size_t events,
 std::vector<std::string> refusals(ControlChannel& channel) {
   std::vector<std::string> all;
   for (int i = 0; i < 250 && all.empty(); ++i) {
-    all = channel.take_refusals();
+    for (auto& refusal : channel.take_refusals()) all.push_back(refusal.why);
     if (all.empty()) std::this_thread::sleep_for(20ms);
   }
   return all;
@@ -149,7 +149,7 @@ TEST_CASE("each launched rank gets a keypair of its own, in a 0600 file named th
         train::read_keypair(rank0).public_key);
 }
 
-TEST_CASE("a rank's key says HELLO only as that rank; beats count only from its key") {
+TEST_CASE("a rank's key says HELLO only as that rank and beats count only from its key") {
   Fixture f;
   auto group = f.launcher.launch(two_ranks("t_00000", 0));
   const auto launch = f.inner.launched[0];
@@ -216,7 +216,8 @@ TEST_CASE("the keys of a group that is gone are refused, and their files removed
   CHECK(seen.rejected.empty());
 }
 
-TEST_CASE("a spare group's keys speak for its serial; its ranks keep them for the trial it takes") {
+TEST_CASE(
+    "a spare group's keys speak for its serial and its ranks keep them for the trial it takes") {
   Fixture f;
   auto group = f.launcher.launch(two_ranks(train::kSpareTrialId, 3));
   const train::CurveKeypair a = train::read_keypair(key_file(f.inner.launched[0], 0));
