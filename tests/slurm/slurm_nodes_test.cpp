@@ -41,7 +41,7 @@ TEST_CASE("a node whose step died is suspected until a probe step passes there")
   CHECK(place_ranks(nodes, 2, 2) == std::vector<int>{0, 1});
 }
 
-TEST_CASE("a node that failed once comes back through Slurm and a probe; twice: never") {
+TEST_CASE("a node that failed once comes back through Slurm and a probe but after twice never") {
   std::vector<SlurmNode> nodes{{"n1", 2}, {"n2", 2}};
   suspect_node(nodes[1]);
   CHECK(apply_slurm_state(nodes[1], "down*") ==

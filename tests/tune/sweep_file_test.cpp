@@ -183,7 +183,7 @@ TEST_CASE("bohb needs the hyperband scheduler, named at [search] algorithm") {
             .find("AsyncHyperBand") == 0);
 }
 
-TEST_CASE("[cluster] says where ranks run; bad values name the file, line and key") {
+TEST_CASE("[cluster] says where ranks run and bad values name the file, line and key") {
   train::register_builtin_trainables();
   const std::string head = "[trainable]\nbuiltin = \"noop\"\n\n[cluster]\n";
   ExperimentSpec plain = parse_sweep("[trainable]\nbuiltin = \"noop\"\n", "sweep.toml");

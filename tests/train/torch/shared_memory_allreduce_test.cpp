@@ -80,7 +80,7 @@ TEST_CASE("a rank whose peer never arrives fails with ProcessGroupError") {
   });
 }
 
-TEST_CASE("reduce_to_first sums into rank 0's slot; broadcast_first copies it to every slot") {
+TEST_CASE("reduce_to_first sums into rank 0's slot and broadcast_first copies it to every slot") {
   constexpr int kWorld = 3;
   constexpr int64_t kNumel = 3000;
   std::vector<std::vector<float>> reduced(kWorld), broadcast(kWorld);
