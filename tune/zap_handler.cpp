@@ -40,8 +40,9 @@ ZapHandler::ZapHandler(zmq::context_t& context, zmq::socket_t& server)
   zap.bind("inproc://zeromq.zap.01");
   const std::string monitor_name = inproc_name(this, "monitor");
   // Failures ZAP never sees: a peer without CURVE, or with another server key.
-  if (zmq_socket_monitor(server.handle(), monitor_name.c_str(),
-                         ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL) != 0) {
+  if (zmq_socket_monitor(
+          server.handle(), monitor_name.c_str(),
+          ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL) != 0) {
     throw zmq::error_t();
   }
   auto monitor = make_socket(context, zmq::socket_type::pair);

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "curve_experiment.h"
 #include "schedulers/fifo.h"
 #include "sqlite_query.h"
 #include "storage/experiment_store.h"
@@ -21,12 +22,8 @@ using namespace tune;
 namespace {
 
 ExperimentSpec counted_spec(const test::ScratchDir& dir, const std::string& name) {
-  ExperimentSpec spec;
-  spec.name = name;
-  spec.storage_path = dir.path();
+  ExperimentSpec spec = test::curve(dir, name);
   spec.metric = "t";
-  spec.mode = Mode::kMax;
-  spec.total_cpus = 2;
   spec.trainable.name = "plugin_counted";
   spec.trainable.library = TUNERUN_TEST_PLUGIN;
   spec.param_space.set("iterations", 50);
