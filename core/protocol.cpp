@@ -205,10 +205,11 @@ struct Encoder {
     return w.str();
   }
   std::string operator()(const DecisionMsg& m) const {
-    Writer w("decision", 3);
+    Writer w("decision", 4);
     w.field("iteration", m.iteration);
     w.field("decision", to_string(m.decision));
     w.field("suspend", m.suspend);
+    w.field("continue_through", m.continue_through);
     return w.str();
   }
   std::string operator()(const Done& m) const {
@@ -261,7 +262,7 @@ Message decode_fields(const std::string& type, const Reader& r) {
   }
   if (type == "decision") {
     return DecisionMsg{r.get<int64_t>("iteration"), decision_of(r.get<std::string>("decision")),
-                       r.get<bool>("suspend")};
+                       r.get<bool>("suspend"), r.get<int64_t>("continue_through")};
   }
   if (type == "done") return Done{r.get<int64_t>("iterations"), r.get<bool>("suspended")};
   if (type == "error") return ErrorMsg{r.get<std::string>("message"), r.get<std::string>("where")};

@@ -18,7 +18,9 @@
 //   worker -> REPORT {iteration, metrics, time_this_iter_s, time_total_s, checkpoint, reduce}
 //             (iteration = start_iteration + 1, + 2, ...; checkpoint: this rank's files
 //             for it are staged, see train/checkpoint.h)
-//   ctrl   -> DECISION {iteration, decision}      after every rank reported k
+//   ctrl   -> DECISION {iteration, decision, suspend, continue_through}
+//                                                 after every rank reported k, unless
+//                                                 k is within a lease (continue_through)
 //   ...
 //   worker -> DONE {iterations}                   train function returned or was stopped
 //   worker -> ERROR {message, where}              train function raised
@@ -98,6 +100,14 @@ struct DecisionMsg {
   // resumes in place: nothing reloaded) or a START (it restarts from a
   // checkpoint), instead of ending its run.
   bool suspend = false;
+  // With kContinue, a lease: the decisions on this run's reports up to this
+  // iteration are kContinue (the scheduler and stoppers cannot decide
+  // otherwise before), so the rank does not wait for them and the controller
+  // sends none, except for a report with a checkpoint and for a stop or
+  // pause decided from outside (an interrupt, stop_all): those arrive for an
+  // iteration the rank may have passed, and it applies them at its next
+  // report. <= iteration: no lease.
+  int64_t continue_through = 0;
 };
 
 struct Done {

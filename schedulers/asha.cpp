@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <sstream>
 
 #include "schedulers/internal/stats.h"
@@ -74,6 +75,23 @@ class AshaScheduler::Bracket {
       return r;
     }
     return std::nullopt;
+  }
+
+  // The first iteration at which on_result or record may decide about `id`
+  // again after its result at `iteration`: the next rung's milestone, or
+  // the next iteration while a rung already reached has no value of `id`
+  // (its result lacked the metric).
+  int64_t next_decision(const std::string& id, int64_t iteration) const {
+    int64_t next = std::numeric_limits<int64_t>::max();
+    for (const Rung& rung : rungs_) {
+      const auto at = static_cast<int64_t>(std::ceil(rung.milestone));
+      if (at > iteration) {
+        next = std::min(next, at);
+      } else if (rung.find(id) == nullptr) {
+        return iteration + 1;
+      }
+    }
+    return next;
   }
 
   // The top floor(n / rf) trials of rung `r`, best first (NaN last; ties in
@@ -210,6 +228,16 @@ Decision AshaScheduler::on_trial_result(const TrialView& trial, const Json& resu
     states_.forget(trial.trial_id);
   }
   return action;
+}
+
+int64_t AshaScheduler::continues_through(const TrialView& trial, int64_t iteration) const {
+  auto it = trial_bracket_.find(trial.trial_id);
+  if (it == trial_bracket_.end() || options_.time_attr != "training_iteration") return iteration;
+  int64_t next = brackets_[it->second].next_decision(trial.trial_id, iteration);
+  if (options_.stop_last_trials) {
+    next = std::min(next, static_cast<int64_t>(std::ceil(options_.max_t)));
+  }
+  return std::max(iteration, next - 1);
 }
 
 void AshaScheduler::on_trial_complete(const TrialView& trial, const Json* last_result) {

@@ -55,6 +55,9 @@ class AshaScheduler final : public TrialScheduler {
   void on_trial_remove(const TrialView& trial) override;
   int choose_trial_to_run(const std::vector<TrialView>& candidates) override;
   std::vector<std::string> take_trials_to_stop() override;
+  // Up to the trial's next rung (or max_t) when time_attr is
+  // training_iteration: ASHA decides only there.
+  int64_t continues_through(const TrialView& trial, int64_t iteration) const override;
   Json save() const override;
   void restore(const Json& state) override;
   std::string debug_string() const override;

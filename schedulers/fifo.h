@@ -2,6 +2,8 @@
 // stop criteria); waiting trials start in creation order, paused ones first.
 #pragma once
 
+#include <limits>
+
 #include "schedulers/trial_scheduler.h"
 
 namespace tune::schedulers {
@@ -12,6 +14,10 @@ class FifoScheduler final : public TrialScheduler {
     return Decision::kContinue;
   }
   int choose_trial_to_run(const std::vector<TrialView>& candidates) override;
+  // FIFO never decides: a trial's ranks never wait for it.
+  int64_t continues_through(const TrialView& trial, int64_t iteration) const override {
+    return std::numeric_limits<int64_t>::max();
+  }
   std::string debug_string() const override { return "FIFO"; }
 };
 

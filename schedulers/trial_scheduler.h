@@ -92,6 +92,18 @@ class TrialScheduler {
   // takes effect at the trial's next report (train/session.h).
   virtual bool needs_synchronous_reports() const { return false; }
 
+  // The last iteration through which on_trial_result is sure to return
+  // kContinue for RUNNING trial `trial`, which just reported `iteration`
+  // and goes on. Until then its ranks report without waiting for any
+  // decision (a lease; train/session.h), and the controller sends none.
+  // The default, `iteration`: any report may be decided on. A scheduler
+  // that decides only at milestones (ASHA's rungs) or never (FIFO) says so
+  // here. A decision other than kContinue within a lease is still obeyed,
+  // only later: at the rank's first report after it arrives.
+  virtual int64_t continues_through(const TrialView& trial, int64_t iteration) const {
+    return iteration;
+  }
+
   virtual Json save() const { return Json::object(); }
   virtual void restore(const Json& state) {}
 

@@ -222,7 +222,10 @@ ExperimentStore ExperimentStore::open(const std::filesystem::path& dir) {
     throw StorageError(fmt::format("cannot create {}: {}", dir.string(), error.message()));
   }
   std::filesystem::path file = dir / kDatabaseFile;
-  ExperimentStore store(file, open_connection(file, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE));
+  // One writer connection, used by one thread at a time (the controller's
+  // loop): it needs none of SQLite's per-call locking.
+  ExperimentStore store(file, open_connection(file, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+                                                        SQLITE_OPEN_NOMUTEX));
   sqlite3_busy_timeout(store.db_, kBusyTimeoutMs);
   check_version(store.db_, file);
 

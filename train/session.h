@@ -59,8 +59,19 @@ struct ReportOptions {
 //    every rank alike: iteration k+1 is computed but never recorded (Ray's
 //    function API blocks instead; we trade one iteration of compute, at most,
 //    for not waiting on every report, and a decision is never lost);
-//  - when report() returns, every earlier report of this run is on disk (and
-//    this one too if it carried a checkpoint).
+//  - when report() returns, every earlier report whose decision it awaited
+//    is on disk, with all reports before it (and this one too if it carried
+//    a checkpoint).
+// Where the scheduler and the stoppers know ahead that they will let the
+// trial continue (FIFO never decides; ASHA decides at its rungs; a stop at
+// training_iteration N), the controller grants a lease up to the iteration
+// before the next possible decision, and no report within it waits at all:
+// its decision is known to be "continue". A stop or pause that comes from
+// outside the scheduler and the stoppers (an interrupt, the experiment's
+// time budget, stop_all) reaches the ranks on its own, and takes effect at
+// the first report() after it arrives, on every rank; the reports computed
+// after the iteration it was decided on are not recorded. Within a lease
+// only a checkpoint says that a report is on disk.
 // A scheduler that needs every decision before the next iteration makes all
 // reports block (TrialScheduler::needs_synchronous_reports).
 //

@@ -7,6 +7,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -47,6 +48,9 @@ struct Session {
   int64_t iteration = 0;  // starts at START's start_iteration
   bool pipelined = true;  // reports without a checkpoint do not wait for their decision
   bool awaiting = false;  // the decision on report `iteration` is still to be received
+  // The lease (DecisionMsg::continue_through): the reports up to here get no
+  // decision unless one says stop or pause.
+  int64_t continue_through = 0;
   std::optional<Checkpoint> resume_from;
   int64_t scratch_dirs = 0;  // make_checkpoint_dir() calls so far
   Clock::time_point started = Clock::now();
@@ -187,18 +191,38 @@ void suspend(Session& s) {
       fmt::format("suspended at iteration {}, got {}", s.iteration, proto::type_name(message)));
 }
 
-// Receives the decision on report `s.iteration`; throws StopTrial unless it
-// says continue (or suspends, and the trial resumes in place).
-void await_decision(Session& s) {
-  proto::Message answer = receive(*s.socket);
-  auto* decision = std::get_if<proto::DecisionMsg>(&answer);
-  if (decision == nullptr || decision->iteration != s.iteration) {
-    throw tune::ProtocolError(fmt::format("expected DECISION for iteration {}, got {}", s.iteration,
-                                          proto::type_name(answer)));
+// Applies a decision on report `decision.iteration` (this one or an earlier
+// one, whose decision came within the lease): extends the lease, or throws
+// StopTrial (a suspend, at the iteration the rank waits on, returns when the
+// trial resumes in place).
+void apply_decision(Session& s, const proto::Message& message) {
+  auto* decision = std::get_if<proto::DecisionMsg>(&message);
+  if (decision == nullptr || decision->iteration > s.iteration) {
+    throw tune::ProtocolError(fmt::format("expected DECISION for iteration {} at most, got {}",
+                                          s.iteration, proto::type_name(message)));
   }
-  s.awaiting = false;
-  if (decision->decision == tune::Decision::kPause && decision->suspend) return suspend(s);
-  if (decision->decision != tune::Decision::kContinue) throw detail::StopTrial{};
+  s.continue_through = std::max(s.continue_through, decision->continue_through);
+  if (decision->iteration == s.iteration) s.awaiting = false;
+  if (decision->decision == tune::Decision::kContinue) return;
+  if (decision->decision == tune::Decision::kPause && decision->suspend &&
+      decision->iteration == s.iteration) {
+    return suspend(s);
+  }
+  throw detail::StopTrial{};
+}
+
+// Applies the decisions that have arrived, without waiting.
+void take_decisions(Session& s) {
+  zmq::message_t frame;
+  while (s.socket->recv(frame, zmq::recv_flags::dontwait)) {
+    apply_decision(s, proto::decode(frame.to_string_view()));
+  }
+}
+
+// Waits for the decision on report `s.iteration`, applying earlier ones on
+// the way.
+void await_decision(Session& s) {
+  while (s.awaiting) apply_decision(s, receive(*s.socket));
 }
 
 }  // namespace
@@ -234,8 +258,10 @@ void report(const tune::Json& metrics, std::optional<Checkpoint> checkpoint,
         fmt::format("train::report() needs a table of metrics, got {}", metrics.dump()));
   }
   Session& s = *g_session;
-  // The previous report's decision applies before this iteration is sent.
-  if (s.awaiting) await_decision(s);
+  // Decisions that arrived apply before this iteration is sent; so does the
+  // previous report's, awaited unless the lease covers it.
+  take_decisions(s);
+  if (s.awaiting && s.iteration > s.continue_through) await_decision(s);
   const auto now = Clock::now();
   const int64_t iteration = s.iteration + 1;
   if (checkpoint) {
@@ -250,7 +276,7 @@ void report(const tune::Json& metrics, std::optional<Checkpoint> checkpoint,
                         options.reduce};
   s.iteration = iteration;
   send(*s.socket, message);
-  s.awaiting = true;
+  s.awaiting = checkpoint || iteration > s.continue_through;
   if (checkpoint || !s.pipelined) await_decision(s);
   s.last_report = Clock::now();
 }
@@ -283,6 +309,7 @@ int64_t run_trial(zmq::socket_t& socket, const WorkerEnv& env, proto::Start star
                             .experiment = start.experiment,
                             .attempt = env.attempt};
   session.iteration = start.start_iteration;
+  session.continue_through = start.start_iteration;
   session.pipelined = start.pipelined;
   if (!start.checkpoint.empty()) session.resume_from = Checkpoint::from_directory(start.checkpoint);
   g_session = &session;

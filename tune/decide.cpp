@@ -17,8 +17,7 @@ Decision Action::decision() const {
 
 Action decide(const ResultVerdicts& v) {
   Decision decision = v.scheduler;
-  std::string reason =
-      fmt::format("stopped by scheduler {} at iteration {}", v.scheduler_name, v.iteration);
+  std::string reason;  // a stopper's or stop_all's; empty: the scheduler's (made only if needed)
   if (v.stopper_reason && decision != Decision::kStop) {
     decision = Decision::kStop;
     reason = *v.stopper_reason;
@@ -42,7 +41,13 @@ Action decide(const ResultVerdicts& v) {
     return {Action::Kind::kPause, fmt::format("paused by scheduler at iteration {} (checkpoint {})",
                                               v.iteration, v.checkpoint_iteration)};
   }
-  if (decision == Decision::kStop) return {Action::Kind::kStop, reason};
+  if (decision == Decision::kStop) {
+    if (reason.empty()) {
+      reason =
+          fmt::format("stopped by scheduler {} at iteration {}", v.scheduler_name, v.iteration);
+    }
+    return {Action::Kind::kStop, reason};
+  }
   return {};
 }
 

@@ -19,7 +19,7 @@ namespace tune {
 struct ResultVerdicts {
   int64_t iteration = 0;
   Decision scheduler = Decision::kContinue;
-  std::string scheduler_name;                  // its debug_string(), for reasons
+  std::string scheduler_name;                  // its debug_string(), for reasons (unless kContinue)
   std::optional<std::string> stopper_reason;   // the first stopper that stopped the trial
   std::optional<std::string> stop_all_reason;  // a stopper ends the whole experiment
   bool pause_requested = false;                // the experiment is being interrupted

@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
 namespace tune {
 
 bool CriteriaStopper::should_stop_trial(const std::string& trial_id, const Json& result) {
@@ -19,6 +23,17 @@ bool CriteriaStopper::should_stop_trial(const std::string& trial_id, const Json&
     }
   }
   return false;
+}
+
+int64_t CriteriaStopper::continues_through(const std::string&, int64_t iteration) const {
+  int64_t through = std::numeric_limits<int64_t>::max();
+  for (const auto& c : criteria_) {
+    if (c.key != "training_iteration" || c.comparison != StopCriterion::Comparison::kAtLeast) {
+      return iteration;
+    }
+    through = std::min(through, static_cast<int64_t>(std::ceil(c.threshold)) - 1);
+  }
+  return std::max(iteration, through);
 }
 
 }  // namespace tune

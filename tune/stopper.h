@@ -2,6 +2,7 @@
 // results holds, independent of the scheduler. Modelled on Ray Tune's Stopper.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -20,6 +21,13 @@ class Stopper {
   virtual bool stop_all() { return false; }
   // Why the last should_stop_trial returned true, for the trial's status reason.
   virtual std::string reason() const = 0;
+  // The last iteration through which should_stop_trial is sure to return
+  // false for `trial_id`, which just reported `iteration` and goes on (its
+  // ranks then report without waiting for decisions: TrialScheduler's
+  // continues_through). The default, `iteration`: any result may stop it.
+  virtual int64_t continues_through(const std::string& trial_id, int64_t iteration) const {
+    return iteration;
+  }
 };
 
 // One line of a [stop] table: a trial stops once result[key] >= threshold
@@ -39,6 +47,8 @@ class CriteriaStopper final : public Stopper {
   explicit CriteriaStopper(std::vector<StopCriterion> criteria) : criteria_(std::move(criteria)) {}
   bool should_stop_trial(const std::string& trial_id, const Json& result) override;
   std::string reason() const override { return reason_; }
+  // Known ahead only when every criterion is training_iteration >= N.
+  int64_t continues_through(const std::string& trial_id, int64_t iteration) const override;
 
  private:
   std::vector<StopCriterion> criteria_;

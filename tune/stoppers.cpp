@@ -34,6 +34,13 @@ bool MaximumIterationStopper::should_stop_trial(const std::string& trial_id, con
   return ++iterations_[trial_id] >= max_iter_;
 }
 
+int64_t MaximumIterationStopper::continues_through(const std::string& trial_id,
+                                                   int64_t iteration) const {
+  auto it = iterations_.find(trial_id);
+  const int64_t seen = it != iterations_.end() ? it->second : 0;
+  return std::max(iteration, iteration + max_iter_ - seen - 1);
+}
+
 std::string MaximumIterationStopper::reason() const {
   return fmt::format("reached max_iter={} results", max_iter_);
 }
@@ -129,6 +136,13 @@ bool CombinedStopper::should_stop_trial(const std::string& trial_id, const Json&
     }
   }
   return stop;
+}
+
+int64_t CombinedStopper::continues_through(const std::string& trial_id, int64_t iteration) const {
+  int64_t through = std::numeric_limits<int64_t>::max();
+  for (const auto& s : stoppers_)
+    through = std::min(through, s->continues_through(trial_id, iteration));
+  return through;
 }
 
 bool CombinedStopper::stop_all() {

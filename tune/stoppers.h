@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -33,6 +34,7 @@ class MaximumIterationStopper final : public Stopper {
   explicit MaximumIterationStopper(int64_t max_iter);
   bool should_stop_trial(const std::string& trial_id, const Json& result) override;
   std::string reason() const override;
+  int64_t continues_through(const std::string& trial_id, int64_t iteration) const override;
 
  private:
   int64_t max_iter_;
@@ -86,6 +88,9 @@ class ExperimentPlateauStopper final : public Stopper {
   bool should_stop_trial(const std::string& trial_id, const Json& result) override;
   bool stop_all() override;
   std::string reason() const override;
+  int64_t continues_through(const std::string&, int64_t) const override {
+    return std::numeric_limits<int64_t>::max();
+  }
 
  private:
   bool has_plateaued() const;
@@ -103,6 +108,9 @@ class TimeoutStopper final : public Stopper {
   bool should_stop_trial(const std::string&, const Json&) override { return false; }
   bool stop_all() override;
   std::string reason() const override;
+  int64_t continues_through(const std::string&, int64_t) const override {
+    return std::numeric_limits<int64_t>::max();
+  }
 
  private:
   std::chrono::duration<double> timeout_;
@@ -118,6 +126,7 @@ class CombinedStopper final : public Stopper {
   bool should_stop_trial(const std::string& trial_id, const Json& result) override;
   bool stop_all() override;
   std::string reason() const override { return reason_; }
+  int64_t continues_through(const std::string& trial_id, int64_t iteration) const override;
 
  private:
   std::vector<std::shared_ptr<Stopper>> stoppers_;

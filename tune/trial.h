@@ -43,8 +43,11 @@ struct Trial {
   storage::TrialCheckpoints checkpoints;
 
   // The current run, reset at every launch.
-  IterationCollector collector;       // reports of iterations not yet complete
-  double time_offset_s = 0;           // time_total_s before this run (resumed trials)
+  IterationCollector collector;  // reports of iterations not yet complete
+  double time_offset_s = 0;      // time_total_s before this run (resumed trials)
+  // The ranks' lease (protocol::DecisionMsg::continue_through): their
+  // reports up to this iteration get no decision unless one says stop or pause.
+  int64_t continue_through = 0;
   bool pause_at_next_report = false;  // the experiment is stopping: pause, keep progress
   bool suspended = false;  // PAUSED with its ranks kept, waiting inside report(): resumes in place
   std::string end_reason;  // why STOPPING or PAUSING (the final status reason)

@@ -3,6 +3,8 @@
 // run, and PBT's exploits.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "core/errors.h"
 #include "train/worker_env.h"
 #include "tune/trial_runs.h"
@@ -112,8 +114,8 @@ void TrialRuns::on_report(Trial& trial, int rank, const protocol::Report& report
   if (failing) {
     // Its checkpoint is not published: restarts go on from the last one.
     const double now = unix_now();
-    const Json result = result_of(trial, *done, now);
-    record_result(trial, std::move(*done), result, now);
+    Json result = result_of(trial, *done, now);
+    record_result(trial, std::move(*done), std::move(result), now);
     return;
   }
   complete_iteration(trial, std::move(*done));
@@ -130,24 +132,26 @@ Json TrialRuns::result_of(const Trial& trial, const CompleteIteration& done, dou
   return result;
 }
 
-// Appends the result to the store's batch; the searcher and callbacks see it.
-void TrialRuns::record_result(Trial& trial, CompleteIteration done, const Json& result,
-                              double now) {
+// Appends the result to the store's batch; it becomes the trial's
+// last_result, and the searcher and callbacks see it.
+void TrialRuns::record_result(Trial& trial, CompleteIteration done, Json result, double now) {
   store_.append_result({trial.id, done.iteration, now, done.time_this_iter_s,
                         trial.time_offset_s + done.time_total_s, std::move(done.metrics)});
   ++num_results_;
   trial.iteration = done.iteration;
-  trial.last_result = result;
-  plugins_.searcher->on_trial_result(trial.id, result);
-  for (auto& cb : options_.callbacks) cb->on_trial_result(trial.id, trial.config, result);
+  trial.last_result = std::move(result);
+  plugins_.searcher->on_trial_result(trial.id, trial.last_result);
+  for (auto& cb : options_.callbacks) {
+    cb->on_trial_result(trial.id, trial.config, trial.last_result);
+  }
 }
 
 void TrialRuns::complete_iteration(Trial& trial, CompleteIteration done) {
   const double now = unix_now();
-  Json result = result_of(trial, done, now);
+  Json row = result_of(trial, done, now);
   if (done.checkpoint) {
     try {
-      checkpoints_.publish(trial.id, trial.dir, trial.checkpoints, done.iteration, result, now);
+      checkpoints_.publish(trial.id, trial.dir, trial.checkpoints, done.iteration, row, now);
     } catch (const StorageError&) {
       throw;
     } catch (const std::exception& e) {
@@ -156,10 +160,17 @@ void TrialRuns::complete_iteration(Trial& trial, CompleteIteration done) {
     }
   }
   const int64_t iteration = done.iteration;
-  record_result(trial, std::move(done), result, now);
+  // Within the ranks' lease no rank waits for this decision, unless the
+  // report carried a checkpoint.
+  const bool awaited = iteration > trial.continue_through || done.checkpoint;
+  record_result(trial, std::move(done), std::move(row), now);
+  const Json& result = trial.last_result;
 
-  ResultVerdicts verdicts{iteration, plugins_.scheduler->on_trial_result(trial.view(), result),
-                          plugins_.scheduler->debug_string()};
+  ResultVerdicts verdicts{iteration, plugins_.scheduler->on_trial_result(trial.view(), result)};
+  // Named in the reason of its own stop or pause only (ASHA's is long to make).
+  if (verdicts.scheduler != Decision::kContinue) {
+    verdicts.scheduler_name = plugins_.scheduler->debug_string();
+  }
   // Every stopper sees every result (stateful ones, e.g. plateau, need them all).
   for (auto& stopper : plugins_.stoppers) {
     if (stopper->should_stop_trial(trial.id, result) && !verdicts.stopper_reason) {
@@ -172,6 +183,10 @@ void TrialRuns::complete_iteration(Trial& trial, CompleteIteration done) {
   verdicts.checkpoint_iteration = trial.checkpoints.latest;
   const Action action = decide(verdicts);
   if (log_.enabled(2)) log_.log(2, "{} iteration {}: {}", trial.id, iteration, result.dump());
+  if (action.kind == Action::Kind::kContinue) {
+    if (!awaited) return;  // nobody waits for it: nothing to send
+    trial.continue_through = std::max(trial.continue_through, lease_after(trial, iteration));
+  }
   bool suspend = false;
   if (action.kind == Action::Kind::kPause) {
     if (verdicts.scheduler == Decision::kPause) {
@@ -180,14 +195,30 @@ void TrialRuns::complete_iteration(Trial& trial, CompleteIteration done) {
     // A pause the trial comes back from unchanged keeps its ranks alive
     // inside report() where groups can be kept: its resume then reloads
     // nothing. Not an exploit's (another checkpoint and config) nor an
-    // interrupt's (the run ends).
-    suspend =
-        !trial.exploit && !trial.pause_at_next_report && !interrupted_ && groups_.can_keep(true);
+    // interrupt's (the run ends). Only ranks that wait on this very
+    // iteration can suspend at it.
+    suspend = awaited && !trial.exploit && !trial.pause_at_next_report && !interrupted_ &&
+              groups_.can_keep(true);
   }
   for (const auto& rank : groups_.find(trial.id)->ranks) {
-    channel_.queue(rank.routing_id, protocol::DecisionMsg{iteration, action.decision(), suspend});
+    channel_.queue(rank.routing_id, protocol::DecisionMsg{iteration, action.decision(), suspend,
+                                                          trial.continue_through});
   }
   apply(trial, action);
+}
+
+// How far the ranks of `trial`, which continues after `iteration`, may
+// report without waiting for decisions: as far as the scheduler and every
+// stopper are sure to let it continue.
+int64_t TrialRuns::lease_after(const Trial& trial, int64_t iteration) const {
+  if (plugins_.scheduler->needs_synchronous_reports() || interrupted_ || stop_all_) {
+    return iteration;
+  }
+  int64_t through = plugins_.scheduler->continues_through(trial.view(), iteration);
+  for (const auto& stopper : plugins_.stoppers) {
+    through = std::min(through, stopper->continues_through(trial.id, iteration));
+  }
+  return through;
 }
 
 void TrialRuns::apply(Trial& trial, const Action& action) {

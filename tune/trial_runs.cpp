@@ -212,13 +212,15 @@ void TrialRuns::launch(Trial& trial) {
   const bool resumed_in_place = in_place && source == GroupSource::kSuspended;
   if (in_place && !resumed_in_place) restart_from_checkpoint(trial);  // its kept ranks were gone
   trial.suspended = false;
+  trial.continue_through = trial.iteration;  // no lease yet: the first report is decided on
   if (resumed_in_place) {
     // Each rank waits in report() for the decision on its last iteration.
     Group& group = *groups_.find(trial.id);
     for (size_t r = 0; r < group.ranks.size(); ++r) {
       channel_.bind_peer(group.ranks[r].routing_id, {trial.id, static_cast<int>(r)});
       channel_.send_now(group.ranks[r].routing_id,
-                        protocol::DecisionMsg{trial.iteration, Decision::kContinue, false});
+                        protocol::DecisionMsg{trial.iteration, Decision::kContinue, false,
+                                              trial.continue_through});
     }
   } else if (source != GroupSource::kLaunched) {
     // Ranks already connected (kept, or a spare) run this one: they hear its START now.

@@ -94,8 +94,9 @@ class TrialRuns {
   protocol::Start start_message(const Trial& trial, int rank) const;
   void on_report(Trial& trial, int rank, const protocol::Report& report);
   void complete_iteration(Trial& trial, CompleteIteration done);
+  int64_t lease_after(const Trial& trial, int64_t iteration) const;
   Json result_of(const Trial& trial, const CompleteIteration& done, double now) const;
-  void record_result(Trial& trial, CompleteIteration done, const Json& result, double now);
+  void record_result(Trial& trial, CompleteIteration done, Json result, double now);
   void apply(Trial& trial, const Action& action);
 
   void fail(Trial& trial, const std::string& error, bool from_worker);

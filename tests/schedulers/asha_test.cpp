@@ -195,3 +195,61 @@ TEST_CASE("ASHA promotion: a loser the controller is still pausing never runs ag
   s.on_trial_remove(t.view("b"));
   CHECK(s.take_trials_to_stop().empty());
 }
+
+TEST_CASE("ASHA leases a trial up to its next rung, and never decides inside a lease") {
+  AshaScheduler s = asha(3, 81);  // rungs 1, 3, 9, 27, 81
+  Trace t(s);
+  t.add("a");
+  CHECK(t.report("a", 1, 1.0) == kContinue);
+  CHECK(s.continues_through(t.view("a"), 1) == 2);
+  CHECK(t.report("a", 3, 1.0) == kContinue);
+  CHECK(s.continues_through(t.view("a"), 3) == 8);
+  // Rung 9 skipped: 27 is judged now, and 9 (as in Ray) at the next result.
+  CHECK(t.report("a", 27, 1.0) == kContinue);
+  CHECK(s.continues_through(t.view("a"), 27) == 27);
+  CHECK(t.report("a", 28, 1.0) == kContinue);
+  CHECK(s.continues_through(t.view("a"), 28) == 80);  // max_t stops at 81
+
+  // A rung reached by a result without the metric is decided at the next result.
+  t.add("m");
+  CHECK(s.on_trial_result(t.view("m"), Json{{"training_iteration", 1}}) == kContinue);
+  CHECK(s.continues_through(t.view("m"), 1) == 1);
+  // Another time_attr than training_iteration: no lease.
+  AshaScheduler timed({.time_attr = "time_total_s", .max_t = 81, .grace_period = 1});
+  timed.set_search_properties("score", Mode::kMax);
+  Trace tt(timed, "time_total_s");
+  tt.add("a");
+  CHECK(tt.report("a", 1, 1.0) == kContinue);
+  CHECK(timed.continues_through(tt.view("a"), 1) == 1);
+
+  // Thirty trials with scores that cross, each reporting every iteration
+  // until stopped or paused: no decision other than kContinue ever falls
+  // within the lease granted at the trial's last decided report.
+  for (bool promotion : {false, true}) {
+    AshaScheduler p({.max_t = 81,
+                     .grace_period = 1,
+                     .reduction_factor = 3,
+                     .brackets = 2,
+                     .promotion = promotion});
+    p.set_search_properties("score", Mode::kMax);
+    Trace tp(p);
+    int decided_inside = 0, decisions = 0;
+    for (int i = 0; i < 30; ++i) {
+      const std::string id = "t" + std::to_string(i);
+      tp.add(id);
+      int64_t lease = 0;
+      for (int64_t step = 1; step <= 81; ++step) {
+        const double score = std::sin(i * 1.3 + step * 0.07) + 0.01 * step;
+        const Decision d = tp.report(id, static_cast<double>(step), score);
+        if (d != kContinue) {
+          ++decisions;
+          if (step <= lease) ++decided_inside;
+          break;
+        }
+        if (step > lease) lease = p.continues_through(tp.view(id), step);
+      }
+    }
+    CHECK(decisions > 10);
+    CHECK(decided_inside == 0);
+  }
+}

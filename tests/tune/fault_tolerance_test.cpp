@@ -199,6 +199,10 @@ num_workers = 2
 [param_space]
 iterations = 1000000
 checkpoint_every = 97
+each_report_decided = true
+# A stop on a metric's value grants no lease: every report is acknowledged.
+[stop]
+t = 1000000000
 )");
   const auto experiment = dir.path() / "runs/fast";
   pid_t controller = start_tunerun({"fast.toml"}, dir.path());

@@ -15,14 +15,16 @@ void append_line(const std::string& path, long long value) {
 // Reports `iterations` times (a checkpoint every `checkpoint_every`, if set)
 // and keeps two files per rank in its trial directory: computed_RANK (each
 // iteration it computes) and on_disk_RANK (each iteration report()'s
-// contract says is on disk once report() returns: the ones before, and this
-// one if it carried a checkpoint).
+// contract says is on disk once report() returns: this one if it carried a
+// checkpoint; else, with `each_report_decided` (the experiment grants no
+// lease), the one before).
 void counted(const tune::Config& config) {
   const auto& context = train::get_context();
   const std::string dir = context.trial_dir + "/";
   const std::string rank = std::to_string(context.world_rank);
   const long long iterations = config.get<long long>("iterations", 10);
   const long long checkpoint_every = config.get<long long>("checkpoint_every", 0);
+  const bool each_report_decided = config.get<bool>("each_report_decided", false);
   for (long long t = 1; t <= iterations; ++t) {
     append_line(dir + "computed_" + rank, t);
     const bool checkpoint = checkpoint_every > 0 && t % checkpoint_every == 0;
@@ -33,7 +35,9 @@ void counted(const tune::Config& config) {
     } else {
       train::report({{"t", t}});
     }
-    append_line(dir + "on_disk_" + rank, checkpoint ? t : t - 1);
+    if (checkpoint || each_report_decided) {
+      append_line(dir + "on_disk_" + rank, checkpoint ? t : t - 1);
+    }
   }
 }
 

@@ -123,6 +123,31 @@ TEST_CASE("MaximumIterationStopper counts results per trial") {
   CHECK_FALSE(s.stop_all());
 }
 
+TEST_CASE("stoppers that know their stop ahead lease trials up to the iteration before it") {
+  MaximumIterationStopper max_iter(5);
+  CHECK_FALSE(max_iter.should_stop_trial("a", {}));
+  CHECK(max_iter.continues_through("a", 1) == 4);  // stops at its 5th result
+  CHECK_FALSE(max_iter.should_stop_trial("a", {}));
+  CHECK(max_iter.continues_through("a", 2) == 4);
+
+  using C = StopCriterion::Comparison;
+  CriteriaStopper at_ten({{"training_iteration", 10, C::kAtLeast}});
+  CHECK(at_ten.continues_through("a", 3) == 9);
+  // A stop on a metric's value, or on time, cannot be known ahead.
+  CHECK(CriteriaStopper({{"training_iteration", 10, C::kAtLeast}, {"loss", 0.1, C::kAtMost}})
+            .continues_through("a", 3) == 3);
+  CHECK(CriteriaStopper({{"time_total_s", 10, C::kAtLeast}}).continues_through("a", 3) == 3);
+  // The experiment-wide stoppers never stop one trial: they reach trials on their own.
+  TimeoutStopper timeout(std::chrono::seconds(60));
+  CHECK(timeout.continues_through("a", 3) == std::numeric_limits<int64_t>::max());
+  CombinedStopper both({std::make_shared<TimeoutStopper>(std::chrono::seconds(60)),
+                        std::make_shared<CriteriaStopper>(
+                            std::vector<StopCriterion>{{"training_iteration", 7, C::kAtLeast}})});
+  CHECK(both.continues_through("a", 3) == 6);
+  // A stopper without a lease of its own decides on every result.
+  CHECK(TrialPlateauStopper({.metric = "loss"}).continues_through("a", 3) == 3);
+}
+
 TEST_CASE("TrialPlateauStopper stops a flat trial after its grace period") {
   TrialPlateauStopper s({.metric = "loss", .std = 0.01, .num_results = 3, .grace_period = 4});
   for (double v : {2.0, 1.0, 1.0}) CHECK_FALSE(s.should_stop_trial("a", {{"loss", v}}));
