@@ -72,8 +72,9 @@ void check_nodelist(const std::string& nodelist, std::string_view source) {
   }
 }
 
-std::vector<std::string> expand_hostnames(const std::string& nodelist) {
-  check_nodelist(nodelist, "SLURM_JOB_NODELIST");
+// The names in `nodelist`, which `source` gave.
+std::vector<std::string> expand_hostnames(const std::string& nodelist, std::string_view source) {
+  check_nodelist(nodelist, source);
   const auto out = read_command(fmt::format("scontrol show hostnames '{}'", nodelist));
   std::vector<std::string> names;
   std::istringstream lines(out.value_or(""));
@@ -89,8 +90,7 @@ void read_job_gpus(SlurmAllocation& allocation) {
       read_command(fmt::format("scontrol show -d job '{}' 2>/dev/null", allocation.job_id));
   if (!out) throw Error(fmt::format("`scontrol show -d job {}` failed", allocation.job_id));
   for (const auto& [nodelist, gpus] : parse_job_gpus(*out)) {
-    check_nodelist(nodelist, "scontrol show job: Nodes");
-    for (const auto& name : expand_hostnames(nodelist)) {
+    for (const auto& name : expand_hostnames(nodelist, "scontrol show -d job: Nodes")) {
       const int node = allocation.find(name);
       if (node >= 0) allocation.nodes[node].gpus = gpus;
     }
@@ -325,7 +325,7 @@ class SlurmGroup final : public LaunchedGroup {
 
 SlurmAllocation read_slurm_allocation() {
   SlurmAllocation allocation{require_env("SLURM_JOB_ID"), {}};
-  const auto names = expand_hostnames(require_env("SLURM_JOB_NODELIST"));
+  const auto names = expand_hostnames(require_env("SLURM_JOB_NODELIST"), "SLURM_JOB_NODELIST");
   const auto cpus = parse_cpus_per_node(require_env("SLURM_JOB_CPUS_PER_NODE"));
   if (cpus.size() != names.size()) {
     throw ConfigError(fmt::format("SLURM_JOB_CPUS_PER_NODE names {} nodes, SLURM_JOB_NODELIST {}",
