@@ -36,7 +36,9 @@ class TrialController::Impl {
     spec_.storage_path = std::filesystem::absolute(spec_.storage_path);
     const double total_cpus =
         spec_.total_cpus > 0 ? spec_.total_cpus : options_.launcher->total_cpus().value_or(0);
-    pool_.emplace(ResourceLimits{total_cpus, spec_.total_gpus, spec_.max_concurrent_trials},
+    const int total_gpus =
+        spec_.total_gpus >= 0 ? spec_.total_gpus : options_.launcher->total_gpus().value_or(-1);
+    pool_.emplace(ResourceLimits{total_cpus, total_gpus, spec_.max_concurrent_trials},
                   spec_.trainable);
     plugins_ = Plugins::from_spec(spec_);
     const bool exists = std::filesystem::exists(spec_.experiment_dir() / "experiment.db");

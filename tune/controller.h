@@ -41,8 +41,9 @@ struct ControllerOptions {
   // train::run_worker() when tune::is_worker(). Empty: this executable.
   std::vector<std::string> worker_argv;
   // Where ranks run. Null: child processes on this machine (LocalLauncher).
-  // A launcher naming its own CPUs (Launcher::total_cpus) sizes the resource
-  // pool when the spec sets no total_cpus.
+  // A launcher naming its own CPUs and GPUs (Launcher::total_cpus,
+  // total_gpus) sizes the resource pool when the spec sets no total_cpus or
+  // total_gpus.
   std::shared_ptr<Launcher> launcher;
   // The IP address the control channel binds (a TCP port of its choosing):
   // one every rank reaches. Ranks on other machines need the interface

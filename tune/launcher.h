@@ -78,9 +78,11 @@ class Launcher {
   // The CPUs of the machines this launcher runs ranks on; nullopt: this
   // machine's (the resource pool's own count).
   virtual std::optional<double> total_cpus() const { return std::nullopt; }
+  // The GPUs of those machines, likewise; nullopt: this machine's (tune/gpus.h).
+  virtual std::optional<int> total_gpus() const { return std::nullopt; }
   // Whether a group of `per_rank.num_workers` ranks fits where this launcher
-  // places ranks now (free CPUs per node); the pool's totals are checked
-  // apart. A trial waits while its group does not fit.
+  // places ranks now (free CPUs and GPUs per node); the pool's totals are
+  // checked apart. A trial waits while its group does not fit.
   virtual bool can_place(const Resources& per_rank) const { return true; }
   // Whether a finished group may stay alive, idle, for the next trial
   // (reuse_workers): true where idle ranks hold nothing another trial needs.

@@ -43,6 +43,7 @@ class KeyedLauncher final : public Launcher {
   std::unique_ptr<LaunchedGroup> launch(const GroupLaunch& launch) override;
 
   std::optional<double> total_cpus() const override { return inner_.total_cpus(); }
+  std::optional<int> total_gpus() const override { return inner_.total_gpus(); }
   bool can_place(const Resources& per_rank) const override { return inner_.can_place(per_rank); }
   bool keeps_idle_groups() const override { return inner_.keeps_idle_groups(); }
   std::vector<std::string> take_notices() override { return inner_.take_notices(); }

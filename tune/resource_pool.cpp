@@ -32,7 +32,7 @@ ResourcePool::ResourcePool(const ResourceLimits& limits, const Resources& per_tr
     throw ConfigError(
         fmt::format("a trial needs {} GPUs ({} workers x {}), but only {} exist{}", gpus,
                     per_trial.num_workers, per_trial.gpus_per_worker, gpus_.size(),
-                    gpus_.size() == 0 ? " (no /dev/nvidia* device)" : ""),
+                    gpus_.size() == 0 && limits.total_gpus < 0 ? " (no /dev/nvidia* device)" : ""),
         {}, 0, "trainable.gpus_per_worker");
   }
   if (cpus_per_trial_ > total_cpus_) {

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <random>
+#include <sstream>
 #include <thread>
 #include <utility>
 
@@ -51,25 +52,49 @@ std::string find_program(const std::string& name) {
   throw Error(fmt::format("{} is not on PATH: the slurm launcher needs Slurm's clients", name));
 }
 
-std::vector<std::string> expand_hostnames(const std::string& nodelist) {
-  // The list goes into a shell command: only the characters Slurm uses.
+// What `command` (a shell command line) writes on stdout; nullopt when it
+// cannot run or exits with an error.
+std::optional<std::string> read_command(const std::string& command) {
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return std::nullopt;
+  std::string out;
+  char buffer[4096];
+  for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) out.append(buffer, n);
+  if (pclose(pipe) != 0) return std::nullopt;
+  return out;
+}
+
+// Slurm's characters in node lists ("n[1-2],gpu07"): the lists go into shell commands.
+void check_nodelist(const std::string& nodelist, std::string_view source) {
   if (nodelist.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
                                  "-_.,[]") != std::string::npos) {
-    throw ConfigError(fmt::format("SLURM_JOB_NODELIST='{}' is not a Slurm node list", nodelist));
+    throw ConfigError(fmt::format("{}='{}' is not a Slurm node list", source, nodelist));
   }
-  FILE* pipe = popen(fmt::format("scontrol show hostnames '{}'", nodelist).c_str(), "r");
-  if (pipe == nullptr) throw Error("cannot run scontrol to expand SLURM_JOB_NODELIST");
+}
+
+// The names in `nodelist`, which `source` gave.
+std::vector<std::string> expand_hostnames(const std::string& nodelist, std::string_view source) {
+  check_nodelist(nodelist, source);
+  const auto out = read_command(fmt::format("scontrol show hostnames '{}'", nodelist));
   std::vector<std::string> names;
-  char line[256];
-  while (std::fgets(line, sizeof line, pipe) != nullptr) {
-    std::string name(line);
-    while (!name.empty() && std::isspace(static_cast<unsigned char>(name.back()))) name.pop_back();
-    if (!name.empty()) names.push_back(name);
-  }
-  if (pclose(pipe) != 0 || names.empty()) {
-    throw Error(fmt::format("`scontrol show hostnames {}` failed", nodelist));
-  }
+  std::istringstream lines(out.value_or(""));
+  for (std::string name; lines >> name;) names.push_back(name);
+  if (names.empty()) throw Error(fmt::format("`scontrol show hostnames {}` failed", nodelist));
   return names;
+}
+
+// Sets the GPUs of every node of `allocation` from `scontrol show -d job`:
+// the allocation's own GPUs per node (salloc's environment has none of it).
+void read_job_gpus(SlurmAllocation& allocation) {
+  const auto out =
+      read_command(fmt::format("scontrol show -d job '{}' 2>/dev/null", allocation.job_id));
+  if (!out) throw Error(fmt::format("`scontrol show -d job {}` failed", allocation.job_id));
+  for (const auto& [nodelist, gpus] : parse_job_gpus(*out)) {
+    for (const auto& name : expand_hostnames(nodelist, "scontrol show -d job: Nodes")) {
+      const int node = allocation.find(name);
+      if (node >= 0) allocation.nodes[node].gpus = gpus;
+    }
+  }
 }
 
 // Replaces NAME=... in `env` (getenv takes the first of duplicates).
@@ -84,15 +109,10 @@ std::vector<std::pair<std::string, std::string>> read_node_states(
     const std::vector<SlurmNode>& nodes) {
   std::string names;
   for (const auto& node : nodes) names += (names.empty() ? "" : ",") + node.name;
-  FILE* pipe = popen(fmt::format("sinfo -h -N -n '{}' -o '%N %t' 2>/dev/null", names).c_str(), "r");
-  if (pipe == nullptr) return {};
+  std::istringstream lines(
+      read_command(fmt::format("sinfo -h -N -n '{}' -o '%N %t' 2>/dev/null", names)).value_or(""));
   std::vector<std::pair<std::string, std::string>> states;
-  char line[256];
-  while (std::fgets(line, sizeof line, pipe) != nullptr) {
-    char name[128], state[64];
-    if (std::sscanf(line, "%127s %63s", name, state) == 2) states.emplace_back(name, state);
-  }
-  if (pclose(pipe) != 0) return {};
+  for (std::string name, state; lines >> name >> state;) states.emplace_back(name, state);
   return states;
 }
 
@@ -229,9 +249,13 @@ namespace {
 // One srun: every rank of the group is one of its tasks.
 class SlurmGroup final : public LaunchedGroup {
  public:
-  SlurmGroup(std::shared_ptr<detail::SlurmState> state, std::vector<int> nodes, int cpus,
+  SlurmGroup(std::shared_ptr<detail::SlurmState> state, std::vector<int> nodes, int cpus, int gpus,
              ChildProcess srun)
-      : state_(std::move(state)), nodes_(std::move(nodes)), cpus_(cpus), srun_(std::move(srun)) {}
+      : state_(std::move(state)),
+        nodes_(std::move(nodes)),
+        cpus_(cpus),
+        gpus_(gpus),
+        srun_(std::move(srun)) {}
   ~SlurmGroup() override {
     if (!srun_.exit_status()) kill_and_wait();
     end();
@@ -273,11 +297,14 @@ class SlurmGroup final : public LaunchedGroup {
   }
 
  private:
-  // Gives the CPUs back; a step that failed, or had to be killed, makes its
+  // Gives the CPUs and GPUs back; a step that failed, or had to be killed, makes its
   // nodes suspected; any other has Slurm's word on its nodes checked.
   void end() {
     if (std::exchange(ended_, true)) return;
-    for (int node : nodes_) state_->allocation.nodes[node].used -= cpus_;
+    for (int node : nodes_) {
+      state_->allocation.nodes[node].used -= cpus_;
+      state_->allocation.nodes[node].gpus_used -= gpus_;
+    }
     if (killed_ || (srun_.exit_status() && !srun_.exit_status()->ok())) {
       state_->suspect(nodes_);
     } else {
@@ -288,8 +315,9 @@ class SlurmGroup final : public LaunchedGroup {
   std::shared_ptr<detail::SlurmState> state_;
   std::vector<int> nodes_;  // rank r's node
   int cpus_;                // per rank
+  int gpus_;                // per rank
   bool killed_ = false;     // signalled before srun ended
-  bool ended_ = false;      // its CPUs were given back
+  bool ended_ = false;      // its CPUs and GPUs were given back
   ChildProcess srun_;
 };
 
@@ -297,13 +325,14 @@ class SlurmGroup final : public LaunchedGroup {
 
 SlurmAllocation read_slurm_allocation() {
   SlurmAllocation allocation{require_env("SLURM_JOB_ID"), {}};
-  const auto names = expand_hostnames(require_env("SLURM_JOB_NODELIST"));
+  const auto names = expand_hostnames(require_env("SLURM_JOB_NODELIST"), "SLURM_JOB_NODELIST");
   const auto cpus = parse_cpus_per_node(require_env("SLURM_JOB_CPUS_PER_NODE"));
   if (cpus.size() != names.size()) {
     throw ConfigError(fmt::format("SLURM_JOB_CPUS_PER_NODE names {} nodes, SLURM_JOB_NODELIST {}",
                                   cpus.size(), names.size()));
   }
   for (size_t i = 0; i < names.size(); ++i) allocation.nodes.push_back({names[i], cpus[i], 0});
+  read_job_gpus(allocation);
   return allocation;
 }
 
@@ -317,6 +346,8 @@ SlurmLauncher::~SlurmLauncher() = default;
 
 std::optional<double> SlurmLauncher::total_cpus() const { return state_->allocation.total_cpus(); }
 
+std::optional<int> SlurmLauncher::total_gpus() const { return state_->allocation.total_gpus(); }
+
 const SlurmAllocation& SlurmLauncher::allocation() const { return state_->allocation; }
 
 std::vector<std::string> SlurmLauncher::take_notices() {
@@ -326,19 +357,32 @@ std::vector<std::string> SlurmLauncher::take_notices() {
 bool SlurmLauncher::can_place(const Resources& per_rank) const {
   state_->refresh();
   const auto& nodes = state_->allocation.nodes;
-  const int cpus = static_cast<int>(std::ceil(per_rank.cpus_per_worker));
-  if (!could_ever_place(nodes, per_rank.num_workers, cpus)) {
-    std::vector<std::string> retired;
+  const int ranks = per_rank.num_workers;
+  const int cpus = std::max(1, static_cast<int>(std::ceil(per_rank.cpus_per_worker)));
+  const int gpus = per_rank.gpus_per_worker;
+  if (could_ever_place(nodes, ranks, cpus, gpus))
+    return !place_ranks(nodes, ranks, cpus, gpus).empty();
+  std::vector<SlurmNode> all = nodes;
+  for (auto& node : all) node.health = NodeHealth::kUsable;
+  if (!could_ever_place(all, ranks, cpus, gpus)) {
+    std::vector<std::string> sizes;
     for (const auto& node : nodes) {
-      if (node.health == NodeHealth::kRetired) retired.push_back(node.name);
+      sizes.push_back(fmt::format("{} has {} CPUs, {} GPUs", node.name, node.cpus, node.gpus));
     }
-    throw Error(fmt::format(
-        "no node left in allocation {} can hold a group of {} ranks x {} CPUs: {} failed twice "
-        "and are not used again; resume the experiment in a new allocation",
-        state_->allocation.job_id, per_rank.num_workers, std::max(cpus, 1),
-        fmt::join(retired, ", ")));
+    throw ConfigError(fmt::format(
+        "a group of {} ranks x {} CPUs x {} GPUs does not fit in allocation {} ({}): each "
+        "rank's CPUs and GPUs must be on one node; ask Slurm for bigger nodes or more of them, "
+        "or lower num_workers, cpus_per_worker or gpus_per_worker",
+        ranks, cpus, gpus, state_->allocation.job_id, fmt::join(sizes, "; ")));
   }
-  return !place_ranks(nodes, per_rank.num_workers, cpus).empty();
+  std::vector<std::string> retired;
+  for (const auto& node : nodes) {
+    if (node.health == NodeHealth::kRetired) retired.push_back(node.name);
+  }
+  throw Error(fmt::format(
+      "no node left in allocation {} can hold a group of {} ranks x {} CPUs x {} GPUs: {} failed "
+      "twice and are not used again; resume the experiment in a new allocation",
+      state_->allocation.job_id, ranks, cpus, gpus, fmt::join(retired, ", ")));
 }
 
 Json SlurmLauncher::describe_nodes() const {
@@ -348,8 +392,8 @@ Json SlurmLauncher::describe_nodes() const {
         {{"name", node.name},
          {"cpus", node.cpus},
          {"cpus_used", node.used},
-         {"gpus", 0},
-         {"gpus_used", 0},
+         {"gpus", node.gpus},
+         {"gpus_used", node.gpus_used},
          {"health", node.slurm_down && node.health == NodeHealth::kUsable ? "down in Slurm"
                                                                           : to_string(node.health)},
          {"failures", node.failures}});
@@ -405,17 +449,16 @@ void SlurmLauncher::check_storage(const std::filesystem::path& experiment_dir) {
 }
 
 std::unique_ptr<LaunchedGroup> SlurmLauncher::launch(const GroupLaunch& launch) {
-  if (launch.resources.gpus_per_worker > 0) {
-    throw ConfigError("the slurm launcher does not lend GPUs yet; set gpus_per_worker = 0");
-  }
   const int ranks = static_cast<int>(launch.ranks.size());
   const int cpus = std::max(1, static_cast<int>(std::ceil(launch.resources.cpus_per_worker)));
+  const int gpus = launch.resources.gpus_per_worker;
   state_->refresh();
   auto& allocation = state_->allocation;
-  std::vector<int> nodes = place_ranks(allocation.nodes, ranks, cpus);
+  std::vector<int> nodes = place_ranks(allocation.nodes, ranks, cpus, gpus);
   if (nodes.empty()) {
     throw Error(
-        fmt::format("no room for {} ranks of {} CPUs on the allocation's nodes now", ranks, cpus));
+        fmt::format("no room for {} ranks of {} CPUs and {} GPUs on the allocation's nodes now",
+                    ranks, cpus, gpus));
   }
   // Rank r runs on line r of the hosts file (--distribution=arbitrary).
   const auto log_dir = launch.ranks.at(0).log_file.parent_path();
@@ -439,6 +482,14 @@ std::unique_ptr<LaunchedGroup> SlurmLauncher::launch(const GroupLaunch& launch) 
        fmt::format("--ntasks={}", ranks), "--distribution=arbitrary", "--exclusive",
        fmt::format("--cpus-per-task={}", cpus), "--kill-on-bad-exit=0", "--open-mode=append",
        "--output=" + (log_dir / "rank_%t.log").string()});
+  // Slurm 22.05 binds --gpus-per-task per task: each task's CUDA_VISIBLE_DEVICES
+  // names its own devices. In a step asking none Slurm unsets the variable,
+  // which CUDA reads as "every device": `env` empties it, so that no rank
+  // uses a GPU another holds (without cgroups nothing else stops it).
+  if (gpus > 0) spawn.argv.push_back(fmt::format("--gpus-per-task={}", gpus));
+  if (gpus == 0 && allocation.total_gpus() > 0) {
+    spawn.argv.insert(spawn.argv.end(), {find_program("env"), "CUDA_VISIBLE_DEVICES="});
+  }
   spawn.argv.insert(spawn.argv.begin(), {find_program("setpriv"), "--pdeathsig", "TERM", "--"});
   spawn.argv.insert(spawn.argv.end(), launch.argv.begin(), launch.argv.end());
   spawn.env = launch.env;
@@ -448,9 +499,14 @@ std::unique_ptr<LaunchedGroup> SlurmLauncher::launch(const GroupLaunch& launch) 
   set_variable(spawn.env, train::kEnvRankHosts, fmt::format("{}", fmt::join(hosts, ",")));
   spawn.log_file = log_dir / "srun.log";
   spawn.working_dir = launch.working_dir;
+  // The step's command line heads its output: the record of what each rank holds.
+  std::ofstream(spawn.log_file, std::ios::app) << fmt::format("{}\n", fmt::join(spawn.argv, " "));
   ChildProcess srun = ChildProcess::spawn(spawn);
-  for (int node : nodes) allocation.nodes[node].used += cpus;
-  return std::make_unique<SlurmGroup>(state_, std::move(nodes), cpus, std::move(srun));
+  for (int node : nodes) {
+    allocation.nodes[node].used += cpus;
+    allocation.nodes[node].gpus_used += gpus;
+  }
+  return std::make_unique<SlurmGroup>(state_, std::move(nodes), cpus, gpus, std::move(srun));
 }
 
 }  // namespace tune

@@ -2,11 +2,11 @@
 // inside the allocation tunerun itself runs in (salloc or sbatch: SLURM_JOB_ID
 // is set). Slurm starts, isolates and accounts for the processes; which
 // trial runs next stays the controller's choice, made against the
-// allocation's free CPUs per node as this launcher tracks them (never
-// Slurm's queue).
+// allocation's free CPUs and GPUs per node as this launcher tracks them
+// (never Slurm's queue).
 //
 // Placement packs a group onto as few nodes as fit: on one node when one
-// has room for every rank, else over the nodes with the most free CPUs
+// has room for every rank, else over the nodes with room for the most ranks
 // first. The ranks' hosts are exact (srun --distribution=arbitrary with a
 // hosts file, rank r on its r-th line); each rank learns its rank from
 // SLURM_PROCID and names its host and step in its HELLO (the placements
@@ -22,7 +22,17 @@
 // Nodes Slurm reports down or drained are not placed on; their states are
 // read with sinfo when a step ends abnormally and every 30 s while trials wait.
 //
-// GPUs are not lent through Slurm yet: a trial asking for GPUs is refused.
+// GPUs: the allocation's GPUs per node are read from `scontrol show -d job`
+// (its "Nodes=... GRES=gpu:2(IDX:0-1)" lines). Slurm 22.05 puts them in no
+// variable salloc's command sees: SLURM_JOB_GPUS is set for batch scripts
+// only, SLURM_GPUS_ON_NODE inside steps only. A rank asking for N GPUs gets
+// them through `srun --gpus-per-task=N`, which binds them per task: Slurm
+// sets each task's CUDA_VISIBLE_DEVICES to its own devices on its node, and
+// makes a step wait rather than share a GPU with another step. Ranks asking
+// for none get an empty CUDA_VISIBLE_DEVICES when the allocation has GPUs
+// (Slurm unsets it there, which CUDA reads as every device).
+// Which devices a rank gets is Slurm's choice; this launcher counts them per
+// node, as CPUs, so that a trial waits instead of its step.
 #pragma once
 
 #include <memory>
@@ -38,8 +48,9 @@ struct SlurmState;
 }  // namespace detail
 
 // The allocation this process runs in: SLURM_JOB_ID, SLURM_JOB_NODELIST
-// (expanded by `scontrol show hostnames`) and SLURM_JOB_CPUS_PER_NODE.
-// Throws ConfigError naming the variable that is missing or malformed.
+// (expanded by `scontrol show hostnames`), SLURM_JOB_CPUS_PER_NODE and the
+// GPUs per node (`scontrol show -d job`). Throws ConfigError naming the
+// variable that is missing or malformed, Error when scontrol fails.
 SlurmAllocation read_slurm_allocation();
 
 class SlurmLauncher final : public Launcher {
@@ -49,8 +60,11 @@ class SlurmLauncher final : public Launcher {
 
   std::unique_ptr<LaunchedGroup> launch(const GroupLaunch& launch) override;
   std::optional<double> total_cpus() const override;
+  std::optional<int> total_gpus() const override;
   // Also learns the outcome of probe steps and Slurm's node states. Throws
-  // Error when no node left could ever hold the group (too many retired).
+  // ConfigError when the allocation's nodes could never hold the group (a
+  // rank needs more CPUs or GPUs than any node has), Error when no node
+  // left could (too many retired).
   bool can_place(const Resources& per_rank) const override;
   // Idle ranks would keep holding their nodes' CPUs in the allocation.
   bool keeps_idle_groups() const override { return false; }
@@ -61,11 +75,11 @@ class SlurmLauncher final : public Launcher {
   void check_storage(const std::filesystem::path& experiment_dir) override;
   Json describe_nodes() const override;
 
-  // The nodes, the CPUs in use on each and their health, now.
+  // The nodes, the CPUs and GPUs in use on each and their health, now.
   const SlurmAllocation& allocation() const;
 
  private:
-  std::shared_ptr<detail::SlurmState> state_;  // shared with live groups, which free their CPUs
+  std::shared_ptr<detail::SlurmState> state_;  // shared with live groups, which free their share
 };
 
 }  // namespace tune

@@ -31,6 +31,12 @@ int SlurmAllocation::total_cpus() const {
   return total;
 }
 
+int SlurmAllocation::total_gpus() const {
+  int total = 0;
+  for (const auto& node : nodes) total += node.gpus;
+  return total;
+}
+
 int SlurmAllocation::find(std::string_view name) const {
   for (size_t i = 0; i < nodes.size(); ++i) {
     if (nodes[i].name == name) return static_cast<int>(i);
@@ -70,23 +76,111 @@ std::vector<int> parse_cpus_per_node(std::string_view text) {
 
 namespace {
 
-std::vector<int> place_by(const std::vector<SlurmNode>& nodes, int ranks, int cpus,
+// The number of devices in an index list: "0-1,3" is 3.
+int count_indices(std::string_view list) {
+  int count = 0;
+  while (!list.empty()) {
+    const size_t comma = list.find(',');
+    const std::string_view item = list.substr(0, comma);
+    list = comma == std::string_view::npos ? "" : list.substr(comma + 1);
+    int first = 0, last = 0;
+    auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), first);
+    if (ec != std::errc()) return -1;
+    last = first;
+    if (end != item.data() + item.size()) {
+      if (*end != '-') return -1;
+      auto [e2, ec2] = std::from_chars(end + 1, item.data() + item.size(), last);
+      if (ec2 != std::errc() || e2 != item.data() + item.size() || last < first) return -1;
+    }
+    count += last - first + 1;
+  }
+  return count;
+}
+
+// The GPUs in one GRES value: "gpu:2(IDX:0-1)", "gpu:a100:1(IDX:3),gpu:v100:1(IDX:0)",
+// "gpu:a100:2", "gpu(IDX:0-1)"; other kinds of GRES count 0.
+int gpus_in_gres(std::string_view gres) {
+  int total = 0;
+  while (!gres.empty()) {
+    // Items are separated by commas outside parentheses (IDX lists hold commas).
+    size_t end = 0;
+    for (int depth = 0; end < gres.size() && (depth > 0 || gres[end] != ','); ++end) {
+      depth += gres[end] == '(' ? 1 : gres[end] == ')' ? -1 : 0;
+    }
+    const std::string_view item = gres.substr(0, end);
+    gres = end < gres.size() ? gres.substr(end + 1) : "";
+    const size_t paren = std::min(item.find('('), item.size());
+    const std::string_view name = item.substr(0, paren);
+    const std::string_view detail = item.substr(paren);  // "(IDX:0-1)", or empty
+    if (name != "gpu" && !name.starts_with("gpu:")) continue;
+    // The devices' indices when Slurm lists them, else the count in the name.
+    int n = -1;
+    if (detail.starts_with("(IDX:") && detail.ends_with(')')) {
+      n = count_indices(detail.substr(5, detail.size() - 6));
+    }
+    const std::string_view count = name.substr(name.rfind(':') + 1);
+    if (n < 0 && name != "gpu" && count.find_first_not_of("0123456789") == std::string_view::npos) {
+      std::from_chars(count.data(), count.data() + count.size(), n);
+    }
+    if (n < 0) {
+      throw ConfigError(
+          fmt::format("cannot read the GPUs of GRES '{}' in `scontrol show job`", item));
+    }
+    total += n;
+  }
+  return total;
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, int>> parse_job_gpus(std::string_view scontrol_job) {
+  std::vector<std::pair<std::string, int>> nodes;
+  std::string_view rest = scontrol_job;
+  while (!rest.empty()) {
+    const size_t newline = rest.find('\n');
+    std::string_view line = rest.substr(0, newline);
+    rest = newline == std::string_view::npos ? "" : rest.substr(newline + 1);
+    line.remove_prefix(std::min(line.find_first_not_of(" \t"), line.size()));
+    if (!line.starts_with("Nodes=")) continue;
+    std::string names;
+    int gpus = 0;
+    while (!line.empty()) {
+      const size_t space = line.find(' ');
+      const std::string_view field = line.substr(0, space);
+      line = space == std::string_view::npos ? "" : line.substr(space + 1);
+      if (field.starts_with("Nodes=")) names = field.substr(6);
+      if (field.starts_with("GRES=")) gpus += gpus_in_gres(field.substr(5));
+    }
+    nodes.emplace_back(std::move(names), gpus);
+  }
+  return nodes;
+}
+
+namespace {
+
+// `free_on(i)`: node i's free {CPUs, GPUs}.
+std::vector<int> place_by(const std::vector<SlurmNode>& nodes, int ranks, int cpus, int gpus,
                           const auto& free_on) {
   cpus = std::max(cpus, 1);
+  // The ranks node i holds, then its free CPUs: fuller nodes compare less.
+  auto room = [&](int i) {
+    const auto [free_cpus, free_gpus] = free_on(i);
+    const int fit = gpus > 0 ? std::min(free_cpus / cpus, free_gpus / gpus) : free_cpus / cpus;
+    return std::pair(fit, free_cpus);
+  };
   std::vector<int> order(nodes.size());
   std::iota(order.begin(), order.end(), 0);
   // One node if any holds the whole group: the fullest such (packing).
   int best = -1;
   for (int i : order) {
-    if (free_on(i) >= ranks * cpus && (best < 0 || free_on(i) < free_on(best))) best = i;
+    if (room(i).first >= ranks && (best < 0 || room(i) < room(best))) best = i;
   }
   if (best >= 0) return std::vector<int>(ranks, best);
-  // Else the freest nodes first, as many ranks on each as fit.
-  std::stable_sort(order.begin(), order.end(),
-                   [&](int a, int b) { return free_on(a) > free_on(b); });
+  // Else the roomiest nodes first, as many ranks on each as fit.
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return room(a) > room(b); });
   std::vector<int> placed;
   for (int i : order) {
-    for (int fit = free_on(i) / cpus; fit > 0 && static_cast<int>(placed.size()) < ranks; --fit) {
+    for (int fit = room(i).first; fit > 0 && static_cast<int>(placed.size()) < ranks; --fit) {
       placed.push_back(i);
     }
   }
@@ -96,13 +190,16 @@ std::vector<int> place_by(const std::vector<SlurmNode>& nodes, int ranks, int cp
 
 }  // namespace
 
-std::vector<int> place_ranks(const std::vector<SlurmNode>& nodes, int ranks, int cpus) {
-  return place_by(nodes, ranks, cpus, [&](int i) { return nodes[i].free_cpus(); });
+std::vector<int> place_ranks(const std::vector<SlurmNode>& nodes, int ranks, int cpus, int gpus) {
+  return place_by(nodes, ranks, cpus, gpus,
+                  [&](int i) { return std::pair(nodes[i].free_cpus(), nodes[i].free_gpus()); });
 }
 
-bool could_ever_place(const std::vector<SlurmNode>& nodes, int ranks, int cpus) {
-  return !place_by(nodes, ranks, cpus, [&](int i) {
-            return nodes[i].health == NodeHealth::kRetired ? 0 : nodes[i].cpus;
+bool could_ever_place(const std::vector<SlurmNode>& nodes, int ranks, int cpus, int gpus) {
+  return !place_by(nodes, ranks, cpus, gpus, [&](int i) {
+            return nodes[i].health == NodeHealth::kRetired
+                       ? std::pair(0, 0)
+                       : std::pair(nodes[i].cpus, nodes[i].gpus);
           }).empty();
 }
 

@@ -1,5 +1,5 @@
-// The nodes of a Slurm allocation as the Slurm launcher sees them: CPUs per
-// node, the CPUs its running groups hold, and each node's health. Apart
+// The nodes of a Slurm allocation as the Slurm launcher sees them: CPUs and
+// GPUs per node, those its running groups hold, and each node's health. Apart
 // from Slurm's processes (tune/slurm_launcher.h runs srun and sinfo) so
 // that placement and health are testable alone.
 //
@@ -18,6 +18,7 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace tune {
@@ -34,8 +35,10 @@ const char* to_string(NodeHealth health);
 
 struct SlurmNode {
   std::string name;
-  int cpus = 0;  // the allocation's CPUs on this node
-  int used = 0;  // held by running groups
+  int cpus = 0;       // the allocation's CPUs on this node
+  int used = 0;       // CPUs held by running groups
+  int gpus = 0;       // the allocation's GPUs on this node
+  int gpus_used = 0;  // held by running groups
   NodeHealth health = NodeHealth::kUsable;
   int failures = 0;
   bool slurm_down = false;  // Slurm's latest word: down, drained, failing or not responding
@@ -43,6 +46,7 @@ struct SlurmNode {
 
   bool usable() const { return health == NodeHealth::kUsable && !slurm_down; }
   int free_cpus() const { return usable() ? cpus - used : 0; }
+  int free_gpus() const { return usable() ? gpus - gpus_used : 0; }
 };
 
 struct SlurmAllocation {
@@ -50,6 +54,7 @@ struct SlurmAllocation {
   std::vector<SlurmNode> nodes;
 
   int total_cpus() const;
+  int total_gpus() const;
   // The index of node `name`; -1 when the allocation has none.
   int find(std::string_view name) const;
 };
@@ -58,14 +63,22 @@ struct SlurmAllocation {
 // count per node. Throws ConfigError quoting `text` when it is malformed.
 std::vector<int> parse_cpus_per_node(std::string_view text);
 
-// The node (index into `nodes`) of each of `ranks` ranks needing `cpus`
-// CPUs each, packed onto as few usable nodes as fit; empty when they do not
-// fit in the free CPUs now.
-std::vector<int> place_ranks(const std::vector<SlurmNode>& nodes, int ranks, int cpus);
+// The GPUs of each node of `scontrol show -d job`'s output, as
+// {node list, GPUs} (the list in Slurm's compressed form, "n[1-2]"), one
+// per "Nodes=" line; typed GPUs ("gpu:a100:2") count as GPUs, and a line
+// without any counts 0. Throws ConfigError quoting a GRES it cannot read.
+std::vector<std::pair<std::string, int>> parse_job_gpus(std::string_view scontrol_job);
 
-// Whether a group of `ranks` x `cpus` could ever be placed again: on the
-// nodes not retired, were they all free.
-bool could_ever_place(const std::vector<SlurmNode>& nodes, int ranks, int cpus);
+// The node (index into `nodes`) of each of `ranks` ranks needing `cpus`
+// CPUs and `gpus` GPUs each, packed onto as few usable nodes as fit; empty
+// when they do not fit in what is free now. A rank's CPUs and GPUs are on
+// its node.
+std::vector<int> place_ranks(const std::vector<SlurmNode>& nodes, int ranks, int cpus,
+                             int gpus = 0);
+
+// Whether a group of `ranks` x (`cpus`, `gpus`) could ever be placed again:
+// on the nodes not retired, were they all free.
+bool could_ever_place(const std::vector<SlurmNode>& nodes, int ranks, int cpus, int gpus = 0);
 
 // Whether sinfo's compact state ("idle", "mix", "alloc", "down*", "drain",
 // "drng", "fail"...) lets steps start on a node. A trailing '*' means the

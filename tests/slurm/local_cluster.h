@@ -3,6 +3,7 @@
 #pragma once
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <chrono>
 #include <filesystem>
@@ -18,16 +19,23 @@ namespace tune::test {
 inline const std::string kCluster =
     std::string(TUNERUN_SOURCE_DIR) + "/tests/slurm/local_cluster.sh";
 
+// What each node of a LocalCluster has.
+struct ClusterNodes {
+  int cpus = 2;  // TUNERUN_SLURM_CPUS
+  int gpus = 0;  // TUNERUN_SLURM_GPUS: stand-in devices in gres.conf, nothing behind them
+};
+
 // Up for the object's lifetime; down at its end, even when a check failed.
 class LocalCluster {
  public:
-  LocalCluster() {
+  explicit LocalCluster(const ClusterNodes& nodes = {}) {
     auto probe = run_shell("'" + kCluster + "' can_run");
     if (probe.exit_code != 0) {
       skip_reason_ = probe.output;
       return;
     }
-    auto up = run_shell("'" + kCluster + "' up");
+    auto up = run_shell(fmt::format("TUNERUN_SLURM_CPUS={} TUNERUN_SLURM_GPUS={} '{}' up",
+                                    nodes.cpus, nodes.gpus, kCluster));
     INFO(up.output);
     REQUIRE(up.exit_code == 0);
     up_ = true;

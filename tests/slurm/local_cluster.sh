@@ -22,12 +22,19 @@
 #   local_cluster.sh can_run      exit 0 when this machine allows it (root, namespaces)
 #
 # Environment: TUNERUN_SLURM_DIR (default $TMPDIR/tunerun_slurm),
-# TUNERUN_SLURM_NODES (2), TUNERUN_SLURM_CPUS (CPUs per node, 2).
+# TUNERUN_SLURM_NODES (2), TUNERUN_SLURM_CPUS (CPUs per node, 2),
+# TUNERUN_SLURM_GPUS (GPUs per node, 0): stand-in GPUs, device nodes
+# $TUNERUN_SLURM_DIR/nodes/nI/dev/nvidiaK (character devices with the NVIDIA
+# driver's numbers, no driver behind them) in gres.conf. Slurm 22.05 lends
+# them by index in CUDA_VISIBLE_DEVICES and never opens them, but a plain
+# file there is "not a valid character or block device" to slurmd, whose
+# tasks then get no CUDA_VISIBLE_DEVICES at all.
 set -euo pipefail
 
 ST=${TUNERUN_SLURM_DIR:-${TMPDIR:-/tmp}/tunerun_slurm}
 NODES=${TUNERUN_SLURM_NODES:-2}
 CPUS=${TUNERUN_SLURM_CPUS:-2}
+GPUS=${TUNERUN_SLURM_GPUS:-0}
 NET=198.18.0
 BR=trslurm0
 CTL_IP=$NET.1
@@ -91,8 +98,20 @@ KillWait=2
 InactiveLimit=0
 MinJobAge=10
 CONF
+  local gres=""
+  : >"$ST/etc/gres.conf"
+  if [ "$GPUS" -gt 0 ]; then
+    gres=" Gres=gpu:$GPUS"
+    echo "GresTypes=gpu" >>"$CONF"
+    echo "AutoDetect=off" >>"$ST/etc/gres.conf"
+    for i in $(seq 1 "$NODES"); do
+      mkdir -p "$ST/nodes/n$i/dev"
+      for k in $(seq 0 $((GPUS - 1))); do mknod "$ST/nodes/n$i/dev/nvidia$k" c 195 "$k"; done
+      echo "NodeName=n$i Name=gpu File=$ST/nodes/n$i/dev/nvidia[0-$((GPUS - 1))]" >>"$ST/etc/gres.conf"
+    done
+  fi
   for i in $(seq 1 "$NODES"); do
-    echo "NodeName=n$i NodeHostname=n$i NodeAddr=$(node_ip "$i") CPUs=$CPUS RealMemory=1000 State=UNKNOWN" >>"$CONF"
+    echo "NodeName=n$i NodeHostname=n$i NodeAddr=$(node_ip "$i") CPUs=$CPUS RealMemory=1000$gres State=UNKNOWN" >>"$CONF"
   done
   echo "PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP" >>"$CONF"
 }
@@ -239,5 +258,5 @@ case "${1:-}" in
   crash) shift; cmd_crash "$@" ;;
   revive) shift; cmd_revive "$@" ;;
   can_run) cmd_can_run ;;
-  *) sed -n '2,26p' "$0"; exit 2 ;;
+  *) sed -n '2,31p' "$0"; exit 2 ;;
 esac

@@ -23,6 +23,39 @@ TEST_CASE("a group is packed onto as few nodes as fit, spread only when it must"
   CHECK(place_ranks(nodes, 4, 2).empty());                       // 7 free, but not in pairs
 }
 
+TEST_CASE(
+    "an allocation's GPUs per node are read from scontrol show job as Slurm 22.05 writes it") {
+  // Excerpts of `scontrol show -d job` in a 22.05 allocation.
+  const std::string exclusive =
+      "JobId=7 JobName=tunerun\n   NumNodes=2 NumCPUs=4 NumTasks=2 CPUs/Task=1\n"
+      "   JOB_GRES=gpu:4\n     Nodes=n[1-2] CPU_IDs=0-1 Mem=0 GRES=gpu:2(IDX:0-1)\n"
+      "   MinCPUsNode=1 MinMemoryNode=0\n";
+  CHECK(parse_job_gpus(exclusive) == std::vector<std::pair<std::string, int>>{{"n[1-2]", 2}});
+  const std::string uneven =
+      "     Nodes=n1 CPU_IDs=0 Mem=0 GRES=gpu:a100:2(IDX:0-1),gpu:v100:1(IDX:3)\n"
+      "     Nodes=n2 CPU_IDs=0 Mem=0 GRES=gpu(IDX:0,2-3),mps:100(0/100)\n"
+      "     Nodes=n3 CPU_IDs=0-1 Mem=0 GRES=\n";
+  CHECK(parse_job_gpus(uneven) ==
+        std::vector<std::pair<std::string, int>>{{"n1", 3}, {"n2", 3}, {"n3", 0}});
+  CHECK_THROWS_WITH_AS(parse_job_gpus("  Nodes=n1 GRES=gpu:lots(IDX:x)\n"),
+                       doctest::Contains("'gpu:lots(IDX:x)'"), ConfigError);
+}
+
+TEST_CASE("a rank's GPUs are on its node: GPUs limit placement as CPUs do") {
+  std::vector<SlurmNode> nodes{{"n1", 4, 0, 2}, {"n2", 4, 0, 2}};
+  CHECK(place_ranks(nodes, 2, 1, 1) == std::vector<int>{0, 0});
+  nodes[0].gpus_used = 2;  // n1's CPUs are free, its GPUs are not
+  CHECK(place_ranks(nodes, 2, 1, 1) == std::vector<int>{1, 1});
+  CHECK(place_ranks(nodes, 2, 1) == std::vector<int>{0, 0});  // ranks without GPUs still fit
+  nodes[1].gpus_used = 1;
+  CHECK(place_ranks(nodes, 2, 1, 1).empty());
+  nodes[0].gpus_used = 1;
+  CHECK(place_ranks(nodes, 2, 1, 1) == std::vector<int>{0, 1});  // spread when it must
+  CHECK(could_ever_place(nodes, 4, 1, 1));
+  CHECK_FALSE(could_ever_place(nodes, 1, 1, 3));  // no node has 3 GPUs
+  CHECK_FALSE(could_ever_place(nodes, 5, 1, 1));  // 4 GPUs in all
+}
+
 TEST_CASE("Slurm's node states: down, drained and not responding nodes take no steps") {
   for (const char* up : {"idle", "mix", "alloc", "comp"}) CHECK(slurm_state_usable(up));
   for (const char* down : {"down", "down*", "idle*", "drain", "drng", "fail", "maint"}) {
