@@ -1,14 +1,15 @@
 # Installation: `cmake --install build [--prefix DIR]`, and the Debian
 # packages `cpack -G DEB` makes from the same rules (README, "Installing").
 #
-#   bin/tunerun                          the CLI, and every trial's worker
+#   bin/tunerun                          the CLI
+#   lib/tunerun/tunerun-worker           the ranks of the CLI's trials
 #   lib/tunerun/libtunerun_*.so          plug-in trainables the CLI loads as built-ins
 #   share/tunerun/examples/              the sweep files: `tunerun examples/quadratic.toml`
 #   include/{core,search,...}/*.h        the public headers (no internal/ ones)
 #   lib/libtunerun_*.a                   the libraries
 #   lib/cmake/tunerun/                   tunerunConfig.cmake: find_package(tunerun)
 #
-# Two components, two packages: `runtime` (tunerun: the first three lines)
+# Two components, two packages: `runtime` (tunerun: the first four lines)
 # and `development` (tunerun-dev: the rest, with the -dev packages that
 # tunerunConfig.cmake finds). Targets keep their names in the build tree
 # (tunerun_tune) and are exported as tunerun::tune.
@@ -32,6 +33,7 @@ target_compile_definitions(tunerun PRIVATE TUNERUN_DATA_DIR_FROM_BIN="${_tunerun
 # --- runtime -------------------------------------------------------------
 install(TARGETS tunerun EXPORT tunerunTargets
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT runtime)
+install(TARGETS tunerun-worker RUNTIME DESTINATION ${TUNERUN_PLUGIN_INSTALL_DIR} COMPONENT runtime)
 foreach(plugin tunerun_fashion_mnist tunerun_models)
   if(TARGET ${plugin})
     install(TARGETS ${plugin} LIBRARY DESTINATION ${TUNERUN_PLUGIN_INSTALL_DIR} COMPONENT runtime)

@@ -1,6 +1,7 @@
 #include "tune/controller.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <csignal>
 #include <set>
@@ -130,6 +131,7 @@ class TrialController::Impl {
     store_->flush();
     log_.log(1, "experiment {} in {} (controller at {})", spec_.name, dir.string(),
              channel_->endpoint());
+    log_.log(2, "ranks run {}", fmt::join(options_.worker_argv, " "));
     if (options_.on_listen) options_.on_listen(channel_->endpoint());
   }
 

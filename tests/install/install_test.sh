@@ -2,7 +2,8 @@
 # `cmake --install` into a fresh prefix, then what a user of the installed
 # tree does: build a project of their own with find_package(tunerun) and run
 # its 4-trial, 2-rank sweep; run the installed CLI from a folder with no
-# sweep files (examples come from share/tunerun, plug-ins from lib/tunerun).
+# sweep files (examples come from share/tunerun, plug-ins and the ranks'
+# executable from lib/tunerun).
 #
 #   install_test.sh BUILD_DIR SOURCE_DIR WORK_DIR
 set -euo pipefail
@@ -43,7 +44,10 @@ echo "$out"
 # The installed CLI, from a folder without examples/.
 tunerun=$prefix/bin/tunerun
 "$tunerun" --help | grep -q '^Usage: tunerun ' || fail "--help does not name the program"
-(cd "$work/elsewhere" && "$tunerun" -q examples/quadratic.toml) || fail "installed example failed"
+run=$(cd "$work/elsewhere" && "$tunerun" -v examples/quadratic.toml 2>&1) || fail "installed example failed"
+# Its ranks ran the installed tunerun-worker, not tunerun and not the build tree's.
+grep -q "] ranks run $prefix/lib[^ ]*/tunerun/tunerun-worker\$" <<<"$run" \
+  || fail "the ranks did not run lib/tunerun/tunerun-worker: $(grep 'ranks run' <<<"$run")"
 best=$(cd "$work/elsewhere" && "$tunerun" best runs/quadratic --json)
 grep -q '"x": *3' <<<"$best" && grep -q '"y": *-1' <<<"$best" || fail "quadratic best: $best"
 if [[ -f $build/libtunerun_fashion_mnist.so ]]; then

@@ -188,3 +188,31 @@ x = { grid_search = [-2, 1, 3] }
   auto status = run_tunerun("status runs/unknown", dir.path());
   CHECK(status.output.find("no trainable named 'cube'") != std::string::npos);
 }
+
+TEST_CASE("the CLI's ranks run tunerun-worker, which refuses to run by hand") {
+  ScratchDir dir;
+  // Each rank's command writes down which executable started it.
+  dir.write("exe.toml", R"(
+metric = "v"
+[trainable]
+command = ["sh", "-c", "readlink /proc/$PPID/exe > exe_$RANK; echo '@tunerun {{\"v\": 1}}'"]
+num_workers = 2
+[param_space]
+x = 1
+)");
+  auto run = run_tunerun("-v exe.toml", dir.path());
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  const auto worker = std::filesystem::path(TUNERUN_BINARY).parent_path() / "tunerun-worker";
+  CHECK(run.output.find("ranks run " + worker.string()) != std::string::npos);
+  for (const char* rank : {"exe_0", "exe_1"}) {
+    std::ifstream in(dir.path() / rank);
+    std::string exe;
+    std::getline(in, exe);
+    CHECK(exe == worker.string());
+  }
+
+  auto by_hand = tune::test::run_shell("'" + worker.string() + "'");
+  CHECK(by_hand.exit_code == 2);
+  CHECK(by_hand.output.find("tunerun controller, which starts it") != std::string::npos);
+}

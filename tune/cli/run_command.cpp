@@ -6,10 +6,12 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <ifaddrs.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <set>
 
+#include "train/plugin.h"
 #include "tune/cli/commands.h"
 #include "tune/controller.h"
 #include "tune/experiment_spec_json.h"
@@ -124,6 +126,18 @@ std::string interface_address(const std::string& name, const std::string& sweep_
   return address;
 }
 
+// What every rank runs: tunerun-worker, beside this executable (a build
+// tree) or in the installed plug-in folder. It starts in about half the CPU
+// time tunerun takes, which loads the dashboard's HTTP and TLS libraries
+// too. tunerun itself, which is a worker as well, where neither is there.
+std::vector<std::string> worker_argv() {
+  const std::string self = self_executable();
+  for (const auto& path : train::builtin_plugin_candidates("tunerun-worker", self)) {
+    if (access(path.c_str(), X_OK) == 0) return {path.string()};
+  }
+  return {self};
+}
+
 }  // namespace
 
 void run_experiment(const ExperimentSpec& spec, const OutputOptions& output,
@@ -149,6 +163,7 @@ void run_experiment(const ExperimentSpec& spec, const OutputOptions& output,
   options.verbosity = output.verbosity;
   options.progress = make_progress_reporter(output.progress);
   options.handle_signals = true;
+  if (options.worker_argv.empty()) options.worker_argv = worker_argv();
   TrialController controller(spec, options);
   ExperimentSummary summary = controller.run();
   if (output.verbosity > 0) print_summary(spec, summary);
