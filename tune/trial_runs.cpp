@@ -124,6 +124,19 @@ void TrialRuns::create_trials() {
 
 void TrialRuns::start_trials() {
   stop_waiting_trials();
+  launch_waiting();
+  // Spares only once this turn's launches are done: a trial launched in
+  // the same turn cannot take one (it has not connected yet), and one
+  // started for nothing costs a process start on the CPUs the trials'
+  // own starts need, and is killed at the end, often mid-handshake
+  // (logged as refused).
+  const bool more_to_start = !searcher_finished_ || trials_.count(TrialStatus::kPending) > 0 ||
+                             trials_.count(TrialStatus::kPaused) > 0;
+  while (more_to_start && groups_.wants_spare() && start_spare()) {
+  }
+}
+
+void TrialRuns::launch_waiting() {
   while (true) {
     std::vector<Trial*> waiting = trials_.waiting();
     if (waiting.empty()) return;
@@ -242,22 +255,20 @@ void TrialRuns::launch(Trial& trial) {
                                                   : "");
   }
   for (auto& cb : options_.callbacks) cb->on_trial_start(trial.id, trial.config);
-  // A spare only where another trial may still start: one started for
-  // nothing is killed at the end, often mid-handshake (logged as refused).
-  const bool more_to_start = !searcher_finished_ || trials_.count(TrialStatus::kPending) > 0 ||
-                             trials_.count(TrialStatus::kPaused) > 0;
-  if (more_to_start && groups_.wants_spare()) start_spare();
 }
 
-// Starts the next trial's processes ahead, while this one runs. A spare
-// that cannot start costs nothing but the log line: the next trial launches
-// its own group (and names the error if it fails the same way).
-void TrialRuns::start_spare() {
+// Starts a later trial's processes ahead, while others run. A spare that
+// cannot start costs nothing but the log line and returns false: the next
+// trial launches its own group (and names the error if it fails the same
+// way).
+bool TrialRuns::start_spare() {
   try {
     const int serial = ++spares_started_;
     groups_.add_spare(serial, spare_launch(launch_, spec_, serial));
+    return true;
   } catch (const std::exception& e) {
     log_.log(1, "could not prestart workers: {}", e.what());
+    return false;
   }
 }
 

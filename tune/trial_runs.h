@@ -86,6 +86,7 @@ class TrialRuns {
 
  private:
   void resume_status(Trial& trial);
+  void launch_waiting();
   void launch(Trial& trial);
   void stop_waiting_trials();
   void end_waiting_trial(Trial& trial, const std::string& reason);
@@ -107,7 +108,7 @@ class TrialRuns {
   void apply_exploit(Trial& trial, const schedulers::Exploit& exploit);
   void fail_waiting(Trial& trial, const std::string& error);
   void kill_for_interrupt(Trial& trial);
-  void start_spare();
+  bool start_spare();
   void restart_from_checkpoint(Trial& trial);
 
   const ExperimentSpec& spec_;
