@@ -31,19 +31,21 @@
 //     its verdicts on in full; one that ranks them no better than chance (a
 //     learning rate that starts fast and plateaus low) passes on nothing,
 //     and the model rests on that budget's own results, as BOHB's does.
-//     This is the weighting of MFES-HB (Li et al., AAAI 2021) and Hyper-Tune
-//     (Li et al., VLDB 2022), whose low-fidelity models weigh by how well
-//     they rank the high-fidelity results;
+//     The weight follows MFES-HB (Li et al., AAAI 2021) and Hyper-Tune (Li
+//     et al., VLDB 2022), which weigh each low fidelity by how well it
+//     ranks the high-fidelity results (there the weight of a per-budget
+//     surrogate in an ensemble; here that of the trials a rung stopped);
 //   - "enough results" at a budget: at least 3 there (two for l, one for
 //     g) and, counting the trials stopped below it, min_points_in_model.
 //     So once trials have been stopped, the model moves to the highest
 //     budget with 3 results instead of waiting at a lower one until the
 //     higher one has min_points_in_model of its own. Before any trial is
 //     stopped (or when none ever is) this is BOHB's rule.
-// Measured on benchmarks/multi_fidelity (dev seeds; the README has the
-// numbers): on curves whose rungs rank faithfully BOHB reaches ASHA's
-// best where it never did, and on curves whose low rungs mislead it
-// reaches it sooner.
+// On benchmarks/multi_fidelity (README, BOHB, has the numbers): with
+// faithful rungs the stopped trials keep the model off the regions the
+// rungs ruled out, which a bad group of promoted trials alone cannot; with
+// misleading rungs the model rests on the higher budget's own results
+// instead of a lower budget that holds more of them.
 //
 // BOHB's paper uses d + 1 points (d dimensions); we ask for d + 2 by
 // default so that g always has points too.
