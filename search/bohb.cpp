@@ -42,12 +42,10 @@ size_t BohbSearcher::min_points() const {
 double BohbSearcher::model_budget() const {
   // Two results make l and one g.
   constexpr size_t kMinResults = 3;
-  const auto& counts = history_.counts();
-  for (auto it = counts.rbegin(); it != counts.rend(); ++it) {
-    if (it->second >= kMinResults &&
-        it->second + history_.stopped_below(it->first) >= min_points()) {
-      return it->first;
-    }
+  const std::vector<double> budgets = history_.budgets();
+  for (auto it = budgets.rbegin(); it != budgets.rend(); ++it) {
+    const size_t n = history_.results_at(*it);
+    if (n >= kMinResults && n + history_.stopped_below(*it) >= min_points()) return *it;
   }
   return -1;
 }

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -38,8 +39,8 @@ class BudgetHistory {
   // Trials with a result at `budget`, and those stopped below it.
   size_t results_at(double budget) const;
   size_t stopped_below(double budget) const;
-  // Budgets with at least one result, ascending, with their result counts.
-  const std::map<double, size_t>& counts() const { return counts_; }
+  // Budgets with at least one result, ascending.
+  std::vector<double> budgets() const;
 
   // max(0, rank_agreement) of the results at `low` and at `high` over the
   // trials that have both: 1 when `low` orders them as `high` does, 0 when
@@ -73,8 +74,9 @@ class BudgetHistory {
     bool ended = false;
   };
 
-  std::map<uint64_t, Trial> trials_;  // by suggestion index
-  std::map<double, size_t> counts_;   // budget -> trials with a result there
+  std::map<uint64_t, Trial> trials_;                // by suggestion index
+  std::map<double, std::set<uint64_t>> at_budget_;  // budget -> trials with a result there
+  std::map<double, size_t> ended_at_;               // last budget -> ended trials
 };
 
 }  // namespace tune::search::detail

@@ -32,6 +32,9 @@ TEST_CASE("BudgetHistory: a trial is stopped below a budget once it ended short 
   CHECK(h.stopped_below(9) == 2);
   REQUIRE(h.stopped_list(9).size() == 2);
   CHECK(h.stopped_list(9)[1].last_budget == 1);
+  h.record(1, x, 9, 0.0);  // a late result: trial 1 stopped at 9, not 1
+  CHECK(h.stopped_below(3) == 0);
+  CHECK(h.stopped_below(27) == 2);
 }
 
 TEST_CASE("BudgetHistory: agreement compares two budgets on the trials that have both") {
