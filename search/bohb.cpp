@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "core/errors.h"
 #include "search/internal/parzen.h"
@@ -39,15 +40,21 @@ size_t BohbSearcher::min_points() const {
 }
 
 double BohbSearcher::model_budget() const {
-  for (auto it = counts_.rbegin(); it != counts_.rend(); ++it) {
-    if (it->second >= min_points()) return it->first;
+  // Two results make l and one g.
+  constexpr size_t kMinResults = 3;
+  const std::vector<double> budgets = history_.budgets();
+  for (auto it = budgets.rbegin(); it != budgets.rend(); ++it) {
+    const size_t n = history_.results_at(*it);
+    if (n >= kMinResults && n + history_.stopped_below(*it) >= min_points()) return *it;
   }
   return -1;
 }
 
-size_t BohbSearcher::results_at(double budget) const {
-  const auto it = counts_.find(budget);
-  return it == counts_.end() ? 0 : it->second;
+size_t BohbSearcher::results_at(double budget) const { return history_.results_at(budget); }
+
+double BohbSearcher::stopped_weight(double budget) const {
+  const double model = model_budget();
+  return model >= 0 && budget < model ? history_.agreement(budget, model) : 0.0;
 }
 
 bool BohbSearcher::ready_for_model() const { return model_budget() >= 0; }
@@ -58,34 +65,45 @@ void BohbSearcher::on_intermediate(uint64_t index, const std::vector<double>& x,
   if (it == result.end() || !it->is_number()) return;
   const double budget = it->get<double>();
   if (!std::isfinite(budget)) return;
-  Trial& trial = trials_[index];
-  if (trial.x.empty()) trial.x = x;
-  if (trial.loss_at.insert_or_assign(budget, loss).second) ++counts_[budget];
+  history_.record(index, x, budget, loss);
 }
+
+void BohbSearcher::on_trial_end(uint64_t index) { history_.end(index); }
 
 std::vector<double> BohbSearcher::propose(Rng& rng) {
   if (detail::unit(rng) < options_.random_fraction) {
     return encoding().encode(encoding().sample(rng));
   }
   const double budget = model_budget();
-  std::vector<std::pair<double, const double*>> at;  // (loss, x)
-  for (const auto& [index, trial] : trials_) {
-    const auto it = trial.loss_at.find(budget);
-    if (it != trial.loss_at.end()) at.emplace_back(it->second, trial.x.data());
-  }
+  std::vector<detail::BudgetHistory::Result> at = history_.at(budget);
   std::stable_sort(at.begin(), at.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
+                   [](const auto& a, const auto& b) { return a.loss < b.loss; });
   const size_t n_good = std::clamp<size_t>(
       static_cast<size_t>(std::ceil(options_.top_fraction * static_cast<double>(at.size()))), 2,
       at.size() - 1);
   std::vector<const double*> good, bad;
-  for (size_t i = 0; i < at.size(); ++i) (i < n_good ? good : bad).push_back(at[i].second);
+  for (size_t i = 0; i < at.size(); ++i) (i < n_good ? good : bad).push_back(at[i].x);
+  std::vector<double> bad_weights(bad.size(), 1.0);
+  // The trials stopped below `budget` are losers there too, each weighted
+  // by how faithfully the budget it stopped at ranks trials against `budget`.
+  std::map<double, double> weight_at;  // stop budget -> its agreement with `budget`
+  for (const auto& trial : history_.stopped_list(budget)) {
+    auto it = weight_at.find(trial.last_budget);
+    if (it == weight_at.end()) {
+      it =
+          weight_at.emplace(trial.last_budget, history_.agreement(trial.last_budget, budget)).first;
+    }
+    if (it->second > 0) {
+      bad.push_back(trial.x);
+      bad_weights.push_back(it->second);
+    }
+  }
 
   const auto& dims = encoding().dims();
   constexpr double kPriorWeight = 1.0;
   const detail::ParzenEstimator l(dims, good, std::vector<double>(good.size(), 1.0), kPriorWeight,
                                   detail::Bandwidth::kNeighbour, detail::KernelScale::kDensity);
-  const detail::ParzenEstimator g(dims, bad, std::vector<double>(bad.size(), 1.0), kPriorWeight,
+  const detail::ParzenEstimator g(dims, bad, bad_weights, kPriorWeight,
                                   detail::Bandwidth::kNeighbour, detail::KernelScale::kDensity);
   std::vector<std::vector<double>> candidates;
   for (int64_t c = 0; c < options_.n_candidates; ++c) candidates.push_back(l.sample_joint(rng));
@@ -99,34 +117,10 @@ std::vector<double> BohbSearcher::propose(Rng& rng) {
   return candidates[best];
 }
 
-Json BohbSearcher::save_model() const {
-  Json trials = Json::array();
-  for (const auto& [index, trial] : trials_) {
-    Json results = Json::array();
-    for (const auto& [budget, loss] : trial.loss_at) results.push_back({budget, loss});
-    trials.push_back({{"index", index}, {"x", trial.x}, {"results", std::move(results)}});
-  }
-  return {{"trials", std::move(trials)}};
-}
+Json BohbSearcher::save_model() const { return history_.save(); }
 
 void BohbSearcher::restore_model(const Json& state) {
-  std::map<uint64_t, Trial> trials;
-  std::map<double, size_t> counts;
-  for (const Json& t : state.at("trials")) {
-    Trial trial;
-    trial.x = t.at("x").get<std::vector<double>>();
-    if (trial.x.size() != encoding().size()) {
-      throw Error("a point has the wrong number of dimensions");
-    }
-    for (const Json& r : t.at("results")) {
-      if (trial.loss_at.insert_or_assign(r.at(0).get<double>(), r.at(1).get<double>()).second) {
-        ++counts[r.at(0).get<double>()];
-      }
-    }
-    trials[t.at("index").get<uint64_t>()] = std::move(trial);
-  }
-  trials_ = std::move(trials);
-  counts_ = std::move(counts);
+  history_ = detail::BudgetHistory::restore(state, encoding().size());
 }
 
 }  // namespace tune::search

@@ -99,6 +99,8 @@ void ModelBasedSearcher::on_trial_complete(const std::string& trial_id, const Js
   running_.erase(it);
   if (error) return;
   std::optional<double> loss = last_result ? loss_of(*last_result) : std::nullopt;
+  if (loss) on_intermediate(trial.index, trial.x, *loss, *last_result);
+  on_trial_end(trial.index);
   if (!loss) loss = trial.last_loss;
   if (loss) observations_.push_back({trial.index, std::move(trial.x), *loss});
 }

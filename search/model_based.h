@@ -61,10 +61,15 @@ class ModelBasedSearcher : public Searcher {
   // once n_startup_trials trials have completed.
   virtual bool ready_for_model() const;
   // Every intermediate result with the metric of a trial this searcher
-  // suggested (`index`, `x` as in Observation; `loss` sign-folded), before
-  // its completion: for models that learn from partial results.
+  // suggested (`index`, `x` as in Observation; `loss` sign-folded), and
+  // the last result once more at its completion (unless in ERROR): for
+  // models that learn from partial results.
   virtual void on_intermediate(uint64_t index, const std::vector<double>& x, double loss,
                                const Json& result) {}
+  // The trial ended (TERMINATED, not ERROR), after that last
+  // on_intermediate: nothing more comes. For models that tell trials a
+  // scheduler stopped early from running ones.
+  virtual void on_trial_end(uint64_t index) {}
   // State the model carries from one suggestion to the next (warm starts).
   virtual Json save_model() const { return nullptr; }
   virtual void restore_model(const Json& state) {}
