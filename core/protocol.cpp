@@ -205,11 +205,12 @@ struct Encoder {
     return w.str();
   }
   std::string operator()(const DecisionMsg& m) const {
-    Writer w("decision", 4);
+    Writer w("decision", 5);
     w.field("iteration", m.iteration);
     w.field("decision", to_string(m.decision));
     w.field("suspend", m.suspend);
     w.field("continue_through", m.continue_through);
+    w.field("trial_id", m.trial_id);
     return w.str();
   }
   std::string operator()(const Done& m) const {
@@ -262,7 +263,8 @@ Message decode_fields(const std::string& type, const Reader& r) {
   }
   if (type == "decision") {
     return DecisionMsg{r.get<int64_t>("iteration"), decision_of(r.get<std::string>("decision")),
-                       r.get<bool>("suspend"), r.get<int64_t>("continue_through")};
+                       r.get<bool>("suspend"), r.get<int64_t>("continue_through"),
+                       r.get<std::string>("trial_id")};
   }
   if (type == "done") return Done{r.get<int64_t>("iterations"), r.get<bool>("suspended")};
   if (type == "error") return ErrorMsg{r.get<std::string>("message"), r.get<std::string>("where")};

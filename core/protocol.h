@@ -108,6 +108,9 @@ struct DecisionMsg {
   // iteration the rank may have passed, and it applies them at its next
   // report. <= iteration: no lease.
   int64_t continue_through = 0;
+  // The trial decided on. A reused rank may already run its next trial when
+  // a decision on its last one arrives: it drops that one.
+  std::string trial_id;
 };
 
 struct Done {

@@ -58,6 +58,8 @@ class AshaScheduler final : public TrialScheduler {
   // Up to the trial's next rung (or max_t) when time_attr is
   // training_iteration: ASHA decides only there.
   int64_t continues_through(const TrialView& trial, int64_t iteration) const override;
+  // Without promotion it only stops trials, and runs pending ones as FIFO.
+  bool chooses_ahead() const override { return !options_.promotion; }
   Json save() const override;
   void restore(const Json& state) override;
   std::string debug_string() const override;

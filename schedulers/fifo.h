@@ -18,6 +18,8 @@ class FifoScheduler final : public TrialScheduler {
   int64_t continues_through(const TrialView& trial, int64_t iteration) const override {
     return std::numeric_limits<int64_t>::max();
   }
+  // It never pauses: its pick among pending trials is the oldest, now or later.
+  bool chooses_ahead() const override { return true; }
   std::string debug_string() const override { return "FIFO"; }
 };
 

@@ -104,6 +104,13 @@ class TrialScheduler {
     return iteration;
   }
 
+  // True when a PENDING trial that choose_trial_to_run picks now would
+  // still be its pick whenever a running trial ends: it never pauses trials
+  // and runs pending ones oldest first. The controller may then hand that
+  // trial to the ranks of a running one ahead, to start the moment it ends
+  // (reuse_workers: no round trip between trials). Default false.
+  virtual bool chooses_ahead() const { return false; }
+
   virtual Json save() const { return Json::object(); }
   virtual void restore(const Json& state) {}
 

@@ -61,6 +61,10 @@ Session* g_session = nullptr;
 // (from a checkpoint, maybe with another config) instead of going on in
 // place. run_worker runs it once the function has unwound.
 std::optional<proto::Start> g_restart;
+// A START for another trial that reached this rank while a trial ran: the
+// controller handed it the trial to run next, ahead of this one's end. It
+// runs right after DONE, without waiting for the controller.
+std::optional<proto::Start> g_next;
 
 void send(zmq::socket_t& socket, const proto::Message& message) {
   std::string bytes = proto::encode(message);
@@ -174,29 +178,40 @@ void set_torchrun_like_env(const WorkerEnv& env) {
 void suspend(Session& s) {
   const auto since = Clock::now();
   send(*s.socket, proto::Done{s.iteration, true});
-  proto::Message message = receive(*s.socket);
-  auto* resume = std::get_if<proto::DecisionMsg>(&message);
-  if (resume != nullptr && resume->iteration == s.iteration &&
-      resume->decision == tune::Decision::kContinue) {
-    const auto paused = Clock::now() - since;
-    s.started += paused;
-    s.last_report += paused;
-    return;
+  while (true) {
+    proto::Message message = receive(*s.socket);
+    if (auto* start = std::get_if<proto::Start>(&message);
+        start != nullptr && start->trial_id == s.context.trial_id) {
+      g_restart = std::move(*start);
+      throw detail::StopTrial{};
+    }
+    auto* resume = std::get_if<proto::DecisionMsg>(&message);
+    if (resume != nullptr && resume->trial_id != s.context.trial_id) continue;  // the last trial's
+    if (resume != nullptr && resume->iteration == s.iteration &&
+        resume->decision == tune::Decision::kContinue) {
+      const auto paused = Clock::now() - since;
+      s.started += paused;
+      s.last_report += paused;
+      return;
+    }
+    throw tune::ProtocolError(
+        fmt::format("suspended at iteration {}, got {}", s.iteration, proto::type_name(message)));
   }
-  if (auto* start = std::get_if<proto::Start>(&message)) {
-    g_restart = std::move(*start);
-    throw detail::StopTrial{};
-  }
-  throw tune::ProtocolError(
-      fmt::format("suspended at iteration {}, got {}", s.iteration, proto::type_name(message)));
 }
 
 // Applies a decision on report `decision.iteration` (this one or an earlier
 // one, whose decision came within the lease): extends the lease, or throws
 // StopTrial (a suspend, at the iteration the rank waits on, returns when the
-// trial resumes in place).
-void apply_decision(Session& s, const proto::Message& message) {
+// trial resumes in place). A decision on the trial this rank ran before is
+// dropped; a START for another trial is kept in g_next.
+void apply_decision(Session& s, proto::Message& message) {
+  if (auto* start = std::get_if<proto::Start>(&message);
+      start != nullptr && start->trial_id != s.context.trial_id && !g_next) {
+    g_next = std::move(*start);
+    return;
+  }
   auto* decision = std::get_if<proto::DecisionMsg>(&message);
+  if (decision != nullptr && decision->trial_id != s.context.trial_id) return;
   if (decision == nullptr || decision->iteration > s.iteration) {
     throw tune::ProtocolError(fmt::format("expected DECISION for iteration {} at most, got {}",
                                           s.iteration, proto::type_name(message)));
@@ -215,14 +230,18 @@ void apply_decision(Session& s, const proto::Message& message) {
 void take_decisions(Session& s) {
   zmq::message_t frame;
   while (s.socket->recv(frame, zmq::recv_flags::dontwait)) {
-    apply_decision(s, proto::decode(frame.to_string_view()));
+    proto::Message message = proto::decode(frame.to_string_view());
+    apply_decision(s, message);
   }
 }
 
 // Waits for the decision on report `s.iteration`, applying earlier ones on
 // the way.
 void await_decision(Session& s) {
-  while (s.awaiting) apply_decision(s, receive(*s.socket));
+  while (s.awaiting) {
+    proto::Message message = receive(*s.socket);
+    apply_decision(s, message);
+  }
 }
 
 }  // namespace
@@ -322,7 +341,8 @@ int64_t run_trial(zmq::socket_t& socket, const WorkerEnv& env, proto::Start star
     // The last report's decision is not awaited: the run is over whatever it
     // says, and DONE right behind the report lets the controller end the
     // trial (and start the next) in the turn that records the result. A
-    // reused rank drops that decision when it comes (wait_for_next_trial).
+    // reused rank drops that decision when it comes (wait_for_next_trial;
+    // apply_decision, by its trial id, once the next trial runs).
   } catch (const detail::StopTrial&) {
     // The controller stopped the trial at the last report: a normal end.
   } catch (...) {
@@ -434,7 +454,9 @@ int run_worker() {
       send(socket, proto::Done{iterations});
       if (!reuse) break;
       std::fflush(nullptr);
-      auto next = wait_for_next_trial(socket);
+      // The next trial's START came while this one ran, or comes now.
+      std::optional<proto::Start> next = std::exchange(g_next, std::nullopt);
+      if (!next) next = wait_for_next_trial(socket);
       if (!next) break;
       start = std::move(*next);
       adopt_trial(env, start);

@@ -35,13 +35,17 @@ void TrialRuns::on_message(const std::string& routing_id, const Peer* peer,
   }
   Trial& trial = *found;
   Group& group = *found_group;
-  group.ranks.at(peer->rank).last_seen = Clock::now();
+  Rank& sender = group.ranks.at(peer->rank);
+  sender.last_seen = Clock::now();
+  // A rank that said DONE has said all of this trial: what follows is of
+  // the trial handed to it ahead, which is not to run (its group goes).
+  if (sender.done) return;
   if (auto* report = std::get_if<protocol::Report>(&message)) {
     return on_report(trial, peer->rank, *report);
   }
   if (auto* done = std::get_if<protocol::Done>(&message)) {
-    group.ranks.at(peer->rank).done = true;
-    group.ranks.at(peer->rank).suspended = done->suspended;
+    sender.done = true;
+    sender.suspended = done->suspended;
     // Ranks that can be kept stay alive after DONE, waiting for a START:
     // the trial ends now, without their exits; its group is kept (reuse, or
     // for this trial's resume after a pause) or killed.
@@ -91,7 +95,8 @@ void TrialRuns::on_hello(const std::string& routing_id, const protocol::Hello& h
   store_.add_placement(
       {hello.trial_id, hello.attempt, hello.rank, hello.host, hello.step, unix_now()});
   channel_.bind_peer(routing_id, {hello.trial_id, hello.rank});
-  channel_.send_now(routing_id, start_message(*trials_.find(hello.trial_id), hello.rank));
+  channel_.send_now(routing_id,
+                    start_message(*trials_.find(hello.trial_id), hello.rank, group.master_port));
 }
 
 void TrialRuns::fail_peer(const Peer& peer, const std::string& reason) {
@@ -197,12 +202,13 @@ void TrialRuns::complete_iteration(Trial& trial, CompleteIteration done) {
     // nothing. Not an exploit's (another checkpoint and config) nor an
     // interrupt's (the run ends). Only ranks that wait on this very
     // iteration can suspend at it.
+    // Nor ranks that hold the next trial's START.
     suspend = awaited && !trial.exploit && !trial.pause_at_next_report && !interrupted_ &&
-              groups_.can_keep(true);
+              groups_.can_keep(true) && groups_.find(trial.id)->next_trial.empty();
   }
   for (const auto& rank : groups_.find(trial.id)->ranks) {
     channel_.queue(rank.routing_id, protocol::DecisionMsg{iteration, action.decision(), suspend,
-                                                          trial.continue_through});
+                                                          trial.continue_through, trial.id});
   }
   apply(trial, action);
 }
@@ -312,9 +318,12 @@ void TrialRuns::maybe_conclude(Trial& trial) {
 }
 
 // Ends the run of `trial`. `keep_ranks`: every rank said DONE and stays
-// alive for the next trial (reuse_workers); else the group is killed.
+// alive for the next trial (reuse_workers); else the group is killed. A
+// kept group that was handed a trial ahead runs that one now; one not kept
+// gives it back to the waiting trials.
 void TrialRuns::conclude(Trial& trial, bool keep_ranks) {
   bool all_done = false;
+  Trial* handed = nullptr;  // the trial its ranks were handed ahead, which they run now
   if (Group* group = groups_.find(trial.id)) {
     all_done = group->all_done();
     for (int r = 0; !all_done && trial.error.empty() && r < group->processes->size(); ++r) {
@@ -331,8 +340,23 @@ void TrialRuns::conclude(Trial& trial, bool keep_ranks) {
       trials_.transition(trial, TrialPhase::kFailing, trial.error, unix_now());
     }
     for (const auto& rank : group->ranks) channel_.unbind_peer(rank.routing_id);
-    trial.suspended = keep_ranks && group->all_suspended();
-    pool_.release(groups_.release(trial.id, keep_ranks).gpus);
+    if (!group->next_trial.empty()) {
+      Trial* next = trials_.find(group->next_trial);
+      if (keep_ranks && all_done && next != nullptr && next->handed_ahead &&
+          next->phase == TrialPhase::kPending) {
+        handed = next;
+      } else {
+        take_back_handed(*group);
+        keep_ranks = false;  // its rank would start that trial
+      }
+    }
+    if (handed != nullptr) {
+      trial.suspended = false;
+      groups_.hand_over(trial.id, handed->attempt);  // its resources go on with it
+    } else {
+      trial.suspended = keep_ranks && group->all_suspended();
+      pool_.release(groups_.release(trial.id, keep_ranks).gpus);
+    }
   }
   const EndOutcome outcome =
       judge_end({trial.phase, all_done, trial.end_reason, trial.error, trial.iteration,
@@ -345,12 +369,13 @@ void TrialRuns::conclude(Trial& trial, bool keep_ranks) {
   if (pausing && outcome.next == TrialPhase::kPaused) {
     log_.log(1, "{} PAUSED: {}", trial.id, outcome.reason);
     if (trial.exploit) apply_exploit(trial, *std::exchange(trial.exploit, std::nullopt));
-    return;
+  } else {
+    if (outcome.next == TrialPhase::kPending) {
+      log_.log(1, "{} failed ({}); restarting, attempt {}", trial.id, trial.error, trial.attempt);
+    }
+    notify_end(trial);
   }
-  if (outcome.next == TrialPhase::kPending) {
-    log_.log(1, "{} failed ({}); restarting, attempt {}", trial.id, trial.error, trial.attempt);
-  }
-  notify_end(trial);
+  if (handed != nullptr) run_handed_over(*handed, trial.id);
 }
 
 // Tells the plug-ins and callbacks that `trial` reached the end it is in.

@@ -28,6 +28,10 @@ TrialRuns::TrialRuns(Parts parts)
   for (const auto& [key, domain] : spec_.param_space.searchable_domains()) {
     param_columns_.push_back(key);
   }
+  // A group of several ranks ends when its last rank says DONE: one that
+  // finished first would start the next trial alone.
+  hands_ahead_ = groups_.reuses() && spec_.trainable.num_workers == 1 &&
+                 plugins_.scheduler->chooses_ahead();
 }
 
 // ---- resume -------------------------------------------------------------------
@@ -115,6 +119,10 @@ void TrialRuns::create_trials() {
     if (s.status == search::Suggestion::Status::kNotReady) break;
     Trial& trial = trials_.create(id, next_index_++, std::move(s.config),
                                   spec_.experiment_dir() / "trials" / id, unix_now());
+    // Its directory now, not on the way to its start; launch() names the
+    // error if it cannot be made.
+    std::error_code ignored;
+    std::filesystem::create_directories(trial.dir, ignored);
     plugins_.scheduler->on_trial_add(trial.view());
     // The trial row and the searcher state that produced it commit
     // together, so a resume never suggests it twice.
@@ -122,9 +130,16 @@ void TrialRuns::create_trials() {
   }
 }
 
+std::vector<Trial*> TrialRuns::waiting() {
+  std::vector<Trial*> waiting = trials_.waiting();
+  if (hands_ahead_) std::erase_if(waiting, [](const Trial* t) { return t->handed_ahead; });
+  return waiting;
+}
+
 void TrialRuns::start_trials() {
   stop_waiting_trials();
   launch_waiting();
+  hand_ahead();
   // Spares only once this turn's launches are done: a trial launched in
   // the same turn cannot take one (it has not connected yet), and one
   // started for nothing costs a process start on the CPUs the trials'
@@ -138,7 +153,7 @@ void TrialRuns::start_trials() {
 
 void TrialRuns::launch_waiting() {
   while (true) {
-    std::vector<Trial*> waiting = trials_.waiting();
+    std::vector<Trial*> waiting = this->waiting();
     if (waiting.empty()) return;
     std::string reason = pool_.blocked_reason();
     if (reason.empty() && !groups_.can_place(spec_.trainable)) {
@@ -191,10 +206,7 @@ void TrialRuns::launch(Trial& trial) {
   } else {
     restart_from_checkpoint(trial);
   }
-  trial.pause_at_next_report = trial.error_from_worker = false;
-  trial.exploit.reset();
-  trial.error.clear();
-  trial.end_reason.clear();
+  reset_run(trial);
   auto gpus = pool_.acquire();
   trials_.transition(trial, TrialPhase::kRunning,
                      in_place ? fmt::format("resumed in place at iteration {}", trial.iteration)
@@ -205,8 +217,9 @@ void TrialRuns::launch(Trial& trial) {
   GroupSource source = GroupSource::kLaunched;
   try {
     std::filesystem::create_directories(trial.dir);
-    // Ranks waiting in place may hold a checkpoint they are about to stage.
-    if (!in_place) storage::clear_unpublished(trial.dir);
+    // Ranks waiting in place may hold a checkpoint they are about to stage;
+    // a trial that never ran has nothing to clear.
+    if (!in_place && trial.started_at) storage::clear_unpublished(trial.dir);
     const int master_port = train::free_loopback_port();
     source = groups_.start(trial.id, trial.attempt, master_port, gpus,
                            worker_launch(launch_, spec_, trial, master_port, gpus));
@@ -233,18 +246,41 @@ void TrialRuns::launch(Trial& trial) {
       channel_.bind_peer(group.ranks[r].routing_id, {trial.id, static_cast<int>(r)});
       channel_.send_now(group.ranks[r].routing_id,
                         protocol::DecisionMsg{trial.iteration, Decision::kContinue, false,
-                                              trial.continue_through});
+                                              trial.continue_through, trial.id});
     }
   } else if (source != GroupSource::kLaunched) {
-    // Ranks already connected (kept, or a spare) run this one: they hear its START now.
+    // Ranks already connected (kept, or a spare) run this one: they hear its
+    // START now, before anything else is written.
     Group& group = *groups_.find(trial.id);
     for (size_t r = 0; r < group.ranks.size(); ++r) {
       channel_.bind_peer(group.ranks[r].routing_id, {trial.id, static_cast<int>(r)});
-      store_.add_placement({trial.id, trial.attempt, static_cast<int64_t>(r), group.ranks[r].host,
-                            group.ranks[r].step, unix_now()});
-      channel_.send_now(group.ranks[r].routing_id, start_message(trial, static_cast<int>(r)));
+      channel_.send_now(group.ranks[r].routing_id,
+                        start_message(trial, static_cast<int>(r), group.master_port));
     }
+    record_placements(trial, group);
   }
+  announce_run(trial, source);
+}
+
+// What every run starts without: its last run's pause, exploit, error and end.
+void TrialRuns::reset_run(Trial& trial) {
+  trial.pause_at_next_report = trial.error_from_worker = false;
+  trial.exploit.reset();
+  trial.error.clear();
+  trial.end_reason.clear();
+}
+
+void TrialRuns::record_placements(const Trial& trial, const Group& group) {
+  for (size_t r = 0; r < group.ranks.size(); ++r) {
+    store_.add_placement({trial.id, trial.attempt, static_cast<int64_t>(r), group.ranks[r].host,
+                          group.ranks[r].step, unix_now()});
+  }
+}
+
+// The log line and the callbacks of a run that started.
+void TrialRuns::announce_run(const Trial& trial, GroupSource source) {
+  const bool resumed_in_place = source == GroupSource::kSuspended;
+  const bool resuming = trial.checkpoints.latest > 0;
   if (log_.enabled(1)) {
     log_.log(1, "{} RUNNING {}{}{}", trial.id, trial.config.dump(),
              resumed_in_place ? fmt::format(" in place at iteration {}", trial.iteration)
@@ -252,9 +288,99 @@ void TrialRuns::launch(Trial& trial) {
                               : "",
              source == GroupSource::kKept         ? " (on live idle ranks)"
              : source == GroupSource::kPrestarted ? " (on prestarted ranks)"
+             : source == GroupSource::kHandedOver ? " (on ranks it was handed to ahead)"
                                                   : "");
   }
   for (auto& cb : options_.callbacks) cb->on_trial_start(trial.id, trial.config);
+}
+
+// Hands the trial to run next to each running one-rank group without one:
+// its rank gets that trial's START now, keeps it while its own trial runs,
+// and starts it the moment that one returns, so no round trip to the
+// controller lies between two trials. The trial stays PENDING, held for
+// that group, until the controller hears the DONE (conclude, then
+// run_handed_over). Only where the scheduler's pick cannot change until
+// then (chooses_ahead) and nothing winds the experiment down.
+void TrialRuns::hand_ahead() {
+  if (!hands_ahead_ || winding_down()) return;
+  std::vector<std::pair<Trial*, Group*>> free;
+  trials_.for_each(TrialStatus::kRunning, [&](Trial& running) {
+    Group* group = groups_.find(running.id);
+    if (running.phase == TrialPhase::kRunning && group != nullptr && group->next_trial.empty() &&
+        !group->terminating && group->ranks.size() == 1 && !group->ranks[0].routing_id.empty() &&
+        !group->ranks[0].done) {
+      free.emplace_back(&running, group);
+    }
+  });
+  for (auto& [running, group] : free) {
+    std::vector<Trial*> waiting = this->waiting();
+    if (waiting.empty()) return;
+    std::vector<schedulers::TrialView> views;
+    views.reserve(waiting.size());
+    for (Trial* t : waiting) views.push_back(t->view());
+    const int pick = plugins_.scheduler->choose_trial_to_run(views);
+    if (pick < 0 || pick >= static_cast<int>(waiting.size()) ||
+        waiting[pick]->phase != TrialPhase::kPending) {
+      return;
+    }
+    Trial& next = *waiting[pick];
+    try {
+      std::filesystem::create_directories(next.dir);
+      if (next.started_at) storage::clear_unpublished(next.dir);
+      group->next_master_port = train::free_loopback_port();
+    } catch (const std::exception& e) {
+      return;  // launch() meets the same error and fails the trial with it
+    }
+    group->next_trial = next.id;
+    next.handed_ahead = true;
+    channel_.send_now(group->ranks[0].routing_id,
+                      start_message(next, 0, group->next_master_port));
+    trials_.set_reason(next, fmt::format("waiting: handed to the ranks of {}, which start it "
+                                         "when that trial ends",
+                                         running->id));
+  }
+}
+
+// Trial `trial`, handed ahead to the ranks of `from`, which just ended,
+// runs there now: it becomes RUNNING as a launched one does, without a
+// START. An interrupt or a stop decided meanwhile ends it as it would end a
+// running trial.
+void TrialRuns::run_handed_over(Trial& trial, const std::string& from) {
+  trial.handed_ahead = false;
+  restart_from_checkpoint(trial);
+  reset_run(trial);
+  trials_.transition(trial, TrialPhase::kRunning,
+                     fmt::format("started (attempt {}) on the ranks of {}, which had its START",
+                                 trial.attempt, from),
+                     unix_now());
+  trial.suspended = false;
+  trial.continue_through = trial.iteration;
+  Group& group = *groups_.find(trial.id);
+  for (size_t r = 0; r < group.ranks.size(); ++r) {
+    channel_.bind_peer(group.ranks[r].routing_id, {trial.id, static_cast<int>(r)});
+  }
+  record_placements(trial, group);
+  announce_run(trial, GroupSource::kHandedOver);
+  if (interrupted_) return kill_for_interrupt(trial);
+  const std::string stop = stop_all_ ? stop_all_reason_ : trial.stop_when_started;
+  trial.stop_when_started.clear();
+  if (stop.empty()) return;
+  // Its rank applies this at its first report, before sending it.
+  for (const auto& rank : group.ranks) {
+    channel_.queue(rank.routing_id, protocol::DecisionMsg{trial.iteration, Decision::kStop, false,
+                                                          trial.iteration, trial.id});
+  }
+  apply(trial, Action{Action::Kind::kStop, stop});
+}
+
+// The trial handed ahead to `group`, whose trial ends otherwise (failed,
+// interrupted): it waits again for any group. The group is not kept: its
+// rank would start that trial.
+void TrialRuns::take_back_handed(Group& group) {
+  Trial* next = trials_.find(std::exchange(group.next_trial, ""));
+  if (next == nullptr || !next->handed_ahead) return;
+  next->handed_ahead = false;
+  trials_.set_reason(*next, "waiting");
 }
 
 // Starts a later trial's processes ahead, while others run. A spare that
@@ -272,7 +398,7 @@ bool TrialRuns::start_spare() {
   }
 }
 
-protocol::Start TrialRuns::start_message(const Trial& trial, int rank) const {
+protocol::Start TrialRuns::start_message(const Trial& trial, int rank, int master_port) const {
   const bool resuming = trial.checkpoints.latest > 0;
   return protocol::Start{
       spec_.trainable.name,
@@ -287,7 +413,7 @@ protocol::Start TrialRuns::start_message(const Trial& trial, int rank) const {
       spec_.trainable.command,
       trial.id,
       trial.attempt,
-      groups_.find(trial.id)->master_port,
+      master_port,
       (trial.dir / fmt::format("rank_{}.log", rank)).string(),
       !plugins_.scheduler->needs_synchronous_reports()};
 }
@@ -300,6 +426,11 @@ void TrialRuns::stop_waiting_trials() {
     Trial* trial = trials_.find(id);
     if (trial == nullptr ||
         (trial->phase != TrialPhase::kPaused && trial->phase != TrialPhase::kPending)) {
+      continue;
+    }
+    if (trial->handed_ahead) {  // its rank starts it: it stops there
+      trial->stop_when_started =
+          fmt::format("stopped by scheduler {}", plugins_.scheduler->debug_string());
       continue;
     }
     end_waiting_trial(*trial, fmt::format("stopped by scheduler {} at iteration {}",
@@ -366,7 +497,8 @@ void TrialRuns::check_stop_all() {
   if (!stop_all_) return;
   searcher_finished_ = true;
   log_.log(1, "stopping all trials: {}", stop_all_reason_);
-  for (Trial* trial : trials_.waiting()) end_waiting_trial(*trial, stop_all_reason_);
+  // Trials handed ahead are stopped where their ranks start them (run_handed_over).
+  for (Trial* trial : waiting()) end_waiting_trial(*trial, stop_all_reason_);
 }
 
 bool TrialRuns::finished() const {

@@ -86,13 +86,22 @@ class TrialRuns {
 
  private:
   void resume_status(Trial& trial);
+  // PENDING and PAUSED trials that no group holds a START for, in creation order.
+  std::vector<Trial*> waiting();
   void launch_waiting();
   void launch(Trial& trial);
+  void reset_run(Trial& trial);
+  void record_placements(const Trial& trial, const Group& group);
+  void announce_run(const Trial& trial, GroupSource source);
+  void hand_ahead();
+  void hand_ahead_to(Trial& running, Group& group);
+  void run_handed_over(Trial& trial, const std::string& from);
+  void take_back_handed(Group& group);
   void stop_waiting_trials();
   void end_waiting_trial(Trial& trial, const std::string& reason);
 
   void on_hello(const std::string& routing_id, const protocol::Hello& hello);
-  protocol::Start start_message(const Trial& trial, int rank) const;
+  protocol::Start start_message(const Trial& trial, int rank, int master_port) const;
   void on_report(Trial& trial, int rank, const protocol::Report& report);
   void complete_iteration(Trial& trial, CompleteIteration done);
   int64_t lease_after(const Trial& trial, int64_t iteration) const;
@@ -127,6 +136,9 @@ class TrialRuns {
 
   int64_t next_index_ = 0;
   int spares_started_ = 0;  // serials of spare groups (WorkerGroupOptions::prestart)
+  // Whether waiting trials are handed ahead to running ones' ranks
+  // (hand_ahead): reused one-rank groups, a scheduler that chooses_ahead.
+  bool hands_ahead_ = false;
   bool searcher_finished_ = false;
   int64_t num_results_ = 0;
   Clock::time_point last_state_save_;

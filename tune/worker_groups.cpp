@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <csignal>
+#include <utility>
 
 namespace tune {
 
@@ -191,6 +192,21 @@ Group WorkerGroups::release(const std::string& trial_id, bool keep) {
     if (!holds_gpus) let_go(std::move(group.processes));
   }
   return group;
+}
+
+void WorkerGroups::hand_over(const std::string& from, int attempt) {
+  auto node = groups_.extract(from);
+  Group& group = node.mapped();
+  node.key() = std::exchange(group.next_trial, "");
+  group.attempt = attempt;
+  group.master_port = std::exchange(group.next_master_port, 0);
+  group.settle_deadline.reset();
+  group.kill_deadline.reset();
+  for (auto& r : group.ranks) {
+    r.done = r.suspended = false;
+    r.last_seen = Clock::now();
+  }
+  groups_.insert(std::move(node));
 }
 
 std::vector<std::pair<int, std::string>> WorkerGroups::exit_fds() const {

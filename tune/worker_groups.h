@@ -40,6 +40,10 @@ struct Group {
   int master_port = 0;                         // this run's rendezvous port (MASTER_PORT)
   std::vector<std::vector<std::string>> gpus;  // per rank, given back when the group ends
   bool terminating = false;                    // signalled to stop; heartbeats no longer count
+  // The trial handed ahead to these ranks: they hold its START and run it
+  // the moment this one ends (TrialRuns::hand_ahead); empty when none.
+  std::string next_trial;
+  int next_master_port = 0;  // its rendezvous port, in that START
   std::optional<Clock::time_point> settle_deadline;  // every rank exited: wait for late words
   std::optional<Clock::time_point> kill_deadline;    // SIGKILL then
 
@@ -85,6 +89,7 @@ enum class GroupSource {
   kKept,        // live ranks of a finished trial (reuse) or of this trial's pause
   kPrestarted,  // fresh ranks started ahead (prestart), connected
   kSuspended,   // this trial's own ranks, waiting inside report() since its pause
+  kHandedOver,  // a finished trial's ranks, which held this one's START (hand_over)
 };
 
 class WorkerGroups {
@@ -136,6 +141,10 @@ class WorkerGroups {
   // said DONE) wait idle for the next trial (with reuse) or for this trial's
   // resume (always, when they are suspended); else they are killed.
   Group release(const std::string& trial_id, bool keep);
+
+  // Gives the group of `from`, whose ranks all said DONE and run the trial
+  // handed to them ahead (Group::next_trial), to that trial's `attempt`.
+  void hand_over(const std::string& from, int attempt);
 
   // (fd, trial id) pairs to poll: readable when a rank of the trial exited.
   std::vector<std::pair<int, std::string>> exit_fds() const;

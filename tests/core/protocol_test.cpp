@@ -72,6 +72,8 @@ TEST_CASE("every message type survives encode and decode") {
   CHECK_FALSE(round_trip(proto::DecisionMsg{3, tune::Decision::kPause}).suspend);
   CHECK(round_trip(proto::DecisionMsg{3, tune::Decision::kContinue, false, 80}).continue_through ==
         80);
+  CHECK(round_trip(proto::DecisionMsg{3, tune::Decision::kStop, false, 0, "exp_00007"}).trial_id ==
+        "exp_00007");
   CHECK(round_trip(proto::Done{9, true}).suspended);
   CHECK(round_trip(proto::ErrorMsg{"boom", "rank 0"}).message == "boom");
   CHECK(round_trip(proto::Heartbeat{"t", 3, 1}).rank == 3);

@@ -257,6 +257,46 @@ TEST_CASE("SIGINT pauses running trials at a checkpoint, exits resumable, resume
   for (const auto& t : store.trials()) check_contiguous(store, t.trial_id, 12);
 }
 
+TEST_CASE("SIGINT with trials handed ahead to reused ranks: resume runs each once, whole") {
+  test::ScratchDir dir;
+  // One slot, reused one-rank groups, FIFO: each trial's rank holds the
+  // next one's START. Without checkpoints the interrupt kills the running
+  // trial; the trial handed to its rank waits, never started.
+  dir.write("handed.toml", R"(
+name = "handed"
+metric = "accuracy"
+mode = "max"
+num_samples = 6
+max_concurrent_trials = 1
+reuse_workers = true
+[trainable]
+builtin = "learning_curve"
+[param_space]
+iterations = 4
+sleep_s = 0.05
+speed = { uniform = [0.05, 0.5] }
+)");
+  pid_t controller = start_tunerun({"handed.toml"}, dir.path());
+  wait_for_results(dir.path() / "runs/handed", 6);
+  kill(controller, SIGINT);
+  CHECK(wait_exit(controller) == 130);
+  std::ifstream log(dir.path() / "controller.log");
+  const std::string interrupted((std::istreambuf_iterator<char>(log)), {});
+  INFO(interrupted);
+  CHECK(interrupted.find("warning") == std::string::npos);
+  auto resume = test::run_tunerun("resume runs/handed", dir.path());
+  INFO(resume.output);
+  REQUIRE(resume.exit_code == 0);
+  CHECK(resume.output.find("rejected") == std::string::npos);
+  auto store = storage::ExperimentStore::open_read_only(dir.path() / "runs/handed");
+  REQUIRE(store.trials().size() == 6);
+  for (const auto& t : store.trials()) {
+    CHECK(t.status == TrialStatus::kTerminated);
+    CHECK(t.num_failures == 0);
+    check_contiguous(store, t.trial_id, 4);
+  }
+}
+
 TEST_CASE("retention keeps num_to_keep checkpoints, always the latest") {
   test::ScratchDir dir;
   ExperimentSpec spec = curve_spec(dir, "retention");

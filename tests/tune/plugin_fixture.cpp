@@ -1,7 +1,12 @@
 // A trainable library as a user would build one: it links none of tunerun's
 // libraries; train::report resolves against the tunerun executable.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <string>
+#include <thread>
 
 #include "train/session.h"
 #include "train/trainable.h"
@@ -41,6 +46,25 @@ void counted(const tune::Config& config) {
   }
 }
 
+// Writes its pid to `started` in its trial directory, then reports
+// `iterations` times {t, pid}, `sleep_ms` before each report, and returns
+// `linger_ms` after the last one. With `crash_on` equal to its config's x,
+// its first attempt exits with status 3 after the first report.
+void handed(const tune::Config& config) {
+  const auto& context = train::get_context();
+  std::ofstream(context.trial_dir + "/started") << getpid() << std::endl;
+  const long long iterations = config.get<long long>("iterations", 1);
+  const auto sleep = std::chrono::milliseconds(config.get<long long>("sleep_ms", 0));
+  const bool crash = context.attempt == 0 && config.get<long long>("crash_on", -1) ==
+                                                 config.get<long long>("x", 0);
+  for (long long t = 1; t <= iterations; ++t) {
+    std::this_thread::sleep_for(sleep);
+    train::report({{"t", t}, {"pid", static_cast<long long>(getpid())}});
+    if (crash) std::_Exit(3);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(config.get<long long>("linger_ms", 0)));
+}
+
 }  // namespace
 
 extern "C" void tunerun_register_trainables() {
@@ -49,4 +73,5 @@ extern "C" void tunerun_register_trainables() {
     train::report({{"loss", x * x}, {"rank", train::get_context().world_rank}});
   });
   train::register_trainable("plugin_counted", counted);
+  train::register_trainable("plugin_handed", handed);
 }
