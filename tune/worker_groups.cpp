@@ -46,6 +46,7 @@ GroupSource WorkerGroups::start(const std::string& trial_id, int attempt, int ma
     r.last_seen = Clock::now();
   }
   groups_[trial_id] = std::move(group);
+  spares_after_ = Clock::now() + options_.spare_delay;
   return source;
 }
 
@@ -184,12 +185,16 @@ Group WorkerGroups::release(const std::string& trial_id, bool keep) {
       idle_.erase(idle_.begin());
     }
   } else {
-    // Whatever the ranks started (a command trainable's children) goes too.
-    group.processes->signal(SIGKILL);
-    // GPUs are given back only once their processes are gone.
+    // GPUs are given back only once their processes are gone: those are
+    // killed now (and waited for). Whatever the ranks started (a command
+    // trainable's children) goes too.
     const bool holds_gpus = std::any_of(group.gpus.begin(), group.gpus.end(),
                                         [](const auto& devices) { return !devices.empty(); });
-    if (!holds_gpus) let_go(std::move(group.processes));
+    if (holds_gpus) {
+      group.processes->signal(SIGKILL);
+    } else {
+      let_go(std::move(group.processes), options_.kill_delay);
+    }
   }
   return group;
 }
@@ -229,15 +234,25 @@ std::vector<GroupEvent> WorkerGroups::reap(const std::string& trial_id) {
 
 // Sent SIGKILL and reaped later (check_deadlines), not waited for: nothing
 // in the loop waits for the kernel to tear a group down.
-void WorkerGroups::let_go(std::unique_ptr<LaunchedGroup> processes) {
-  processes->signal(SIGKILL);
-  dying_.push_back(std::move(processes));
+void WorkerGroups::let_go(std::unique_ptr<LaunchedGroup> processes,
+                          std::chrono::milliseconds delay) {
+  Dying dying{std::move(processes), std::nullopt};
+  if (delay.count() > 0) {
+    dying.kill_at = Clock::now() + delay;
+  } else {
+    dying.processes->signal(SIGKILL);
+  }
+  dying_.push_back(std::move(dying));
 }
 
 std::vector<GroupEvent> WorkerGroups::check_deadlines(Clock::time_point now) {
-  std::erase_if(dying_, [](auto& processes) {
-    processes->reap();
-    return processes->all_exited();
+  std::erase_if(dying_, [now](Dying& dying) {
+    if (dying.kill_at && now >= *dying.kill_at) {
+      dying.processes->signal(SIGKILL);
+      dying.kill_at.reset();
+    }
+    dying.processes->reap();
+    return dying.processes->all_exited();
   });
   std::vector<GroupEvent> events;
   const auto timeout = std::chrono::duration<double>(options_.heartbeat_timeout_s);
@@ -267,6 +282,12 @@ std::vector<GroupEvent> WorkerGroups::check_deadlines(Clock::time_point now) {
 }
 
 Clock::time_point WorkerGroups::next_deadline(Clock::time_point latest) const {
+  for (const auto& dying : dying_) {
+    if (dying.kill_at) latest = std::min(latest, *dying.kill_at);
+  }
+  // A wake-up when a spare may start; a spare that could start already
+  // starts in the turn's start_trials, if any trial is left to start.
+  if (lacks_spare() && spares_after_ > Clock::now()) latest = std::min(latest, spares_after_);
   for (const auto& [id, group] : groups_) {
     if (group.settle_deadline) latest = std::min(latest, *group.settle_deadline);
     if (group.kill_deadline) latest = std::min(latest, *group.kill_deadline);

@@ -43,7 +43,7 @@ struct Group {
   // The trial handed ahead to these ranks: they hold its START and run it
   // the moment this one ends (TrialRuns::hand_ahead); empty when none.
   std::string next_trial;
-  int next_master_port = 0;  // its rendezvous port, in that START
+  int next_master_port = 0;                          // its rendezvous port, in that START
   std::optional<Clock::time_point> settle_deadline;  // every rank exited: wait for late words
   std::optional<Clock::time_point> kill_deadline;    // SIGKILL then
 
@@ -75,12 +75,19 @@ struct WorkerGroupOptions {
   std::chrono::milliseconds settle_time{500};  // for DONE or ERROR still in flight after exits
   std::chrono::seconds kill_grace{3};          // between terminate()'s SIGTERM and SIGKILL
   std::chrono::seconds idle_limit{30};         // idle groups older than this are not reused
+  // A released group's ranks, idle since their DONE, get SIGKILL this much
+  // later: the kernel's teardown of a process takes a millisecond of CPU
+  // that the start of the trial taking its place needs more.
+  std::chrono::milliseconds kill_delay{5};
   // Keep groups of fresh processes started ahead (add_spare), connected and
   // waiting for a trial, one per running group up to max_spares: a fresh
   // trial then costs no process start on its critical path, yet runs in
   // processes that ran no trial before.
   bool prestart = false;
   size_t max_spares = 4;
+  // ... none sooner than this after a group was started: a process start
+  // takes milliseconds of CPU that the starting trial's ranks need then.
+  std::chrono::milliseconds spare_delay{5};
 };
 
 // How start() gave a trial its group.
@@ -106,10 +113,8 @@ class WorkerGroups {
                     std::vector<std::vector<std::string>> gpus, const GroupLaunch& launch);
 
   // Whether a spare group should be started now (prestart, fewer spares
-  // than running groups).
-  bool wants_spare() const {
-    return options_.prestart && spares_.size() < std::min(groups_.size(), options_.max_spares);
-  }
+  // than running groups, spare_delay after the last group start).
+  bool wants_spare() const { return lacks_spare() && Clock::now() >= spares_after_; }
   // Starts a spare group from `launch`, whose ranks say HELLO as attempt
   // `serial` of trial train::kSpareTrialId. Throws what the launcher throws.
   void add_spare(int serial, const GroupLaunch& launch);
@@ -174,18 +179,29 @@ class WorkerGroups {
     Group group;
     int serial = 0;
   };
+  bool lacks_spare() const {
+    return options_.prestart && spares_.size() < std::min(groups_.size(), options_.max_spares);
+  }
   std::optional<GroupSource> adopt_idle(Group& group, const std::string& trial_id);
   bool adopt_spare(Group& group);
-  void let_go(std::unique_ptr<LaunchedGroup> processes);
+  // Kills `processes` (after `delay`) and reaps them later, in
+  // check_deadlines: nothing in the loop waits for a group to go.
+  void let_go(std::unique_ptr<LaunchedGroup> processes,
+              std::chrono::milliseconds delay = std::chrono::milliseconds(0));
 
   Launcher& launcher_;
   WorkerGroupOptions options_;
   std::map<std::string, Group> groups_;  // by trial id
   std::vector<Idle> idle_;               // newest last
   std::vector<Spare> spares_;            // oldest first
-  // Released groups sent SIGKILL, not yet reaped (their destructors would
-  // wait for them).
-  std::vector<std::unique_ptr<LaunchedGroup>> dying_;
+  Clock::time_point spares_after_;       // no spare starts before (spare_delay)
+  // Released groups sent SIGKILL (or to be sent it at kill_at), not yet
+  // reaped (their destructors would kill them and wait).
+  struct Dying {
+    std::unique_ptr<LaunchedGroup> processes;
+    std::optional<Clock::time_point> kill_at;
+  };
+  std::vector<Dying> dying_;
 };
 
 }  // namespace tune
