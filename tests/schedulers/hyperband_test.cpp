@@ -22,55 +22,54 @@ HyperBandScheduler hyperband(double max_t, double rf, Mode mode = Mode::kMax) {
   return s;
 }
 
-}  // namespace
-
-TEST_CASE("HyperBand max_t=81 rf=3: brackets of 5, 8, 15, 34, 81 trials from milestones 81..1") {
-  HyperBandScheduler s = hyperband(81, 3);
-  Trace t(s);
-  for (int i = 0; i < 144; ++i) t.add("t" + std::to_string(i));
-  const auto b = s.brackets();
-  REQUIRE(b.size() == 6);
-  const std::vector<int64_t> n{5, 8, 15, 34, 81}, r{81, 27, 9, 3, 1};
-  for (size_t i = 0; i < 5; ++i) {
-    CHECK(b[i].band == 0);
-    CHECK(b[i].s == static_cast<int64_t>(i));
-    CHECK(b[i].n0 == n[i]);
-    CHECK(b[i].r0 == r[i]);
-    CHECK(b[i].live == static_cast<size_t>(n[i]));  // filled in creation order
-  }
-  CHECK(b[5].band == 1);  // the 144th trial opens a new band
-  CHECK(b[5].n0 == 5);
-  CHECK(b[5].live == 1);
+// HyperBand as Ray's HyperBandForBOHB (largest bracket first), maximising.
+HyperBandScheduler for_bohb(double max_t, double rf) {
+  HyperBandScheduler s({.max_t = max_t, .reduction_factor = rf, .for_bohb = true});
+  s.set_search_properties("score", Mode::kMax);
+  return s;
 }
 
-TEST_CASE("HyperBand for_bohb max_t=81 rf=3: the largest bracket opens first, 81 trials from 1") {
-  // As Ray's HyperBandForBOHB and BOHB: brackets s = 4, 3, 2, 1, 0.
-  HyperBandScheduler s({.max_t = 81, .reduction_factor = 3, .for_bohb = true});
+// max_t=81, rf=3: adds 144 trials, one more than a band holds, and checks
+// that they filled brackets `s_order` of band 0 in that order, each with
+// n0(s) trials from milestone r0(s), and opened band 1 with the first again.
+void check_first_band(bool for_bohb, const std::vector<int64_t>& s_order) {
+  CAPTURE(for_bohb);
+  HyperBandScheduler s({.max_t = 81, .reduction_factor = 3, .for_bohb = for_bohb});
   s.set_search_properties("score", Mode::kMax);
   Trace t(s);
   for (int i = 0; i < 144; ++i) t.add("t" + std::to_string(i));
   const auto b = s.brackets();
   REQUIRE(b.size() == 6);
-  const std::vector<int64_t> n{81, 34, 15, 8, 5}, r{1, 3, 9, 27, 81};
+  const std::vector<int64_t> n0{5, 8, 15, 34, 81}, r0{81, 27, 9, 3, 1};  // by s
   for (size_t i = 0; i < 5; ++i) {
     CAPTURE(i);
+    const auto si = static_cast<size_t>(s_order[i]);
     CHECK(b[i].band == 0);
-    CHECK(b[i].s == 4 - static_cast<int64_t>(i));
-    CHECK(b[i].n0 == n[i]);
-    CHECK(b[i].r0 == r[i]);
-    CHECK(b[i].milestone == static_cast<double>(r[i]));
-    CHECK(b[i].live == static_cast<size_t>(n[i]));
+    CHECK(b[i].s == s_order[i]);
+    CHECK(b[i].n0 == n0[si]);
+    CHECK(b[i].r0 == r0[si]);
+    CHECK(b[i].milestone == static_cast<double>(r0[si]));
+    CHECK(b[i].live == static_cast<size_t>(n0[si]));
   }
-  CHECK(b[5].band == 1);  // the 144th trial opens the next band, again at s = 4
-  CHECK(b[5].s == 4);
+  CHECK(b[5].band == 1);  // the 144th trial opens a new band
+  CHECK(b[5].s == s_order[0]);
   CHECK(b[5].live == 1);
+}
+
+}  // namespace
+
+TEST_CASE("HyperBand max_t=81 rf=3: brackets of 5, 8, 15, 34, 81 trials from milestones 81..1") {
+  check_first_band(false, {0, 1, 2, 3, 4});
+}
+
+TEST_CASE("HyperBand for_bohb max_t=81 rf=3: the largest bracket opens first, 81 trials from 1") {
+  check_first_band(true, {4, 3, 2, 1, 0});  // as Ray's HyperBandForBOHB and BOHB
 }
 
 TEST_CASE("HyperBand for_bohb skips a largest bracket whose first milestone rounds to 0") {
   // max_t=3, rf=2: s_max = round(log2(3)) = 2, but int(3 / 4) = 0 ("Bracket
   // too small", skipped as Ray's does); then s=1 (3 trials from 1), s=0 (3 at 3).
-  HyperBandScheduler s({.max_t = 3, .reduction_factor = 2, .for_bohb = true});
-  s.set_search_properties("score", Mode::kMax);
+  HyperBandScheduler s = for_bohb(3, 2);
   Trace t(s);
   for (int i = 0; i < 7; ++i) t.add("t" + std::to_string(i));
   const auto b = s.brackets();
@@ -216,8 +215,7 @@ TEST_CASE("HyperBand: brackets take n0 trials created one at a time, then halve"
 TEST_CASE("HyperBand for_bohb: trials created one at a time fill the 9 of s=2 at 1 first") {
   // max_t=9, rf=3, largest first: s=2 takes 9 trials from milestone 1 and
   // keeps 3 at 3, then 1 to 9; then s=1 (5 from 3) and s=0 (3 at 9).
-  HyperBandScheduler s({.max_t = 9, .reduction_factor = 3, .for_bohb = true});
-  s.set_search_properties("score", Mode::kMax);
+  HyperBandScheduler s = for_bohb(9, 3);
   Trace t(s);
   const std::vector<double> scores{0.4, 0.1, 0.8, 0.3, 0.6, 0.2, 0.7, 0.5};
   for (size_t i = 0; i < scores.size(); ++i) {
@@ -296,8 +294,7 @@ TEST_CASE("HyperBand: a bracket that cannot fill halves once nothing else waits"
 }
 
 TEST_CASE("HyperBand for_bohb: the largest bracket, unfilled, halves once nothing else waits") {
-  HyperBandScheduler s({.max_t = 9, .reduction_factor = 3, .for_bohb = true});
-  s.set_search_properties("score", Mode::kMax);
+  HyperBandScheduler s = for_bohb(9, 3);
   Trace t(s);
   for (auto id : {"p", "q", "r", "u"}) t.add(id);  // 4 of s=2's 9
   CHECK(t.report("p", 1, 0.1) == kPause);
