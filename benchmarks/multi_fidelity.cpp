@@ -11,8 +11,9 @@
 //   asha+random      ASHA (grace 1, rf 3, max_t 81) on `trials` random configs
 //   hyperband+random    HyperBand (max_t 81, eta 3) on random configs,
 //                       the least complete bracket served first
-//   hb_for_bohb+random  HyperBand with for_bohb (brackets served in creation
-//                       order, as Ray's HyperBandForBOHB) on random configs
+//   hb_for_bohb+random  HyperBand with for_bohb (the largest bracket opened
+//                       and served first, as Ray's HyperBandForBOHB) on
+//                       random configs
 //   hb_for_bohb+bohb    the same with BOHB (search/bohb.h), as Ray's TuneBOHB
 //                       with HyperBandForBOHB
 //   async_hb+random     HyperBand with asynchronous = true (ASHA's stopping
@@ -73,8 +74,9 @@ namespace schedulers = tune::schedulers;
 namespace search = tune::search;
 
 constexpr int64_t kMaxT = 81;
-// Suggestions by index, grouped from these on: 0-4 are HyperBand's first
-// bracket (s = 0), 5-12 its second, the rest later brackets.
+// Suggestions by index, grouped from these on: with plain HyperBand 0-4 are
+// its first bracket (s = 0), 5-12 its second, the rest later brackets; with
+// for_bohb 0-80 are its first bracket (s = 4, from milestone 1).
 constexpr std::array<size_t, 5> kSuggestionGroups = {0, 5, 13, 30, 60};
 
 tune::ParamSpace space() {

@@ -263,12 +263,14 @@ void HyperBandScheduler::set_search_properties(const std::string& metric, Mode m
 void HyperBandScheduler::on_trial_add(const TrialView& trial) {
   // A bracket takes n0 trials. Ray's counts its live trials instead, so when
   // trials are created one at a time (a model-based searcher) and finish
-  // before the next arrives, the first bracket (n0 trials to max_t) takes
-  // every new trial and nothing is ever halved.
+  // before the next arrives, the bracket s = 0 (n0 trials to max_t; the
+  // first, or HyperBandForBOHB's last) takes every new trial from then on.
   if (current_bracket_ < 0 || brackets_[current_bracket_].ever_filled()) {
     while (true) {
       if (static_cast<int64_t>(bands_.back().size()) == s_max_1_) bands_.emplace_back();
-      const auto s = static_cast<int64_t>(bands_.back().size());
+      const auto opened = static_cast<int64_t>(bands_.back().size());
+      // HyperBandForBOHB (and BOHB) open the largest bracket first.
+      const int64_t s = options_.for_bohb ? s_max_1_ - 1 - opened : opened;
       if (r0(s) == 0) {  // "Bracket too small": skipped
         bands_.back().push_back(-1);
         current_bracket_ = -1;

@@ -1,5 +1,6 @@
 // HyperBand (Li et al., JMLR 2018), synchronous, as Ray Tune's
-// HyperBandScheduler after ray-project/ray#39157 (r = min(r * eta, max_t)).
+// HyperBandScheduler after ray-project/ray#39157 (r = min(r * eta, max_t)),
+// and with for_bohb as Ray's HyperBandForBOHB (see below).
 //
 // Trials fill brackets in creation order. A band holds s_max + 1 brackets,
 // s_max + 1 = round(log(max_t) / log(eta)) + 1; bracket s takes
@@ -10,6 +11,25 @@
 // multiplies the milestone by eta (capped at max_t), s times. For max_t=81,
 // eta=3: brackets of 5, 8, 15, 34, 81 trials with first milestones 81, 27,
 // 9, 3, 1.
+//
+// for_bohb, as Ray's HyperBandForBOHB and BOHB (Falkner et al., ICML 2018,
+// which runs brackets s = s_max, ..., 0): a band opens its largest bracket
+// first (81 trials from milestone 1, then 34 from 3, 15 from 9, 8 from 27,
+// 5 at 81), and choose_trial_to_run serves brackets in that order rather
+// than the least complete first, so BOHB's model gets the lowest budget's
+// results first and a bracket's higher budgets before the next bracket
+// fills. Where it departs from Ray's HyperBandForBOHB:
+// - a bracket takes n0 trials in all, as below (Ray's counts live trials);
+// - a trial at the last milestone stops at once (Ray's pauses it until its
+//   bracket is done, then stops it: the same iterations run);
+// - an unfilled bracket halves as it is once no trial waits to start and
+//   all its trials are paused (Ray's: once no trial at all is running);
+// - Ray's tells the searcher of each pause and resume (TuneBOHB then counts
+//   only running trials against max_concurrent); ours does not, and a
+//   ConcurrencyLimiter counts paused trials as live, so with
+//   `max_concurrent` below a bracket's n0 the bracket halves what it has
+//   whenever those trials are all paused, and trials added later run to its
+//   current milestone.
 //
 // A trial that reaches its bracket's milestone pauses (kPause) until all n0
 // trials of the bracket came and every live one has (or, when no trial waits
@@ -59,7 +79,7 @@ class HyperBandScheduler final : public TrialScheduler {
   void restore(const Json& state) override;
   std::string debug_string() const override;
 
-  // For tests and status: brackets in creation order, each as (band, s,
+  // For tests and status: brackets in the order they opened, each as (band, s,
   // max trials n0, first milestone r0, current milestone, live trials).
   struct BracketInfo {
     size_t band;

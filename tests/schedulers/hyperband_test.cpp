@@ -4,6 +4,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <set>
 
 #include "schedulers/asha.h"
@@ -21,25 +22,67 @@ HyperBandScheduler hyperband(double max_t, double rf, Mode mode = Mode::kMax) {
   return s;
 }
 
-}  // namespace
+// HyperBand as Ray's HyperBandForBOHB (largest bracket first), maximising.
+HyperBandScheduler for_bohb(double max_t, double rf) {
+  HyperBandScheduler s({.max_t = max_t, .reduction_factor = rf, .for_bohb = true});
+  s.set_search_properties("score", Mode::kMax);
+  return s;
+}
 
-TEST_CASE("HyperBand max_t=81 rf=3: brackets of 5, 8, 15, 34, 81 trials from milestones 81..1") {
-  HyperBandScheduler s = hyperband(81, 3);
+// max_t=81, rf=3: adds 144 trials, one more than a band holds, and checks
+// that they filled brackets `s_order` of band 0 in that order, each with
+// n0(s) trials from milestone r0(s), and opened band 1 with the first again.
+void check_first_band(bool for_bohb, const std::vector<int64_t>& s_order) {
+  CAPTURE(for_bohb);
+  HyperBandScheduler s({.max_t = 81, .reduction_factor = 3, .for_bohb = for_bohb});
+  s.set_search_properties("score", Mode::kMax);
   Trace t(s);
   for (int i = 0; i < 144; ++i) t.add("t" + std::to_string(i));
   const auto b = s.brackets();
   REQUIRE(b.size() == 6);
-  const std::vector<int64_t> n{5, 8, 15, 34, 81}, r{81, 27, 9, 3, 1};
+  const std::vector<int64_t> n0{5, 8, 15, 34, 81}, r0{81, 27, 9, 3, 1};  // by s
   for (size_t i = 0; i < 5; ++i) {
+    CAPTURE(i);
+    const auto si = static_cast<size_t>(s_order[i]);
     CHECK(b[i].band == 0);
-    CHECK(b[i].s == static_cast<int64_t>(i));
-    CHECK(b[i].n0 == n[i]);
-    CHECK(b[i].r0 == r[i]);
-    CHECK(b[i].live == static_cast<size_t>(n[i]));  // filled in creation order
+    CHECK(b[i].s == s_order[i]);
+    CHECK(b[i].n0 == n0[si]);
+    CHECK(b[i].r0 == r0[si]);
+    CHECK(b[i].milestone == static_cast<double>(r0[si]));
+    CHECK(b[i].live == static_cast<size_t>(n0[si]));
   }
   CHECK(b[5].band == 1);  // the 144th trial opens a new band
-  CHECK(b[5].n0 == 5);
+  CHECK(b[5].s == s_order[0]);
   CHECK(b[5].live == 1);
+}
+
+}  // namespace
+
+TEST_CASE("HyperBand max_t=81 rf=3: brackets of 5, 8, 15, 34, 81 trials from milestones 81..1") {
+  check_first_band(false, {0, 1, 2, 3, 4});
+}
+
+TEST_CASE("HyperBand for_bohb max_t=81 rf=3: the largest bracket opens first, 81 trials from 1") {
+  check_first_band(true, {4, 3, 2, 1, 0});  // as Ray's HyperBandForBOHB and BOHB
+}
+
+TEST_CASE("HyperBand for_bohb skips a largest bracket whose first milestone rounds to 0") {
+  // max_t=3, rf=2: s_max = round(log2(3)) = 2, but int(3 / 4) = 0 ("Bracket
+  // too small", skipped as Ray's does); then s=1 (3 trials from 1), s=0 (3 at 3).
+  HyperBandScheduler s = for_bohb(3, 2);
+  Trace t(s);
+  for (int i = 0; i < 7; ++i) t.add("t" + std::to_string(i));
+  const auto b = s.brackets();
+  REQUIRE(b.size() == 3);
+  CHECK(b[0].s == 1);
+  CHECK(b[0].r0 == 1);
+  CHECK(b[0].live == 3);
+  CHECK(b[1].s == 0);
+  CHECK(b[1].r0 == 3);
+  CHECK(b[1].live == 3);
+  CHECK(b[2].band == 1);
+  CHECK(b[2].s == 1);
+  CHECK(b[2].live == 1);
 }
 
 TEST_CASE("HyperBand milestones grow by rf up to max_t (Ray after #39157)") {
@@ -147,35 +190,97 @@ TEST_CASE("HyperBand save and restore continue with identical decisions") {
 TEST_CASE("HyperBand: brackets take n0 trials created one at a time, then halve") {
   // max_t=9, rf=3: bracket s=0 runs 3 trials to 9, s=1 halves 5 trials at 3.
   // A model-based searcher creates one trial at a time, after the last ran.
+  HyperBandScheduler s = hyperband(9, 3);
+  Trace t(s);
+  for (auto id : {"a", "b", "c"}) {
+    t.add(id);
+    CHECK(t.report(id, 9, 1.0) == kStop);
+  }
+  CHECK(s.brackets().size() == 1);
+  const std::vector<std::pair<std::string, double>> scores{
+      {"p", 0.1}, {"q", 0.5}, {"r", 0.3}, {"u", 0.9}};
+  for (const auto& [id, score] : scores) {
+    t.add(id);
+    CHECK(t.choose({id}) == id);
+    CHECK(t.report(id, 3, score) == kPause);  // waits for the bracket's 5th trial
+    CHECK(t.take_stops().empty());
+  }
+  CHECK(s.brackets().size() == 2);
+  t.add("v");
+  CHECK(t.report("v", 3, 0.2) == kStop);  // the 5th arrives: bottom 3 of 5 stop
+  CHECK(t.take_stops() == std::vector<std::string>{"p", "r"});
+  CHECK(t.choose({"q", "u"}) == "q");
+}
+
+TEST_CASE("HyperBand for_bohb: trials created one at a time fill the 9 of s=2 at 1 first") {
+  // max_t=9, rf=3, largest first: s=2 takes 9 trials from milestone 1 and
+  // keeps 3 at 3, then 1 to 9; then s=1 (5 from 3) and s=0 (3 at 9).
+  HyperBandScheduler s = for_bohb(9, 3);
+  Trace t(s);
+  const std::vector<double> scores{0.4, 0.1, 0.8, 0.3, 0.6, 0.2, 0.7, 0.5};
+  for (size_t i = 0; i < scores.size(); ++i) {
+    const std::string id = "t" + std::to_string(i);
+    t.add(id);
+    CHECK(t.choose({id}) == id);
+    CHECK(t.report(id, 1, scores[i]) == kPause);  // waits for the bracket's 9th trial
+    CHECK(t.take_stops().empty());
+  }
+  REQUIRE(s.brackets().size() == 1);
+  CHECK(s.brackets()[0].s == 2);
+  CHECK(s.brackets()[0].n0 == 9);
+  t.add("t8");
+  CHECK(t.report("t8", 1, 0.9) == kContinue);  // the 9th arrives, the best: on to 3
+  auto stopped = t.take_stops();
+  std::sort(stopped.begin(), stopped.end());
+  CHECK(stopped == std::vector<std::string>{"t0", "t1", "t3", "t4", "t5", "t7"});
+  CHECK(s.brackets()[0].milestone == 3);
+  // The other two winners resume in the bracket's order.
+  CHECK(t.choose({"t2", "t6"}) == "t2");
+  CHECK(t.report("t2", 3, 0.8) == kPause);
+  CHECK(t.choose({"t6"}) == "t6");
+  CHECK(t.report("t6", 3, 0.7) == kPause);
+  CHECK(t.report("t8", 3, 0.9) == kContinue);  // the last at 3 keeps the one place
+  CHECK(t.take_stops().size() == 2);
+  CHECK(t.report("t8", 9, 0.95) == kStop);
+  // The 10th trial opens the next bracket: s=1, 5 trials from 3.
+  t.add("t9");
+  REQUIRE(s.brackets().size() == 2);
+  CHECK(s.brackets()[1].s == 1);
+  CHECK(s.brackets()[1].r0 == 3);
+  CHECK(t.report("t9", 1, 0.5) == kContinue);
+  CHECK(t.report("t9", 3, 0.5) == kPause);
+}
+
+TEST_CASE("HyperBand for_bohb serves brackets in the order they opened, not the least complete") {
   for (bool for_bohb : {false, true}) {
     CAPTURE(for_bohb);
     HyperBandScheduler s({.max_t = 9, .reduction_factor = 3, .for_bohb = for_bohb});
     s.set_search_properties("score", Mode::kMax);
     Trace t(s);
-    for (auto id : {"a", "b", "c"}) {
-      t.add(id);
-      CHECK(t.report(id, 9, 1.0) == kStop);
+    if (!for_bohb) {  // plain HyperBand opens s=0 (3 trials to 9) first: fill and end it
+      for (auto id : {"a", "b", "c"}) t.add(id), t.report(id, 9, 1.0);
     }
-    CHECK(s.brackets().size() == 1);
-    const std::vector<std::pair<std::string, double>> scores{
-        {"p", 0.1}, {"q", 0.5}, {"r", 0.3}, {"u", 0.9}};
-    for (const auto& [id, score] : scores) {
-      t.add(id);
-      CHECK(t.choose({id}) == id);
-      CHECK(t.report(id, 3, score) == kPause);  // waits for the bracket's 5th trial
-      CHECK(t.take_stops().empty());
+    // The next two brackets: s=2 (9 trials from 1), then s=1 (5 from 3) with
+    // for_bohb; s=1, then s=2 without.
+    const size_t first_size = for_bohb ? 9 : 5;
+    const double first_milestone = for_bohb ? 1 : 3;
+    std::vector<std::string> first, second;
+    for (size_t i = 0; i < 14; ++i) {
+      (i < first_size ? first : second).push_back("t" + std::to_string(i));
+      t.add(i < first_size ? first.back() : second.back());
     }
-    CHECK(s.brackets().size() == 2);
-    t.add("v");
-    CHECK(t.report("v", 3, 0.2) == kStop);  // the 5th arrives: bottom 3 of 5 stop
-    CHECK(t.take_stops() == std::vector<std::string>{"p", "r"});
-    CHECK(t.choose({"q", "u"}) == "q");
+    // All but one of the first bracket's trials reach its milestone.
+    for (size_t i = 0; i + 1 < first.size(); ++i) {
+      CHECK(t.report(first[i], first_milestone, 0.5) == kPause);
+    }
+    std::vector<std::string> pending{first.back()};
+    pending.insert(pending.end(), second.begin(), second.end());
+    CHECK(t.choose(pending, /*peek=*/true) == (for_bohb ? first.back() : second.front()));
   }
 }
 
-TEST_CASE("HyperBand for_bohb: a bracket that cannot fill halves once nothing else waits") {
-  HyperBandScheduler s({.max_t = 9, .reduction_factor = 3, .for_bohb = true});
-  s.set_search_properties("score", Mode::kMax);
+TEST_CASE("HyperBand: a bracket that cannot fill halves once nothing else waits") {
+  HyperBandScheduler s = hyperband(9, 3);
   Trace t(s);
   for (auto id : {"a", "b", "c"}) t.add(id), t.report(id, 9, 1.0);
   for (auto id : {"p", "q", "r"}) t.add(id);
@@ -186,6 +291,21 @@ TEST_CASE("HyperBand for_bohb: a bracket that cannot fill halves once nothing el
   // halves to ceil(5 / 3) = 2 and the best paused one runs on.
   CHECK(t.choose({"p", "q", "r"}) == "q");
   CHECK(t.take_stops() == std::vector<std::string>{"p"});
+}
+
+TEST_CASE("HyperBand for_bohb: the largest bracket, unfilled, halves once nothing else waits") {
+  HyperBandScheduler s = for_bohb(9, 3);
+  Trace t(s);
+  for (auto id : {"p", "q", "r", "u"}) t.add(id);  // 4 of s=2's 9
+  CHECK(t.report("p", 1, 0.1) == kPause);
+  CHECK(t.report("q", 1, 0.5) == kPause);
+  CHECK(t.report("r", 1, 0.3) == kPause);
+  CHECK(t.report("u", 1, 0.9) == kPause);
+  // The searcher is done: no trial is pending, so the bracket of 4 (of 9)
+  // halves to ceil(9 / 3) = 3 and the winners run on to 3.
+  CHECK(t.choose({"p", "q", "r", "u"}) == "q");
+  CHECK(t.take_stops() == std::vector<std::string>{"p"});
+  CHECK(s.brackets()[0].milestone == 3);
 }
 
 TEST_CASE("HyperBand: a loser the controller is still pausing at the halving never runs again") {
