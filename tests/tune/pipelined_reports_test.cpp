@@ -83,6 +83,30 @@ class PauseOnceAt final : public schedulers::TrialScheduler {
   schedulers::FifoScheduler fifo_;
 };
 
+// Pauses each trial once, at iteration `at`; runs pending trials before
+// paused ones, so a new trial takes the suspended ranks of a paused one.
+class PauseOnceRunNewFirst final : public schedulers::TrialScheduler {
+ public:
+  explicit PauseOnceRunNewFirst(int64_t at) : at_(at) {}
+  Decision on_trial_result(const schedulers::TrialView& trial, const Json& result) override {
+    if (result["training_iteration"] == at_ && paused_.insert(trial.trial_id).second) {
+      return Decision::kPause;
+    }
+    return Decision::kContinue;
+  }
+  int choose_trial_to_run(const std::vector<schedulers::TrialView>& candidates) override {
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      if (candidates[i].status == TrialStatus::kPending) return static_cast<int>(i);
+    }
+    return candidates.empty() ? -1 : 0;
+  }
+  std::string debug_string() const override { return "PauseOnceRunNewFirst"; }
+
+ private:
+  int64_t at_;
+  std::set<std::string> paused_;
+};
+
 // Decides on every report (no lease), and never stops or pauses.
 class DecidesEveryReport final : public schedulers::TrialScheduler {
  public:
@@ -273,4 +297,28 @@ TEST_CASE("a paused trial whose ranks are kept resumes in place: nothing recompu
       spec.experiment_dir() / "experiment.db",
       "SELECT reason FROM trial_events WHERE from_status = 'PAUSED' AND to_status = 'RUNNING'");
   CHECK(resumes == std::vector<std::vector<std::string>>{{"resumed in place at iteration 3"}});
+}
+
+TEST_CASE("with reuse_workers, a trial takes a paused one's waiting ranks, which restarts later") {
+  test::ScratchDir dir;
+  // learning_curve: 8 iterations, a checkpoint each, resumed from its last.
+  ExperimentSpec spec = test::checkpointed_curve(dir, "taken_over");
+  spec.reuse_workers = true;
+  spec.max_concurrent_trials = 1;
+  spec.param_space.set("speed", grid_search({0.1, 0.2, 0.3}));
+  // Each trial pauses at 3 with its rank waiting in report(); the next new
+  // trial's START reaches that rank, which leaves the paused trial's
+  // function and runs the new one. The paused ones resume from their
+  // checkpoints on the ranks that wait last.
+  spec.custom_scheduler = std::make_shared<PauseOnceRunNewFirst>(3);
+  const ExperimentSummary summary = run(spec);
+  CHECK(summary.num_terminated == 3);
+  CHECK(summary.num_errors == 0);
+  auto store = storage::ExperimentStore::open_read_only(spec.experiment_dir());
+  for (const auto& t : store.trials()) {
+    INFO(t.trial_id, " ", t.error);
+    std::vector<int64_t> iterations;
+    for (const auto& r : store.results(t.trial_id)) iterations.push_back(r.training_iteration);
+    CHECK(iterations == one_to(8));
+  }
 }
