@@ -62,10 +62,11 @@ std::vector<int64_t> recorded_iterations(const ExperimentSpec& spec) {
 }
 
 // Pauses each trial once, at iteration `at`; FIFO otherwise (the paused
-// trial resumes first).
+// trial resumes first), or with `new_first` pending trials before paused
+// ones (so a new trial takes the waiting ranks of a paused one).
 class PauseOnceAt final : public schedulers::TrialScheduler {
  public:
-  explicit PauseOnceAt(int64_t at) : at_(at) {}
+  explicit PauseOnceAt(int64_t at, bool new_first = false) : at_(at), new_first_(new_first) {}
   Decision on_trial_result(const schedulers::TrialView& trial, const Json& result) override {
     if (result["training_iteration"] == at_ && paused_.insert(trial.trial_id).second) {
       return Decision::kPause;
@@ -73,38 +74,18 @@ class PauseOnceAt final : public schedulers::TrialScheduler {
     return Decision::kContinue;
   }
   int choose_trial_to_run(const std::vector<schedulers::TrialView>& candidates) override {
+    for (size_t i = 0; new_first_ && i < candidates.size(); ++i) {
+      if (candidates[i].status == TrialStatus::kPending) return static_cast<int>(i);
+    }
     return fifo_.choose_trial_to_run(candidates);
   }
   std::string debug_string() const override { return "PauseOnceAt"; }
 
  private:
   int64_t at_;
+  bool new_first_;
   std::set<std::string> paused_;
   schedulers::FifoScheduler fifo_;
-};
-
-// Pauses each trial once, at iteration `at`; runs pending trials before
-// paused ones, so a new trial takes the suspended ranks of a paused one.
-class PauseOnceRunNewFirst final : public schedulers::TrialScheduler {
- public:
-  explicit PauseOnceRunNewFirst(int64_t at) : at_(at) {}
-  Decision on_trial_result(const schedulers::TrialView& trial, const Json& result) override {
-    if (result["training_iteration"] == at_ && paused_.insert(trial.trial_id).second) {
-      return Decision::kPause;
-    }
-    return Decision::kContinue;
-  }
-  int choose_trial_to_run(const std::vector<schedulers::TrialView>& candidates) override {
-    for (size_t i = 0; i < candidates.size(); ++i) {
-      if (candidates[i].status == TrialStatus::kPending) return static_cast<int>(i);
-    }
-    return candidates.empty() ? -1 : 0;
-  }
-  std::string debug_string() const override { return "PauseOnceRunNewFirst"; }
-
- private:
-  int64_t at_;
-  std::set<std::string> paused_;
 };
 
 // Decides on every report (no lease), and never stops or pauses.
@@ -310,7 +291,7 @@ TEST_CASE("with reuse_workers, a trial takes a paused one's waiting ranks, which
   // trial's START reaches that rank, which leaves the paused trial's
   // function and runs the new one. The paused ones resume from their
   // checkpoints on the ranks that wait last.
-  spec.custom_scheduler = std::make_shared<PauseOnceRunNewFirst>(3);
+  spec.custom_scheduler = std::make_shared<PauseOnceAt>(3, true);
   const ExperimentSummary summary = run(spec);
   CHECK(summary.num_terminated == 3);
   CHECK(summary.num_errors == 0);
