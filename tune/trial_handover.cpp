@@ -48,7 +48,7 @@ void TrialRuns::hand_ahead() {
       std::filesystem::create_directories(next.dir);
       if (next.started_at) storage::clear_unpublished(next.dir);
       group->next_master_port = train::free_loopback_port();
-    } catch (const std::exception& e) {
+    } catch (const std::exception&) {
       return;  // launch() meets the same error and fails the trial with it
     }
     group->next_trial = next.id;

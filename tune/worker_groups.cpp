@@ -13,6 +13,15 @@ bool Group::all_done() const {
   return !ranks.empty();
 }
 
+void Group::begin_run(int run_attempt, int port) {
+  attempt = run_attempt;
+  master_port = port;
+  for (auto& r : ranks) {
+    r.done = r.suspended = false;
+    r.last_seen = Clock::now();
+  }
+}
+
 bool Group::all_suspended() const {
   return !ranks.empty() &&
          std::all_of(ranks.begin(), ranks.end(), [](const Rank& r) { return r.suspended; });
@@ -38,13 +47,8 @@ GroupSource WorkerGroups::start(const std::string& trial_id, int attempt, int ma
       group.ranks.resize(launch.ranks.size());
     }
   }
-  group.attempt = attempt;
-  group.master_port = master_port;
   group.gpus = std::move(gpus);
-  for (auto& r : group.ranks) {
-    r.done = r.suspended = false;
-    r.last_seen = Clock::now();
-  }
+  group.begin_run(attempt, master_port);
   groups_[trial_id] = std::move(group);
   spares_after_ = Clock::now() + options_.spare_delay;
   return source;
@@ -203,14 +207,9 @@ void WorkerGroups::hand_over(const std::string& from, int attempt) {
   auto node = groups_.extract(from);
   Group& group = node.mapped();
   node.key() = std::exchange(group.next_trial, "");
-  group.attempt = attempt;
-  group.master_port = std::exchange(group.next_master_port, 0);
+  group.begin_run(attempt, std::exchange(group.next_master_port, 0));
   group.settle_deadline.reset();
   group.kill_deadline.reset();
-  for (auto& r : group.ranks) {
-    r.done = r.suspended = false;
-    r.last_seen = Clock::now();
-  }
   groups_.insert(std::move(node));
 }
 

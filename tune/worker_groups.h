@@ -47,6 +47,9 @@ struct Group {
   std::optional<Clock::time_point> settle_deadline;  // every rank exited: wait for late words
   std::optional<Clock::time_point> kill_deadline;    // SIGKILL then
 
+  // A new run on these ranks: its attempt and rendezvous port; no rank has
+  // said DONE yet, each was seen now.
+  void begin_run(int run_attempt, int port);
   bool all_done() const;
   bool all_suspended() const;
   bool all_exited() const { return processes->all_exited(); }

@@ -93,7 +93,8 @@ class StopAllAtFirstResult final : public Stopper {
 std::string running_reason(const ExperimentSpec& spec, const std::string& trial_id) {
   const auto rows = test::query(spec.experiment_dir() / "experiment.db",
                                 "SELECT reason FROM trial_events WHERE to_status = 'RUNNING' AND "
-                                "trial_id = '" + trial_id + "' ORDER BY id");
+                                "trial_id = '" +
+                                    trial_id + "' ORDER BY id");
   return rows.empty() ? "" : rows.back()[0];
 }
 

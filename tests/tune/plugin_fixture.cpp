@@ -55,8 +55,8 @@ void handed(const tune::Config& config) {
   std::ofstream(context.trial_dir + "/started") << getpid() << std::endl;
   const long long iterations = config.get<long long>("iterations", 1);
   const auto sleep = std::chrono::milliseconds(config.get<long long>("sleep_ms", 0));
-  const bool crash = context.attempt == 0 && config.get<long long>("crash_on", -1) ==
-                                                 config.get<long long>("x", 0);
+  const bool crash = context.attempt == 0 &&
+                     config.get<long long>("crash_on", -1) == config.get<long long>("x", 0);
   for (long long t = 1; t <= iterations; ++t) {
     std::this_thread::sleep_for(sleep);
     train::report({{"t", t}, {"pid", static_cast<long long>(getpid())}});
