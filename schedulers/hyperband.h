@@ -24,12 +24,11 @@
 //   bracket is done, then stops it: the same iterations run);
 // - an unfilled bracket halves as it is once no trial waits to start and
 //   all its trials are paused (Ray's: once no trial at all is running);
-// - Ray's tells the searcher of each pause and resume (TuneBOHB then counts
-//   only running trials against max_concurrent); ours does not, and a
-//   ConcurrencyLimiter counts paused trials as live, so with
-//   `max_concurrent` below a bracket's n0 the bracket halves what it has
-//   whenever those trials are all paused, and trials added later run to its
-//   current milestone.
+// - Ray's tells the searcher of each pause and resume itself; here the
+//   controller tells every searcher (Searcher::on_trial_pause), and a
+//   ConcurrencyLimiter counts only trials not paused against
+//   max_concurrent, as TuneBOHB does, so a bracket larger than
+//   max_concurrent still fills.
 //
 // A trial that reaches its bracket's milestone pauses (kPause) until all n0
 // trials of the bracket came and every live one has (or, when no trial waits

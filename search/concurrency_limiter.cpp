@@ -35,16 +35,32 @@ void ConcurrencyLimiter::on_trial_result(const std::string& trial_id, const Json
 void ConcurrencyLimiter::on_trial_complete(const std::string& trial_id, const Json* last_result,
                                            bool error) {
   live_.erase(trial_id);
+  paused_.erase(trial_id);
   inner_->on_trial_complete(trial_id, last_result, error);
 }
 
-Json ConcurrencyLimiter::save() const { return {{"live", live_}, {"inner", inner_->save()}}; }
+void ConcurrencyLimiter::on_trial_pause(const std::string& trial_id) {
+  if (live_.erase(trial_id) > 0) paused_.insert(trial_id);
+  inner_->on_trial_pause(trial_id);
+}
+
+void ConcurrencyLimiter::on_trial_unpause(const std::string& trial_id) {
+  if (paused_.erase(trial_id) > 0) live_.insert(trial_id);
+  inner_->on_trial_unpause(trial_id);
+}
+
+Json ConcurrencyLimiter::save() const {
+  return {{"live", live_}, {"paused", paused_}, {"inner", inner_->save()}};
+}
 
 void ConcurrencyLimiter::restore(const Json& state) {
   try {
     auto live = state.at("live").get<std::set<std::string>>();
+    // State saved before pauses were told apart has no "paused".
+    auto paused = state.value("paused", std::set<std::string>{});
     inner_->restore(state.at("inner"));
     live_ = std::move(live);
+    paused_ = std::move(paused);
   } catch (const Json::exception& e) {
     throw Error(std::string("malformed ConcurrencyLimiter state: ") + e.what());
   }

@@ -1,7 +1,9 @@
 // ConcurrencyLimiter: wraps any searcher so that at most `max_concurrent`
 // of its trials are live (suggested and not yet complete) at once; beyond
 // that suggest() answers kNotReady. Ray Tune's ConcurrencyLimiter.
-// Model-based searchers learn more per trial with a small limit.
+// Model-based searchers learn more per trial with a small limit. A trial a
+// scheduler paused is not live (as TuneBOHB counts): HyperBand's brackets
+// fill while their first trials wait at a milestone.
 #pragma once
 
 #include <memory>
@@ -21,6 +23,8 @@ class ConcurrencyLimiter final : public Searcher {
   Suggestion suggest(const std::string& trial_id) override;
   void on_trial_result(const std::string& trial_id, const Json& result) override;
   void on_trial_complete(const std::string& trial_id, const Json* last_result, bool error) override;
+  void on_trial_pause(const std::string& trial_id) override;
+  void on_trial_unpause(const std::string& trial_id) override;
   Json save() const override;
   void restore(const Json& state) override;
   int max_pending_trials() const override;
@@ -31,6 +35,7 @@ class ConcurrencyLimiter final : public Searcher {
   std::unique_ptr<Searcher> inner_;
   int64_t max_concurrent_;
   std::set<std::string> live_;
+  std::set<std::string> paused_;  // suggested, not complete, not live
 };
 
 }  // namespace tune::search

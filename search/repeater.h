@@ -7,7 +7,8 @@
 // when set_index is on.
 //
 // The inner searcher's budget counts groups: give it num_samples / repeat.
-// Intermediate results are not forwarded (they belong to one repetition).
+// Intermediate results and pauses are not forwarded (they belong to one
+// repetition).
 #pragma once
 
 #include <map>

@@ -6,6 +6,9 @@
 //   suggest(trial_id)      when the controller has room for a new trial
 //   on_trial_result        every complete iteration of a RUNNING trial
 //   on_trial_complete      once, when a trial is TERMINATED or in ERROR
+//   on_trial_pause         a scheduler paused a trial (PAUSED: it holds no
+//                          resources and will run again, or be ended)
+//   on_trial_unpause       a PAUSED trial runs again
 //   save / restore         experiment checkpoint and resume
 #pragma once
 
@@ -51,6 +54,13 @@ class Searcher {
   // when the trial ended in ERROR.
   virtual void on_trial_complete(const std::string& trial_id, const Json* last_result, bool error) {
   }
+
+  // A scheduler paused the trial (HyperBand at a milestone, PBT between
+  // perturbations), and it runs again later. Ray's on_pause/on_unpause,
+  // which TuneBOHB uses so that paused trials do not count against its
+  // max_concurrent. A trial ended while paused gets on_trial_complete only.
+  virtual void on_trial_pause(const std::string& trial_id) {}
+  virtual void on_trial_unpause(const std::string& trial_id) {}
 
   // The searcher's whole state as JSON, such that restore(save()) on a fresh
   // searcher of the same kind and options yields the same next suggestions.

@@ -368,6 +368,7 @@ void TrialRuns::conclude(Trial& trial, bool keep_ranks) {
   trials_.transition(trial, outcome.next, outcome.reason, unix_now());
   if (pausing && outcome.next == TrialPhase::kPaused) {
     log_.log(1, "{} PAUSED: {}", trial.id, outcome.reason);
+    plugins_.searcher->on_trial_pause(trial.id);
     if (trial.exploit) apply_exploit(trial, *std::exchange(trial.exploit, std::nullopt));
   } else {
     if (outcome.next == TrialPhase::kPending) {

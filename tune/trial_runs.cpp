@@ -201,6 +201,7 @@ void TrialRuns::launch(Trial& trial) {
   // stopped: same iteration, same time so far, nothing reloaded.
   const bool in_place = trial.suspended && groups_.holds_suspended(trial.id);
   const bool resuming = trial.checkpoints.latest > 0;
+  const bool unpausing = trial.phase == TrialPhase::kPaused;
   if (in_place) {
     trial.collector.reset(spec_.trainable.num_workers, trial.iteration);
   } else {
@@ -214,6 +215,7 @@ void TrialRuns::launch(Trial& trial) {
                          ? fmt::format("resumed from checkpoint {}", trial.checkpoints.latest)
                          : fmt::format("started (attempt {})", trial.attempt),
                      unix_now());
+  if (unpausing) plugins_.searcher->on_trial_unpause(trial.id);
   GroupSource source = GroupSource::kLaunched;
   try {
     std::filesystem::create_directories(trial.dir);

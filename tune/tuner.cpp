@@ -43,6 +43,10 @@ class SampleBudget final : public search::Searcher {
                          bool error) override {
     inner_->on_trial_complete(trial_id, last_result, error);
   }
+  void on_trial_pause(const std::string& trial_id) override { inner_->on_trial_pause(trial_id); }
+  void on_trial_unpause(const std::string& trial_id) override {
+    inner_->on_trial_unpause(trial_id);
+  }
   Json save() const override { return {{"inner", inner_->save()}, {"suggested", suggested_}}; }
   void restore(const Json& state) override {
     inner_->restore(state.at("inner"));

@@ -41,6 +41,54 @@ TEST_CASE("concurrency limiter: at most max_concurrent live trials, more after c
   CHECK_THROWS_AS(ConcurrencyLimiter(random_searcher(1), 0), ConfigError);
 }
 
+TEST_CASE("concurrency limiter: a paused trial is not live until it runs again") {
+  ConcurrencyLimiter limiter(random_searcher(10), 2);
+  limiter.set_search_properties("loss", Mode::kMin, testing::branin_space());
+  REQUIRE(limiter.suggest("a").status == Status::kConfig);
+  REQUIRE(limiter.suggest("b").status == Status::kConfig);
+  REQUIRE(limiter.suggest("c").status == Status::kNotReady);
+  // Both wait at a milestone: two more may run meanwhile.
+  limiter.on_trial_pause("a");
+  limiter.on_trial_pause("b");
+  CHECK(limiter.suggest("c").status == Status::kConfig);
+  CHECK(limiter.suggest("d").status == Status::kConfig);
+  CHECK(limiter.suggest("e").status == Status::kNotReady);
+
+  // The paused ones count again once resumed; one ended while paused never does.
+  limiter.on_trial_unpause("a");
+  const Json result{{"loss", 1.0}};
+  limiter.on_trial_complete("b", &result, false);
+  limiter.on_trial_complete("c", &result, false);
+  limiter.on_trial_complete("d", &result, false);
+  CHECK(limiter.suggest("e").status == Status::kConfig);
+  CHECK(limiter.suggest("f").status == Status::kNotReady);
+  // Unknown or repeated hooks change nothing.
+  limiter.on_trial_unpause("zz");
+  limiter.on_trial_pause("zz");
+  CHECK(limiter.suggest("f").status == Status::kNotReady);
+
+  // Saved with a paused trial, restored: it resumes as live.
+  limiter.on_trial_pause("e");
+  ConcurrencyLimiter restored(random_searcher(10), 2);
+  restored.set_search_properties("loss", Mode::kMin, testing::branin_space());
+  restored.restore(limiter.save());
+  CHECK(restored.suggest("f").status == Status::kConfig);
+  restored.on_trial_unpause("e");
+  CHECK(restored.suggest("g").status == Status::kNotReady);
+}
+
+TEST_CASE("concurrency limiter: state saved before pauses were tracked restores") {
+  ConcurrencyLimiter limiter(random_searcher(10), 1);
+  limiter.set_search_properties("loss", Mode::kMin, testing::branin_space());
+  REQUIRE(limiter.suggest("a").status == Status::kConfig);
+  Json state = limiter.save();
+  state.erase("paused");
+  ConcurrencyLimiter restored(random_searcher(10), 1);
+  restored.set_search_properties("loss", Mode::kMin, testing::branin_space());
+  restored.restore(state);
+  CHECK(restored.suggest("b").status == Status::kNotReady);
+}
+
 TEST_CASE("repeater: each config runs k times and the inner searcher hears the mean") {
   TpeOptions o;
   o.base.num_samples = 3;

@@ -6,6 +6,7 @@
 // trials run one at a time (max_concurrent_trials = 1).
 #include <doctest/doctest.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cmath>
 #include <map>
@@ -296,15 +297,20 @@ TEST_CASE("the median stopping rule stops a clearly worse trial early and spares
   CHECK(result_rows(store) == static_cast<size_t>(summary.num_results));
 }
 
-TEST_CASE("BOHB with HyperBand for_bohb: the largest bracket fills first, one trial at a time") {
-  test::ScratchDir dir;
-  // max_t = 9, eta = 3, largest first: brackets of 9 (from 1), 5 (from 3)
-  // and 3 (to 9) trials. BOHB suggests one trial at a time; 10 trials fill
-  // the first bracket and leave the second with 1 of its 5, which halves
-  // once no trial is left to come.
-  ExperimentSpec spec = curve_spec(dir, "bohb", "hyperband",
+namespace {
+
+// max_t = 9, eta = 3, largest first: brackets of 9 (from 1), 5 (from 3) and
+// 3 (to 9) trials. BOHB suggests one trial at a time; 10 trials fill the
+// first bracket and leave the second with 1 of its 5, which halves once no
+// trial is left to come. The first bracket keeps 3 of its 9 at 1 and 1 of
+// those 3 at 3; the second's one trial runs on to 9. Returns how many
+// trials ended at each iteration.
+std::map<int64_t, int64_t> run_bohb_brackets(const test::ScratchDir& dir, const std::string& name,
+                                             Json search_options) {
+  ExperimentSpec spec = curve_spec(dir, name, "hyperband",
                                    {{"max_t", 9}, {"reduction_factor", 3}, {"for_bohb", true}});
   spec.search_algorithm = "bohb";
+  spec.search_options = std::move(search_options);
   spec.num_samples = 10;
   spec.param_space.set("ceiling", uniform(0.5, 0.95));
   spec.param_space.set("iterations", 20);
@@ -319,10 +325,27 @@ TEST_CASE("BOHB with HyperBand for_bohb: the largest bracket fills first, one tr
     check_contiguous_curve(store, trial);
     ++stopped_at[trial.last_iteration];
   }
-  // The first bracket kept 3 of its 9 at 1 and 1 of those 3 at 3; the
-  // second's one trial ran on to 9.
-  CHECK(stopped_at[1] == 6);
-  CHECK(stopped_at[3] == 2);
-  CHECK(stopped_at[9] == 2);
-  CHECK(stopped_at.size() == 3);
+  return stopped_at;
+}
+
+void check_bohb_bracket_stops(const std::map<int64_t, int64_t>& stopped_at) {
+  const std::map<int64_t, int64_t> expected = {{1, 6}, {3, 2}, {9, 2}};
+  CHECK_MESSAGE(
+      stopped_at == expected,
+      fmt::format("trials ended at each iteration: {}, expected {}", stopped_at, expected));
+}
+
+}  // namespace
+
+TEST_CASE("BOHB with HyperBand for_bohb: the largest bracket fills first, one trial at a time") {
+  test::ScratchDir dir;
+  check_bohb_bracket_stops(run_bohb_brackets(dir, "bohb", Json::object()));
+}
+
+TEST_CASE("BOHB under max_concurrent 1: paused trials leave room and the bracket fills") {
+  // A ConcurrencyLimiter that counted paused trials as live would let one
+  // trial in, see it pause at 1 with none left to come, and halve a bracket
+  // of one.
+  test::ScratchDir dir;
+  check_bohb_bracket_stops(run_bohb_brackets(dir, "bohb_limited", {{"max_concurrent", 1}}));
 }
