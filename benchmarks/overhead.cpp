@@ -10,6 +10,11 @@
 //
 //   build/benchmarks/overhead [--tunerun PATH] [--trials 1000,10000,100000]
 //                             [--only trials,slots,rate,schedulers] [--quick]
+//                             [--iteration-ms MS]
+//
+// --iteration-ms gives the schedulers rows' iterations that much work (a
+// sleep; 0, the default, as scheduler_efficiency runs them), to read the
+// pausing schedulers' fixed costs against an iteration's.
 
 #include <fmt/format.h>
 #include <sqlite3.h>
@@ -40,6 +45,7 @@ struct Options {
   std::vector<int64_t> trial_counts = {1000, 10000, 100000};
   std::set<std::string> only;
   bool quick = false;
+  double iteration_ms = 0;  // the schedulers rows' work per iteration
 };
 
 struct Outcome {
@@ -196,19 +202,25 @@ void result_rates(Bench& bench) {
 
 // FIFO, HyperBand and PBT on the 64 learning curves of scheduler_efficiency:
 // wall time per completed iteration against FIFO's. The pausing schedulers
-// need a checkpoint at every iteration (a pause resumes from the latest), so
-// FIFO runs twice: as scheduler_efficiency runs it (no checkpoints) and with
-// the same checkpoints, which leaves the cost of pausing, resuming and
-// cloning alone in the ratio.
+// need a checkpoint wherever they may pause or clone a trial. They run
+// twice: checkpointing every iteration, and only where
+// train::should_checkpoint() says the scheduler may act (HyperBand's
+// milestones, PBT's perturbation points), their reports in between leased.
+// FIFO runs twice too: as scheduler_efficiency runs it (no checkpoints) and
+// with a checkpoint every iteration, which leaves the cost of pausing,
+// resuming and cloning alone in the ratio of the every-iteration rows.
 void schedulers(Bench& bench, bool reuse) {
-  fmt::print("schedulers, reuse_workers = {}{}:\n", reuse,
-             reuse ? " (Ray's default reuse_actors for function trainables)" : "");
+  const double iteration_ms = bench.options().iteration_ms;
+  fmt::print("schedulers, reuse_workers = {}{}{}:\n", reuse,
+             reuse ? " (Ray's default reuse_actors for function trainables)" : "",
+             iteration_ms > 0 ? fmt::format(", {} ms per iteration", iteration_ms) : "");
   const std::string curves =
       fmt::format("reuse_workers = {}\n", reuse) +
       "metric = \"accuracy\"\nmode = \"max\"\nnum_samples = 64\nseed = 2024\n"
       "[trainable]\nbuiltin = \"learning_curve\"\n[resources]\ncpus = 2\n"
       "[param_space]\nceiling = { uniform = [0.6, 0.95] }\n"
-      "speed = { loguniform = [0.02, 0.3] }\niterations = 81\n";
+      "speed = { loguniform = [0.02, 0.3] }\niterations = 81\n" +
+      fmt::format("sleep_s = {}\n", iteration_ms / 1000);
   auto per_iteration = [](const Outcome& o) { return o.wall_s / static_cast<double>(o.results); };
   const Outcome fifo = bench.run("sched_fifo", curves + "checkpoint_every = 0\n");
   const Outcome fifo_checkpointed = bench.run("sched_fifo_ckpt", curves + "checkpoint_every = 1\n");
@@ -224,15 +236,26 @@ void schedulers(Bench& bench, bool reuse) {
        "perturbation_interval = 9\nseed = 2024\n"
        "hyperparam_mutations = { speed = { loguniform = [0.02, 0.3] } }\n"},
   };
+  struct Checkpointing {
+    std::string label, tag, param;
+  };
+  const std::vector<Checkpointing> checkpointing = {
+      {"checkpoint every iteration", "every", "checkpoint_every = 1\n"},
+      {"checkpoint where asked", "asked", "checkpoint_for_scheduler = true\n"},
+  };
   for (const auto& [name, scheduler] : others) {
-    const Outcome o = bench.run("sched_" + name, curves + "checkpoint_every = 1\n" + scheduler);
-    fmt::print(
-        "{:<44} {:>12} {:>8.3f} ms {:>7.2f}x FIFO's, {:.2f}x checkpointed FIFO's (goal <= 1.3x; "
-        "{:.2f}x FIFO's iterations)\n",
-        fmt::format("{}: wall per iteration", name), "", 1e3 * per_iteration(o),
-        per_iteration(o) / per_iteration(fifo), per_iteration(o) / per_iteration(fifo_checkpointed),
-        static_cast<double>(o.results) / static_cast<double>(fifo.results));
-    std::fflush(stdout);
+    for (const auto& [how, tag, param] : checkpointing) {
+      const Outcome o =
+          bench.run(fmt::format("sched_{}_{}", name, tag), curves + param + scheduler);
+      fmt::print(
+          "{:<44} {:>12} {:>8.3f} ms {:>7.2f}x FIFO's, {:.2f}x checkpointed FIFO's (goal <= "
+          "1.3x; {:.2f}x FIFO's iterations)\n",
+          fmt::format("{}, {}", name, how), "", 1e3 * per_iteration(o),
+          per_iteration(o) / per_iteration(fifo),
+          per_iteration(o) / per_iteration(fifo_checkpointed),
+          static_cast<double>(o.results) / static_cast<double>(fifo.results));
+      std::fflush(stdout);
+    }
   }
 }
 
@@ -257,13 +280,16 @@ int main(int argc, char** argv) {
     } else if (arg == "--only" && has_value) {
       std::stringstream in(argv[++i]);
       for (std::string item; std::getline(in, item, ',');) options.only.insert(item);
+    } else if (arg == "--iteration-ms" && has_value) {
+      options.iteration_ms = std::stod(argv[++i]);
     } else if (arg == "--quick") {
       options.quick = true;
       options.trial_counts = {1000, 10000};
     } else {
       fmt::print(stderr,
                  "usage: overhead [--tunerun PATH] [--trials N,N,...] "
-                 "[--only trials,slots,rate,schedulers] [--quick]\nunknown argument: {}\n",
+                 "[--only trials,slots,rate,schedulers] [--quick] [--iteration-ms MS]\n"
+                 "unknown argument: {}\n",
                  arg);
       return 2;
     }

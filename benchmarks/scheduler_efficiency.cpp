@@ -32,7 +32,9 @@ struct Run {
   std::string name;
   std::string scheduler;
   tune::Json options;
-  bool checkpoints;  // pausing schedulers need them; the others run without
+  // Pausing schedulers need checkpoints where they may pause or clone a
+  // trial (train::should_checkpoint); the others run without.
+  bool checkpoints;
 };
 
 struct Outcome {
@@ -56,7 +58,7 @@ Outcome run(const Run& r, const std::filesystem::path& storage, int concurrent) 
   spec.param_space.set("ceiling", tune::uniform(0.6, 0.95));
   spec.param_space.set("speed", tune::loguniform(0.02, 0.3));
   spec.param_space.set("iterations", kMaxT);
-  spec.param_space.set("checkpoint_every", r.checkpoints ? 1 : 0);
+  spec.param_space.set("checkpoint_for_scheduler", r.checkpoints);
   tune::TrialController controller(spec, {.worker_argv = {TUNERUN_BINARY}, .verbosity = 0});
   const tune::ExperimentSummary summary = controller.run();
   if (summary.num_errors > 0) {

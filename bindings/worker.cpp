@@ -103,6 +103,15 @@ void add_worker_functions(py::module_& m) {
     return ckpt->path().string();
   });
   m.def("make_checkpoint_dir", [] { return train::make_checkpoint_dir().string(); });
+  m.def("should_checkpoint", [] {
+    try {
+      py::gil_scoped_release release;
+      return train::should_checkpoint();
+    } catch (const train::detail::StopTrial&) {
+      PyErr_SetString(g_stop_trial.ptr(), "the controller stopped this trial");
+      throw py::error_already_set();
+    }
+  });
 }
 
 }  // namespace tunerun_py

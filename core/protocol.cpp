@@ -175,7 +175,7 @@ struct Encoder {
     return w.str();
   }
   std::string operator()(const Start& m) const {
-    Writer w("start", 14);
+    Writer w("start", 15);
     w.field("trainable", m.trainable);
     w.field("library", m.library);
     w.field("config", m.config);
@@ -190,6 +190,7 @@ struct Encoder {
     w.field("master_port", m.master_port);
     w.field("log_path", m.log_path);
     w.field("pipelined", m.pipelined);
+    w.field("continue_through", m.continue_through);
     return w.str();
   }
   std::string operator()(const Report& m) const {
@@ -254,7 +255,8 @@ Message decode_fields(const std::string& type, const Reader& r) {
                  r.get<int>("attempt"),
                  r.get<int>("master_port"),
                  r.get<std::string>("log_path"),
-                 r.get<bool>("pipelined")};
+                 r.get<bool>("pipelined"),
+                 r.get<int64_t>("continue_through")};
   }
   if (type == "report") {
     return Report{r.get<int64_t>("iteration"),       r.object("metrics"),

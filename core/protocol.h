@@ -14,7 +14,7 @@
 //   worker -> HELLO {trial_id, rank, attempt, pid, host, step}
 //   ctrl   -> START {trainable, library, config, trial_dir, experiment, world_size,
 //                   checkpoint, start_iteration, command, trial_id, attempt,
-//                   master_port, log_path}
+//                   master_port, log_path, pipelined, continue_through}
 //   worker -> REPORT {iteration, metrics, time_this_iter_s, time_total_s, checkpoint, reduce}
 //             (iteration = start_iteration + 1, + 2, ...; checkpoint: this rank's files
 //             for it are staged, see train/checkpoint.h)
@@ -79,6 +79,10 @@ struct Start {
   // goes on and awaits it at its next report (train/session.h says what
   // this promises). False: every report waits for its decision.
   bool pipelined = true;
+  // The run's first lease (DecisionMsg::continue_through): its reports up to
+  // this iteration are decided kContinue before they are made, so none
+  // waits. <= start_iteration: the first report is decided on.
+  int64_t continue_through = 0;
 };
 
 struct Report {

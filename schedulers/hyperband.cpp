@@ -58,6 +58,12 @@ class HyperBandScheduler::Bracket {
     if (!stop_last_trials_ && halves_ == 0) return true;
     return find(id)->time < cumul_r_;
   }
+  // The last training_iteration for which continue_trial holds whatever
+  // the results: the one before the milestone. Milestones only grow.
+  int64_t continues_through() const {
+    if (!stop_last_trials_ && halves_ == 0) return std::numeric_limits<int64_t>::max();
+    return static_cast<int64_t>(std::ceil(cumul_r_)) - 1;
+  }
 
   // Ray's update_trial_stats.
   void update(const std::string& id, double time, std::optional<double> score) {
@@ -310,6 +316,13 @@ Decision HyperBandScheduler::on_trial_result(const TrialView& trial, const Json&
   if (action == Decision::kPause) states_.set(trial.trial_id, TrialStatus::kPaused);
   if (action == Decision::kStop) remove(trial.trial_id);
   return action;
+}
+
+int64_t HyperBandScheduler::continues_through(const TrialView& trial, int64_t iteration) const {
+  if (options_.time_attr != "training_iteration") return iteration;
+  auto it = trial_bracket_.find(trial.trial_id);
+  if (it == trial_bracket_.end() || !brackets_[it->second].has(trial.trial_id)) return iteration;
+  return std::max(iteration, brackets_[it->second].continues_through());
 }
 
 Decision HyperBandScheduler::process(Bracket& bracket, const std::string& current, bool force) {

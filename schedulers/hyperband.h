@@ -74,6 +74,9 @@ class HyperBandScheduler final : public TrialScheduler {
   void on_trial_remove(const TrialView& trial) override;
   int choose_trial_to_run(const std::vector<TrialView>& candidates) override;
   std::vector<std::string> take_trials_to_stop() override;
+  // With time_attr = training_iteration: through the iteration before the
+  // trial's bracket's milestone.
+  int64_t continues_through(const TrialView& trial, int64_t iteration) const override;
   Json save() const override;
   void restore(const Json& state) override;
   std::string debug_string() const override;

@@ -181,6 +181,15 @@ int PbtScheduler::choose_trial_to_run(const std::vector<TrialView>& candidates) 
   return chosen;
 }
 
+int64_t PbtScheduler::continues_through(const TrialView& trial, int64_t iteration) const {
+  if (options_.time_attr != "training_iteration") return iteration;
+  auto it = trials_.find(trial.trial_id);
+  const double last = it == trials_.end() ? 0 : it->second.last_perturbation_time;
+  // on_trial_result continues below both of these, whatever the result says.
+  const double point = std::max(last + options_.perturbation_interval, options_.burn_in_period);
+  return std::max(iteration, static_cast<int64_t>(std::ceil(point)) - 1);
+}
+
 std::optional<Exploit> PbtScheduler::take_exploit(const std::string& trial_id) {
   auto it = exploits_.find(trial_id);
   if (it == exploits_.end()) return std::nullopt;

@@ -54,6 +54,9 @@ class PbtScheduler : public TrialScheduler {
   void on_trial_remove(const TrialView& trial) override;
   int choose_trial_to_run(const std::vector<TrialView>& candidates) override;
   std::optional<Exploit> take_exploit(const std::string& trial_id) override;
+  // With time_attr = training_iteration: through the iteration before the
+  // trial's next perturbation point (nothing is decided between two).
+  int64_t continues_through(const TrialView& trial, int64_t iteration) const override;
   Json save() const override;
   void restore(const Json& state) override;
   std::string debug_string() const override;

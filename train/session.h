@@ -63,9 +63,11 @@ struct ReportOptions {
 //    is on disk, with all reports before it (and this one too if it carried
 //    a checkpoint).
 // Where the scheduler and the stoppers know ahead that they will let the
-// trial continue (FIFO never decides; ASHA decides at its rungs; a stop at
+// trial continue (FIFO never decides; ASHA decides at its rungs, HyperBand
+// at its milestones, PBT at its perturbation points; a stop at
 // training_iteration N), the controller grants a lease up to the iteration
-// before the next possible decision, and no report within it waits at all:
+// before the next possible decision, the first one with the run's start,
+// and no report within it waits at all:
 // its decision is known to be "continue". A stop or pause that comes from
 // outside the scheduler and the stoppers (an interrupt, the experiment's
 // time budget, stop_all) reaches the ranks on its own, and takes effect at
@@ -90,6 +92,19 @@ struct ReportOptions {
 // restarts from a checkpoint: it counts from the checkpoint's iteration.
 void report(const tune::Json& metrics, std::optional<Checkpoint> checkpoint = std::nullopt,
             const ReportOptions& options = {});
+
+// True when the scheduler may act on the report this rank makes next: it
+// may pause the trial there (to resume it from that report's checkpoint),
+// stop it, or let another trial clone it (PBT). False inside a lease (see
+// report()): the scheduler and the stoppers let that report continue
+// whatever it says. A train function that checkpoints only so that the
+// scheduler can pause, resume and clone it (PBT, HyperBand) checkpoints
+// exactly when this is true, and spares the others: call it right before
+// report(). It waits for the decision on the previous report when that one
+// is still unknown, as the next report() would, so it may throw as
+// report() does. Checkpoints a trial needs to survive failures are the
+// train function's own choice (say every N iterations), as before.
+bool should_checkpoint();
 
 namespace detail {
 // Thrown by report() when the controller stops the trial.

@@ -192,6 +192,7 @@ void suspend(Session& s) {
       const auto paused = Clock::now() - since;
       s.started += paused;
       s.last_report += paused;
+      s.continue_through = std::max(s.continue_through, resume->continue_through);
       return;
     }
     throw tune::ProtocolError(
@@ -269,6 +270,18 @@ std::filesystem::path make_checkpoint_dir() {
   return dir;
 }
 
+bool should_checkpoint() {
+  if (g_session == nullptr) {
+    throw tune::Error("train::should_checkpoint() called outside a worker");
+  }
+  Session& s = *g_session;
+  // The lease the next report runs under is known once the decision on
+  // this one arrived: it may extend the lease.
+  take_decisions(s);
+  if (s.awaiting && s.iteration > s.continue_through) await_decision(s);
+  return s.iteration + 1 > s.continue_through;
+}
+
 void report(const tune::Json& metrics, std::optional<Checkpoint> checkpoint,
             const ReportOptions& options) {
   if (g_session == nullptr) throw tune::Error("train::report() called outside a worker");
@@ -328,7 +341,7 @@ int64_t run_trial(zmq::socket_t& socket, const WorkerEnv& env, proto::Start star
                             .experiment = start.experiment,
                             .attempt = env.attempt};
   session.iteration = start.start_iteration;
-  session.continue_through = start.start_iteration;
+  session.continue_through = std::max(start.start_iteration, start.continue_through);
   session.pipelined = start.pipelined;
   if (!start.checkpoint.empty()) session.resume_from = Checkpoint::from_directory(start.checkpoint);
   g_session = &session;

@@ -53,6 +53,9 @@ void TrialRuns::hand_ahead() {
     }
     group->next_trial = next.id;
     next.handed_ahead = true;
+    // Its first lease, as launch() would grant it (it starts from the same
+    // checkpoint): run_handed_over keeps it.
+    next.continue_through = lease_after(next, next.checkpoints.latest);
     channel_.send_now(group->ranks[0].routing_id, start_message(next, 0, group->next_master_port));
     trials_.set_reason(next, fmt::format("waiting: handed to the ranks of {}, which start it "
                                          "when that trial ends",
@@ -73,7 +76,6 @@ void TrialRuns::run_handed_over(Trial& trial, const std::string& from) {
                                  trial.attempt, from),
                      unix_now());
   trial.suspended = false;
-  trial.continue_through = trial.iteration;
   Group& group = *groups_.find(trial.id);
   for (size_t r = 0; r < group.ranks.size(); ++r) {
     channel_.bind_peer(group.ranks[r].routing_id, {trial.id, static_cast<int>(r)});

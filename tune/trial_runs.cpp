@@ -240,7 +240,9 @@ void TrialRuns::launch(Trial& trial) {
   const bool resumed_in_place = in_place && source == GroupSource::kSuspended;
   if (in_place && !resumed_in_place) restart_from_checkpoint(trial);  // its kept ranks were gone
   trial.suspended = false;
-  trial.continue_through = trial.iteration;  // no lease yet: the first report is decided on
+  // The run's first lease, in its START (or the CONTINUE that resumes it in
+  // place): reports the scheduler lets continue whatever they say do not wait.
+  trial.continue_through = lease_after(trial, trial.iteration);
   if (resumed_in_place) {
     // Each rank waits in report() for the decision on its last iteration.
     Group& group = *groups_.find(trial.id);
@@ -328,7 +330,8 @@ protocol::Start TrialRuns::start_message(const Trial& trial, int rank, int maste
       trial.attempt,
       master_port,
       (trial.dir / fmt::format("rank_{}.log", rank)).string(),
-      !plugins_.scheduler->needs_synchronous_reports()};
+      !plugins_.scheduler->needs_synchronous_reports(),
+      trial.continue_through};
 }
 
 // ---- stopping -------------------------------------------------------------------

@@ -43,7 +43,8 @@ TEST_CASE("every message type survives encode and decode") {
                                        2,
                                        29500,
                                        "/tmp/t/rank_1.log",
-                                       false});
+                                       false,
+                                       26});
   CHECK(start.trainable == "quadratic");
   CHECK(start.library == "/lib/x.so");
   CHECK(start.config == config);
@@ -55,6 +56,7 @@ TEST_CASE("every message type survives encode and decode") {
   CHECK(start.master_port == 29500);
   CHECK(start.log_path == "/tmp/t/rank_1.log");
   CHECK_FALSE(start.pipelined);
+  CHECK(start.continue_through == 26);
   CHECK(start.command == std::vector<std::string>{"python3", "train.py", "--lr", "{lr}"});
 
   Json metrics = {{"loss", 0.25}, {"step", 7}, {"big", 1ull << 63}};

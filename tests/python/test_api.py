@@ -254,10 +254,11 @@ def test_restore_after_killing_the_driver(storage, signame):
     assert result.metrics["clip"] == -math.inf and result.metrics["decay_is_nan"] is True
 
 
-def test_pbt_exploits_python_trials(storage):
+@pytest.mark.parametrize("when_asked", [False, True])
+def test_pbt_exploits_python_trials(storage, when_asked):
     grid = tune.Tuner(
         trainables.pbt_member,
-        param_space={"lr": tune.grid_search([1.0, 100.0])},
+        param_space={"lr": tune.grid_search([1.0, 100.0]), "when_asked": when_asked},
         tune_config=tune.TuneConfig(
             metric="score", mode="max",
             scheduler=tune.schedulers.PopulationBasedTraining(
@@ -269,6 +270,23 @@ def test_pbt_exploits_python_trials(storage):
     # The worse trial took the better one's weights (checkpoint) and a mutated lr.
     assert worse.metrics["owner"] == best.trial_id
     assert worse.config["lr"] != 1.0
+    if when_asked:
+        # Checkpoints only where PBT may act, and there always: each pause
+        # is at a checkpoint of that very iteration.
+        import re
+        import sqlite3
+        with sqlite3.connect(os.path.join(grid.experiment_path, "experiment.db")) as db:
+            (own,), = db.execute("SELECT count(*) FROM checkpoints WHERE source = 'report'")
+            (bare,), = db.execute(
+                "SELECT count(*) FROM results r WHERE NOT EXISTS (SELECT 1 FROM checkpoints c "
+                "WHERE c.trial_id = r.trial_id AND c.training_iteration = r.training_iteration)")
+            pauses = [r for (r,) in db.execute(
+                "SELECT reason FROM trial_events WHERE to_status = 'PAUSED'")]
+        assert own > 0 and bare > 0, (own, bare)
+        assert pauses
+        for reason in pauses:
+            at = re.fullmatch(r"paused by scheduler at iteration (\d+) \(checkpoint (\d+)\)", reason)
+            assert at and at.group(1) == at.group(2), reason
 
 
 def test_trainable_found_through_a_pth_import_hook(tmp_path):

@@ -79,7 +79,9 @@ def non_finite(config):
 
 
 def pbt_member(config):
-    """Scores its own lr; its checkpoint remembers which trial's weights it holds."""
+    """Scores its own lr; its checkpoint remembers which trial's weights it
+    holds. With config["when_asked"], it checkpoints only where
+    train.should_checkpoint() says the scheduler may act."""
     import time
     owner = train.get_context().get_trial_id()
     ckpt = train.get_checkpoint()
@@ -88,11 +90,14 @@ def pbt_member(config):
             owner = json.load(f)["owner"]
     for _ in range(8):
         time.sleep(0.05)
+        metrics = {"score": config["lr"], "owner": owner}
+        if config.get("when_asked") and not train.should_checkpoint():
+            train.report(metrics)
+            continue
         with tempfile.TemporaryDirectory() as d:
             with open(os.path.join(d, "owner.json"), "w") as f:
                 json.dump({"owner": owner}, f)
-            train.report({"score": config["lr"], "owner": owner},
-                         checkpoint=train.Checkpoint.from_directory(d))
+            train.report(metrics, checkpoint=train.Checkpoint.from_directory(d))
 
 
 def stepper(config):

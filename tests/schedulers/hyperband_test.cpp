@@ -381,3 +381,29 @@ TEST_CASE("HyperBand asynchronous keeps HyperBand's checks and its smallest mile
   // Synchronous unless asked.
   CHECK(dynamic_cast<const HyperBandScheduler*>(make_hyperband_scheduler({}).get()) != nullptr);
 }
+
+TEST_CASE("HyperBand leases a trial up to its bracket's milestone, and never decides inside one") {
+  HyperBandScheduler s = hyperband(9, 3);  // brackets from 9 (3 trials), 3 (5), 1 (9)
+  Trace t(s);
+  for (int i = 0; i < 3; ++i) t.add("a" + std::to_string(i));
+  CHECK(s.continues_through(t.view("a0"), 0) == 8);  // first bracket: straight to 9
+  // Another time_attr than training_iteration: no lease.
+  HyperBandScheduler timed({.time_attr = "time_total_s", .max_t = 9, .reduction_factor = 3});
+  timed.set_search_properties("score", Mode::kMax);
+  Trace tt(timed, "time_total_s");
+  tt.add("a");
+  CHECK(timed.continues_through(tt.view("a"), 0) == 0);
+
+  // Brackets from milestone 1 halve at 1 and 3: the winners' leases grow
+  // with the milestone. Fifty trials fill every bracket of a band; none is
+  // decided on inside a lease, plain or for BOHB.
+  for (bool bohb : {false, true}) {
+    INFO("for_bohb = ", bohb);
+    HyperBandScheduler h({.max_t = 27, .reduction_factor = 3, .for_bohb = bohb});
+    h.set_search_properties("score", Mode::kMax);
+    const LeaseCheck check = check_leases(h, 50, 27, 4);
+    CHECK(check.pauses > 20);
+    CHECK(check.decisions > 30);
+    CHECK(check.inside_lease == 0);
+  }
+}

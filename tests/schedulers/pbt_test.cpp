@@ -193,3 +193,46 @@ TEST_CASE("PBT save and restore continue with identical decisions and exploits")
   }
   CHECK(s1.save() == s2.save());
 }
+
+TEST_CASE("PBT leases a trial up to its next perturbation point, and never decides inside one") {
+  PbtScheduler s = pbt();  // perturbation_interval 2
+  Trace t(s);
+  t.add("a");
+  // Nothing is decided before iteration 2, then every 2 iterations.
+  CHECK(s.continues_through(t.view("a"), 0) == 1);
+  CHECK(t.report("a", 1, 1.0) == kContinue);
+  CHECK(t.report("a", 2, 1.0) == kContinue);  // a perturbation point
+  CHECK(s.continues_through(t.view("a"), 2) == 3);
+  CHECK(s.continues_through(t.view("a"), 3) == 3);
+  // burn_in_period holds the first point back.
+  PbtScheduler late({.time_attr = "training_iteration",
+                     .perturbation_interval = 2,
+                     .burn_in_period = 5,
+                     .hyperparam_mutations = kMutations});
+  late.set_search_properties("score", Mode::kMax);
+  Trace tl(late);
+  tl.add("a");
+  CHECK(late.continues_through(tl.view("a"), 0) == 4);
+  // Another time_attr (Ray's default, time_total_s): no lease.
+  PbtScheduler timed({.perturbation_interval = 2, .hyperparam_mutations = kMutations});
+  timed.set_search_properties("score", Mode::kMax);
+  Trace tt(timed, "time_total_s");
+  tt.add("a");
+  CHECK(timed.continues_through(tt.view("a"), 0) == 0);
+
+  // A population twice the slots, time-multiplexed, exploiting: no decision
+  // other than kContinue ever falls within a lease, asynchronous or synch.
+  for (bool synch : {false, true}) {
+    INFO("synch = ", synch);
+    PbtScheduler p({.time_attr = "training_iteration",
+                    .perturbation_interval = 4,
+                    .hyperparam_mutations = kMutations,
+                    .synch = synch,
+                    .seed = 3});
+    p.set_search_properties("score", Mode::kMax);
+    const LeaseCheck check = check_leases(p, 16, 40, 4);
+    CHECK(check.pauses > 20);
+    CHECK(check.exploits > 5);
+    CHECK(check.inside_lease == 0);
+  }
+}

@@ -2,6 +2,7 @@
 // (trial, time, metric), with the views the controller would pass.
 #pragma once
 
+#include <cmath>
 #include <map>
 #include <string>
 #include <vector>
@@ -89,6 +90,80 @@ class Trace {
 constexpr Decision kContinue = Decision::kContinue;
 constexpr Decision kPause = Decision::kPause;
 constexpr Decision kStop = Decision::kStop;
+
+// What a lease check saw: the decisions other than kContinue, and how many
+// of those fell within a lease the scheduler had granted.
+struct LeaseCheck {
+  int decisions = 0;
+  int inside_lease = 0;
+  int pauses = 0;
+  int exploits = 0;
+};
+
+// Runs `n` trials through `s` as the controller would, `slots` at a time,
+// one iteration per running trial per round, each trial reporting a score
+// that crosses the others' over time, up to `max_t` iterations: a paused
+// trial waits for choose_trial_to_run (started anyway when nothing runs)
+// and resumes at the iteration it paused at, or at its donor's checkpoint
+// after an exploit (taken right after the pause, and again before the
+// resume, as the controller does). Each run's lease comes from
+// continues_through at its start and after every report outside it, as
+// the controller grants them.
+inline LeaseCheck check_leases(TrialScheduler& s, int n, int64_t max_t, size_t slots) {
+  Trace t(s);
+  std::map<std::string, int64_t> iteration, lease;
+  std::map<std::string, int> index;
+  std::vector<std::string> waiting, running;
+  for (int i = 0; i < n; ++i) {
+    const std::string id = "t" + std::to_string(i);
+    t.add(id);
+    waiting.push_back(id);
+    iteration[id] = 0;
+    index[id] = i;
+  }
+  LeaseCheck check;
+  auto exploit = [&](const std::string& id) {
+    if (auto e = s.take_exploit(id)) {
+      iteration[id] = t.view(e->donor_id).checkpoint_iteration;
+      t.set_config(id, e->new_config);
+      ++check.exploits;
+    }
+  };
+  for (int round = 0; round < 100000 && (!waiting.empty() || !running.empty()); ++round) {
+    for (const auto& id : t.take_stops()) std::erase(waiting, id);
+    while (running.size() < slots && !waiting.empty()) {
+      std::string id = t.choose(waiting);
+      if (id.empty() && !running.empty()) break;
+      if (id.empty()) id = waiting.front();
+      std::erase(waiting, id);
+      exploit(id);
+      lease[id] = s.continues_through(t.view(id), iteration[id]);
+      running.push_back(id);
+    }
+    for (const std::string id : std::vector<std::string>(running)) {
+      const int64_t step = ++iteration[id];
+      const double score = std::sin(index[id] * 1.3 + static_cast<double>(step) * 0.07) +
+                           0.01 * static_cast<double>(step);
+      const Decision d = t.report(id, static_cast<double>(step), score);
+      if (d != Decision::kContinue) {
+        ++check.decisions;
+        if (step <= lease[id]) ++check.inside_lease;
+      }
+      if (d == Decision::kPause) {
+        ++check.pauses;
+        exploit(id);
+        waiting.push_back(id);
+      } else if (d == Decision::kContinue && step < max_t) {
+        if (step > lease[id]) lease[id] = s.continues_through(t.view(id), step);
+        continue;
+      } else if (d == Decision::kContinue) {
+        t.complete(id);
+      }
+      std::erase(running, id);
+    }
+  }
+  return check;
+}
 
 // Round-trips a scheduler's state through its JSON text, as an experiment
 // checkpoint does.

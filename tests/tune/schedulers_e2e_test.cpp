@@ -68,6 +68,16 @@ void check_contiguous_curve(const storage::ExperimentStore& store,
   }
 }
 
+// The trainable checkpoints every iteration, or only where the scheduler may
+// act (train::should_checkpoint).
+void set_checkpoints(ExperimentSpec& spec, bool only_when_asked) {
+  if (only_when_asked) {
+    spec.param_space.set("checkpoint_for_scheduler", true);
+  } else {
+    spec.param_space.set("checkpoint_every", 1);
+  }
+}
+
 int64_t count_paused(const ExperimentSpec& spec, const std::string& trial_id) {
   auto rows = test::query(spec.experiment_dir() / "experiment.db",
                           fmt::format("SELECT COUNT(*) FROM trial_events WHERE trial_id = '{}' "
@@ -122,7 +132,12 @@ TEST_CASE("ASHA stops each weak trial at the first rung where it falls below the
   CHECK(summary.num_results == 9 + 1 + 9 + 1 + 3 + 9 + 1 + 3);
 }
 
-TEST_CASE("HyperBand pauses trials at a milestone, resumes the winners from their checkpoints") {
+namespace {
+
+// Checkpointing every iteration, or only where the scheduler may act
+// (train::should_checkpoint: its milestones), the same trials run the same
+// iterations.
+void check_hyperband_milestones(bool only_when_asked) {
   test::ScratchDir dir;
   // max_t = 9, eta = 3: s_max + 1 = 3 brackets per band, filled in creation
   // order. Bracket s=0 takes n0 = 3 trials and runs them to r0 = 9; bracket
@@ -133,7 +148,7 @@ TEST_CASE("HyperBand pauses trials at a milestone, resumes the winners from thei
   spec.param_space.set("ceiling", grid_search({0.5, 0.6, 0.7,                   // bracket s=0
                                                0.55, 0.9, 0.65, 0.95, 0.75}));  // bracket s=1
   spec.param_space.set("iterations", 20);
-  spec.param_space.set("checkpoint_every", 1);
+  set_checkpoints(spec, only_when_asked);
   ExperimentSummary summary = run(spec);
   CHECK(summary.num_terminated == 8);
   CHECK(summary.num_errors == 0);
@@ -173,9 +188,32 @@ TEST_CASE("HyperBand pauses trials at a milestone, resumes the winners from thei
   // No iteration reported twice (a resume from scratch would), none lost.
   CHECK(summary.num_results == 3 * 9 + 2 * 9 + 3 * 3);
   CHECK(result_rows(store) == static_cast<size_t>(summary.num_results));
+  if (only_when_asked) {
+    // Checkpoints at the milestones 3 and 9 only, where HyperBand decides.
+    for (const auto& [ceiling, trial] : trials) {
+      for (const auto& c : store.checkpoints(trial.trial_id)) {
+        INFO(trial.trial_id, " checkpoint ", c.training_iteration);
+        CHECK((c.training_iteration == 3 || c.training_iteration == 9));
+      }
+    }
+  }
 }
 
-TEST_CASE("PBT clones the donor's checkpoint and the recipient continues on the explored config") {
+}  // namespace
+
+TEST_CASE("HyperBand pauses trials at a milestone, resumes the winners from their checkpoints") {
+  check_hyperband_milestones(false);
+}
+
+TEST_CASE("HyperBand with checkpoints only where should_checkpoint says: the same run") {
+  check_hyperband_milestones(true);
+}
+
+namespace {
+
+// Checkpointing every iteration, or only at the perturbation points
+// (train::should_checkpoint), the exploits and curves are the same.
+void check_pbt_exploits(bool only_when_asked) {
   test::ScratchDir dir;
   // Two trials, one at a time, each pausing at every perturbation point
   // (every 2 iterations) to let the other run: the population advances in
@@ -193,7 +231,7 @@ TEST_CASE("PBT clones the donor's checkpoint and the recipient continues on the 
   spec.param_space.set("ceiling", 0.9);
   spec.param_space.set("speed", grid_search({0.3, 0.05}));
   spec.param_space.set("iterations", 8);
-  spec.param_space.set("checkpoint_every", 1);
+  set_checkpoints(spec, only_when_asked);
   ExperimentSummary summary = run(spec);
   CHECK(summary.num_terminated == 2);
   CHECK(summary.num_errors == 0);
@@ -252,6 +290,25 @@ TEST_CASE("PBT clones the donor's checkpoint and the recipient continues on the 
     }
   }
   CHECK(result_rows(store) == static_cast<size_t>(summary.num_results));
+  if (only_when_asked) {
+    // Checkpoints only at the perturbation points 2, 4, 6 and 8.
+    for (const auto& trial : trials) {
+      for (const auto& c : store.checkpoints(trial.trial_id)) {
+        INFO(trial.trial_id, " checkpoint ", c.training_iteration, " ", c.source);
+        CHECK(c.training_iteration % 2 == 0);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("PBT clones the donor's checkpoint and the recipient continues on the explored config") {
+  check_pbt_exploits(false);
+}
+
+TEST_CASE("PBT with checkpoints only where should_checkpoint says: the same exploits") {
+  check_pbt_exploits(true);
 }
 
 TEST_CASE("the median stopping rule stops a clearly worse trial early and spares a close one") {

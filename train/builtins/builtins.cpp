@@ -38,6 +38,9 @@ void learning_curve(const tune::Config& config) {
   const double speed = config.get<double>("speed", 0.1);
   const double sleep_s = config.get<double>("sleep_s", 0.0);
   const int64_t checkpoint_every = config.get<int64_t>("checkpoint_every", 0);
+  // Also checkpoint where the scheduler may act (train::should_checkpoint):
+  // all that pausing, resuming and cloning need.
+  const bool checkpoint_for_scheduler = config.get<bool>("checkpoint_for_scheduler", false);
   const int64_t fail_at = config.get<int64_t>("fail_at", 0);
   const int64_t crash_at = config.get<int64_t>("crash_at", 0);
   const int64_t hang_at = config.get<int64_t>("hang_at", 0);
@@ -59,7 +62,8 @@ void learning_curve(const tune::Config& config) {
     if (first_attempt && t == hang_at) raise(SIGSTOP);   // a hung rank: alive, silent
     const double accuracy = ceiling * (1 - std::exp(-speed * static_cast<double>(t)));
     const tune::Json metrics = {{"accuracy", accuracy}, {"loss", 1 - accuracy}};
-    if (checkpoint_every > 0 && t % checkpoint_every == 0) {
+    if ((checkpoint_every > 0 && t % checkpoint_every == 0) ||
+        (checkpoint_for_scheduler && should_checkpoint())) {
       auto dir = make_checkpoint_dir();
       if (get_context().world_rank == 0) std::ofstream(dir / "state.json") << tune::Json{{"t", t}};
       report(metrics, Checkpoint::from_directory(dir));

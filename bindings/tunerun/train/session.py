@@ -1,5 +1,5 @@
 """What a train function calls inside a worker: report, get_checkpoint,
-get_context (Ray Train's TrainContext). Outside a worker each raises
+should_checkpoint, get_context (Ray Train's TrainContext). Outside a worker each raises
 RuntimeError."""
 
 from tunerun import _tunerun
@@ -11,8 +11,11 @@ def report(metrics=None, *, checkpoint=None, **kwargs):
     times; rank 0's metrics are kept) and optionally a checkpoint, whose files
     are copied (the directory stays yours) and merged with the other ranks'
     for this iteration: use rank-specific names when ranks save different
-    files. Blocks until the controller has decided; when it stops the trial,
-    raises StopTrial, which must propagate. `report(loss=...)` (Ray 1.x) works too."""
+    files. A report with a checkpoint blocks until the controller has
+    decided; one without returns at once, and its decision lands at the next
+    report (train/session.h in the C++ tree says what this promises). When
+    the controller stops the trial, report() raises StopTrial, which must
+    propagate. `report(loss=...)` (Ray 1.x) works too."""
     metrics = dict(metrics or {}, **kwargs)
     staged = None
     if checkpoint is not None:
@@ -27,6 +30,17 @@ def get_checkpoint():
     restore, or a PBT exploit), or None on a fresh start. Read-only."""
     path = _tunerun.get_checkpoint()
     return Checkpoint(path) if path else None
+
+
+def should_checkpoint():
+    """Not in Ray: True when the scheduler may act on the next report (pause
+    the trial to resume it from that report's checkpoint, stop it, or let
+    PBT clone it), False where it lets that report continue whatever it
+    says. A function that checkpoints only for pausing and cloning passes a
+    checkpoint exactly when this is True; call it right before report(). It
+    waits for the previous report's decision when that one is unknown, so it
+    may raise StopTrial as report() does."""
+    return _tunerun.should_checkpoint()
 
 
 class TrainContext:

@@ -18,6 +18,6 @@ _lazy.install(globals(), {
     **{name: f"tunerun.tune.tuner:{name}" for name in ("TuneConfig", "Tuner",
                                                           "with_resources")},
     **{name: f"tunerun.train.session:{name}" for name in ("report", "get_checkpoint",
-                                                            "get_context")},
+                                                            "get_context", "should_checkpoint")},
     "Checkpoint": "tunerun.train.checkpoint:Checkpoint",
 })
