@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <csignal>
+#include <fstream>
+#include <string>
 #include <utility>
 
 namespace tune {
@@ -184,10 +186,7 @@ Group WorkerGroups::release(const std::string& trial_id, bool keep) {
     idle.group.processes = std::move(group.processes);
     idle.group.ranks = group.ranks;
     idle_.push_back(std::move(idle));
-    if (idle_.size() > options_.max_idle) {
-      let_go(std::move(idle_.front().group.processes));
-      idle_.erase(idle_.begin());
-    }
+    bound_idle(group.all_suspended());
   } else {
     // GPUs are given back only once their processes are gone: those are
     // killed now (and waited for). Whatever the ranks started (a command
@@ -201,6 +200,33 @@ Group WorkerGroups::release(const std::string& trial_id, bool keep) {
     }
   }
   return group;
+}
+
+void WorkerGroups::bound_idle(bool suspended) {
+  auto is = [&](const Idle& idle) { return idle.group.all_suspended() == suspended; };
+  const auto kept = static_cast<size_t>(std::count_if(idle_.begin(), idle_.end(), is));
+  const bool over =
+      suspended ? kept > options_.max_suspended ||
+                      (kept > 0 && options_.available_memory() < options_.min_available_memory)
+                : kept > options_.max_idle;
+  if (!over) return;
+  auto oldest = std::find_if(idle_.begin(), idle_.end(), is);
+  let_go(std::move(oldest->group.processes));
+  idle_.erase(oldest);
+}
+
+double available_memory_share() {
+  std::ifstream in("/proc/meminfo");
+  double total = 0, available = 0;
+  std::string key;
+  double kb = 0;
+  std::string unit;
+  while (in >> key >> kb) {
+    if (key == "MemTotal:") total = kb;
+    if (key == "MemAvailable:") available = kb;
+    std::getline(in, unit);
+  }
+  return total > 0 && available > 0 ? available / total : 1.0;
 }
 
 void WorkerGroups::hand_over(const std::string& from, int attempt) {

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -22,6 +23,9 @@
 namespace tune {
 
 using Clock = std::chrono::steady_clock;
+
+// MemAvailable / MemTotal from /proc/meminfo; 1 where it cannot be read.
+double available_memory_share();
 
 // One rank of a live group, as the control channel knows it.
 struct Rank {
@@ -73,7 +77,17 @@ struct WorkerGroupOptions {
   // Keep a pausing trial's group (every rank said DONE) for that trial's
   // resume: a PBT exploit or HyperBand promotion then costs no process start.
   bool keep_paused = false;
-  size_t max_idle = 8;                         // idle groups kept at most; the oldest go first
+  size_t max_idle = 8;  // idle groups kept at most, suspended ones apart; the oldest go first
+  // Suspended groups (a paused trial's own ranks, waiting inside report()
+  // with its state in memory) are kept for that trial's resume apart from
+  // max_idle, since a population that pauses in turn (PBT on fewer slots
+  // than trials) resumes each only after all the others: at most
+  // max_suspended of them, and while at least min_available_memory of the
+  // machine's memory is available (MemAvailable / MemTotal; a resume from
+  // the checkpoint is the fallback). The oldest go first.
+  size_t max_suspended = 256;
+  double min_available_memory = 0.25;
+  std::function<double()> available_memory = available_memory_share;
   double heartbeat_timeout_s = 30;             // a rank silent this long is reported
   std::chrono::milliseconds settle_time{500};  // for DONE or ERROR still in flight after exits
   std::chrono::seconds kill_grace{3};          // between terminate()'s SIGTERM and SIGKILL
@@ -191,6 +205,9 @@ class WorkerGroups {
   // check_deadlines: nothing in the loop waits for a group to go.
   void let_go(std::unique_ptr<LaunchedGroup> processes,
               std::chrono::milliseconds delay = std::chrono::milliseconds(0));
+  // Keeps the idle groups within max_idle (`suspended` false) or within
+  // max_suspended and the memory bound (true), letting the oldest go.
+  void bound_idle(bool suspended);
 
   Launcher& launcher_;
   WorkerGroupOptions options_;

@@ -106,3 +106,73 @@ TEST_CASE(
   CHECK_FALSE(groups.wants_spare());  // one spare per running group
   CHECK(groups.next_deadline(kFar) == kFar);
 }
+
+namespace {
+
+// Marks the rank of running trial `id` DONE (and suspended, as a pause that
+// keeps it in report()), and releases its group kept.
+void release_kept(WorkerGroups& groups, const std::string& id, bool suspended) {
+  Rank& rank = groups.find(id)->ranks[0];
+  rank.done = true;
+  rank.suspended = suspended;
+  groups.release(id, true);
+}
+
+// Starts trial `id` on a fake one-rank group and releases it kept.
+void pause_kept(WorkerGroups& groups, const std::string& id, bool suspended) {
+  groups.start(id, 0, 0, {{}}, one_rank(id));
+  release_kept(groups, id, suspended);
+}
+
+}  // namespace
+
+TEST_CASE("suspended groups are kept for their trials apart from max_idle, up to max_suspended") {
+  FakeLauncher launcher;
+  WorkerGroups groups(
+      launcher, {.keep_paused = true, .max_idle = 2, .max_suspended = 5, .available_memory = [] {
+                   return 1.0;
+                 }});
+  // A population pausing in turn: all five stay, though max_idle is 2.
+  for (int i = 0; i < 5; ++i) pause_kept(groups, "t" + std::to_string(i), true);
+  for (int i = 0; i < 5; ++i) CHECK(groups.holds_suspended("t" + std::to_string(i)));
+  // A sixth lets the oldest go.
+  pause_kept(groups, "t5", true);
+  CHECK_FALSE(groups.holds_suspended("t0"));
+  CHECK(groups.holds_suspended("t1"));
+  CHECK(groups.holds_suspended("t5"));
+  // Each trial resumes on its own ranks.
+  CHECK(groups.start("t3", 0, 0, {{}}, one_rank("t3")) == GroupSource::kSuspended);
+  CHECK(groups.start("t0", 0, 0, {{}}, one_rank("t0")) == GroupSource::kLaunched);
+}
+
+TEST_CASE("with little memory available, the oldest suspended group goes at each pause") {
+  FakeLauncher launcher;
+  double available = 1.0;
+  WorkerGroups groups(launcher,
+                      {.keep_paused = true, .available_memory = [&] { return available; }});
+  pause_kept(groups, "a", true);
+  pause_kept(groups, "b", true);
+  available = 0.1;  // below min_available_memory (0.25)
+  pause_kept(groups, "c", true);
+  CHECK_FALSE(groups.holds_suspended("a"));
+  CHECK(groups.holds_suspended("b"));
+  CHECK(groups.holds_suspended("c"));
+}
+
+TEST_CASE("idle groups that are not suspended stay within max_idle, the suspended ones aside") {
+  FakeLauncher launcher;
+  WorkerGroups groups(launcher,
+                      {.reuse = true, .max_idle = 2, .available_memory = [] { return 1.0; }});
+  // Five trials run at once; one pauses in place, four end.
+  for (const char* id : {"s", "r0", "r1", "r2", "r3"}) groups.start(id, 0, 0, {{}}, one_rank(id));
+  release_kept(groups, "s", true);
+  for (const char* id : {"r0", "r1", "r2", "r3"}) release_kept(groups, id, false);
+  // Two open groups left (the newest), the suspended one still there: the
+  // first three starts take them (own first, then the newest open), the
+  // fourth launches.
+  CHECK(groups.holds_suspended("s"));
+  CHECK(groups.start("s", 0, 0, {{}}, one_rank("s")) == GroupSource::kSuspended);
+  CHECK(groups.start("x", 0, 0, {{}}, one_rank("x")) == GroupSource::kKept);
+  CHECK(groups.start("y", 0, 0, {{}}, one_rank("y")) == GroupSource::kKept);
+  CHECK(groups.start("z", 0, 0, {{}}, one_rank("z")) == GroupSource::kLaunched);
+}
