@@ -1,5 +1,7 @@
 #include "tune/worker_groups.h"
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <csignal>
 #include <fstream>
@@ -204,11 +206,22 @@ Group WorkerGroups::release(const std::string& trial_id, bool keep) {
 
 void WorkerGroups::bound_idle(bool suspended) {
   auto is = [&](const Idle& idle) { return idle.group.all_suspended() == suspended; };
-  const auto kept = static_cast<size_t>(std::count_if(idle_.begin(), idle_.end(), is));
-  const bool over =
-      suspended ? kept > options_.max_suspended ||
-                      (kept > 0 && options_.available_memory() < options_.min_available_memory)
-                : kept > options_.max_idle;
+  size_t groups = 0, ranks = 0;
+  for (const Idle& idle : idle_) {
+    if (!is(idle)) continue;
+    ++groups;
+    ranks += idle.group.ranks.size();
+  }
+  bool over = groups > options_.max_idle;
+  if (suspended) {
+    rlimit files{};
+    const size_t file_bound =
+        getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY
+            ? static_cast<size_t>(files.rlim_cur / 8)
+            : options_.max_suspended_ranks;
+    over = ranks > std::min(options_.max_suspended_ranks, file_bound) ||
+           (groups > 0 && options_.available_memory() < options_.min_available_memory);
+  }
   if (!over) return;
   auto oldest = std::find_if(idle_.begin(), idle_.end(), is);
   let_go(std::move(oldest->group.processes));

@@ -81,11 +81,13 @@ struct WorkerGroupOptions {
   // Suspended groups (a paused trial's own ranks, waiting inside report()
   // with its state in memory) are kept for that trial's resume apart from
   // max_idle, since a population that pauses in turn (PBT on fewer slots
-  // than trials) resumes each only after all the others: at most
-  // max_suspended of them, and while at least min_available_memory of the
-  // machine's memory is available (MemAvailable / MemTotal; a resume from
-  // the checkpoint is the fallback). The oldest go first.
-  size_t max_suspended = 256;
+  // than trials) resumes each only after all the others: as long as they
+  // hold at most max_suspended_ranks ranks (and an eighth of the open-file
+  // limit: each costs the controller a pidfd and a connection), and at
+  // least min_available_memory of the machine's memory is available
+  // (MemAvailable / MemTotal). The oldest go first; a trial whose ranks
+  // went resumes from its checkpoint.
+  size_t max_suspended_ranks = 256;
   double min_available_memory = 0.25;
   std::function<double()> available_memory = available_memory_share;
   double heartbeat_timeout_s = 30;             // a rank silent this long is reported
@@ -206,7 +208,7 @@ class WorkerGroups {
   void let_go(std::unique_ptr<LaunchedGroup> processes,
               std::chrono::milliseconds delay = std::chrono::milliseconds(0));
   // Keeps the idle groups within max_idle (`suspended` false) or within
-  // max_suspended and the memory bound (true), letting the oldest go.
+  // the bounds on suspended ones (true), letting the oldest go.
   void bound_idle(bool suspended);
 
   Launcher& launcher_;

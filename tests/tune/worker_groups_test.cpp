@@ -126,12 +126,13 @@ void pause_kept(WorkerGroups& groups, const std::string& id, bool suspended) {
 
 }  // namespace
 
-TEST_CASE("suspended groups are kept for their trials apart from max_idle, up to max_suspended") {
+TEST_CASE(
+    "suspended groups are kept for their trials apart from max_idle, up to max_suspended_ranks") {
   FakeLauncher launcher;
-  WorkerGroups groups(
-      launcher, {.keep_paused = true, .max_idle = 2, .max_suspended = 5, .available_memory = [] {
-                   return 1.0;
-                 }});
+  WorkerGroups groups(launcher, {.keep_paused = true,
+                                 .max_idle = 2,
+                                 .max_suspended_ranks = 5,
+                                 .available_memory = [] { return 1.0; }});
   // A population pausing in turn: all five stay, though max_idle is 2.
   for (int i = 0; i < 5; ++i) pause_kept(groups, "t" + std::to_string(i), true);
   for (int i = 0; i < 5; ++i) CHECK(groups.holds_suspended("t" + std::to_string(i)));
