@@ -175,7 +175,7 @@ struct Encoder {
     return w.str();
   }
   std::string operator()(const Start& m) const {
-    Writer w("start", 15);
+    Writer w("start", 16);
     w.field("trainable", m.trainable);
     w.field("library", m.library);
     w.field("config", m.config);
@@ -191,6 +191,7 @@ struct Encoder {
     w.field("log_path", m.log_path);
     w.field("pipelined", m.pipelined);
     w.field("continue_through", m.continue_through);
+    w.field("checkpoint_through", m.checkpoint_through);
     return w.str();
   }
   std::string operator()(const Report& m) const {
@@ -206,12 +207,13 @@ struct Encoder {
     return w.str();
   }
   std::string operator()(const DecisionMsg& m) const {
-    Writer w("decision", 5);
+    Writer w("decision", 6);
     w.field("iteration", m.iteration);
     w.field("decision", to_string(m.decision));
     w.field("suspend", m.suspend);
     w.field("continue_through", m.continue_through);
     w.field("trial_id", m.trial_id);
+    w.field("checkpoint_through", m.checkpoint_through);
     return w.str();
   }
   std::string operator()(const Done& m) const {
@@ -256,7 +258,8 @@ Message decode_fields(const std::string& type, const Reader& r) {
                  r.get<int>("master_port"),
                  r.get<std::string>("log_path"),
                  r.get<bool>("pipelined"),
-                 r.get<int64_t>("continue_through")};
+                 r.get<int64_t>("continue_through"),
+                 r.get<int64_t>("checkpoint_through")};
   }
   if (type == "report") {
     return Report{r.get<int64_t>("iteration"),       r.object("metrics"),
@@ -264,9 +267,9 @@ Message decode_fields(const std::string& type, const Reader& r) {
                   r.get<bool>("checkpoint"),         reduce_ops_of(r.object("reduce"))};
   }
   if (type == "decision") {
-    return DecisionMsg{r.get<int64_t>("iteration"), decision_of(r.get<std::string>("decision")),
-                       r.get<bool>("suspend"), r.get<int64_t>("continue_through"),
-                       r.get<std::string>("trial_id")};
+    return DecisionMsg{r.get<int64_t>("iteration"),    decision_of(r.get<std::string>("decision")),
+                       r.get<bool>("suspend"),         r.get<int64_t>("continue_through"),
+                       r.get<std::string>("trial_id"), r.get<int64_t>("checkpoint_through")};
   }
   if (type == "done") return Done{r.get<int64_t>("iterations"), r.get<bool>("suspended")};
   if (type == "error") return ErrorMsg{r.get<std::string>("message"), r.get<std::string>("where")};

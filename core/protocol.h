@@ -14,11 +14,13 @@
 //   worker -> HELLO {trial_id, rank, attempt, pid, host, step}
 //   ctrl   -> START {trainable, library, config, trial_dir, experiment, world_size,
 //                   checkpoint, start_iteration, command, trial_id, attempt,
-//                   master_port, log_path, pipelined, continue_through}
+//                   master_port, log_path, pipelined, continue_through,
+//                   checkpoint_through}
 //   worker -> REPORT {iteration, metrics, time_this_iter_s, time_total_s, checkpoint, reduce}
 //             (iteration = start_iteration + 1, + 2, ...; checkpoint: this rank's files
 //             for it are staged, see train/checkpoint.h)
-//   ctrl   -> DECISION {iteration, decision, suspend, continue_through}
+//   ctrl   -> DECISION {iteration, decision, suspend, continue_through, trial_id,
+//                      checkpoint_through}
 //                                                 after every rank reported k, unless
 //                                                 k is within a lease (continue_through)
 //   ...
@@ -83,6 +85,8 @@ struct Start {
   // this iteration are decided kContinue before they are made, so none
   // waits. <= start_iteration: the first report is decided on.
   int64_t continue_through = 0;
+  // Its first checkpoint lease (DecisionMsg::checkpoint_through).
+  int64_t checkpoint_through = 0;
 };
 
 struct Report {
@@ -115,6 +119,11 @@ struct DecisionMsg {
   // The trial decided on. A reused rank may already run its next trial when
   // a decision on its last one arrives: it drops that one.
   std::string trial_id;
+  // A checkpoint lease: the scheduler neither pauses the trial nor lets
+  // another clone it on this run's reports up to this iteration, so none
+  // needs a checkpoint for it (train::should_checkpoint). At least
+  // continue_through when sent with kContinue; 0: unchanged.
+  int64_t checkpoint_through = 0;
 };
 
 struct Done {

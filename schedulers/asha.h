@@ -60,6 +60,8 @@ class AshaScheduler final : public TrialScheduler {
   int64_t continues_through(const TrialView& trial, int64_t iteration) const override;
   // Without promotion it only stops trials, and runs pending ones as FIFO.
   bool chooses_ahead() const override { return !options_.promotion; }
+  // Promotion pauses trials at rungs; otherwise ASHA only stops them.
+  bool pauses_trials() const override { return options_.promotion; }
   Json save() const override;
   void restore(const Json& state) override;
   std::string debug_string() const override;

@@ -20,6 +20,7 @@ class FifoScheduler final : public TrialScheduler {
   }
   // It never pauses: its pick among pending trials is the oldest, now or later.
   bool chooses_ahead() const override { return true; }
+  bool pauses_trials() const override { return false; }
   std::string debug_string() const override { return "FIFO"; }
 };
 

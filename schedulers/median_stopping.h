@@ -36,6 +36,7 @@ class MedianStoppingRule final : public TrialScheduler {
   void on_trial_error(const TrialView& trial) override;
   void on_trial_remove(const TrialView& trial) override;
   int choose_trial_to_run(const std::vector<TrialView>& candidates) override;
+  bool pauses_trials() const override { return !options_.hard_stop; }
   Json save() const override;
   void restore(const Json& state) override;
   std::string debug_string() const override;

@@ -104,6 +104,12 @@ class TrialScheduler {
     return iteration;
   }
 
+  // False when this scheduler never pauses a trial nor lets another trial
+  // clone it: it only continues or stops trials, so no checkpoint is ever
+  // needed for it (train::should_checkpoint is then false throughout).
+  // Default true.
+  virtual bool pauses_trials() const { return true; }
+
   // True when a PENDING trial that choose_trial_to_run picks now would
   // still be its pick whenever a running trial ends: it never pauses trials
   // and runs pending ones oldest first. The controller may then hand that

@@ -93,17 +93,19 @@ struct ReportOptions {
 void report(const tune::Json& metrics, std::optional<Checkpoint> checkpoint = std::nullopt,
             const ReportOptions& options = {});
 
-// True when the scheduler may act on the report this rank makes next: it
-// may pause the trial there (to resume it from that report's checkpoint),
-// stop it, or let another trial clone it (PBT). False inside a lease (see
-// report()): the scheduler and the stoppers let that report continue
-// whatever it says. A train function that checkpoints only so that the
-// scheduler can pause, resume and clone it (PBT, HyperBand) checkpoints
-// exactly when this is true, and spares the others: call it right before
-// report(). It waits for the decision on the previous report when that one
-// is still unknown, as the next report() would, so it may throw as
-// report() does. Checkpoints a trial needs to survive failures are the
-// train function's own choice (say every N iterations), as before.
+// True when the scheduler may pause the trial at the report this rank
+// makes next (to resume it from that report's checkpoint) or let another
+// trial clone it there (PBT). False where it cannot: before its next
+// decision (HyperBand's milestone, PBT's perturbation point; see the lease
+// under report()), and throughout under a scheduler that never pauses
+// (FIFO, ASHA without promotion, the median stopping rule with hard_stop).
+// A train function that checkpoints only so that the scheduler can pause,
+// resume and clone it checkpoints exactly when this is true, and spares
+// the others: call it right before report(). It waits for the decision on
+// the previous report when that one is still unknown, as the next report()
+// would, so it may throw as report() does. Checkpoints a trial needs to
+// survive failures or an interrupt are the train function's own choice
+// (say every N iterations), as before.
 bool should_checkpoint();
 
 namespace detail {

@@ -51,6 +51,9 @@ struct Session {
   // The lease (DecisionMsg::continue_through): the reports up to here get no
   // decision unless one says stop or pause.
   int64_t continue_through = 0;
+  // The checkpoint lease (DecisionMsg::checkpoint_through): should_checkpoint()
+  // is false up to here.
+  int64_t checkpoint_through = 0;
   std::optional<Checkpoint> resume_from;
   int64_t scratch_dirs = 0;  // make_checkpoint_dir() calls so far
   Clock::time_point started = Clock::now();
@@ -193,6 +196,7 @@ void suspend(Session& s) {
       s.started += paused;
       s.last_report += paused;
       s.continue_through = std::max(s.continue_through, resume->continue_through);
+      s.checkpoint_through = std::max(s.checkpoint_through, resume->checkpoint_through);
       return;
     }
     throw tune::ProtocolError(
@@ -218,6 +222,7 @@ void apply_decision(Session& s, proto::Message& message) {
                                           s.iteration, proto::type_name(message)));
   }
   s.continue_through = std::max(s.continue_through, decision->continue_through);
+  s.checkpoint_through = std::max(s.checkpoint_through, decision->checkpoint_through);
   if (decision->iteration == s.iteration) s.awaiting = false;
   if (decision->decision == tune::Decision::kContinue) return;
   if (decision->decision == tune::Decision::kPause && decision->suspend &&
@@ -275,11 +280,12 @@ bool should_checkpoint() {
     throw tune::Error("train::should_checkpoint() called outside a worker");
   }
   Session& s = *g_session;
-  // The lease the next report runs under is known once the decision on
-  // this one arrived: it may extend the lease.
+  // The checkpoint lease the next report runs under is known once the
+  // decision on this one arrived (none comes within the lease, whose end the
+  // checkpoint lease never precedes): it may extend it.
   take_decisions(s);
   if (s.awaiting && s.iteration > s.continue_through) await_decision(s);
-  return s.iteration + 1 > s.continue_through;
+  return s.iteration + 1 > s.checkpoint_through;
 }
 
 void report(const tune::Json& metrics, std::optional<Checkpoint> checkpoint,
@@ -342,6 +348,7 @@ int64_t run_trial(zmq::socket_t& socket, const WorkerEnv& env, proto::Start star
                             .attempt = env.attempt};
   session.iteration = start.start_iteration;
   session.continue_through = std::max(start.start_iteration, start.continue_through);
+  session.checkpoint_through = std::max(start.start_iteration, start.checkpoint_through);
   session.pipelined = start.pipelined;
   if (!start.checkpoint.empty()) session.resume_from = Checkpoint::from_directory(start.checkpoint);
   g_session = &session;

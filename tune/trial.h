@@ -48,6 +48,8 @@ struct Trial {
   // The ranks' lease (protocol::DecisionMsg::continue_through): their
   // reports up to this iteration get no decision unless one says stop or pause.
   int64_t continue_through = 0;
+  // ... and their checkpoint lease at the run's start (DecisionMsg::checkpoint_through).
+  int64_t checkpoint_through = 0;
   bool pause_at_next_report = false;  // the experiment is stopping: pause, keep progress
   bool suspended = false;  // PAUSED with its ranks kept, waiting inside report(): resumes in place
   // PENDING, its START handed ahead to a running trial's ranks, which start

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 
 #include "core/errors.h"
 #include "train/worker_env.h"
@@ -207,10 +208,19 @@ void TrialRuns::complete_iteration(Trial& trial, CompleteIteration done) {
               groups_.can_keep(true) && groups_.find(trial.id)->next_trial.empty();
   }
   for (const auto& rank : groups_.find(trial.id)->ranks) {
-    channel_.queue(rank.routing_id, protocol::DecisionMsg{iteration, action.decision(), suspend,
-                                                          trial.continue_through, trial.id});
+    channel_.queue(
+        rank.routing_id,
+        protocol::DecisionMsg{iteration, action.decision(), suspend, trial.continue_through,
+                              trial.id, checkpoint_lease_after(trial, iteration)});
   }
   apply(trial, action);
+}
+
+int64_t TrialRuns::checkpoint_lease_after(const Trial& trial, int64_t iteration) const {
+  const schedulers::TrialScheduler& scheduler = *plugins_.scheduler;
+  if (!scheduler.pauses_trials()) return std::numeric_limits<int64_t>::max();
+  if (scheduler.needs_synchronous_reports()) return iteration;
+  return scheduler.continues_through(trial.view(), iteration);
 }
 
 // How far the ranks of `trial`, which continues after `iteration`, may

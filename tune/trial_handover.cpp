@@ -53,9 +53,10 @@ void TrialRuns::hand_ahead() {
     }
     group->next_trial = next.id;
     next.handed_ahead = true;
-    // Its first lease, as launch() would grant it (it starts from the same
-    // checkpoint): run_handed_over keeps it.
+    // Its first leases, as launch() would grant them (it starts from the
+    // same checkpoint): run_handed_over keeps them.
     next.continue_through = lease_after(next, next.checkpoints.latest);
+    next.checkpoint_through = checkpoint_lease_after(next, next.checkpoints.latest);
     channel_.send_now(group->ranks[0].routing_id, start_message(next, 0, group->next_master_port));
     trials_.set_reason(next, fmt::format("waiting: handed to the ranks of {}, which start it "
                                          "when that trial ends",

@@ -243,14 +243,16 @@ void TrialRuns::launch(Trial& trial) {
   // The run's first lease, in its START (or the CONTINUE that resumes it in
   // place): reports the scheduler lets continue whatever they say do not wait.
   trial.continue_through = lease_after(trial, trial.iteration);
+  trial.checkpoint_through = checkpoint_lease_after(trial, trial.iteration);
   if (resumed_in_place) {
     // Each rank waits in report() for the decision on its last iteration.
     Group& group = *groups_.find(trial.id);
     for (size_t r = 0; r < group.ranks.size(); ++r) {
       channel_.bind_peer(group.ranks[r].routing_id, {trial.id, static_cast<int>(r)});
-      channel_.send_now(group.ranks[r].routing_id,
-                        protocol::DecisionMsg{trial.iteration, Decision::kContinue, false,
-                                              trial.continue_through, trial.id});
+      channel_.send_now(
+          group.ranks[r].routing_id,
+          protocol::DecisionMsg{trial.iteration, Decision::kContinue, false, trial.continue_through,
+                                trial.id, trial.checkpoint_through});
     }
   } else if (source != GroupSource::kLaunched) {
     // Ranks already connected (kept, or a spare) run this one: they hear its
@@ -331,7 +333,8 @@ protocol::Start TrialRuns::start_message(const Trial& trial, int rank, int maste
       master_port,
       (trial.dir / fmt::format("rank_{}.log", rank)).string(),
       !plugins_.scheduler->needs_synchronous_reports(),
-      trial.continue_through};
+      trial.continue_through,
+      trial.checkpoint_through};
 }
 
 // ---- stopping -------------------------------------------------------------------

@@ -105,6 +105,9 @@ class TrialRuns {
   void on_report(Trial& trial, int rank, const protocol::Report& report);
   void complete_iteration(Trial& trial, CompleteIteration done);
   int64_t lease_after(const Trial& trial, int64_t iteration) const;
+  // Through which iteration no checkpoint of `trial` (which reported
+  // `iteration` and goes on) can be needed to pause or clone it.
+  int64_t checkpoint_lease_after(const Trial& trial, int64_t iteration) const;
   Json result_of(const Trial& trial, const CompleteIteration& done, double now) const;
   void record_result(Trial& trial, CompleteIteration done, Json result, double now);
   void apply(Trial& trial, const Action& action);

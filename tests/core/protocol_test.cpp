@@ -44,7 +44,8 @@ TEST_CASE("every message type survives encode and decode") {
                                        29500,
                                        "/tmp/t/rank_1.log",
                                        false,
-                                       26});
+                                       26,
+                                       35});
   CHECK(start.trainable == "quadratic");
   CHECK(start.library == "/lib/x.so");
   CHECK(start.config == config);
@@ -57,6 +58,7 @@ TEST_CASE("every message type survives encode and decode") {
   CHECK(start.log_path == "/tmp/t/rank_1.log");
   CHECK_FALSE(start.pipelined);
   CHECK(start.continue_through == 26);
+  CHECK(start.checkpoint_through == 35);
   CHECK(start.command == std::vector<std::string>{"python3", "train.py", "--lr", "{lr}"});
 
   Json metrics = {{"loss", 0.25}, {"step", 7}, {"big", 1ull << 63}};
@@ -76,6 +78,8 @@ TEST_CASE("every message type survives encode and decode") {
         80);
   CHECK(round_trip(proto::DecisionMsg{3, tune::Decision::kStop, false, 0, "exp_00007"}).trial_id ==
         "exp_00007");
+  CHECK(round_trip(proto::DecisionMsg{3, tune::Decision::kContinue, false, 5, "exp_00007", 8})
+            .checkpoint_through == 8);
   CHECK(round_trip(proto::Done{9, true}).suspended);
   CHECK(round_trip(proto::ErrorMsg{"boom", "rank 0"}).message == "boom");
   CHECK(round_trip(proto::Heartbeat{"t", 3, 1}).rank == 3);

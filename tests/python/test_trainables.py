@@ -1,6 +1,7 @@
 """Class trainables (tune.Trainable), tune.with_parameters, tune.sample_from
 and Domain.sample()."""
 
+import os
 import random
 import subprocess
 import sys
@@ -69,6 +70,30 @@ def test_class_trainable_resumes_from_its_checkpoint(storage, as_dict):
     assert not grid.errors
     m = grid[0].metrics
     assert (m["count"], m["training_iteration"], m["restored_from"]) == (6, 6, 2)
+
+
+def test_class_trainable_checkpoints_where_hyperband_pauses(storage):
+    # No checkpoint_frequency: the class saves where HyperBand may pause it
+    # (its milestones), so the paused trials resume and count on unbroken.
+    grid = tune.Tuner(trainables.Counter,
+                      param_space={"step": tune.grid_search([1, 2, 3, 4, 5, 6, 7, 8])},
+                      tune_config=tune.TuneConfig(
+                          metric="count", mode="max", max_concurrent_trials=1,
+                          scheduler=tune.schedulers.HyperBandScheduler(
+                              time_attr="training_iteration", max_t=9, reduction_factor=3)),
+                      run_config=run_config(storage, "hb_class",
+                                            checkpoint_config=train.CheckpointConfig(
+                                                checkpoint_at_end=False))).fit()
+    assert not grid.errors, [r.error for r in grid]
+    for r in grid:
+        assert [h["count"] for h in r.history] == [
+            r.config["step"] * (i + 1) for i in range(len(r.history))]
+    import sqlite3
+    with sqlite3.connect(os.path.join(grid.experiment_path, "experiment.db")) as db:
+        paused = db.execute("SELECT count(*) FROM trial_events WHERE to_status = 'PAUSED'")
+        assert paused.fetchone()[0] > 0
+        saved = {i for (i,) in db.execute("SELECT training_iteration FROM checkpoints")}
+    assert saved and saved <= {3, 9}, saved  # HyperBand's milestones only
 
 
 def test_a_class_that_is_not_a_trainable_is_refused(storage):

@@ -311,6 +311,33 @@ TEST_CASE("PBT with checkpoints only where should_checkpoint says: the same expl
   check_pbt_exploits(true);
 }
 
+TEST_CASE("schedulers that never pause ask for no checkpoint, stoppers or not") {
+  // FIFO with a metric stop (every report decided on), ASHA without
+  // promotion (it decides at rungs, and only stops): should_checkpoint()
+  // stays false, so a trainable checkpointing where asked never does.
+  const std::vector<std::pair<std::string, Json>> schedulers = {
+      {"fifo", Json::object()},
+      {"asha", {{"max_t", 9}, {"grace_period", 1}, {"reduction_factor", 3}}}};
+  for (const auto& [name, options] : schedulers) {
+    INFO(name);
+    test::ScratchDir dir;
+    ExperimentSpec spec = curve_spec(dir, name, name, options);
+    spec.param_space.set("ceiling", grid_search({0.5, 0.9, 0.7, 0.6}));
+    spec.param_space.set("iterations", 9);
+    spec.stop = {{"accuracy", 0.85, StopCriterion::Comparison::kAtLeast}};
+    set_checkpoints(spec, true);
+    ExperimentSummary summary = run(spec);
+    CHECK(summary.num_terminated == 4);
+    CHECK(summary.num_errors == 0);
+    auto store = storage::ExperimentStore::open_read_only(spec.experiment_dir());
+    for (const auto& trial : store.trials()) {
+      INFO(trial.trial_id, ": ", trial.status_reason);
+      CHECK(trial.last_iteration > 0);
+      CHECK(store.checkpoints(trial.trial_id).empty());
+    }
+  }
+}
+
 TEST_CASE("the median stopping rule stops a clearly worse trial early and spares a close one") {
   test::ScratchDir dir;
   // grace_period 3, one other trial suffices. A trial that finds no other

@@ -33,13 +33,14 @@ def get_checkpoint():
 
 
 def should_checkpoint():
-    """Not in Ray: True when the scheduler may act on the next report (pause
-    the trial to resume it from that report's checkpoint, stop it, or let
-    PBT clone it), False where it lets that report continue whatever it
-    says. A function that checkpoints only for pausing and cloning passes a
-    checkpoint exactly when this is True; call it right before report(). It
-    waits for the previous report's decision when that one is unknown, so it
-    may raise StopTrial as report() does."""
+    """Not in Ray: True when the scheduler may pause the trial at the next
+    report (to resume it from that report's checkpoint) or let PBT clone it
+    there; False where it cannot (between HyperBand's milestones or PBT's
+    perturbation points, and always under FIFO, ASHA or the median stopping
+    rule, which never pause). A function that checkpoints only for pausing
+    and cloning passes a checkpoint exactly when this is True; call it right
+    before report(). It waits for the previous report's decision when that
+    one is unknown, so it may raise StopTrial as report() does."""
     return _tunerun.should_checkpoint()
 
 

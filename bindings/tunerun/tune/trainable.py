@@ -5,10 +5,11 @@ one instance per trial run, `step()` per iteration, each result reported.
 Checkpoints follow RunConfig's CheckpointConfig: every
 `checkpoint_frequency` iterations, and at the end (`checkpoint_at_end`,
 default True here) when the trial ends by itself (a result with done=True)
-or reaches RunConfig.stop's training_iteration. Unlike Ray, a PAUSE or a
-controller stop does not checkpoint on demand: a paused trial resumes from
-its latest checkpoint, so give PBT and pausing schedulers a
-checkpoint_frequency. Like a function, the class obeys the one rule of
+or reaches RunConfig.stop's training_iteration. And wherever the scheduler
+may pause the trial or let PBT clone it (train.should_checkpoint(): PBT's
+perturbation points, HyperBand's milestones), as Ray saves a trial it
+pauses; an interrupt or a failure resumes from the latest checkpoint, so
+give a checkpoint_frequency for those. Like a function, the class obeys the one rule of
 tunerun/_reference.py (defined at the top level of a module or script).
 
 With reuse_actors (TuneConfig), a rank that ran a trial to its end (or to a
@@ -160,7 +161,8 @@ def run_class(cls, config, parameters, options):
                 raise TypeError(f"{cls.__name__}.step() returned {result!r}: expected a dict")
             trainable._iteration += 1
             done = bool(result.get("done")) or trainable._iteration == max_iteration
-            if (frequency and trainable._iteration % frequency == 0) or (done and at_end):
+            if ((frequency and trainable._iteration % frequency == 0) or (done and at_end)
+                    or train.should_checkpoint()):
                 _report_with_checkpoint(trainable, result)
             else:
                 train.report(result)
