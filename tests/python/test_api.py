@@ -236,7 +236,20 @@ def test_restore_after_killing_the_driver(storage, signame):
                                               verbose=0)).fit()
     """)], cwd=os.path.dirname(os.path.abspath(__file__)))
     deadline = time.time() + 60
-    while not glob.glob(os.path.join(storage, "killed", "trials", "*", "checkpoint_000003")):
+
+    def recorded():
+        # A checkpoint counts once its row is committed: its directory is
+        # renamed into place just before, and a kill in between resumes
+        # from the one before.
+        import sqlite3
+        db = os.path.join(storage, "killed", "experiment.db")
+        if not glob.glob(os.path.join(storage, "killed", "trials", "*", "checkpoint_000003")):
+            return False
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+            (latest,), = conn.execute("SELECT max(training_iteration) FROM checkpoints")
+        return (latest or 0) >= 3
+
+    while not recorded():
         assert driver.poll() is None and time.time() < deadline
         time.sleep(0.05)
     driver.send_signal(getattr(signal, signame))
