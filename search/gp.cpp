@@ -17,7 +17,8 @@ constexpr size_t kMaxFitPoints = 128;
 constexpr int kFitIterations = 50;
 constexpr int kRefined = 3;
 constexpr int kRefineSteps = 20;
-constexpr double kLocalSd = 0.1;  // perturbation of the best points, on the unit scale
+constexpr int kExchangeRounds = 4;  // refine, then one categorical change, repeated
+constexpr double kLocalSd = 0.1;    // perturbation of the best points, on the unit scale
 
 using detail::GaussianProcess;
 using detail::unit;
@@ -128,19 +129,32 @@ std::vector<double> GpSearcher::propose(Rng& rng) {
     Xf.row(i) = to_gp(dims, obs[fit_rows[i]].x).transpose();
     yf[i] = y[fit_rows[i]];
   }
-  std::vector<Eigen::VectorXd> starts;
-  if (theta_.size() == static_cast<size_t>(D) + 2) {
-    starts.push_back(Eigen::Map<const Eigen::VectorXd>(theta_.data(), D + 2));
+  // One lengthscale per searchable dimension: a categorical's one-hot inputs
+  // share one, so the kernel sees how many categoricals differ (a Hamming
+  // distance, as Optuna's GPSampler and BoTorch's mixed GP do) rather than
+  // fitting a lengthscale per value.
+  std::vector<int> groups;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    groups.insert(groups.end(), dims[d].categorical() ? dims[d].num_choices() : 1,
+                  static_cast<int>(d));
   }
-  starts.push_back(GaussianProcess::default_theta(D));
+  const int G = static_cast<int>(dims.size());
+  std::vector<Eigen::VectorXd> starts;
+  if (theta_.size() == static_cast<size_t>(G) + 2) {
+    starts.push_back(Eigen::Map<const Eigen::VectorXd>(theta_.data(), G + 2));
+  }
+  starts.push_back(GaussianProcess::default_theta(G));
   while (starts.size() < static_cast<size_t>(options_.fit_restarts)) {
-    Eigen::VectorXd theta = GaussianProcess::default_theta(D);
-    for (Eigen::Index k = 0; k < D; ++k) theta[k] += normal(rng);
+    Eigen::VectorXd theta = GaussianProcess::default_theta(G);
+    for (Eigen::Index k = 0; k < G; ++k) theta[k] += normal(rng);
     starts.push_back(theta);
   }
   starts.resize(static_cast<size_t>(options_.fit_restarts));
-  const Eigen::VectorXd theta = GaussianProcess::fit_theta(Xf, yf, starts, kFitIterations);
-  theta_.assign(theta.data(), theta.data() + theta.size());
+  const Eigen::VectorXd fitted = GaussianProcess::fit_theta(Xf, yf, starts, kFitIterations, groups);
+  theta_.assign(fitted.data(), fitted.data() + fitted.size());
+  Eigen::VectorXd theta(D + 2);
+  for (int k = 0; k < D; ++k) theta[k] = fitted[groups[k]];
+  theta.tail(2) = fitted.tail(2);
 
   // The posterior: every completed trial, plus running ones at the best value.
   const auto running = this->running();
@@ -235,14 +249,11 @@ std::vector<double> GpSearcher::propose(Rng& rng) {
     far += trust + local;
     if (std::find(top.begin(), top.end(), far) == top.end()) top.push_back(far);
   }
-  Eigen::VectorXd best_z = C.row(top[0]).transpose();
-  double best_score = score[top[0]];
   const auto p = static_cast<Eigen::Index>(numeric.size());
-  for (size_t r = 0; r < top.size() && p > 0; ++r) {
-    Eigen::VectorXd z = C.row(top[r]).transpose();
-    double value = score[top[r]];
+  // Gradient ascent of log EI on the numeric inputs, categoricals held.
+  auto refine = [&](Eigen::VectorXd& z, double& value) {
     constexpr double kH = 1e-6;
-    for (int step = 0; step < kRefineSteps; ++step) {
+    for (int step = 0; step < kRefineSteps && p > 0; ++step) {
       Eigen::MatrixXd probe(p, D);
       for (Eigen::Index k = 0; k < p; ++k) {
         probe.row(k) = z.transpose();
@@ -273,6 +284,50 @@ std::vector<double> GpSearcher::propose(Rng& rng) {
       z = tries.row(arg).transpose();
       value = tried[arg];
     }
+  };
+  // One-exchange neighbours: each other value of each categorical dim, the
+  // numeric inputs held. Moves z to the best of them when it beats z.
+  Eigen::Index neighbours = 0;
+  for (const auto& dim : dims) {
+    if (dim.categorical()) neighbours += static_cast<Eigen::Index>(dim.num_choices()) - 1;
+  }
+  auto exchange = [&](Eigen::VectorXd& z, double& value) {
+    if (neighbours == 0) return false;
+    Eigen::MatrixXd nb(neighbours, D);
+    Eigen::Index row = 0;
+    for (Eigen::Index at = 0, d = 0; d < static_cast<Eigen::Index>(dims.size()); ++d) {
+      if (!dims[d].categorical()) {
+        ++at;
+        continue;
+      }
+      const auto k = static_cast<Eigen::Index>(dims[d].num_choices());
+      for (Eigen::Index v = 0; v < k; ++v) {
+        if (z[at + v] == 1) continue;
+        nb.row(row) = z.transpose();
+        nb.row(row).segment(at, k).setZero();
+        nb(row++, at + v) = 1;
+      }
+      at += k;
+    }
+    const Eigen::VectorXd scored = log_ei(gp, nb, best);
+    Eigen::Index arg;
+    if (!(scored.maxCoeff(&arg) > value + 1e-12)) return false;
+    z = nb.row(arg).transpose();
+    value = scored[arg];
+    return true;
+  };
+  // Each start: refine the numeric inputs, then take the best single
+  // categorical change and refine again, while that raises EI. The
+  // candidates flip a categorical only at random and the refinement holds
+  // them, so without this a category is rarely tried together with the
+  // numeric values that suit it.
+  Eigen::VectorXd best_z = C.row(top[0]).transpose();
+  double best_score = score[top[0]];
+  for (size_t r = 0; r < top.size(); ++r) {
+    Eigen::VectorXd z = C.row(top[r]).transpose();
+    double value = score[top[r]];
+    refine(z, value);
+    for (int round = 0; round < kExchangeRounds && exchange(z, value); ++round) refine(z, value);
     if (value > best_score) {
       best_score = value;
       best_z = z;

@@ -1,7 +1,8 @@
 // GpSearcher: Bayesian optimisation with a Gaussian process (Eigen).
 //
 // After n_startup_trials random configs, each suggestion fits a GP
-// (Matern-5/2, one lengthscale per input, hyperparameters by maximum
+// (Matern-5/2, one lengthscale per searchable dimension, a categorical's
+// one-hot inputs sharing theirs, hyperparameters by maximum
 // marginal likelihood under weak priors: internal/gaussian_process.h) to the
 // completed trials' losses passed through output_transform (default a
 // power transform fitted by maximum likelihood, internal/output_transform.h:
@@ -14,7 +15,8 @@
 // around the best trial inside a box whose sides follow the fitted
 // lengthscales (TuRBO's shape) at three scales. The best three and the best
 // uniform one are then refined by projected gradient ascent on the numeric
-// inputs.
+// inputs, alternating with the best single categorical change (each other
+// value of each categorical, numeric inputs held) while that raises EI.
 //
 // Inputs: numeric domains on their [0, 1] scale (log for the log kinds;
 // internal/space_encoding.h), rounded onto their lattice when decoded;

@@ -1,8 +1,10 @@
 #include "search/internal/gaussian_process.h"
 
+#include <algorithm>
 #include <cmath>
 #include <deque>
 #include <limits>
+#include <numeric>
 
 namespace tune::search::detail {
 namespace {
@@ -24,16 +26,18 @@ double matern(double r) { return (1 + kSqrt5 * r + 5.0 / 3.0 * r * r) * std::exp
 // positive definite.
 class Objective {
  public:
-  Objective(const Eigen::MatrixXd& X, const Eigen::VectorXd& y) : X_(X), y_(y) {
+  // groups[k]: the lengthscale input k shares (its squared differences add).
+  Objective(const Eigen::MatrixXd& X, const Eigen::VectorXd& y, const std::vector<int>& groups)
+      : X_(X), y_(y) {
     const auto n = X.rows();
-    const auto d = X.cols();
-    sq_.resize(d);
-    for (Eigen::Index k = 0; k < d; ++k) {
-      sq_[k].resize(n, n);
+    int g = 0;
+    for (const int k : groups) g = std::max(g, k + 1);
+    sq_.assign(g, Eigen::MatrixXd::Zero(n, n));
+    for (Eigen::Index k = 0; k < X.cols(); ++k) {
       for (Eigen::Index i = 0; i < n; ++i) {
         for (Eigen::Index j = 0; j < n; ++j) {
           const double diff = X(i, k) - X(j, k);
-          sq_[k](i, j) = diff * diff;
+          sq_[groups[k]](i, j) += diff * diff;
         }
       }
     }
@@ -41,7 +45,7 @@ class Objective {
 
   double operator()(const Eigen::VectorXd& theta, Eigen::VectorXd& grad) const {
     const auto n = X_.rows();
-    const auto d = X_.cols();
+    const auto d = static_cast<Eigen::Index>(sq_.size());
     grad.setZero(theta.size());
     Eigen::MatrixXd scaled = Eigen::MatrixXd::Zero(n, n);  // r^2
     std::vector<double> inv_l2(d);
@@ -177,8 +181,12 @@ Eigen::VectorXd GaussianProcess::default_theta(int dims) {
 
 Eigen::VectorXd GaussianProcess::fit_theta(const Eigen::MatrixXd& X, const Eigen::VectorXd& y,
                                            const std::vector<Eigen::VectorXd>& starts,
-                                           int max_iterations) {
-  const Objective objective(X, y);
+                                           int max_iterations, std::vector<int> groups) {
+  if (groups.empty()) {
+    groups.resize(X.cols());
+    std::iota(groups.begin(), groups.end(), 0);
+  }
+  const Objective objective(X, y, groups);
   Eigen::VectorXd best = starts.front();
   double best_value = std::numeric_limits<double>::infinity();
   for (const Eigen::VectorXd& start : starts) {
@@ -190,7 +198,7 @@ Eigen::VectorXd GaussianProcess::fit_theta(const Eigen::MatrixXd& X, const Eigen
     }
   }
   // Keep the lengthscales where the unit cube can tell them apart.
-  const auto d = X.cols();
+  const auto d = best.size() - 2;
   for (Eigen::Index k = 0; k < d; ++k) best[k] = std::clamp(best[k], std::log(1e-3), std::log(1e3));
   best[d] = std::clamp(best[d], std::log(1e-4), std::log(1e4));
   best[d + 1] = std::clamp(best[d + 1], std::log(1e-9), std::log(1e2));

@@ -20,8 +20,12 @@ class GaussianProcess {
 
   // Returns the best theta found from each of `starts` (L-BFGS, at most
   // `max_iterations` each) for inputs X (n x D, rows are points) and targets y.
+  // `groups`, when given, ties lengthscales: input k uses lengthscale
+  // groups[k] (0..G-1), so theta and the starts have G + 2 entries; empty
+  // means one per input. The constructor takes one per input.
   static Eigen::VectorXd fit_theta(const Eigen::MatrixXd& X, const Eigen::VectorXd& y,
-                                   const std::vector<Eigen::VectorXd>& starts, int max_iterations);
+                                   const std::vector<Eigen::VectorXd>& starts, int max_iterations,
+                                   std::vector<int> groups = {});
 
   // Conditions on (X, y) under `theta`.
   GaussianProcess(Eigen::MatrixXd X, const Eigen::VectorXd& y, Eigen::VectorXd theta);

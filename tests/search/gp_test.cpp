@@ -66,6 +66,19 @@ TEST_CASE("gp: categorical one-hot, integers snapped, running trials spread out"
   CHECK(parallel.size() == 4);
 }
 
+TEST_CASE(
+    "gp: one lengthscale per searchable dimension, a categorical's one-hot inputs sharing it") {
+  const ParamSpace space{{"x", uniform(-2, 2)}, {"kind", choice({"a", "b", "c", "d"})}};
+  auto loss = [](const Json& c) {
+    return std::pow(c["x"].get<double>(), 2) + (c["kind"] == "b" ? 0 : 1);
+  };
+  GpSearcher gp(gp_options(15, 5));
+  gp.set_search_properties("loss", Mode::kMin, space);
+  run_sequential(gp, 12, loss);
+  // theta: 2 lengthscales, the signal and the noise variance.
+  CHECK(gp.save()["model"].size() == 4);
+}
+
 TEST_CASE("gp: invalid options are ConfigErrors naming the option") {
   GpOptions o = gp_options(5, 0);
   o.n_candidates = 0;
