@@ -250,6 +250,13 @@ void await_decision(Session& s) {
   }
 }
 
+// Before the next report: applies the decisions that arrived, and awaits
+// the previous report's unless the lease covers it.
+void catch_up(Session& s) {
+  take_decisions(s);
+  if (s.awaiting && s.iteration > s.continue_through) await_decision(s);
+}
+
 }  // namespace
 
 const Context& get_context() {
@@ -283,8 +290,7 @@ bool should_checkpoint() {
   // The checkpoint lease the next report runs under is known once the
   // decision on this one arrived (none comes within the lease, whose end the
   // checkpoint lease never precedes): it may extend it.
-  take_decisions(s);
-  if (s.awaiting && s.iteration > s.continue_through) await_decision(s);
+  catch_up(s);
   return s.iteration + 1 > s.checkpoint_through;
 }
 
@@ -296,10 +302,8 @@ void report(const tune::Json& metrics, std::optional<Checkpoint> checkpoint,
         fmt::format("train::report() needs a table of metrics, got {}", metrics.dump()));
   }
   Session& s = *g_session;
-  // Decisions that arrived apply before this iteration is sent; so does the
-  // previous report's, awaited unless the lease covers it.
-  take_decisions(s);
-  if (s.awaiting && s.iteration > s.continue_through) await_decision(s);
+  // Decisions that arrived apply before this iteration is sent.
+  catch_up(s);
   const auto now = Clock::now();
   const int64_t iteration = s.iteration + 1;
   if (checkpoint) {

@@ -216,6 +216,12 @@ void TrialRuns::complete_iteration(Trial& trial, CompleteIteration done) {
   apply(trial, action);
 }
 
+void TrialRuns::grant_first_leases(Trial& trial, int64_t start_iteration) const {
+  // Reports the scheduler lets continue whatever they say do not wait.
+  trial.continue_through = lease_after(trial, start_iteration);
+  trial.checkpoint_through = checkpoint_lease_after(trial, start_iteration);
+}
+
 int64_t TrialRuns::checkpoint_lease_after(const Trial& trial, int64_t iteration) const {
   const schedulers::TrialScheduler& scheduler = *plugins_.scheduler;
   if (!scheduler.pauses_trials()) return std::numeric_limits<int64_t>::max();

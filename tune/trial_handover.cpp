@@ -55,8 +55,7 @@ void TrialRuns::hand_ahead() {
     next.handed_ahead = true;
     // Its first leases, as launch() would grant them (it starts from the
     // same checkpoint): run_handed_over keeps them.
-    next.continue_through = lease_after(next, next.checkpoints.latest);
-    next.checkpoint_through = checkpoint_lease_after(next, next.checkpoints.latest);
+    grant_first_leases(next, next.checkpoints.latest);
     channel_.send_now(group->ranks[0].routing_id, start_message(next, 0, group->next_master_port));
     trials_.set_reason(next, fmt::format("waiting: handed to the ranks of {}, which start it "
                                          "when that trial ends",

@@ -240,10 +240,7 @@ void TrialRuns::launch(Trial& trial) {
   const bool resumed_in_place = in_place && source == GroupSource::kSuspended;
   if (in_place && !resumed_in_place) restart_from_checkpoint(trial);  // its kept ranks were gone
   trial.suspended = false;
-  // The run's first lease, in its START (or the CONTINUE that resumes it in
-  // place): reports the scheduler lets continue whatever they say do not wait.
-  trial.continue_through = lease_after(trial, trial.iteration);
-  trial.checkpoint_through = checkpoint_lease_after(trial, trial.iteration);
+  grant_first_leases(trial, trial.iteration);
   if (resumed_in_place) {
     // Each rank waits in report() for the decision on its last iteration.
     Group& group = *groups_.find(trial.id);

@@ -108,6 +108,9 @@ class TrialRuns {
   // Through which iteration no checkpoint of `trial` (which reported
   // `iteration` and goes on) can be needed to pause or clone it.
   int64_t checkpoint_lease_after(const Trial& trial, int64_t iteration) const;
+  // A run's first leases, from `start_iteration` on: its START (or the
+  // CONTINUE that resumes it in place) carries them.
+  void grant_first_leases(Trial& trial, int64_t start_iteration) const;
   Json result_of(const Trial& trial, const CompleteIteration& done, double now) const;
   void record_result(Trial& trial, CompleteIteration done, Json result, double now);
   void apply(Trial& trial, const Action& action);

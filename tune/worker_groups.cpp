@@ -31,6 +31,22 @@ bool Group::all_suspended() const {
          std::all_of(ranks.begin(), ranks.end(), [](const Rank& r) { return r.suspended; });
 }
 
+namespace {
+
+// Each kept rank costs the controller a pidfd and a connection.
+size_t within_file_limit(size_t ranks) {
+  rlimit files{};
+  if (getrlimit(RLIMIT_NOFILE, &files) != 0 || files.rlim_cur == RLIM_INFINITY) return ranks;
+  return std::min(ranks, static_cast<size_t>(files.rlim_cur / 8));
+}
+
+}  // namespace
+
+WorkerGroups::WorkerGroups(Launcher& launcher, WorkerGroupOptions options)
+    : launcher_(launcher),
+      options_(std::move(options)),
+      max_suspended_ranks_(within_file_limit(options_.max_suspended_ranks)) {}
+
 WorkerGroups::~WorkerGroups() {
   discard_idle();
   for (auto& [id, group] : groups_) group.processes->kill_and_wait();
@@ -212,16 +228,10 @@ void WorkerGroups::bound_idle(bool suspended) {
     ++groups;
     ranks += idle.group.ranks.size();
   }
-  bool over = groups > options_.max_idle;
-  if (suspended) {
-    rlimit files{};
-    const size_t file_bound =
-        getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY
-            ? static_cast<size_t>(files.rlim_cur / 8)
-            : options_.max_suspended_ranks;
-    over = ranks > std::min(options_.max_suspended_ranks, file_bound) ||
-           (groups > 0 && options_.available_memory() < options_.min_available_memory);
-  }
+  const bool over =
+      suspended ? ranks > max_suspended_ranks_ ||
+                      (groups > 0 && options_.available_memory() < options_.min_available_memory)
+                : groups > options_.max_idle;
   if (!over) return;
   auto oldest = std::find_if(idle_.begin(), idle_.end(), is);
   let_go(std::move(oldest->group.processes));

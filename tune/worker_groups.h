@@ -120,8 +120,7 @@ enum class GroupSource {
 
 class WorkerGroups {
  public:
-  WorkerGroups(Launcher& launcher, WorkerGroupOptions options)
-      : launcher_(launcher), options_(options) {}
+  WorkerGroups(Launcher& launcher, WorkerGroupOptions options);
   ~WorkerGroups();
 
   // Gives trial `trial_id` a group: a live idle one kept for it (its pause),
@@ -213,6 +212,7 @@ class WorkerGroups {
 
   Launcher& launcher_;
   WorkerGroupOptions options_;
+  size_t max_suspended_ranks_;           // options_'s, within an eighth of the open-file limit
   std::map<std::string, Group> groups_;  // by trial id
   std::vector<Idle> idle_;               // newest last
   std::vector<Spare> spares_;            // oldest first
