@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 #include "core/errors.h"
@@ -222,7 +223,7 @@ std::vector<double> GpSearcher::propose(Rng& rng) {
         x[d] = unit(rng);
       }
     }
-    C.row(c) = to_gp(dims, x).transpose();
+    C.row(c) = to_gp(dims, encoding().snap(std::move(x))).transpose();
   }
   Eigen::VectorXd score = log_ei(gp, C, best);
 
@@ -321,19 +322,35 @@ std::vector<double> GpSearcher::propose(Rng& rng) {
   // candidates flip a categorical only at random and the refinement holds
   // them, so without this a category is rarely tried together with the
   // numeric values that suit it.
-  Eigen::VectorXd best_z = C.row(top[0]).transpose();
-  double best_score = score[top[0]];
+  // The suggestion runs at its lattice point (integers and quantized values
+  // rounded), so the starts and their refinements compete there, as the
+  // candidates did. A point where a trial is running already is passed over
+  // while another is left: the constant liar lowers its improvement, but a
+  // fitted noise can leave it the best, and running one config twice at
+  // once learns nothing.
+  auto snapped = [&](const Eigen::VectorXd& z) {
+    return to_gp(dims, encoding().snap(from_gp(dims, z)));
+  };
+  Eigen::MatrixXd finals(2 * static_cast<Eigen::Index>(top.size()), D);
   for (size_t r = 0; r < top.size(); ++r) {
     Eigen::VectorXd z = C.row(top[r]).transpose();
+    finals.row(static_cast<Eigen::Index>(2 * r)) = snapped(z).transpose();
     double value = score[top[r]];
     refine(z, value);
     for (int round = 0; round < kExchangeRounds && exchange(z, value); ++round) refine(z, value);
-    if (value > best_score) {
-      best_score = value;
-      best_z = z;
+    finals.row(static_cast<Eigen::Index>(2 * r + 1)) = snapped(z).transpose();
+  }
+  Eigen::VectorXd final_score = log_ei(gp, finals, best);
+  for (Eigen::Index f = 0; f < finals.rows(); ++f) {
+    for (Eigen::Index r = n; r < X.rows(); ++r) {
+      if ((finals.row(f) - X.row(r)).cwiseAbs().maxCoeff() < 1e-9) {
+        final_score[f] = -std::numeric_limits<double>::infinity();
+      }
     }
   }
-  return from_gp(dims, best_z);
+  Eigen::Index chosen;
+  final_score.maxCoeff(&chosen);
+  return from_gp(dims, finals.row(chosen).transpose());
 }
 
 Json GpSearcher::save_model() const { return theta_.empty() ? Json() : Json(theta_); }

@@ -21,7 +21,8 @@
 // Inputs: numeric domains on their [0, 1] scale (log for the log kinds;
 // internal/space_encoding.h), rounded onto their lattice when decoded;
 // categorical domains (choice, grid_search) one-hot, their value the
-// largest coordinate. Running trials join the GP with the best value so far
+// largest coordinate. The refined points compete at their lattice points,
+// where they would run. Running trials join the GP with the best value so far
 // as their value (constant liar, "CL-min"), which flattens the improvement
 // near them so parallel suggestions spread out.
 //

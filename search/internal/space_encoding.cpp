@@ -115,6 +115,21 @@ Json SpaceEncoding::decode(const std::vector<double>& x) const {
   });
 }
 
+std::vector<double> SpaceEncoding::snap(std::vector<double> x) const {
+  for (size_t i = 0; i < dims_.size(); ++i) {
+    const Dimension& dim = dims_[i];
+    if (dim.categorical()) {
+      const auto n = static_cast<double>(dim.num_choices());
+      x[i] = std::clamp(std::round(x[i]), 0.0, n - 1);
+    } else if (dim.domain.is_integer() || dim.domain.q() > 0) {
+      const double t = dim.low + std::clamp(x[i], 0.0, 1.0) * (dim.high - dim.low);
+      const double v = dim.domain.snap(backward(dim.domain, t)).get<double>();
+      x[i] = std::clamp((forward(dim.domain, v) - dim.low) / (dim.high - dim.low), 0.0, 1.0);
+    }
+  }
+  return x;
+}
+
 Json SpaceEncoding::sample(Rng& rng) const {
   return space_.fill([&](const Domain& domain) -> Json {
     if (!domain.is_grid()) return domain.sample(rng);

@@ -48,6 +48,11 @@ class SpaceEncoding {
   // domain's lattice, categorical indices rounded and clamped.
   Json decode(const std::vector<double>& x) const;
 
+  // The point where `x` runs: encode(decode(x)), without building the
+  // config. Integer and quantized values move to their lattice value's
+  // point, categorical indices are rounded; continuous values stay.
+  std::vector<double> snap(std::vector<double> x) const;
+
   // A config drawn from the domains' own distributions (grid_search drawn
   // uniformly like a choice), for the random start-up phase.
   Json sample(Rng& rng) const;

@@ -66,6 +66,23 @@ TEST_CASE("gp: categorical one-hot, integers snapped, running trials spread out"
   CHECK(parallel.size() == 4);
 }
 
+TEST_CASE("gp: parallel suggestions on integer lattices are all different configs") {
+  // The refined points land between lattice points; rounded, several would
+  // be the same config as a running trial unless scored where they run.
+  const ParamSpace space{{"n", randint(0, 12)}, {"m", randint(0, 12)}};
+  auto loss = [](const Json& c) {
+    return std::pow(c["n"].get<int64_t>() - 7, 2) + std::pow(c["m"].get<int64_t>() - 3, 2);
+  };
+  for (uint64_t seed = 0; seed < 3; ++seed) {
+    GpSearcher gp(gp_options(40, seed));
+    gp.set_search_properties("loss", Mode::kMin, space);
+    run_sequential(gp, 15, loss);
+    std::set<std::string> parallel;
+    for (int i = 0; i < 6; ++i) parallel.insert(gp.suggest("p" + std::to_string(i)).config.dump());
+    CHECK(parallel.size() == 6);
+  }
+}
+
 TEST_CASE(
     "gp: one lengthscale per searchable dimension, a categorical's one-hot inputs sharing it") {
   const ParamSpace space{{"x", uniform(-2, 2)}, {"kind", choice({"a", "b", "c", "d"})}};

@@ -40,5 +40,30 @@ TEST_CASE("integer and quantized dims know their lattice, others have none") {
   CHECK(size["g_opt"] == 0);
 }
 
+TEST_CASE("snap gives the point a config decoded from x encodes to") {
+  const ParamSpace space{{"a_layers", randint(1, 9)},
+                         {"b_width", qrandint(16, 512, 16)},
+                         {"c_drop", quniform(0, 0.5, 0.1)},
+                         {"d_batch", lograndint(8, 257)},
+                         {"e_lr", loguniform(1e-4, 1e-1)},
+                         {"f_shift", qrandn(0, 1, 0.5)},
+                         {"g_opt", choice({"adam", "sgd", "rmsprop"})},
+                         {"h_rate", qloguniform(1e-3, 1, 1e-3)}};
+  const SpaceEncoding encoding(space);
+  Rng rng = suggestion_rng(7, 0);
+  for (int i = 0; i < 200; ++i) {
+    std::vector<double> x(encoding.size());
+    for (size_t d = 0; d < x.size(); ++d) x[d] = unit(rng);
+    x[6] *= 2;  // a categorical's index
+    const std::vector<double> snapped = encoding.snap(x);
+    const std::vector<double> expected = encoding.encode(encoding.decode(x));
+    for (size_t d = 0; d < x.size(); ++d) {
+      CAPTURE(d);
+      CHECK(snapped[d] == doctest::Approx(expected[d]).epsilon(1e-12));
+    }
+    CHECK(snapped[4] == x[4]);  // continuous: unchanged
+  }
+}
+
 }  // namespace
 }  // namespace tune::search::detail
