@@ -10,6 +10,7 @@
 #include "core/errors.h"
 #include "search/internal/gaussian_process.h"
 #include "search/internal/normal.h"
+#include "search/internal/output_transform.h"
 
 namespace tune::search {
 namespace {
@@ -20,8 +21,12 @@ constexpr int kRefined = 3;
 constexpr int kRefineSteps = 20;
 constexpr int kExchangeRounds = 4;  // refine, then one categorical change, repeated
 constexpr double kLocalSd = 0.1;    // perturbation of the best points, on the unit scale
+// Power-transform lambdas tried besides the normal-draws one: a square root
+// (a bowl's loss, quadratic near the best, comes out near linear) and none.
+constexpr double kPowerLambdas[] = {0.5, 1.0};
 
 using detail::GaussianProcess;
+using detail::OutputTransform;
 using detail::unit;
 
 double normal(Rng& rng) {
@@ -82,6 +87,72 @@ std::vector<double> from_gp(const std::vector<detail::Dimension>& dims, const Ei
   return x;
 }
 
+// What the hyperparameters are fitted on: the rows of the observations used,
+// their GP inputs, and which lengthscale each input shares.
+struct FitData {
+  const Eigen::MatrixXd& X;
+  const std::vector<Eigen::Index>& rows;
+  const std::vector<int>& groups;
+};
+
+// Fits theta to `targets` (one per observation) from each of `starts`.
+Eigen::VectorXd fit_theta(const FitData& data, const std::vector<double>& targets,
+                          const std::vector<Eigen::VectorXd>& starts, double* log_posterior) {
+  Eigen::VectorXd y(data.rows.size());
+  for (size_t i = 0; i < data.rows.size(); ++i) y[i] = targets[data.rows[i]];
+  return GaussianProcess::fit_theta(data.X, y, starts, kFitIterations, data.groups, log_posterior);
+}
+
+struct Model {
+  std::vector<double> targets;
+  Eigen::VectorXd theta;
+};
+
+// The targets and hyperparameters for `losses`. For kPower, the lambda of
+// the largest evidence, as gp.h says: the log posterior of the fitted theta
+// plus the transform's log Jacobian, which makes fits to differently
+// transformed losses comparable (a warped GP, Snelson et al. 2004). The
+// normal-draws lambda alone ignores where the losses lie: on a bowl it picks
+// near a log, and the GP then fits the best trial's cusp with a short
+// lengthscale and sees nothing beyond the best basin. Each lambda is fitted
+// from the first start; the chosen one then also from the others.
+Model fit_model(const FitData& data, const std::vector<double>& losses, OutputTransform kind,
+                const std::vector<Eigen::VectorXd>& starts) {
+  if (kind != OutputTransform::kPower) {
+    std::vector<double> targets = detail::transform_outputs(losses, kind);
+    Eigen::VectorXd theta = fit_theta(data, targets, starts, nullptr);
+    return {std::move(targets), std::move(theta)};
+  }
+  std::vector<double> lambdas{detail::normal_lambda(losses)};
+  for (const double lambda : kPowerLambdas) {
+    if (std::find(lambdas.begin(), lambdas.end(), lambda) == lambdas.end()) {
+      lambdas.push_back(lambda);
+    }
+  }
+  Model best;
+  double best_evidence = -std::numeric_limits<double>::infinity();
+  double best_jacobian = 0;
+  for (const double lambda : lambdas) {
+    detail::PowerTargets power = detail::power_targets(losses, lambda);
+    double log_posterior;
+    Eigen::VectorXd theta = fit_theta(data, power.targets, {starts.front()}, &log_posterior);
+    double jacobian = 0;
+    for (const Eigen::Index row : data.rows) jacobian += power.log_slope[row];
+    if (log_posterior + jacobian > best_evidence || best.targets.empty()) {
+      best_evidence = log_posterior + jacobian;
+      best_jacobian = jacobian;
+      best = {std::move(power.targets), std::move(theta)};
+    }
+  }
+  if (starts.size() > 1) {
+    double log_posterior;
+    const std::vector<Eigen::VectorXd> others(starts.begin() + 1, starts.end());
+    Eigen::VectorXd theta = fit_theta(data, best.targets, others, &log_posterior);
+    if (log_posterior + best_jacobian > best_evidence) best.theta = std::move(theta);
+  }
+  return best;
+}
+
 }  // namespace
 
 GpSearcher::GpSearcher(GpOptions options)
@@ -103,16 +174,15 @@ std::vector<double> GpSearcher::propose(Rng& rng) {
   const int D = gp_dims(dims);
   std::vector<double> losses(obs.size());
   for (size_t i = 0; i < obs.size(); ++i) losses[i] = obs[i].loss;
-  const std::vector<double> targets = detail::transform_outputs(losses, options_.output_transform);
-  const Eigen::VectorXd y = Eigen::Map<const Eigen::VectorXd>(targets.data(), n);
-  const double best = y.minCoeff();
 
   // Hyperparameters: on the best and the newest points when there are many.
+  // (Every transform is monotone, so the best losses are the best targets.)
   std::vector<Eigen::Index> fit_rows(n);
   std::iota(fit_rows.begin(), fit_rows.end(), 0);
   if (obs.size() > kMaxFitPoints) {
     std::vector<Eigen::Index> by_value = fit_rows;
-    std::sort(by_value.begin(), by_value.end(), [&](auto a, auto b) { return y[a] < y[b]; });
+    std::sort(by_value.begin(), by_value.end(),
+              [&](auto a, auto b) { return losses[a] < losses[b]; });
     std::vector<bool> take(obs.size(), false);
     for (size_t i = 0; i < kMaxFitPoints / 2; ++i) take[by_value[i]] = true;
     for (size_t i = 0, newest = 0; newest < kMaxFitPoints / 2 && i < obs.size(); ++i) {
@@ -125,10 +195,8 @@ std::vector<double> GpSearcher::propose(Rng& rng) {
     }
   }
   Eigen::MatrixXd Xf(fit_rows.size(), D);
-  Eigen::VectorXd yf(fit_rows.size());
   for (size_t i = 0; i < fit_rows.size(); ++i) {
     Xf.row(i) = to_gp(dims, obs[fit_rows[i]].x).transpose();
-    yf[i] = y[fit_rows[i]];
   }
   // One lengthscale per searchable dimension: a categorical's one-hot inputs
   // share one, so the kernel sees how many categoricals differ (a Hamming
@@ -151,7 +219,10 @@ std::vector<double> GpSearcher::propose(Rng& rng) {
     starts.push_back(theta);
   }
   starts.resize(static_cast<size_t>(options_.fit_restarts));
-  const Eigen::VectorXd fitted = GaussianProcess::fit_theta(Xf, yf, starts, kFitIterations, groups);
+  const FitData data{Xf, fit_rows, groups};
+  auto [targets, fitted] = fit_model(data, losses, options_.output_transform, starts);
+  const Eigen::VectorXd y = Eigen::Map<const Eigen::VectorXd>(targets.data(), n);
+  const double best = y.minCoeff();
   theta_.assign(fitted.data(), fitted.data() + fitted.size());
   Eigen::VectorXd theta(D + 2);
   for (int k = 0; k < D; ++k) theta[k] = fitted[groups[k]];
@@ -225,7 +296,19 @@ std::vector<double> GpSearcher::propose(Rng& rng) {
     }
     C.row(c) = to_gp(dims, encoding().snap(std::move(x))).transpose();
   }
+  // A point where a trial is running already is passed over: the constant
+  // liar lowers its improvement, but a fitted noise can leave it the best,
+  // and running one config twice at once learns nothing.
+  auto running_at = [&](const Eigen::VectorXd& z) {
+    for (Eigen::Index r = n; r < X.rows(); ++r) {
+      if ((z - X.row(r).transpose()).cwiseAbs().maxCoeff() < 1e-9) return true;
+    }
+    return false;
+  };
   Eigen::VectorXd score = log_ei(gp, C, best);
+  for (Eigen::Index c = 0; c < m; ++c) {
+    if (running_at(C.row(c).transpose())) score[c] = -std::numeric_limits<double>::infinity();
+  }
 
   // Refine the best few on the numeric inputs.
   std::vector<Eigen::Index> numeric;
@@ -324,10 +407,7 @@ std::vector<double> GpSearcher::propose(Rng& rng) {
   // numeric values that suit it.
   // The suggestion runs at its lattice point (integers and quantized values
   // rounded), so the starts and their refinements compete there, as the
-  // candidates did. A point where a trial is running already is passed over
-  // while another is left: the constant liar lowers its improvement, but a
-  // fitted noise can leave it the best, and running one config twice at
-  // once learns nothing.
+  // candidates did, and again a running trial's point is passed over.
   auto snapped = [&](const Eigen::VectorXd& z) {
     return to_gp(dims, encoding().snap(from_gp(dims, z)));
   };
@@ -342,10 +422,8 @@ std::vector<double> GpSearcher::propose(Rng& rng) {
   }
   Eigen::VectorXd final_score = log_ei(gp, finals, best);
   for (Eigen::Index f = 0; f < finals.rows(); ++f) {
-    for (Eigen::Index r = n; r < X.rows(); ++r) {
-      if ((finals.row(f) - X.row(r)).cwiseAbs().maxCoeff() < 1e-9) {
-        final_score[f] = -std::numeric_limits<double>::infinity();
-      }
+    if (running_at(finals.row(f).transpose())) {
+      final_score[f] = -std::numeric_limits<double>::infinity();
     }
   }
   Eigen::Index chosen;

@@ -4,10 +4,7 @@
 // (Matern-5/2, one lengthscale per searchable dimension, a categorical's
 // one-hot inputs sharing theirs, hyperparameters by maximum
 // marginal likelihood under weak priors: internal/gaussian_process.h) to the
-// completed trials' losses passed through output_transform (default a
-// power transform fitted by maximum likelihood, internal/output_transform.h:
-// losses spanning orders of magnitude come out near their logarithm, so the
-// good trials stay apart and the worst do not set the lengthscales), and
+// completed trials' losses passed through output_transform, and
 // returns the point maximising log expected improvement over the best value
 // so far. It scores n_candidates points: three quarters uniform over the
 // space and a quarter perturbing the best five trials; from
@@ -17,6 +14,16 @@
 // uniform one are then refined by projected gradient ascent on the numeric
 // inputs, alternating with the best single categorical change (each other
 // value of each categorical, numeric inputs held) while that raises EI.
+//
+// The default output transform is a power transform
+// (internal/output_transform.h) whose lambda the GP chooses: among the one
+// under which the losses look most like normal draws, 1/2 and 1
+// (standardised), the one under which the fitted GP makes the losses most
+// likely (its log posterior plus the transform's log Jacobian: a warped GP's
+// evidence). Losses spanning orders of magnitude come out near their
+// logarithm, so the good trials stay apart and the worst do not set the
+// lengthscales; a bowl-shaped loss comes out near its square root, so the
+// best trial is not a cusp that collapses a lengthscale.
 //
 // Inputs: numeric domains on their [0, 1] scale (log for the log kinds;
 // internal/space_encoding.h), rounded onto their lattice when decoded;

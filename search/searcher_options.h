@@ -37,7 +37,8 @@ struct TpeOptions {
 };
 
 // GP-BO (search/gp.h). What the GP fits: search/internal/output_transform.h
-// says what each transform does to the losses.
+// says what each transform does to the losses, search/gp.h how GP-BO picks
+// the power transform's lambda.
 enum class OutputTransform { kStandardise, kPower, kRank };
 
 struct GpOptions {

@@ -181,7 +181,8 @@ Eigen::VectorXd GaussianProcess::default_theta(int dims) {
 
 Eigen::VectorXd GaussianProcess::fit_theta(const Eigen::MatrixXd& X, const Eigen::VectorXd& y,
                                            const std::vector<Eigen::VectorXd>& starts,
-                                           int max_iterations, std::vector<int> groups) {
+                                           int max_iterations, std::vector<int> groups,
+                                           double* log_posterior) {
   if (groups.empty()) {
     groups.resize(X.cols());
     std::iota(groups.begin(), groups.end(), 0);
@@ -197,6 +198,7 @@ Eigen::VectorXd GaussianProcess::fit_theta(const Eigen::MatrixXd& X, const Eigen
       best = std::move(theta);
     }
   }
+  if (log_posterior != nullptr) *log_posterior = -best_value;
   // Keep the lengthscales where the unit cube can tell them apart.
   const auto d = best.size() - 2;
   for (Eigen::Index k = 0; k < d; ++k) best[k] = std::clamp(best[k], std::log(1e-3), std::log(1e3));

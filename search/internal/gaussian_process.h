@@ -23,9 +23,11 @@ class GaussianProcess {
   // `groups`, when given, ties lengthscales: input k uses lengthscale
   // groups[k] (0..G-1), so theta and the starts have G + 2 entries; empty
   // means one per input. The constructor takes one per input.
+  // `log_posterior`, when given, gets the log marginal likelihood plus the
+  // log prior at the theta returned (before clamping).
   static Eigen::VectorXd fit_theta(const Eigen::MatrixXd& X, const Eigen::VectorXd& y,
                                    const std::vector<Eigen::VectorXd>& starts, int max_iterations,
-                                   std::vector<int> groups = {});
+                                   std::vector<int> groups = {}, double* log_posterior = nullptr);
 
   // Conditions on (X, y) under `theta`.
   GaussianProcess(Eigen::MatrixXd X, const Eigen::VectorXd& y, Eigen::VectorXd theta);

@@ -22,9 +22,9 @@ double box_cox(double s, double lambda) {
   return std::abs(lambda) < 1e-9 ? std::log(s) : (std::pow(s, lambda) - 1) / lambda;
 }
 
-// Box-Cox on positive `s` with the lambda in [-2, 2] (steps of 0.05) of the
-// largest normal log-likelihood.
-Eigen::VectorXd power(const Eigen::VectorXd& s) {
+// The lambda in [-2, 2] (steps of 0.05) under which Box-Cox of positive `s`
+// has the largest normal log-likelihood.
+double best_lambda(const Eigen::VectorXd& s) {
   const auto n = static_cast<double>(s.size());
   const double sum_log = s.array().log().sum();
   Eigen::VectorXd t(s.size());
@@ -37,19 +37,42 @@ Eigen::VectorXd power(const Eigen::VectorXd& s) {
     const double log_likelihood = -0.5 * n * std::log(var) + (lambda - 1) * sum_log;
     if (log_likelihood > best) best = log_likelihood, best_lambda = lambda;
   }
-  for (Eigen::Index i = 0; i < s.size(); ++i) t[i] = box_cox(s[i], best_lambda);
-  return t;
+  return best_lambda;
 }
 
 double quantile(const std::vector<double>& sorted, double q) {
   return sorted[static_cast<size_t>(q * static_cast<double>(sorted.size() - 1))];
 }
 
+// The losses moved to be positive for Box-Cox: y - min + shift. The shift
+// keeps the best value finite under a log: the distance from the best to a
+// low quantile, so the good values stay apart from one another.
+Eigen::VectorXd shifted(const Eigen::VectorXd& y, const std::vector<double>& sorted) {
+  const double low = sorted.front();
+  double shift = 0;
+  for (double q : {0.1, 0.25, 0.5, 1.0}) {
+    shift = quantile(sorted, q) - low;
+    if (shift > 0) break;
+  }
+  return (y.array() - low + (shift > 0 ? shift : 1.0)).matrix();
+}
+
+std::vector<double> sorted_copy(const Eigen::VectorXd& y) {
+  std::vector<double> sorted(y.data(), y.data() + y.size());
+  std::sort(sorted.begin(), sorted.end());
+  return sorted;
+}
+
+Eigen::VectorXd power(const Eigen::VectorXd& s, double lambda) {
+  Eigen::VectorXd t(s.size());
+  for (Eigen::Index i = 0; i < s.size(); ++i) t[i] = box_cox(s[i], lambda);
+  return t;
+}
+
 Eigen::VectorXd transform(const Eigen::VectorXd& y, OutputTransform kind) {
   const auto n = y.size();
   if (n < 2 || kind == OutputTransform::kStandardise) return standardise(y);
-  std::vector<double> sorted(y.data(), y.data() + n);
-  std::sort(sorted.begin(), sorted.end());
+  const std::vector<double> sorted = sorted_copy(y);
   const double low = sorted.front();
   if (sorted.back() == low) return Eigen::VectorXd::Zero(n);
   if (kind == OutputTransform::kRank) {
@@ -68,14 +91,8 @@ Eigen::VectorXd transform(const Eigen::VectorXd& y, OutputTransform kind) {
     }
     return out;
   }
-  // The shift keeps the best value finite under a log: the distance from the
-  // best to a low quantile, so the good values stay apart from one another.
-  double shift = 0;
-  for (double q : {0.1, 0.25, 0.5, 1.0}) {
-    shift = quantile(sorted, q) - low;
-    if (shift > 0) break;
-  }
-  return standardise(power((y.array() - low + shift).matrix()));
+  const Eigen::VectorXd s = shifted(y, sorted);
+  return standardise(power(s, best_lambda(s)));
 }
 
 }  // namespace
@@ -84,6 +101,30 @@ std::vector<double> transform_outputs(const std::vector<double>& y, OutputTransf
   const Eigen::VectorXd t = transform(
       Eigen::Map<const Eigen::VectorXd>(y.data(), static_cast<Eigen::Index>(y.size())), kind);
   return {t.data(), t.data() + t.size()};
+}
+
+double normal_lambda(const std::vector<double>& y) {
+  const Eigen::Map<const Eigen::VectorXd> v(y.data(), static_cast<Eigen::Index>(y.size()));
+  const std::vector<double> sorted = sorted_copy(v);
+  if (sorted.size() < 2 || sorted.front() == sorted.back()) return 1;
+  return best_lambda(shifted(v, sorted));
+}
+
+PowerTargets power_targets(const std::vector<double>& y, double lambda) {
+  const auto n = static_cast<Eigen::Index>(y.size());
+  const Eigen::Map<const Eigen::VectorXd> v(y.data(), n);
+  const std::vector<double> sorted = sorted_copy(v);
+  PowerTargets out{std::vector<double>(y.size(), 0.0), std::vector<double>(y.size(), 0.0)};
+  if (n < 2 || sorted.front() == sorted.back()) return out;
+  const Eigen::VectorXd s = shifted(v, sorted);
+  const Eigen::VectorXd t = power(s, lambda);
+  const double mean = t.mean();
+  const double sd = std::sqrt((t.array() - mean).square().mean());
+  for (Eigen::Index i = 0; i < n; ++i) {
+    out.targets[i] = (t[i] - mean) / sd;
+    out.log_slope[i] = (lambda - 1) * std::log(s[i]) - std::log(sd);
+  }
+  return out;
 }
 
 }  // namespace tune::search::detail

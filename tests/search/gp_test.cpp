@@ -2,10 +2,12 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <set>
 
 #include "core/errors.h"
 #include "search/basic_variant.h"
+#include "tests/search/objectives.h"
 #include "tests/search/searcher_test_util.h"
 
 namespace tune::search {
@@ -42,11 +44,16 @@ TEST_CASE("gp: restore on a fresh searcher gives the same next suggestions") {
 }
 
 TEST_CASE("gp finds Branin's optimum region in 30 trials") {
-  for (uint64_t seed = 0; seed < 2; ++seed) {
+  // The median over seeds: about one seed in twenty is still short of the
+  // region at 30 trials (the optimum is 0.398).
+  std::vector<double> best;
+  for (uint64_t seed = 0; seed < 5; ++seed) {
     GpSearcher gp(gp_options(30, seed));
     gp.set_search_properties("loss", Mode::kMin, branin_space());
-    CHECK(testing::best_of(run_sequential(gp, 30, branin), branin) < 0.6);
+    best.push_back(testing::best_of(run_sequential(gp, 30, branin), branin));
   }
+  std::sort(best.begin(), best.end());
+  CHECK(best[2] < 0.6);
 }
 
 TEST_CASE("gp: categorical one-hot, integers snapped, running trials spread out") {
@@ -94,6 +101,25 @@ TEST_CASE(
   run_sequential(gp, 12, loss);
   // theta: 2 lengthscales, the signal and the noise variance.
   CHECK(gp.save()["model"].size() == 4);
+}
+
+TEST_CASE("gp: leaves a near-best basin when a choice and a rate must change together") {
+  // hpo_loss: 0 at adam with lr 10^-2.5; sgd's basin is 0.3 worse at a rate
+  // a decade away, so leaving it for adam's changes the choice and the rate
+  // at once. With the power transform's lambda fitted to the losses alone
+  // (near a log), 22 of these 40 seeds got below 0.3 in 50 trials; with the
+  // lambda the GP's evidence picks, 32.
+  int reached = 0;
+  for (uint64_t seed = 0; seed < 40; ++seed) {
+    GpOptions o;
+    o.base.num_samples = 50;
+    o.base.seed = 1000 + seed;
+    GpSearcher gp(o);
+    gp.set_search_properties("loss", Mode::kMin, testing::hpo_space(true));
+    const auto configs = run_sequential(gp, 50, testing::hpo_loss);
+    reached += testing::best_of(configs, testing::hpo_loss) < 0.3;
+  }
+  CHECK(reached >= 28);
 }
 
 TEST_CASE("gp: invalid options are ConfigErrors naming the option") {

@@ -75,6 +75,45 @@ TEST_CASE("output transforms: Gaussian-looking losses stay near standardised") {
         std::vector<double>(5, 0.0));
 }
 
+TEST_CASE("output transforms: the power family at a given lambda, with its log Jacobian") {
+  const std::vector<double> y = spanning_losses();
+  // lambda 1 is standardising; its slope is 1 / sd everywhere.
+  const detail::PowerTargets one = detail::power_targets(y, 1.0);
+  const std::vector<double> plain = transform_outputs(y, OutputTransform::kStandardise);
+  double mean = 0, squares = 0;
+  for (double v : y) mean += v / static_cast<double>(y.size());
+  for (double v : y) squares += (v - mean) * (v - mean) / static_cast<double>(y.size());
+  for (size_t i = 0; i < y.size(); ++i) {
+    CHECK(one.targets[i] == doctest::Approx(plain[i]));
+    CHECK(one.log_slope[i] == doctest::Approx(-0.5 * std::log(squares)));
+  }
+  // lambda 0 is a log: t = (log s - m) / sd with s = y - min + shift, and
+  // the slope 1 / (s sd). The slopes at two losses give s and sd, and those
+  // must give the targets' difference.
+  const detail::PowerTargets log = detail::power_targets(y, 0.0);
+  const size_t a = 3, b = 17;  // any two distinct losses
+  REQUIRE(y[a] != y[b]);
+  const double sd =
+      (std::exp(-log.log_slope[a]) - std::exp(-log.log_slope[b])) / (y[a] - y[b]);
+  CHECK(sd > 0);
+  CHECK(log.targets[a] - log.targets[b] ==
+        doctest::Approx((log.log_slope[b] - log.log_slope[a]) / sd));
+  // Standardised and monotone at any lambda.
+  for (double lambda : {-0.5, 0.0, 0.5}) {
+    const detail::PowerTargets p = detail::power_targets(y, lambda);
+    double sum = 0, sum2 = 0;
+    bool monotone = true;
+    for (size_t i = 0; i < y.size(); ++i) {
+      sum += p.targets[i];
+      sum2 += p.targets[i] * p.targets[i];
+      for (size_t j = 0; j < y.size(); ++j) monotone &= !(y[i] < y[j]) || p.targets[i] < p.targets[j];
+    }
+    CHECK(monotone);
+    CHECK(sum / static_cast<double>(y.size()) == doctest::Approx(0).epsilon(1e-9));
+    CHECK(sum2 / static_cast<double>(y.size()) == doctest::Approx(1));
+  }
+}
+
 TEST_CASE("gp: a curved valley spanning orders of magnitude (Rosenbrock)") {
   const ParamSpace space{{"x", uniform(-2, 2)}, {"y", uniform(-1, 3)}};
   const auto rosenbrock = [](const Json& c) {
