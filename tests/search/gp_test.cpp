@@ -44,7 +44,7 @@ TEST_CASE("gp: restore on a fresh searcher gives the same next suggestions") {
 }
 
 TEST_CASE("gp finds Branin's optimum region in 30 trials") {
-  // The median over seeds: about one seed in twenty is still short of the
+  // The median over seeds: one or two seeds in thirty are still short of the
   // region at 30 trials (the optimum is 0.398).
   std::vector<double> best;
   for (uint64_t seed = 0; seed < 5; ++seed) {
