@@ -296,18 +296,20 @@ std::vector<double> GpSearcher::propose(Rng& rng) {
     }
     C.row(c) = to_gp(dims, encoding().snap(std::move(x))).transpose();
   }
-  // A point where a trial is running already is passed over: the constant
-  // liar lowers its improvement, but a fitted noise can leave it the best,
-  // and running one config twice at once learns nothing.
-  auto running_at = [&](const Eigen::VectorXd& z) {
-    for (Eigen::Index r = n; r < X.rows(); ++r) {
+  // A config that has run or is running is passed over while another is
+  // left. The constant liar lowers a running one's improvement, but a fitted
+  // noise can leave it (or the best trial's config) on top, and on a lattice
+  // the search would then run the best config again and again: the losses
+  // are taken as deterministic, so a repeat learns nothing.
+  auto taken = [&](const Eigen::VectorXd& z) {
+    for (Eigen::Index r = 0; r < X.rows(); ++r) {
       if ((z - X.row(r).transpose()).cwiseAbs().maxCoeff() < 1e-9) return true;
     }
     return false;
   };
   Eigen::VectorXd score = log_ei(gp, C, best);
   for (Eigen::Index c = 0; c < m; ++c) {
-    if (running_at(C.row(c).transpose())) score[c] = -std::numeric_limits<double>::infinity();
+    if (taken(C.row(c).transpose())) score[c] = -std::numeric_limits<double>::infinity();
   }
 
   // Refine the best few on the numeric inputs.
@@ -407,7 +409,7 @@ std::vector<double> GpSearcher::propose(Rng& rng) {
   // numeric values that suit it.
   // The suggestion runs at its lattice point (integers and quantized values
   // rounded), so the starts and their refinements compete there, as the
-  // candidates did, and again a running trial's point is passed over.
+  // candidates did, and again a config taken already is passed over.
   auto snapped = [&](const Eigen::VectorXd& z) {
     return to_gp(dims, encoding().snap(from_gp(dims, z)));
   };
@@ -422,7 +424,7 @@ std::vector<double> GpSearcher::propose(Rng& rng) {
   }
   Eigen::VectorXd final_score = log_ei(gp, finals, best);
   for (Eigen::Index f = 0; f < finals.rows(); ++f) {
-    if (running_at(finals.row(f).transpose())) {
+    if (taken(finals.row(f).transpose())) {
       final_score[f] = -std::numeric_limits<double>::infinity();
     }
   }

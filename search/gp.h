@@ -28,10 +28,11 @@
 // Inputs: numeric domains on their [0, 1] scale (log for the log kinds;
 // internal/space_encoding.h), rounded onto their lattice when decoded;
 // categorical domains (choice, grid_search) one-hot, their value the
-// largest coordinate. The refined points compete at their lattice points,
-// where they would run. Running trials join the GP with the best value so far
-// as their value (constant liar, "CL-min"), which flattens the improvement
-// near them so parallel suggestions spread out.
+// largest coordinate. Candidates and refined points compete at their lattice
+// points, where they would run, and a config that has run or is running is
+// passed over while another is left. Running trials join the GP with the
+// best value so far as their value (constant liar, "CL-min"), which flattens
+// the improvement near them so parallel suggestions spread out.
 //
 // Cost grows as n^3 in completed trials: hyperparameters are fitted on at
 // most 128 of them (the 64 best and the 64 newest), the posterior uses all.

@@ -73,9 +73,11 @@ TEST_CASE("gp: categorical one-hot, integers snapped, running trials spread out"
   CHECK(parallel.size() == 4);
 }
 
-TEST_CASE("gp: parallel suggestions on integer lattices are all different configs") {
+TEST_CASE("gp on an integer lattice: never a config that has run or is running") {
   // The refined points land between lattice points; rounded, several would
-  // be the same config as a running trial unless scored where they run.
+  // be a config that has run or is running unless scored where they run
+  // and passed over when taken. 169 configs; the first 10 are random (and
+  // may repeat), the next 24 and 6 in parallel are the GP's.
   const ParamSpace space{{"n", randint(0, 12)}, {"m", randint(0, 12)}};
   auto loss = [](const Json& c) {
     return std::pow(c["n"].get<int64_t>() - 7, 2) + std::pow(c["m"].get<int64_t>() - 3, 2);
@@ -83,10 +85,16 @@ TEST_CASE("gp: parallel suggestions on integer lattices are all different config
   for (uint64_t seed = 0; seed < 3; ++seed) {
     GpSearcher gp(gp_options(40, seed));
     gp.set_search_properties("loss", Mode::kMin, space);
-    run_sequential(gp, 15, loss);
-    std::set<std::string> parallel;
-    for (int i = 0; i < 6; ++i) parallel.insert(gp.suggest("p" + std::to_string(i)).config.dump());
-    CHECK(parallel.size() == 6);
+    const auto configs = run_sequential(gp, 34, loss);
+    std::set<std::string> seen;
+    int repeats = 0;
+    for (size_t i = 0; i < configs.size(); ++i) {
+      repeats += !seen.insert(configs[i].dump()).second && i >= 10;
+    }
+    for (int i = 0; i < 6; ++i) {
+      repeats += !seen.insert(gp.suggest("p" + std::to_string(i)).config.dump()).second;
+    }
+    CHECK(repeats == 0);
   }
 }
 
