@@ -407,6 +407,7 @@ std::vector<double> GpSearcher::propose(Rng& rng) {
   // candidates flip a categorical only at random and the refinement holds
   // them, so without this a category is rarely tried together with the
   // numeric values that suit it.
+  //
   // The suggestion runs at its lattice point (integers and quantized values
   // rounded), so the starts and their refinements compete there, as the
   // candidates did, and again a config taken already is passed over.
