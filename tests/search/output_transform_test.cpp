@@ -93,8 +93,7 @@ TEST_CASE("output transforms: the power family at a given lambda, with its log J
   const detail::PowerTargets log = detail::power_targets(y, 0.0);
   const size_t a = 3, b = 17;  // any two distinct losses
   REQUIRE(y[a] != y[b]);
-  const double sd =
-      (std::exp(-log.log_slope[a]) - std::exp(-log.log_slope[b])) / (y[a] - y[b]);
+  const double sd = (std::exp(-log.log_slope[a]) - std::exp(-log.log_slope[b])) / (y[a] - y[b]);
   CHECK(sd > 0);
   CHECK(log.targets[a] - log.targets[b] ==
         doctest::Approx((log.log_slope[b] - log.log_slope[a]) / sd));
@@ -106,7 +105,8 @@ TEST_CASE("output transforms: the power family at a given lambda, with its log J
     for (size_t i = 0; i < y.size(); ++i) {
       sum += p.targets[i];
       sum2 += p.targets[i] * p.targets[i];
-      for (size_t j = 0; j < y.size(); ++j) monotone &= !(y[i] < y[j]) || p.targets[i] < p.targets[j];
+      for (size_t j = 0; j < y.size(); ++j)
+        monotone &= !(y[i] < y[j]) || p.targets[i] < p.targets[j];
     }
     CHECK(monotone);
     CHECK(sum / static_cast<double>(y.size()) == doctest::Approx(0).epsilon(1e-9));
