@@ -69,37 +69,32 @@ Eigen::VectorXd power(const Eigen::VectorXd& s, double lambda) {
   return t;
 }
 
-Eigen::VectorXd transform(const Eigen::VectorXd& y, OutputTransform kind) {
+// The copula transform. Ties share their mean rank, so equal losses stay equal.
+Eigen::VectorXd rank(const Eigen::VectorXd& y) {
   const auto n = y.size();
-  if (n < 2 || kind == OutputTransform::kStandardise) return standardise(y);
   const std::vector<double> sorted = sorted_copy(y);
-  const double low = sorted.front();
-  if (sorted.back() == low) return Eigen::VectorXd::Zero(n);
-  if (kind == OutputTransform::kRank) {
-    // Ties share their mean rank, so equal losses stay equal.
-    std::vector<Eigen::Index> order(n);
-    std::iota(order.begin(), order.end(), 0);
-    std::sort(order.begin(), order.end(), [&](auto a, auto b) { return y[a] < y[b]; });
-    Eigen::VectorXd out(n);
-    for (Eigen::Index i = 0; i < n;) {
-      Eigen::Index j = i;
-      while (j + 1 < n && y[order[j + 1]] == y[order[i]]) ++j;
-      const double rank = 0.5 * static_cast<double>(i + j);
-      const double z = norm_ppf((rank + 0.5) / static_cast<double>(n));
-      for (Eigen::Index k = i; k <= j; ++k) out[order[k]] = z;
-      i = j + 1;
-    }
-    return out;
+  if (n < 2 || sorted.front() == sorted.back()) return Eigen::VectorXd::Zero(n);
+  std::vector<Eigen::Index> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](auto a, auto b) { return y[a] < y[b]; });
+  Eigen::VectorXd out(n);
+  for (Eigen::Index i = 0; i < n;) {
+    Eigen::Index j = i;
+    while (j + 1 < n && y[order[j + 1]] == y[order[i]]) ++j;
+    const double mean_rank = 0.5 * static_cast<double>(i + j);
+    const double z = norm_ppf((mean_rank + 0.5) / static_cast<double>(n));
+    for (Eigen::Index k = i; k <= j; ++k) out[order[k]] = z;
+    i = j + 1;
   }
-  const Eigen::VectorXd s = shifted(y, sorted);
-  return standardise(power(s, best_lambda(s)));
+  return out;
 }
 
 }  // namespace
 
 std::vector<double> transform_outputs(const std::vector<double>& y, OutputTransform kind) {
-  const Eigen::VectorXd t = transform(
-      Eigen::Map<const Eigen::VectorXd>(y.data(), static_cast<Eigen::Index>(y.size())), kind);
+  if (kind == OutputTransform::kPower) return power_targets(y, normal_lambda(y)).targets;
+  const Eigen::Map<const Eigen::VectorXd> v(y.data(), static_cast<Eigen::Index>(y.size()));
+  const Eigen::VectorXd t = kind == OutputTransform::kRank ? rank(v) : standardise(v);
   return {t.data(), t.data() + t.size()};
 }
 
