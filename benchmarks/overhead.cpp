@@ -14,7 +14,11 @@
 //
 // --iteration-ms gives the schedulers rows' iterations that much work (a
 // sleep; 0, the default, as scheduler_efficiency runs them), to read the
-// pausing schedulers' fixed costs against an iteration's.
+// pausing schedulers' fixed costs against an iteration's. Beside each
+// pausing scheduler's row: the least its durable checkpoints alone cost
+// against FIFO's iterations (DESIGN section 5: each is fsynced before its
+// report is answered), from one checkpoint published here the way a rank
+// and the controller publish one.
 
 #include <fmt/format.h>
 #include <sqlite3.h>
@@ -22,6 +26,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -30,6 +35,8 @@
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include "storage/checkpoint_layout.h"
 
 namespace {
 
@@ -53,6 +60,7 @@ struct Outcome {
   double peak_rss_mb = 0;
   int64_t trials = 0;
   int64_t results = 0;
+  int64_t checkpoints = 0;  // published, clones included
   int exit_code = 0;
 };
 
@@ -99,6 +107,7 @@ class Bench {
     return options_.only.empty() || options_.only.count(part) > 0;
   }
   const Options& options() const { return options_; }
+  const fs::path& dir() const { return dir_; }
 
  private:
   static void count_rows(const fs::path& db_path, Outcome& o) {
@@ -106,6 +115,7 @@ class Bench {
     if (sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
       o.trials = count(db, "SELECT count(*) FROM trials");
       o.results = count(db, "SELECT count(*) FROM results");
+      o.checkpoints = count(db, "SELECT count(*) FROM checkpoints");
     }
     sqlite3_close(db);
   }
@@ -200,6 +210,28 @@ void result_rates(Bench& bench) {
   std::fflush(stdout);
 }
 
+// The median time of one durable checkpoint on this disk, with nothing else
+// running: a one-file checkpoint written by a "rank", staged and published
+// (storage/checkpoint_layout.h: the file, the staging directory and the
+// trial directory fsynced, renames between), as a report's checkpoint is.
+double durable_checkpoint_s(const fs::path& dir) {
+  const fs::path trial_dir = dir / "durable_checkpoint";
+  std::vector<double> seconds;
+  for (int64_t i = 1; i <= 200; ++i) {
+    const auto start = Clock::now();
+    const fs::path scratch = tune::storage::scratch_dir(trial_dir, 0, i);
+    fs::create_directories(scratch);
+    std::ofstream(scratch / "state.json") << fmt::format("{{\"iteration\": {}}}", i);
+    tune::storage::stage_checkpoint(scratch, tune::storage::staging_dir(trial_dir, i));
+    tune::storage::publish_checkpoint(tune::storage::staging_dir(trial_dir, i),
+                                      tune::storage::checkpoint_dir(trial_dir, i));
+    seconds.push_back(std::chrono::duration<double>(Clock::now() - start).count());
+  }
+  fs::remove_all(trial_dir);
+  std::nth_element(seconds.begin(), seconds.begin() + seconds.size() / 2, seconds.end());
+  return seconds[seconds.size() / 2];
+}
+
 // FIFO, HyperBand and PBT on the 64 learning curves of scheduler_efficiency:
 // wall time per completed iteration against FIFO's. The pausing schedulers
 // need a checkpoint wherever they may pause or clone a trial. They run
@@ -209,6 +241,10 @@ void result_rates(Bench& bench) {
 // FIFO runs twice too: as scheduler_efficiency runs it (no checkpoints) and
 // with a checkpoint every iteration, which leaves the cost of pausing,
 // resuming and cloning alone in the ratio of the every-iteration rows.
+//
+// The floor under a pausing scheduler's ratio: its iterations at FIFO's
+// cost each, plus its published checkpoints (pauses, PBT's clones) at one
+// durable checkpoint's cost each, with nothing else of a pause counted.
 void schedulers(Bench& bench, bool reuse) {
   const double iteration_ms = bench.options().iteration_ms;
   fmt::print("schedulers, reuse_workers = {}{}{}:\n", reuse,
@@ -222,6 +258,7 @@ void schedulers(Bench& bench, bool reuse) {
       "speed = { loguniform = [0.02, 0.3] }\niterations = 81\n" +
       fmt::format("sleep_s = {}\n", iteration_ms / 1000);
   auto per_iteration = [](const Outcome& o) { return o.wall_s / static_cast<double>(o.results); };
+  const double checkpoint_s = durable_checkpoint_s(bench.dir());
   const Outcome fifo = bench.run("sched_fifo", curves + "checkpoint_every = 0\n");
   const Outcome fifo_checkpointed = bench.run("sched_fifo_ckpt", curves + "checkpoint_every = 1\n");
   fmt::print("{:<44} {:>12} {:>8.3f} ms {:>8}\n", "FIFO: wall per iteration", "",
@@ -254,6 +291,10 @@ void schedulers(Bench& bench, bool reuse) {
           per_iteration(o) / per_iteration(fifo),
           per_iteration(o) / per_iteration(fifo_checkpointed),
           static_cast<double>(o.results) / static_cast<double>(fifo.results));
+      fmt::print("  its {} checkpoints alone, at {:.3f} ms each, make it at least {:.2f}x FIFO's\n",
+                 o.checkpoints, 1e3 * checkpoint_s,
+                 1 + static_cast<double>(o.checkpoints) * checkpoint_s /
+                         (static_cast<double>(o.results) * per_iteration(fifo)));
       std::fflush(stdout);
     }
   }
