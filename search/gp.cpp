@@ -417,7 +417,7 @@ std::vector<double> GpSearcher::propose(Rng& rng) {
   Eigen::MatrixXd finals(2 * static_cast<Eigen::Index>(top.size()), D);
   for (size_t r = 0; r < top.size(); ++r) {
     Eigen::VectorXd z = C.row(top[r]).transpose();
-    finals.row(static_cast<Eigen::Index>(2 * r)) = snapped(z).transpose();
+    finals.row(static_cast<Eigen::Index>(2 * r)) = C.row(top[r]);  // at its lattice point already
     double value = score[top[r]];
     refine(z, value);
     for (int round = 0; round < kExchangeRounds && exchange(z, value); ++round) refine(z, value);
