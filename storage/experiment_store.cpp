@@ -39,13 +39,6 @@ constexpr const char* kUpgradeFromVersion1 = R"(
     DROP VIEW IF EXISTS last_results;
     DROP VIEW IF EXISTS all_results;)";
 
-// nlohmann throws on invalid UTF-8 in a string; a metric must never make the
-// store throw, so bad bytes are replaced instead. For the columns without a
-// side column: NaN and infinity become null.
-std::string dump(const Json& json) {
-  return json.dump(-1, ' ', false, Json::error_handler_t::replace);
-}
-
 // `nonfinite` is the value's side column ("" when NULL or absent).
 Json parse(const std::string& text, const std::filesystem::path& path, std::string_view what,
            const std::string& nonfinite = {}) {
@@ -290,7 +283,7 @@ void ExperimentStore::put_experiment(const ExperimentRecord& experiment) {
   put.bind(1, experiment.name)
       .bind(2, experiment.metric)
       .bind(3, to_string(experiment.mode))
-      .bind(4, dump(experiment.spec))
+      .bind(4, dump_json_text(experiment.spec))
       .bind(5, experiment.created_at)
       .bind(6, experiment.status)
       .bind(7, now_seconds())
@@ -440,7 +433,7 @@ void ExperimentStore::put_state(const std::string& key, const Json& value) {
   begin_batch();
   Statement put(db_, R"(
       INSERT OR REPLACE INTO experiment_state (key, value, updated_at) VALUES (?1, ?2, ?3))");
-  put.bind(1, key).bind(2, dump(value)).bind(3, now_seconds()).run();
+  put.bind(1, key).bind(2, dump_json_text(value)).bind(3, now_seconds()).run();
 }
 
 std::optional<Json> ExperimentStore::state(const std::string& key) const {

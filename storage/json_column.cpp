@@ -8,10 +8,6 @@ namespace {
 
 constexpr std::string_view kInfinityToken = "1e999";  // -inf adds its '-'
 
-std::string dump(const Json& value) {
-  return value.dump(-1, ' ', false, Json::error_handler_t::replace);
-}
-
 bool is_nonfinite(const Json& value) {
   return value.is_number_float() && !std::isfinite(value.get<double>());
 }
@@ -42,7 +38,7 @@ void write(const Json& value, const Json::json_pointer& at, std::string& out, Js
     for (const auto& [key, child] : value.items()) {
       if (!first) out += ',';
       first = false;
-      out += dump(Json(key));
+      out += dump_json_text(Json(key));
       out += ':';
       write(child, at / key, out, found);
     }
@@ -64,7 +60,7 @@ void write(const Json& value, const Json::json_pointer& at, std::string& out, Js
       out += kInfinityToken;
     }
   } else {
-    out += dump(value);
+    out += dump_json_text(value);
   }
 }
 
@@ -109,12 +105,16 @@ double from_spelling(const Json& spelled) {
 
 }  // namespace
 
+std::string dump_json_text(const Json& value) {
+  return value.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
 JsonColumn encode_json_column(const Json& value) {
-  if (!has_nonfinite(value)) return {dump(value), std::nullopt};
+  if (!has_nonfinite(value)) return {dump_json_text(value), std::nullopt};
   JsonColumn column;
   Json found = Json::object();
   write(value, Json::json_pointer(), column.text, found);
-  column.nonfinite = dump(found);
+  column.nonfinite = dump_json_text(found);
   return column;
 }
 

@@ -29,6 +29,11 @@ struct JsonColumn {
   std::optional<std::string> nonfinite;  // the side column; nullopt stores NULL
 };
 
+// Compact JSON text that never throws: nlohmann's dump (sorted keys), with
+// invalid UTF-8 in strings replaced, since a metric must never make the store
+// fail. NaN and infinity become null: for columns without a side column.
+std::string dump_json_text(const Json& value);
+
 // Never throws for a value nlohmann can hold; invalid UTF-8 in strings is
 // replaced (a metric must never make the store fail).
 JsonColumn encode_json_column(const Json& value);

@@ -12,8 +12,6 @@
 namespace tune::search::detail {
 namespace {
 
-constexpr double kPriorMu = 0.5;  // the prior N(0.5, 1), as ParzenEstimator's
-
 // sum over components i of scale[i] e^(-q[i] - ref), q as in the header,
 // for one point (x_numeric, x_categorical): one pass over the components,
 // four at a time, leaving out terms whose exponent is at most `cut`.

@@ -12,9 +12,6 @@
 namespace tune::search::detail {
 namespace {
 
-constexpr double kPriorMu = 0.5;
-constexpr double kPriorSigma = 1.0;  // the whole (normalised) range, as Optuna
-
 // log(sum(exp(t))) over `t`, skipping terms too small to change the sum.
 double log_sum_exp(const double* t, size_t n) {
   double max = -INFINITY;

@@ -41,6 +41,12 @@
 
 namespace tune::search::detail {
 
+// The prior component every numeric estimator adds, N(0.5, 1) on the
+// normalised [0, 1] range: its mean at the middle, its sigma the whole range,
+// as Optuna's.
+inline constexpr double kPriorMu = 0.5;
+inline constexpr double kPriorSigma = 1.0;
+
 enum class Bandwidth { kNeighbour, kScott };
 
 // How a numeric kernel is scaled: kOptuna leaves out its 1 / sigma, as

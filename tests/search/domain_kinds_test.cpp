@@ -9,19 +9,10 @@
 #include "search/domain.h"
 #include "search/domain_spec.h"
 #include "search/param_space.h"
+#include "tests/search/config_error.h"
 
 namespace tune {
 namespace {
-
-template <class F>
-std::string config_error(F make) {
-  try {
-    make();
-  } catch (const ConfigError& e) {
-    return e.message();
-  }
-  return "";
-}
 
 bool is_multiple(double v, double q) { return std::abs(v / q - std::round(v / q)) < 1e-9; }
 

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "core/errors.h"
+#include "tests/search/config_error.h"
 
 namespace tune {
 namespace {
@@ -26,17 +27,6 @@ std::vector<double> draw_doubles(const Domain& domain, Rng& rng) {
 double median(std::vector<double> values) {
   std::nth_element(values.begin(), values.begin() + values.size() / 2, values.end());
   return values[values.size() / 2];
-}
-
-// The ConfigError message `make` throws, or "" when it does not throw.
-template <class F>
-std::string config_error(F make) {
-  try {
-    make();
-  } catch (const ConfigError& e) {
-    return e.message();
-  }
-  return "";
 }
 
 TEST_CASE("uniform draws stay within lower (inclusive) and upper (exclusive) and spread out") {

@@ -18,9 +18,9 @@
 
 namespace train {
 
-namespace {
-
-using Clock = std::chrono::steady_clock;
+// The Impl's parts, named outside an anonymous namespace: a class with
+// linkage (DistributedModel::Impl) must not hold types that have none.
+namespace ddp_detail {
 
 struct Bucket {
   std::vector<at::Tensor> flat;  // one tensor: the argument allreduce takes by reference
@@ -36,6 +36,12 @@ struct Param {
   std::shared_ptr<torch::autograd::Node> accumulator;  // kept alive: it holds our hook
   uintptr_t hook_key = 0;
 };
+
+}  // namespace ddp_detail
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
 
 // The type a tensor of `type` travels as. Gloo reduces and broadcasts only
 // float, double, half and 8/32/64-bit integers; the others go through a type
@@ -79,6 +85,9 @@ void broadcast_coalesced(c10d::ProcessGroup& group, const std::vector<at::Tensor
 }  // namespace
 
 struct DistributedModel::Impl {
+  using Bucket = ddp_detail::Bucket;
+  using Param = ddp_detail::Param;
+
   torch::nn::Module* module = nullptr;
   c10::intrusive_ptr<c10d::ProcessGroup> group;  // nullptr: world size 1
   // Set: one bucket, this rank's slot of its host's segment, averaged at the
@@ -232,7 +241,7 @@ void DistributedModel::Impl::launch_ready() {
   }
 }
 
-void DistributedModel::Impl::launch(Bucket& bucket) {
+void DistributedModel::Impl::launch(ddp_detail::Bucket& bucket) {
   torch::NoGradGuard no_grad;
   bucket.flat[0].div_(group->getSize());  // pre-divide: SUM then gives the mean
   try {
