@@ -7,7 +7,7 @@ find_package(msgpack REQUIRED CONFIG)  # libmsgpack-cxx-dev: target msgpackc-cxx
 find_package(cppzmq REQUIRED)
 find_package(tomlplusplus REQUIRED)
 find_package(CLI11 REQUIRED)
-find_package(doctest REQUIRED)
+find_package(doctest QUIET)  # doctest-dev, for the tests only (install_deps.sh --tests)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(SQLITE3 REQUIRED IMPORTED_TARGET sqlite3)
 

@@ -1,32 +1,53 @@
 #!/usr/bin/env bash
-# Installs every Debian package tunerun needs. Idempotent: packages already
+# Installs the Debian packages tunerun needs. Idempotent: packages already
 # present are skipped; `apt-get update` runs only when something is missing.
-# The dashboard serves with cpp-httplib and draws with Chart.js (embedded at build
-# time); its browser tests drive headless Chromium through chromedriver and Selenium.
-# Slurm and munge: the slurm launcher's clients (srun, scontrol) and the
-# tests' local Slurm cluster (tests/slurm/local_cluster.sh), which starts its
-# own daemons.
-# python3-dev, pybind11-dev, python3-pytest, python3-pandas: `import tunerun` and its tests.
-# TUNERUN_WITH_TORCH=0 skips libtorch, Gloo, OpenBLAS, Fashion-MNIST, the
-# fortunes corpus and python3-torch (the trainers and their example data).
+#
+#   scripts/install_deps.sh           the engine, the CLI and the libtorch trainer:
+#                                     what `scripts/tunerun SWEEP.toml` needs
+#   scripts/install_deps.sh --tests   adds what the test suite and the Python
+#                                     bindings need (`scripts/test` asks for it)
+#
+# The engine: ZeroMQ, msgpack, SQLite, fmt, nlohmann-json, toml++, CLI11, and
+# for the dashboard cpp-httplib, Eigen and Chart.js (embedded at build time).
+# --tests adds doctest; headless Chromium, chromedriver and Selenium (the
+# dashboard's browser tests); Slurm and munge (the launcher's clients and the
+# tests' local cluster, tests/slurm/local_cluster.sh, which starts its own
+# daemons); python3-dev, pybind11-dev, pytest, pandas and python3-torch
+# (`import tunerun` and its tests); the fortunes corpus (char_gpt's text).
+# TUNERUN_WITH_TORCH=0 leaves out libtorch, Gloo, OpenBLAS, Fashion-MNIST,
+# fortunes and python3-torch (the trainers and their example data).
 # TUNERUN_BENCH_ANCHORS=1 adds what the benchmarks' anchors run: Optuna and
 # PyTorch from Python (benchmarks/anchors/); the build and the tests never need them.
 set -euo pipefail
 
+with_tests=0
+for arg in "$@"; do
+  case "$arg" in
+    --tests) with_tests=1 ;;
+    *) echo "install_deps: unknown argument '$arg' (known: --tests)" >&2; exit 2 ;;
+  esac
+done
+with_torch=$([[ "${TUNERUN_WITH_TORCH:-1}" != 0 ]] && echo 1 || echo 0)
+
 packages=(
   build-essential cmake ninja-build ccache pkg-config git
   libzmq3-dev cppzmq-dev libmsgpack-cxx-dev libsqlite3-dev sqlite3
-  libeigen3-dev libcli11-dev libfmt-dev doctest-dev libtomlplusplus-dev
-  nlohmann-json3-dev python3
+  libeigen3-dev libcli11-dev libfmt-dev libtomlplusplus-dev nlohmann-json3-dev python3
   libcpp-httplib-dev libjs-chart.js
-  chromium chromium-driver python3-selenium
-  slurmd slurmctld slurm-client munge iproute2 mount
-  python3-dev pybind11-dev python3-pytest python3-pandas
 )
-if [[ "${TUNERUN_WITH_TORCH:-1}" != 0 ]]; then
-  packages+=(libtorch-dev libgloo-dev zlib1g-dev libopenblas0-pthread dataset-fashion-mnist
-             fortunes)
-  packages+=(python3-torch)  # tunerun.train.torch (Python DDP) and its tests
+if ((with_torch)); then
+  packages+=(libtorch-dev libgloo-dev zlib1g-dev libopenblas0-pthread dataset-fashion-mnist)
+fi
+if ((with_tests)); then
+  packages+=(
+    doctest-dev
+    chromium chromium-driver python3-selenium
+    slurmd slurmctld slurm-client munge iproute2 mount
+    python3-dev pybind11-dev python3-pytest python3-pandas
+  )
+  if ((with_torch)); then
+    packages+=(fortunes python3-torch)
+  fi
 fi
 if [[ "${TUNERUN_BENCH_ANCHORS:-0}" == 1 ]]; then
   packages+=(python3-optuna python3-torch)

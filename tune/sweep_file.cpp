@@ -253,7 +253,8 @@ void read_trainable(TableReader& top, const std::string& file, ExperimentSpec& s
       }
       if (spec.trainable.library.empty()) {
         throw r.error("builtin", fmt::format("'{}' needs {}, which this build lacks (looked in "
-                                             "{}; build with libtorch: TUNERUN_WITH_TORCH=1)",
+                                             "{}; scripts/build.sh builds it, with libtorch: "
+                                             "TUNERUN_WITH_TORCH=1)",
                                              *builtin, *plugin, fmt::join(looked, ", ")));
       }
     } else if (train::find_trainable(*builtin) == nullptr) {
