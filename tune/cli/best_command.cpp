@@ -1,5 +1,6 @@
 // `tunerun best EXPERIMENT_DIR`: the best trial by the experiment's metric.
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include "storage/experiment_store.h"

@@ -1,6 +1,7 @@
 // `tunerun report runs/NAME -o report.html`: the dashboard's views of one
 // experiment, data included, as one self-contained HTML file.
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include "core/errors.h"

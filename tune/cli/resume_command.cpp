@@ -2,10 +2,12 @@
 // interrupted, killed or stopped by fail_fast, from what its database and
 // checkpoints hold (see ControllerOptions::resume).
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include "storage/experiment_store.h"
 #include "tune/cli/commands.h"
+#include "tune/cli/run_experiment.h"
 #include "tune/sweep_file.h"
 
 namespace tune::cli {

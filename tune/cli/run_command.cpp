@@ -2,6 +2,7 @@
 // `tunerun validate SWEEP.toml`: checks a sweep file and writes nothing; with
 // --print-config [--json] it prints the effective spec, defaults filled in.
 
+#include <CLI/CLI.hpp>
 #include <arpa/inet.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -13,6 +14,7 @@
 
 #include "train/plugin.h"
 #include "tune/cli/commands.h"
+#include "tune/cli/run_experiment.h"
 #include "tune/controller.h"
 #include "tune/experiment_spec_json.h"
 #include "tune/process.h"
