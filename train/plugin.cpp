@@ -28,11 +28,9 @@ void load_trainable_library(const std::filesystem::path& path) {
 }
 
 std::optional<std::string> builtin_plugin_library(const std::string& name) {
+  // From train/builtin_plugins.txt, which scripts/tunerun reads too.
   static const std::map<std::string, std::string> kPlugins = {
-      {"fashion_mnist_mlp", "libtunerun_fashion_mnist.so"},
-      {"fashion_mnist_lenet", "libtunerun_fashion_mnist.so"},
-      {"fashion_mnist_cnn", "libtunerun_models.so"},
-      {"char_gpt", "libtunerun_models.so"},
+#include "train/builtin_plugins.inc"
   };
   auto it = kPlugins.find(name);
   if (it == kPlugins.end()) return std::nullopt;

@@ -8,12 +8,10 @@
 
 #include <set>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "core/errors.h"
 #include "train/builtins/builtins.h"
-#include "train/plugin.h"
 #include "train/worker_env.h"
 #include "train/worker_runtime.h"
 #include "tune/cli/commands.h"
@@ -42,12 +40,6 @@ std::vector<std::string> with_default_subcommand(int argc, char** argv) {
 int main(int argc, char** argv) {
   train::register_builtin_trainables();
   if (tune::is_worker()) return train::run_worker();
-  // For scripts/tunerun, which builds only what a sweep needs: the plug-in
-  // library file a built-in trainable lives in, or nothing. Not in --help.
-  if (argc == 3 && std::string_view(argv[1]) == "--plugin-library") {
-    if (auto library = train::builtin_plugin_library(argv[2])) fmt::print("{}\n", *library);
-    return 0;
-  }
 
   // The name is given: CLI11 takes it from argv[0] only when it parses argv.
   CLI::App app{"tunerun: hyperparameter sweeps with distributed trials, results in SQLite",
