@@ -140,7 +140,7 @@ inline LeaseCheck check_leases(TrialScheduler& s, int n, int64_t max_t, size_t s
       lease[id] = s.continues_through(t.view(id), iteration[id]);
       running.push_back(id);
     }
-    for (const std::string id : std::vector<std::string>(running)) {
+    for (const std::string& id : std::vector<std::string>(running)) {
       const int64_t step = ++iteration[id];
       const double score = std::sin(index[id] * 1.3 + static_cast<double>(step) * 0.07) +
                            0.01 * static_cast<double>(step);
