@@ -1,7 +1,8 @@
 // `tunerun best EXPERIMENT_DIR`: the best trial by the experiment's metric.
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
 
 #include "storage/experiment_store.h"
 #include "tune/cli/commands.h"

@@ -1,10 +1,10 @@
 // `tunerun dashboard DIR`: a live, read-only web view of every experiment
 // under DIR (or of DIR itself), served until Ctrl-C.
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <poll.h>
 
+#include <CLI/CLI.hpp>
 #include <atomic>
 #include <thread>
 

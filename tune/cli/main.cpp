@@ -3,9 +3,9 @@
 // The same executable is also every worker: started by a controller with
 // TUNERUN_WORKER=1, it runs the worker runtime and never parses arguments.
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <set>
 #include <string>
 #include <vector>

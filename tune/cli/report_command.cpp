@@ -1,8 +1,9 @@
 // `tunerun report runs/NAME -o report.html`: the dashboard's views of one
 // experiment, data included, as one self-contained HTML file.
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
 
 #include "core/errors.h"
 #include "dashboard/report.h"

@@ -10,9 +10,9 @@
 // stored as null and prints as null (JSON), empty (CSV) or "null" (table).
 // Reads the database while an experiment runs without blocking it.
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <set>
 

@@ -2,8 +2,9 @@
 // interrupted, killed or stopped by fail_fast, from what its database and
 // checkpoints hold (see ControllerOptions::resume).
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
 
 #include "storage/experiment_store.h"
 #include "tune/cli/commands.h"

@@ -2,13 +2,13 @@
 // `tunerun validate SWEEP.toml`: checks a sweep file and writes nothing; with
 // --print-config [--json] it prints the effective spec, defaults filled in.
 
-#include <CLI/CLI.hpp>
 #include <arpa/inet.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <ifaddrs.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <filesystem>
 #include <set>
 

@@ -1,10 +1,10 @@
 // `tunerun status EXPERIMENT_DIR`: every trial's state and why it is in it.
 // Reads the database while an experiment runs without blocking it.
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <map>
 
