@@ -241,7 +241,7 @@ void DistributedModel::Impl::launch_ready() {
   }
 }
 
-void DistributedModel::Impl::launch(ddp_detail::Bucket& bucket) {
+void DistributedModel::Impl::launch(Bucket& bucket) {
   torch::NoGradGuard no_grad;
   bucket.flat[0].div_(group->getSize());  // pre-divide: SUM then gives the mean
   try {
