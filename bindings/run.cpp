@@ -162,8 +162,8 @@ tune::ExperimentSpec to_spec(const py::dict& dict) {
 
 // The checks fit() would make before it writes anything, raising ValueError.
 void check_spec(const py::dict& dict) {
-  const tune::ExperimentSpec spec = to_spec(dict);
-  tune::validate_spec(spec);
+  tune::ExperimentSpec spec = to_spec(dict);
+  tune::finish_spec(spec);
   tune::Plugins::from_spec(spec);
 }
 
