@@ -14,51 +14,12 @@
 #include "tune/experiment_spec_json.h"
 #include "tune/plugins.h"
 #include "tune/result_grid.h"
+#include "tune/spec_fields.h"
 #include "tune/spec_validation.h"
 #include "tune/stoppers.h"
 
 namespace tunerun_py {
 namespace {
-
-// Reads optional fields of one dict, naming the dict's key in errors.
-class Fields {
- public:
-  Fields(py::dict dict, std::string prefix) : dict_(std::move(dict)), prefix_(std::move(prefix)) {}
-
-  template <class T>
-  void read(const char* key, T& out) const {
-    if (!dict_.contains(key) || dict_[key].is_none()) return;
-    try {
-      out = dict_[key].cast<T>();
-    } catch (const py::cast_error&) {
-      throw py::value_error(fmt::format("{}{}: expected a {}, got {}", prefix_, key,
-                                        py::type_id<T>(),
-                                        py::repr(dict_[key]).cast<std::string>()));
-    }
-  }
-  tune::Json json(const char* key) const {
-    return dict_.contains(key) ? to_json(dict_[key], prefix_ + key) : tune::Json::object();
-  }
-  py::dict dict(const char* key) const {
-    if (!dict_.contains(key) || dict_[key].is_none()) return {};
-    if (!py::isinstance<py::dict>(dict_[key])) {
-      throw py::value_error(fmt::format("{}{}: expected a dict", prefix_, key));
-    }
-    return dict_[key].cast<py::dict>();
-  }
-  tune::Mode mode(const char* key, tune::Mode fallback) const {
-    std::string text;
-    read(key, text);
-    if (text.empty()) return fallback;
-    if (auto mode = tune::mode_from_string(text)) return *mode;
-    throw py::value_error(
-        fmt::format("{}{}: must be \"min\" or \"max\", got \"{}\"", prefix_, key, text));
-  }
-
- private:
-  py::dict dict_;
-  std::string prefix_;
-};
 
 tune::ParamSpace to_param_space(py::dict dict, const std::string& prefix) {
   tune::ParamSpace space;
@@ -87,84 +48,93 @@ tune::ParamSpace to_param_space(py::dict dict, const std::string& prefix) {
   return space;
 }
 
+// The spec dict's entries that hold Python objects rather than JSON.
+bool holds_objects(const std::string& key) {
+  return key == "param_space" || key == "stop" || key == "custom_searcher" ||
+         key == "custom_scheduler";
+}
+
+// dict[key], or None.
+py::object entry(const py::dict& dict, const char* key) {
+  return dict.contains(key) ? py::object(dict[key]) : py::none();
+}
+
+// The dict is the JSON form of a spec (tune/experiment_spec_json.h) plus
+// Python objects: param_space with domain objects, searcher and scheduler
+// adapters, a stopper. Finished as every front end's spec is.
 tune::ExperimentSpec to_spec(const py::dict& dict) {
-  const Fields f(dict, "");
+  tune::Json json = tune::Json::object();
+  for (auto [key, value] : dict) {
+    const std::string name = py::str(key);
+    if (!holds_objects(name)) json[name] = to_json(value, name);
+  }
   tune::ExperimentSpec spec;
-  f.read("name", spec.name);
-  std::string storage = spec.storage_path.string();
-  f.read("storage_path", storage);
-  spec.storage_path = storage;
-  f.read("metric", spec.metric);
-  spec.mode = f.mode("mode", spec.mode);
-  f.read("num_samples", spec.num_samples);
-  f.read("max_concurrent_trials", spec.max_concurrent_trials);
-  f.read("seed", spec.seed);
-  f.read("reuse_workers", spec.reuse_workers);
-  f.read("prestart_workers", spec.prestart_workers);
-  f.read("max_failures", spec.max_failures);
-  f.read("fail_fast", spec.fail_fast);
-  f.read("num_to_keep", spec.num_to_keep);
-  f.read("checkpoint_score_attribute", spec.checkpoint_score_attribute);
-  spec.checkpoint_score_order = f.mode("checkpoint_score_order", spec.checkpoint_score_order);
-  f.read("total_cpus", spec.total_cpus);
-
-  const Fields t(f.dict("trainable"), "trainable.");
-  t.read("name", spec.trainable.name);
-  t.read("num_workers", spec.trainable.num_workers);
-  t.read("cpus_per_worker", spec.trainable.cpus_per_worker);
-  t.read("gpus_per_worker", spec.trainable.gpus_per_worker);
-  t.read("threads_per_worker", spec.trainable.threads_per_worker);
-
-  spec.param_space = to_param_space(f.dict("param_space"), "");
-
+  tune::read_spec_json(spec, json);
+  const py::object space = entry(dict, "param_space");
+  if (!space.is_none()) {
+    if (!py::isinstance<py::dict>(space)) throw py::value_error("param_space: expected a dict");
+    spec.param_space = to_param_space(space.cast<py::dict>(), "");
+  }
   // A Python searcher or scheduler arrives as its adapter object, a named
-  // C++ one as a dict of options.
+  // C++ one as its JSON above.
   if (dict.contains("custom_searcher")) {
     spec.custom_searcher = python_searcher(dict["custom_searcher"]);
   }
   if (dict.contains("custom_scheduler")) {
     spec.custom_scheduler = python_scheduler(dict["custom_scheduler"]);
   }
-  tune::Json search = f.json("search");
-  if (search.contains("algorithm")) {
-    spec.search_algorithm = search["algorithm"].get<std::string>();
-    search.erase("algorithm");
-  }
-  spec.search_options = search;
-  tune::Json scheduler = f.json("scheduler");
-  if (scheduler.contains("type")) {
-    spec.scheduler = scheduler["type"].get<std::string>();
-    scheduler.erase("type");
-  }
-  spec.scheduler_options = scheduler;
 
   // A Python stopper (callable) or Ray's stop dict {metric: bound}.
-  const bool python_stop =
-      dict.contains("stop") && !dict["stop"].is_none() && !py::isinstance<py::dict>(dict["stop"]);
-  if (python_stop) spec.stoppers.push_back(python_stopper(dict["stop"]));
-  const tune::Json stop = python_stop ? tune::Json::object() : f.json("stop");
-  for (const auto& [key, bound] : stop.items()) {
-    if (!bound.is_number()) {
-      throw py::value_error(fmt::format("stop.{}: expected a number, got {}", key, bound.dump()));
+  const py::object stop = entry(dict, "stop");
+  if (py::isinstance<py::dict>(stop)) {
+    const tune::Json bounds = to_json(stop, "stop");
+    for (const auto& [key, bound] : bounds.items()) {
+      if (!bound.is_number()) {
+        throw py::value_error(fmt::format("stop.{}: expected a number, got {}", key, bound.dump()));
+      }
+      spec.stop.push_back({key, bound.get<double>()});
     }
-    spec.stop.push_back({key, bound.get<double>()});
+  } else if (!stop.is_none()) {
+    spec.stoppers.push_back(python_stopper(stop));
   }
-  double time_budget_s = 0;
-  f.read("time_budget_s", time_budget_s);
-  if (time_budget_s > 0) {
-    spec.stoppers.push_back(
-        std::make_shared<tune::TimeoutStopper>(std::chrono::duration<double>(time_budget_s)));
+  const tune::Json budget = json.value("time_budget_s", tune::Json());
+  if (!budget.is_null() && !budget.is_number()) {
+    throw py::value_error(fmt::format("time_budget_s: expected a number, got {}", budget.dump()));
   }
+  if (budget.is_number() && budget.get<double>() > 0) {
+    spec.stoppers.push_back(std::make_shared<tune::TimeoutStopper>(
+        std::chrono::duration<double>(budget.get<double>())));
+  }
+  tune::finish_spec(spec);
   spec.source = tune::experiment_spec_to_json(spec);
   spec.source["api"] = "python";
   return spec;
 }
 
-// The checks fit() would make before it writes anything, raising ValueError.
-void check_spec(const py::dict& dict) {
+// The checks fit() would make before it writes anything, raising ValueError;
+// returns the effective spec, as `tunerun validate --print-config --json`
+// prints a sweep file's.
+py::object check_spec(const py::dict& dict) {
   const tune::ExperimentSpec spec = to_spec(dict);
-  tune::validate_spec(spec);
   tune::Plugins::from_spec(spec);
+  return to_python(tune::experiment_spec_to_json(spec));
+}
+
+// The spec table's rows (tune/spec_fields.h), for tunerun/tune/tuner.py.
+py::list spec_fields() {
+  py::list rows;
+  for (const tune::SpecField& field : tune::spec_fields()) {
+    py::dict row;
+    row["key"] = std::string(field.key);
+    row["type"] = std::string(field.access.type);
+    row["default"] = to_python(tune::field_default(field));
+    row["doc"] = std::string(field.doc);
+    row["rule"] = std::string(field.rule);
+    row["python"] = std::string(field.python);
+    row["example"] = to_python(tune::Json::parse(field.example));
+    rows.append(row);
+  }
+  return rows;
 }
 
 py::dict result_to_python(const tune::Result& r) {
@@ -203,7 +173,12 @@ void add_run_functions(py::module_& m) {
       "`size` values of a domain ({KIND: [ARGS]}) drawn as the engine's searchers draw them.");
 
   m.def("check_spec", &check_spec, py::arg("spec"),
-        "Raises ValueError naming the key of the first problem in an experiment spec.");
+        "Raises ValueError naming the key of the first problem in an experiment spec; returns "
+        "the effective spec (defaults filled in) as a dict.");
+  m.def("spec_fields", &spec_fields,
+        "The experiment spec's fields, one dict each: key (as a sweep file writes it), type, "
+        "default, doc, rule (its message when broken, or empty), python (the keyword that "
+        "sets it, or empty) and example.");
 
   m.def(
       "fit",

@@ -30,7 +30,7 @@ class TrialController::Impl {
       : spec_(std::move(spec)),
         options_(std::move(options)),
         log_(options_.verbosity, options_.progress) {
-    validate_spec(spec_);
+    finish_spec(spec_);
     if (options_.worker_argv.empty()) options_.worker_argv = {self_executable()};
     if (!options_.launcher) options_.launcher = std::make_shared<LocalLauncher>();
     // Workers may start elsewhere (working_dir): every path they get is absolute.

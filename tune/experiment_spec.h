@@ -1,6 +1,9 @@
 // ExperimentSpec: everything one sweep needs, whether it came from a TOML
-// file (tune/sweep_file.h) or from the C++ API. Plain data; defaults follow
-// Ray Tune where Ray has one.
+// file (tune/sweep_file.h), the C++ API or Python. Plain data; defaults follow
+// Ray Tune where Ray has one. Each scalar field is a row of the spec table
+// (tune/spec_fields.h), through which the sweep file, JSON and Python set it;
+// a new field needs its row there. finish_spec (tune/spec_validation.h)
+// applies the rules before anything runs.
 #pragma once
 
 #include <cstdint>

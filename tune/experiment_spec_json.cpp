@@ -7,22 +7,12 @@
 #include <cmath>
 #include <thread>
 
+#include "core/errors.h"
 #include "tune/gpus.h"
+#include "tune/spec_fields.h"
 
 namespace tune {
 namespace {
-
-Json trainable_json(const TrainableSpec& t) {
-  Json out = {{"name", t.name},
-              {"num_workers", t.num_workers},
-              {"cpus_per_worker", t.cpus_per_worker},
-              {"gpus_per_worker", t.gpus_per_worker},
-              {"threads_per_worker", t.threads()}};
-  if (!t.library.empty()) out["library"] = t.library;
-  if (!t.command.empty()) out["command"] = t.command;
-  if (!t.working_dir.empty()) out["working_dir"] = t.working_dir.string();
-  return out;
-}
 
 Json stop_json(const std::vector<StopCriterion>& criteria) {
   Json out = Json::object();
@@ -84,50 +74,79 @@ void write_table(const Json& table, const std::string& path, std::string& out) {
   }
 }
 
+// "failure.max_failures" as the JSON pointer /failure/max_failures.
+Json::json_pointer pointer(std::string_view key) {
+  std::string path = "/" + std::string(key);
+  std::replace(path.begin(), path.end(), '.', '/');
+  return Json::json_pointer(path);
+}
+
+// object[key], or null when `object` is not an object or lacks it.
+const Json& member(const Json& object, std::string_view key) {
+  static const Json kNull;
+  if (!object.is_object()) return kNull;
+  const auto it = object.find(std::string(key));
+  return it == object.end() ? kNull : *it;
+}
+
+// A plug-in's options: the keys of `table` that no row names.
+Json options(const Json& json, std::string_view table) {
+  Json out = Json::object();
+  for (const auto& [key, value] : member(json, table).items()) {
+    const bool row =
+        std::any_of(spec_fields().begin(), spec_fields().end(),
+                    [&](const SpecField& f) { return f.section() == table && f.name() == key; });
+    if (!row) out[key] = value;
+  }
+  return out;
+}
+
 }  // namespace
 
 Json experiment_spec_to_json(const ExperimentSpec& spec) {
-  Json search = spec.search_options.is_object() ? spec.search_options : Json::object();
-  search["algorithm"] = spec.custom_searcher ? "custom" : spec.search_algorithm;
-  Json scheduler = spec.scheduler_options.is_object() ? spec.scheduler_options : Json::object();
-  scheduler["type"] = spec.custom_scheduler ? "custom" : spec.scheduler;
-  const double cpus = spec.total_cpus > 0
-                          ? spec.total_cpus
-                          : static_cast<double>(std::thread::hardware_concurrency());
-  Json cluster = {{"launcher", spec.cluster.launcher}};
-  if (!spec.cluster.control_address.empty()) {
-    cluster["control_address"] = spec.cluster.control_address;
+  Json out = Json::object();
+  for (const SpecField& field : spec_fields()) out[pointer(field.key)] = field_value(field, spec);
+  // What 0 and -1 mean on this machine, as the controller will take them.
+  if (spec.total_cpus <= 0) {
+    out["resources"]["cpus"] = static_cast<double>(std::thread::hardware_concurrency());
   }
-  if (!spec.cluster.control_interface.empty()) {
-    cluster["control_interface"] = spec.cluster.control_interface;
+  if (spec.total_gpus < 0) out["resources"]["gpus"] = static_cast<int>(visible_gpus().size());
+  out["trainable"]["threads_per_worker"] = spec.trainable.threads();
+
+  Json& trainable = out["trainable"];
+  trainable["name"] = spec.trainable.name;
+  if (!spec.trainable.library.empty()) trainable["library"] = spec.trainable.library;
+  if (!spec.trainable.command.empty()) trainable["command"] = spec.trainable.command;
+  if (!spec.trainable.working_dir.empty()) {
+    trainable["working_dir"] = spec.trainable.working_dir.string();
   }
-  return {{"name", spec.name},
-          {"storage_path", spec.storage_path.string()},
-          {"metric", spec.metric},
-          {"mode", to_string(spec.mode)},
-          {"num_samples", spec.num_samples},
-          {"max_concurrent_trials", spec.max_concurrent_trials},
-          {"seed", spec.seed},
-          {"reuse_workers", spec.reuse_workers},
-          {"prestart_workers", spec.prestart_workers},
-          {"trainable", trainable_json(spec.trainable)},
-          {"param_space", spec.param_space.describe()},
-          {"search", search},
-          {"scheduler", scheduler},
-          {"stop", stop_json(spec.stop)},
-          {"resources",
-           {{"cpus", cpus},
-            {"gpus",
-             spec.total_gpus >= 0 ? spec.total_gpus : static_cast<int>(visible_gpus().size())}}},
-          {"failure",
-           {{"heartbeat_timeout_s", spec.heartbeat_timeout_s},
-            {"max_failures", spec.max_failures},
-            {"fail_fast", spec.fail_fast}}},
-          {"checkpoint",
-           {{"num_to_keep", spec.num_to_keep},
-            {"checkpoint_score_attribute", spec.checkpoint_score_attribute},
-            {"checkpoint_score_order", to_string(spec.checkpoint_score_order)}}},
-          {"cluster", cluster}};
+  out["param_space"] = spec.param_space.describe();
+  out["stop"] = stop_json(spec.stop);
+  if (spec.search_options.is_object()) out["search"].update(spec.search_options);
+  if (spec.custom_searcher) out["search"]["algorithm"] = "custom";
+  if (spec.scheduler_options.is_object()) out["scheduler"].update(spec.scheduler_options);
+  if (spec.custom_scheduler) out["scheduler"]["type"] = "custom";
+  return out;
+}
+
+void read_spec_json(ExperimentSpec& spec, const Json& json) {
+  if (!json.is_object()) throw ConfigError("expected an object");
+  for (const SpecField& field : spec_fields()) {
+    const Json& section = field.section().empty() ? json : member(json, field.section());
+    if (section.is_null()) continue;
+    if (!section.is_object()) {
+      throw ConfigError("expected an object", {}, 0, std::string(field.section()));
+    }
+    const Json& value = member(section, field.name());
+    if (!value.is_null()) set_field(field, spec, value);
+  }
+  const Json& name = member(member(json, "trainable"), "name");
+  if (!name.is_null()) {
+    if (!name.is_string()) throw ConfigError("expected a string", {}, 0, "trainable.name");
+    spec.trainable.name = name.get<std::string>();
+  }
+  spec.search_options = options(json, "search");
+  spec.scheduler_options = options(json, "scheduler");
 }
 
 std::string json_to_toml(const Json& object) {

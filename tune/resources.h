@@ -1,7 +1,7 @@
 // Resources: what each rank of a trial's worker group gets. The one
 // description of a trial's resources: a sweep file's [trainable], the C++
 // API's tune::Trainable and train::ScalingConfig all become this, and
-// validate_spec (tune/spec_validation.h) checks it the same way for all.
+// finish_spec (tune/spec_validation.h) checks it the same way for all.
 #pragma once
 
 #include <algorithm>

@@ -1,75 +1,124 @@
 #include "tune/spec_validation.h"
 
-#include <string_view>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
 
 #include "core/errors.h"
+#include "schedulers/trial_scheduler.h"
+#include "search/factory.h"
+#include "train/external_command.h"
+#include "tune/plugin_kind.h"
+#include "tune/spec_fields.h"
 
 namespace tune {
 namespace {
 
-// One rule: a field (by its sweep-file key), how to read it, when it is valid.
-template <class From>
-struct Field {
-  std::string_view key;
-  double (*get)(const From&);
-  bool (*valid)(double);
-  std::string_view rule;
-};
+void check_field(const SpecField& field, const ExperimentSpec& spec, const std::string& key) {
+  const Json value = field_value(field, spec);
+  if (field.valid == nullptr || field.valid(value)) return;
+  const std::string text = value.is_string() ? value.get<std::string>() : value.dump();
+  throw ConfigError(fmt::format(fmt::runtime(field.rule), text), {}, 0, key);
+}
 
-constexpr Field<Resources> kResourceFields[] = {
-    {"num_workers", [](const Resources& r) -> double { return r.num_workers; },
-     [](double v) { return v >= 1 && v <= 1024; }, "must be between 1 and 1024"},
-    {"cpus_per_worker", [](const Resources& r) { return r.cpus_per_worker; },
-     [](double v) { return v > 0; }, "must be > 0"},
-    {"gpus_per_worker", [](const Resources& r) -> double { return r.gpus_per_worker; },
-     [](double v) { return v >= 0 && v <= 64; }, "must be a whole number from 0 to 64"},
-    {"threads_per_worker", [](const Resources& r) -> double { return r.threads_per_worker; },
-     [](double v) { return v >= 0 && v <= 1024; },
-     "must be between 1 and 1024 (or 0: one per CPU of the worker)"},
-};
+// The plug-ins' kinds, whether named or given as objects.
+std::string_view searcher_kind(const ExperimentSpec& spec) {
+  return spec.custom_searcher ? plugin_kind(spec.custom_searcher) : spec.search_algorithm;
+}
+std::string_view scheduler_kind(const ExperimentSpec& spec) {
+  return spec.custom_scheduler ? plugin_kind(spec.custom_scheduler) : spec.scheduler;
+}
 
-constexpr Field<ExperimentSpec> kSpecFields[] = {
-    {"num_samples", [](const ExperimentSpec& s) -> double { return s.num_samples; },
-     [](double v) { return v >= 1 || v == -1; },
-     "must be at least 1 (or -1: until a stopper ends the experiment)"},
-    {"max_concurrent_trials",
-     [](const ExperimentSpec& s) -> double { return s.max_concurrent_trials; },
-     [](double v) { return v >= 0; }, "must be >= 0 (0: no limit)"},
-    {"resources.cpus", [](const ExperimentSpec& s) { return s.total_cpus; },
-     [](double v) { return v >= 0; }, "must be > 0 (or 0: every core)"},
-    {"resources.gpus", [](const ExperimentSpec& s) -> double { return s.total_gpus; },
-     [](double v) { return v >= -1; }, "must be >= 0"},
-    {"failure.heartbeat_timeout_s", [](const ExperimentSpec& s) { return s.heartbeat_timeout_s; },
-     [](double v) { return v > 0; }, "must be > 0"},
-    {"failure.max_failures", [](const ExperimentSpec& s) -> double { return s.max_failures; },
-     [](double v) { return v >= -1; }, "must be >= 0, or -1 for unlimited"},
-    {"checkpoint.num_to_keep", [](const ExperimentSpec& s) -> double { return s.num_to_keep; },
-     [](double v) { return v >= 0; }, "must be >= 1 (or 0: keep all)"},
-};
+// A command placeholder that names no key of the param space would fail
+// every trial: refuse it before anything runs.
+void check_command(const ExperimentSpec& spec) {
+  if (spec.trainable.command.empty()) return;
+  std::vector<std::string> keys;
+  try {
+    keys = train::placeholder_keys(spec.trainable.command);
+  } catch (const ConfigError& e) {
+    throw ConfigError(e.message(), {}, 0, "trainable.command");
+  }
+  const Config space(spec.param_space.describe());
+  for (const auto& key : keys) {
+    if (space.contains(key)) continue;
+    std::vector<std::string> names;
+    for (const auto& [name, value] : space.json().items()) names.push_back(name);
+    throw ConfigError(fmt::format("placeholder {{{}}} names no key of [param_space] (keys: {}); "
+                                  "write {{{{ and }}}} for literal braces",
+                                  key, fmt::join(names, ", ")),
+                      {}, 0, "trainable.command");
+  }
+}
 
-template <class From, size_t N>
-void check(const Field<From> (&fields)[N], const From& from, const std::string& prefix) {
-  for (const auto& field : fields) {
-    if (field.valid(field.get(from))) continue;
-    const std::string key =
-        prefix.empty() ? std::string(field.key) : prefix + "." + std::string(field.key);
-    throw ConfigError(std::string(field.rule), {}, 0, key);
+// A named plug-in's options, checked by building it as the controller will.
+// An error names the option under its table ("search.n_startup_trials"),
+// or the experiment's metric.
+void check_plugins(const ExperimentSpec& spec) {
+  auto under = [](const ConfigError& e, const std::string& table) {
+    const std::string key = e.key() == "metric" ? "metric"
+                            : e.key().empty()   ? table
+                                                : table + "." + e.key();
+    return ConfigError(e.message(), {}, 0, key);
+  };
+  if (!spec.custom_searcher) {
+    try {
+      search::make_searcher(spec.search_algorithm, spec.search_options,
+                            {spec.num_samples, spec.seed})
+          ->set_search_properties(spec.metric, spec.mode, spec.param_space);
+    } catch (const ConfigError& e) {
+      throw under(e, "search");
+    }
+  }
+  if (!spec.custom_scheduler) {
+    try {
+      schedulers::make_scheduler(spec.scheduler, spec.scheduler_options)
+          ->set_search_properties(spec.metric, spec.mode);
+    } catch (const ConfigError& e) {
+      throw under(e, "scheduler");
+    }
   }
 }
 
 }  // namespace
 
 void validate_resources(const Resources& resources, const std::string& prefix) {
-  check(kResourceFields, resources, prefix);
+  ExperimentSpec spec;
+  static_cast<Resources&>(spec.trainable) = resources;
+  for (const SpecField& field : spec_fields()) {
+    if (field.section() == "trainable") {
+      check_field(field, spec, fmt::format("{}.{}", prefix, field.name()));
+    }
+  }
 }
 
-void validate_spec(const ExperimentSpec& spec) {
-  if (spec.name.empty()) throw ConfigError("the experiment has no name", {}, 0, "name");
+void finish_spec(ExperimentSpec& spec) {
+  spec.heartbeat_period_s = std::min(spec.heartbeat_period_s, spec.heartbeat_timeout_s / 4);
+  // Ray's HyperBandForBOHB: brackets that fill before they halve.
+  if (searcher_kind(spec) == "bohb" && !spec.custom_scheduler && spec.scheduler == "hyperband" &&
+      !spec.scheduler_options.contains("for_bohb")) {
+    spec.scheduler_options["for_bohb"] = true;
+  }
+
+  for (const SpecField& field : spec_fields()) check_field(field, spec, std::string(field.key));
   if (spec.trainable.name.empty() && spec.trainable.command.empty()) {
     throw ConfigError("the trainable has no name", {}, 0, "trainable");
   }
-  validate_resources(spec.trainable, "trainable");
-  check(kSpecFields, spec, "");
+  if (!spec.cluster.control_address.empty() && !spec.cluster.control_interface.empty()) {
+    throw ConfigError("give control_address or control_interface, not both", {}, 0,
+                      "cluster.control_interface");
+  }
+  check_command(spec);
+  check_plugins(spec);
+  // BOHB's model learns from the budgets HyperBand's brackets produce; under
+  // another scheduler it is a TPE that sees few full-length results.
+  if (searcher_kind(spec) == "bohb" && scheduler_kind(spec) != "hyperband") {
+    throw ConfigError(fmt::format("\"bohb\" needs the \"hyperband\" scheduler (BOHB pairs its "
+                                  "model with HyperBand's brackets), got \"{}\"",
+                                  scheduler_kind(spec)),
+                      {}, 0, "search.algorithm");
+  }
 }
 
 }  // namespace tune

@@ -1,20 +1,32 @@
-// validate_spec: the one check of an ExperimentSpec before anything runs,
-// the same for a sweep file (tune/sweep_file.h) and the C++ API
-// (tune::Tuner, train::TorchTrainer): every numeric field against one table
-// of rules, keyed by the sweep file's dotted key.
+// finish_spec: the rules every ExperimentSpec meets before anything runs,
+// applied once all of a front end's work is done, and the same for each:
+// a sweep file (tune/sweep_file.h), the C++ Tuner and train::TorchTrainer,
+// Python (bindings/run.cpp), and a spec built by hand, which the controller
+// finishes itself. Each field is checked by its row's rule
+// (tune/spec_fields.h); the rules across fields are here.
 #pragma once
+
+#include <string>
 
 #include "tune/experiment_spec.h"
 
 namespace tune {
 
-// Throws ConfigError whose key() is the sweep-file key of the first field
-// out of range (e.g. "trainable.num_workers") and whose message states the
-// rule ("must be between 1 and 1024").
-void validate_spec(const ExperimentSpec& spec);
+// Fills in the defaults that depend on other fields, then checks every
+// rule. Finishing a finished spec changes nothing.
+//
+// Defaults: ranks beat every min(heartbeat_period_s, heartbeat_timeout_s / 4)
+// seconds; a named "hyperband" scheduler beside BOHB gets for_bohb = true
+// unless its options say (Ray's HyperBandForBOHB). A scheduler object's
+// options are its own: the C++ API states for_bohb in HyperBandOptions.
+//
+// Throws ConfigError whose key() is the sweep-file key of the first problem
+// ("trainable.num_workers", "search.algorithm", "scheduler.max_t") and whose
+// message states the rule; the sweep-file reader adds its file and line.
+void finish_spec(ExperimentSpec& spec);
 
-// The same rules for the resources alone; `prefix` names their table in the
-// error's key ("trainable", "scaling_config").
+// The rules of the trainable.* fields for `resources` alone; `prefix` names
+// their table in the error's key ("scaling_config.num_workers").
 void validate_resources(const Resources& resources, const std::string& prefix);
 
 }  // namespace tune

@@ -1,36 +1,25 @@
 #include "tune/sweep_file.h"
 
-#include <arpa/inet.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <toml++/toml.h>
 
 #include <algorithm>
 #include <fstream>
-#include <limits>
 #include <set>
 #include <sstream>
 
-#include "schedulers/trial_scheduler.h"
 #include "search/domain_spec.h"
-#include "search/factory.h"
-#include "train/external_command.h"
 #include "train/plugin.h"
 #include "train/trainable.h"
 #include "tune/process.h"
+#include "tune/spec_fields.h"
 #include "tune/spec_validation.h"
 
 namespace tune {
 namespace {
 
 int64_t line_of(const toml::node& node) { return node.source().begin.line; }
-
-// An integer from the file as an int; values beyond int's range stay out of
-// every valid range, so validate_spec still refuses them.
-int clamp_int(int64_t v) {
-  return static_cast<int>(
-      std::clamp<int64_t>(v, std::numeric_limits<int>::min(), std::numeric_limits<int>::max()));
-}
 
 // toml++ keeps a table's keys sorted; the file's order is what a user
 // wrote, and what grid expansion and sampling follow.
@@ -67,6 +56,16 @@ Json to_json(const toml::node& node) {
   return text.str();
 }
 
+// A value for a spec field: a TOML integer, float, bool or string as JSON;
+// anything else as null, which every field's type refuses.
+Json scalar(const toml::node& node) {
+  if (auto v = node.value_exact<int64_t>()) return *v;
+  if (auto v = node.value_exact<double>()) return *v;
+  if (auto v = node.value_exact<bool>()) return *v;
+  if (auto v = node.value_exact<std::string>()) return *v;
+  return nullptr;
+}
+
 // Reads one TOML table, remembering which keys were used so that finish()
 // can reject the rest as unknown. Every error names file, line and key.
 class TableReader {
@@ -88,22 +87,24 @@ class TableReader {
     return table_.get(key);
   }
 
-  template <class T>
-  std::optional<T> get(std::string_view key) {
+  std::optional<std::string> string(std::string_view key) {
     const toml::node* n = node(key);
     if (n == nullptr) return std::nullopt;
-    if constexpr (std::is_same_v<T, double>) {
-      if (auto v = n->value<double>(); v && n->is_number()) return *v;
-      throw error(key, "expected a number");
-    } else if constexpr (std::is_same_v<T, int64_t>) {
-      if (auto v = n->value_exact<int64_t>()) return *v;
-      throw error(key, "expected an integer");
-    } else if constexpr (std::is_same_v<T, bool>) {
-      if (auto v = n->value_exact<bool>()) return *v;
-      throw error(key, "expected true or false");
-    } else {
-      if (auto v = n->value_exact<std::string>()) return *v;
-      throw error(key, "expected a string");
+    if (auto v = n->value_exact<std::string>()) return *v;
+    throw error(key, "expected a string");
+  }
+
+  // The spec table's rows of this table (tune/spec_fields.h), into `spec`.
+  void read_fields(ExperimentSpec& spec) {
+    for (const SpecField& field : spec_fields()) {
+      if (field.section() != prefix_) continue;
+      const toml::node* n = node(field.name());
+      if (n == nullptr) continue;
+      try {
+        set_field(field, spec, scalar(*n));
+      } catch (const ConfigError& e) {
+        throw error(field.name(), e.message());
+      }
     }
   }
 
@@ -126,17 +127,19 @@ class TableReader {
     return options;
   }
 
-  void finish(const std::vector<std::string_view>& known) const {
+  // Refuses every key not read: neither a row of this table nor one of `more`.
+  void finish(const std::vector<std::string_view>& more = {}) const {
+    std::vector<std::string_view> known;
+    for (const SpecField& field : spec_fields()) {
+      if (field.section() == prefix_) known.push_back(field.name());
+    }
+    known.insert(known.end(), more.begin(), more.end());
     for (const auto& [key, value] : table_) {
       if (!used_.contains(std::string(key.str()))) {
         throw error(key.str(), fmt::format("unknown key; known here: {}", fmt::join(known, ", ")));
       }
     }
   }
-
-  // Re-throws a plug-in's ConfigError, adding the file and the line of the
-  // option it names.
-  [[noreturn]] void rethrow(const ConfigError& e) const { throw error(e.key(), e.message()); }
 
  private:
   const toml::table& table_;
@@ -200,16 +203,6 @@ std::vector<StopCriterion> parse_stop(const toml::table& table, const std::strin
   return criteria;
 }
 
-bool valid_name(const std::string& name) {
-  if (name.empty() || name == "." || name == "..") return false;
-  for (char c : name) {
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != '.') {
-      return false;
-    }
-  }
-  return true;
-}
-
 // `builtin = NAME`, or `name = NAME` with `library = PATH` (relative to the
 // sweep file). Built-ins that need libtorch live in a plugin library next to
 // the executable.
@@ -217,9 +210,9 @@ void read_trainable(TableReader& top, const std::string& file, ExperimentSpec& s
   const toml::table* table = top.table("trainable");
   if (table == nullptr) throw top.error("trainable", "missing [trainable] table");
   TableReader r(*table, "trainable", file);
-  auto builtin = r.get<std::string>("builtin");
-  auto name = r.get<std::string>("name");
-  auto library = r.get<std::string>("library");
+  auto builtin = r.string("builtin");
+  auto name = r.string("name");
+  auto library = r.string("library");
   const toml::node* command = r.node("command");
   if ((builtin ? 1 : 0) + (library ? 1 : 0) + (command ? 1 : 0) > 1) {
     throw r.error(builtin ? "builtin" : "library",
@@ -275,67 +268,20 @@ void read_trainable(TableReader& top, const std::string& file, ExperimentSpec& s
     throw r.error(name ? "name" : "builtin",
                   "missing: name the trainable to run, e.g. builtin = \"quadratic\"");
   }
-  // Ranges are validate_spec's, as for the C++ API.
-  if (auto n = r.get<int64_t>("num_workers")) spec.trainable.num_workers = clamp_int(*n);
-  if (auto c = r.get<double>("cpus_per_worker")) spec.trainable.cpus_per_worker = *c;
-  if (auto g = r.get<int64_t>("gpus_per_worker")) spec.trainable.gpus_per_worker = clamp_int(*g);
-  if (auto t = r.get<int64_t>("threads_per_worker")) {
-    spec.trainable.threads_per_worker = clamp_int(*t);
-  }
-  r.finish({"builtin", "name", "library", "command", "num_workers", "cpus_per_worker",
-            "gpus_per_worker", "threads_per_worker"});
+  r.read_fields(spec);
+  r.finish({"builtin", "name", "library", "command"});
 }
 
-// A command placeholder that names no key of the param space would fail
-// every trial: reject it before anything runs.
-void check_command_placeholders(const ExperimentSpec& spec, TableReader& top) {
-  if (spec.trainable.command.empty()) return;
-  const toml::table* trainable = top.table("trainable");
-  TableReader r(*trainable, "trainable", spec.sweep_file);
-  std::vector<std::string> keys;
-  try {
-    keys = train::placeholder_keys(spec.trainable.command);
-  } catch (const ConfigError& e) {
-    throw r.error("command", e.message());
+// The file and line of a rule's error (tune/spec_validation.h): its key's
+// value, else the nearest table on its path that the file has.
+ConfigError located(const ConfigError& e, const toml::table& root, const std::string& file) {
+  std::string path = e.key();
+  while (!path.empty() && !root.at_path(path)) {
+    const auto dot = path.rfind('.');
+    path = dot == std::string::npos ? "" : path.substr(0, dot);
   }
-  const Config space(spec.param_space.describe());
-  for (const auto& key : keys) {
-    if (space.contains(key)) continue;
-    std::vector<std::string> names;
-    for (const auto& [name, value] : space.json().items()) names.push_back(name);
-    throw r.error("command", fmt::format("placeholder {{{}}} names no key of [param_space] "
-                                         "(keys: {}); write {{{{ and }}}} for literal braces",
-                                         key, fmt::join(names, ", ")));
-  }
-}
-
-ClusterSpec read_cluster(TableReader r) {
-  ClusterSpec cluster;
-  if (auto launcher = r.get<std::string>("launcher")) {
-    if (*launcher != "local" && *launcher != "slurm" && *launcher != "auto") {
-      throw r.error("launcher", fmt::format("'{}' is not a launcher; use \"local\", \"slurm\" "
-                                            "or \"auto\" (slurm inside an allocation)",
-                                            *launcher));
-    }
-    cluster.launcher = *launcher;
-  }
-  if (auto address = r.get<std::string>("control_address")) {
-    in_addr parsed{};
-    if (inet_pton(AF_INET, address->c_str(), &parsed) != 1) {
-      throw r.error("control_address",
-                    fmt::format("'{}' is not an IPv4 address (e.g. \"10.1.2.3\")", *address));
-    }
-    cluster.control_address = *address;
-  }
-  if (auto interface = r.get<std::string>("control_interface")) {
-    if (!cluster.control_address.empty()) {
-      throw r.error("control_interface", "give control_address or control_interface, not both");
-    }
-    if (interface->empty()) throw r.error("control_interface", "is empty");
-    cluster.control_interface = *interface;
-  }
-  r.finish({"launcher", "control_address", "control_interface"});
-  return cluster;
+  const toml::node* node = path.empty() ? &root : root.at_path(path).node();
+  return ConfigError(e.message(), file, line_of(*node), e.key());
 }
 
 }  // namespace
@@ -353,113 +299,40 @@ ExperimentSpec parse_sweep(std::string_view text, const std::string& source_name
   spec.sweep_text = std::string(text);
   spec.sweep_file = source_name;
   TableReader top(root, "", source_name);
-
-  const std::string stem = std::filesystem::path(source_name).stem().string();
-  spec.name = top.get<std::string>("name").value_or(stem);
-  if (!valid_name(spec.name)) {
-    throw top.error("name", fmt::format("'{}' is not a valid experiment name (letters, digits, "
-                                        "'_', '-', '.')",
-                                        spec.name));
-  }
-  if (auto p = top.get<std::string>("storage_path")) spec.storage_path = *p;
-  spec.metric = top.get<std::string>("metric").value_or("");
-  if (auto m = top.get<std::string>("mode")) {
-    auto mode = mode_from_string(*m);
-    if (!mode) throw top.error("mode", fmt::format("'{}' is not a mode; use min or max", *m));
-    spec.mode = *mode;
-  }
-  if (auto n = top.get<int64_t>("num_samples")) spec.num_samples = *n;
-  if (auto n = top.get<int64_t>("max_concurrent_trials")) {
-    spec.max_concurrent_trials = clamp_int(*n);
-  }
-  if (auto s = top.get<int64_t>("seed")) spec.seed = static_cast<uint64_t>(*s);
-  if (auto reuse = top.get<bool>("reuse_workers")) spec.reuse_workers = *reuse;
-  if (auto prestart = top.get<bool>("prestart_workers")) spec.prestart_workers = *prestart;
-
+  top.read_fields(spec);
+  if (!root.contains("name")) spec.name = std::filesystem::path(source_name).stem().string();
   read_trainable(top, source_name, spec);
-
   if (const toml::table* space = top.table("param_space")) {
     spec.param_space = parse_space(*space, "param_space", source_name);
   }
-  check_command_placeholders(spec, top);
-  if (const toml::table* search = top.table("search")) {
-    TableReader r(*search, "search", source_name);
-    spec.search_algorithm = r.get<std::string>("algorithm").value_or("random");
-    spec.search_options = r.rest();
-    try {
-      search::make_searcher(spec.search_algorithm, spec.search_options,
-                            {spec.num_samples, spec.seed})
-          ->set_search_properties(spec.metric, spec.mode, spec.param_space);
-    } catch (const ConfigError& e) {
-      if (e.key() == "metric") throw top.error("metric", e.message());
-      r.rethrow(e);
-    }
-  }
-  if (const toml::table* scheduler = top.table("scheduler")) {
-    TableReader r(*scheduler, "scheduler", source_name);
-    spec.scheduler = r.get<std::string>("type").value_or("fifo");
-    spec.scheduler_options = r.rest();
-    try {
-      schedulers::make_scheduler(spec.scheduler, spec.scheduler_options)
-          ->set_search_properties(spec.metric, spec.mode);
-    } catch (const ConfigError& e) {
-      if (e.key() == "metric") throw top.error("metric", e.message());
-      r.rethrow(e);
-    }
-  }
-  // BOHB's model learns from the budgets HyperBand's brackets produce; under
-  // another scheduler it is a TPE that sees few full-length results.
-  if (spec.search_algorithm == "bohb" && spec.scheduler != "hyperband") {
-    const toml::table* search = top.table("search");
-    throw TableReader(*search, "search", source_name)
-        .error("algorithm", fmt::format("\"bohb\" needs [scheduler] type = \"hyperband\" "
-                                        "(BOHB pairs its model with HyperBand), got \"{}\"",
-                                        spec.scheduler));
-  }
-  // Ray's HyperBandForBOHB: brackets that fill before they halve.
-  if (spec.search_algorithm == "bohb" && !spec.scheduler_options.contains("for_bohb")) {
-    spec.scheduler_options["for_bohb"] = true;
-  }
   if (const toml::table* stop = top.table("stop")) spec.stop = parse_stop(*stop, source_name);
-  if (const toml::table* resources = top.table("resources")) {
-    TableReader r(*resources, "resources", source_name);
-    if (auto cpus = r.get<double>("cpus")) spec.total_cpus = *cpus;
-    if (auto gpus = r.get<int64_t>("gpus")) spec.total_gpus = clamp_int(*gpus);
-    r.finish({"cpus", "gpus"});
-  }
-  if (const toml::table* failure = top.table("failure")) {
-    TableReader r(*failure, "failure", source_name);
-    if (auto t = r.get<double>("heartbeat_timeout_s")) {
-      spec.heartbeat_timeout_s = *t;
-      spec.heartbeat_period_s = std::min(spec.heartbeat_period_s, *t / 4);
+  // The plug-ins' tables: every key but the row (algorithm, type) is an
+  // option, which the plug-in's factory checks (finish_spec).
+  for (auto [name, options] : {std::pair{"search", &spec.search_options},
+                               std::pair{"scheduler", &spec.scheduler_options}}) {
+    if (const toml::table* table = top.table(name)) {
+      TableReader r(*table, name, source_name);
+      r.read_fields(spec);
+      *options = r.rest();
     }
-    if (auto n = r.get<int64_t>("max_failures")) spec.max_failures = clamp_int(*n);
-    if (auto f = r.get<bool>("fail_fast")) spec.fail_fast = *f;
-    r.finish({"heartbeat_timeout_s", "max_failures", "fail_fast"});
   }
-  if (const toml::table* checkpoint = top.table("checkpoint")) {
-    TableReader r(*checkpoint, "checkpoint", source_name);
-    if (auto n = r.get<int64_t>("num_to_keep")) spec.num_to_keep = clamp_int(*n);
-    spec.checkpoint_score_attribute = r.get<std::string>("checkpoint_score_attribute").value_or("");
-    if (auto order = r.get<std::string>("checkpoint_score_order")) {
-      auto mode = mode_from_string(*order);
-      if (!mode) throw r.error("checkpoint_score_order", "use min or max");
-      spec.checkpoint_score_order = *mode;
+  // The other tables hold rows only.
+  std::vector<std::string_view> tables = {"trainable", "param_space", "search", "scheduler",
+                                          "stop"};
+  for (std::string_view name : spec_sections()) {
+    if (name.empty() || std::find(tables.begin(), tables.end(), name) != tables.end()) continue;
+    tables.push_back(name);
+    if (const toml::table* table = top.table(name)) {
+      TableReader r(*table, std::string(name), source_name);
+      r.read_fields(spec);
+      r.finish();
     }
-    r.finish({"num_to_keep", "checkpoint_score_attribute", "checkpoint_score_order"});
   }
-  if (const toml::table* cluster = top.table("cluster")) {
-    spec.cluster = read_cluster(TableReader(*cluster, "cluster", source_name));
-  }
-  top.finish({"name", "storage_path", "metric", "mode", "num_samples", "max_concurrent_trials",
-              "seed", "reuse_workers", "prestart_workers", "trainable", "param_space", "search",
-              "scheduler", "stop", "resources", "failure", "checkpoint", "cluster"});
+  top.finish(tables);
   try {
-    validate_spec(spec);
+    finish_spec(spec);
   } catch (const ConfigError& e) {
-    // Point at the value the rule names, or at its table when it is absent.
-    const toml::node* node = root.at_path(e.key()).node();
-    throw ConfigError(e.message(), source_name, node ? line_of(*node) : 0, e.key());
+    throw located(e, root, source_name);
   }
   return spec;
 }

@@ -6,8 +6,8 @@
 //   mode = "min"                # or "max"
 //   num_samples = 4             # repeats of the grid (Ray's num_samples)
 //   max_concurrent_trials = 2   # 0 or absent: as many as the CPUs allow
-//   reuse_workers = false       # true: finished trials' ranks run the next trials (Ray's
-//   reuse_actors) seed = 7
+//   reuse_workers = false       # true: finished trials' ranks run the next trials
+//   seed = 7
 //
 //   [trainable]
 //   builtin = "quadratic"       # a registered trainable
@@ -31,8 +31,14 @@
 //                 loss = { at_most = 0.01 }   # or once result <= value
 //   [resources]   cpus = 2, gpus = 1          # what the controller may use (default: all)
 //   [failure]     heartbeat_timeout_s = 30, max_failures = 0 (-1: unlimited), fail_fast = false
-//   [checkpoint]  num_to_keep = 0 (all), checkpoint_score_attribute = "", checkpoint_score_order =
-//   "max"
+//   [checkpoint]  num_to_keep = 0 (all), checkpoint_score_attribute = "",
+//                 checkpoint_score_order = "max"
+//   [cluster]     launcher = "auto", control_address = "" or control_interface = ""
+//
+// Each key outside [trainable]'s builtin/name/library/command, [param_space],
+// [stop] and the plug-ins' options is a row of the spec table
+// (tune/spec_fields.h: its type, default, meaning and rule); `tunerun
+// validate --print-config` prints them all with their values.
 //
 // Every error (TOML syntax, unknown key, wrong type, bad bound, unknown
 // trainable or algorithm) is a tune::ConfigError carrying the file, the line

@@ -9,6 +9,7 @@
 #include "search/bohb.h"
 #include "search/gp.h"
 #include "search/tpe.h"
+#include "tune/plugin_kind.h"
 
 namespace tune {
 
@@ -21,21 +22,25 @@ StopCondition::StopCondition(std::map<std::string, double> at_least) {
 
 namespace schedulers {
 
-std::shared_ptr<TrialScheduler> fifo() { return std::make_shared<FifoScheduler>(); }
+// Each plug-in carries its kind, as a sweep file names it (tune/plugin_kind.h).
+std::shared_ptr<TrialScheduler> fifo() {
+  return named_plugin<TrialScheduler>(std::make_unique<FifoScheduler>(), "fifo");
+}
 std::shared_ptr<TrialScheduler> asha(AshaOptions options) {
-  return std::make_shared<AshaScheduler>(std::move(options));
+  return named_plugin<TrialScheduler>(std::make_unique<AshaScheduler>(std::move(options)), "asha");
 }
 std::shared_ptr<TrialScheduler> hyperband(HyperBandOptions options) {
-  return make_hyperband_scheduler(std::move(options));
+  return named_plugin<TrialScheduler>(make_hyperband_scheduler(std::move(options)), "hyperband");
 }
 std::shared_ptr<TrialScheduler> median_stopping(MedianStoppingOptions options) {
-  return std::make_shared<MedianStoppingRule>(std::move(options));
+  return named_plugin<TrialScheduler>(std::make_unique<MedianStoppingRule>(std::move(options)),
+                                      "median_stopping_rule");
 }
 std::shared_ptr<TrialScheduler> pbt(PbtOptions options) {
-  return std::make_shared<PbtScheduler>(std::move(options));
+  return named_plugin<TrialScheduler>(std::make_unique<PbtScheduler>(std::move(options)), "pbt");
 }
 std::shared_ptr<TrialScheduler> pb2(Pb2Options options) {
-  return std::make_shared<Pb2Scheduler>(std::move(options));
+  return named_plugin<TrialScheduler>(std::make_unique<Pb2Scheduler>(std::move(options)), "pb2");
 }
 
 }  // namespace schedulers
@@ -44,15 +49,15 @@ namespace search {
 
 std::shared_ptr<Searcher> tpe(TpeOptions options) {
   options.base.num_samples = -1;
-  return std::make_shared<TpeSearcher>(std::move(options));
+  return named_plugin<Searcher>(std::make_unique<TpeSearcher>(std::move(options)), "tpe");
 }
 std::shared_ptr<Searcher> gp(GpOptions options) {
   options.base.num_samples = -1;
-  return std::make_shared<GpSearcher>(std::move(options));
+  return named_plugin<Searcher>(std::make_unique<GpSearcher>(std::move(options)), "gp");
 }
 std::shared_ptr<Searcher> bohb(BohbOptions options) {
   options.base.num_samples = -1;
-  return std::make_shared<BohbSearcher>(std::move(options));
+  return named_plugin<Searcher>(std::make_unique<BohbSearcher>(std::move(options)), "bohb");
 }
 
 }  // namespace search

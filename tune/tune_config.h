@@ -118,7 +118,8 @@ namespace search {
 std::shared_ptr<Searcher> tpe(TpeOptions options = {});
 std::shared_ptr<Searcher> gp(GpOptions options = {});
 // BOHB's model; pair it with schedulers::hyperband() (for_bohb or
-// asynchronous), whose brackets give it results at several budgets.
+// asynchronous), whose brackets give it results at several budgets: fit()
+// refuses it beside another scheduler, as a sweep file does.
 std::shared_ptr<Searcher> bohb(BohbOptions options = {});
 }  // namespace search
 

@@ -14,7 +14,9 @@
 #include "train/worker_runtime.h"
 #include "tune/controller.h"
 #include "tune/experiment_spec_json.h"
+#include "tune/plugin_kind.h"
 #include "tune/process.h"
+#include "tune/spec_validation.h"
 
 namespace tune {
 namespace {
@@ -131,8 +133,10 @@ ResultGrid Tuner::fit() {
   static_cast<Resources&>(spec.trainable) = trainable_.resources();
   spec.param_space = param_space_;
   if (tune_config_.search_alg) {
-    spec.custom_searcher =
-        std::make_shared<SampleBudget>(tune_config_.search_alg, tune_config_.num_samples);
+    // Named as the searcher it limits, for the rules that pair plug-ins.
+    spec.custom_searcher = named_plugin<search::Searcher>(
+        std::make_unique<SampleBudget>(tune_config_.search_alg, tune_config_.num_samples),
+        plugin_kind(tune_config_.search_alg));
   }
   spec.custom_scheduler = tune_config_.scheduler;
   if (run_config_.stop.stopper()) spec.stoppers.push_back(run_config_.stop.stopper());
@@ -140,6 +144,7 @@ ResultGrid Tuner::fit() {
     spec.stoppers.push_back(std::make_shared<TimeoutStopper>(
         std::chrono::duration<double>(tune_config_.time_budget_s)));
   }
+  finish_spec(spec);
   spec.source = experiment_spec_to_json(spec);
   spec.source["api"] = "c++";
 

@@ -9,7 +9,8 @@
 // (a CombinedStopper with a plateau stopper), budget (num_samples = -1 and
 // time_budget_s), searcher (TPE + ASHA), reuse (reuse_workers, one trial failing),
 // faults (a train function throwing a non-std exception; num_workers = 0;
-// a callback that throws).
+// a callback that throws), bohb (BOHB refused without HyperBand, run with
+// asynchronous HyperBand).
 #include <unistd.h>
 
 #include <chrono>
@@ -193,6 +194,31 @@ int main(int argc, char** argv) {
                                  },
                              .verbosity = 0})
                     .fit());
+  } else if (scenario == "bohb") {
+    // BOHB pairs with HyperBand in the C++ API as in a sweep file.
+    auto bohb_under = [&](std::shared_ptr<tune::schedulers::TrialScheduler> scheduler,
+                          const std::string& name) {
+      return tune::Tuner("curve", curve_func, {{"x", tune::uniform(-1, 1)}},
+                         {.metric = "loss",
+                          .search_alg = tune::search::bohb(),
+                          .num_samples = 3,
+                          .scheduler = std::move(scheduler)},
+                         {.name = name, .storage_path = storage, .verbosity = 0});
+    };
+    for (const auto& [name, scheduler] :
+         {std::pair{"alone", std::shared_ptr<tune::schedulers::TrialScheduler>()},
+          std::pair{"asha", tune::schedulers::asha({.max_t = 3})}}) {
+      try {
+        bohb_under(scheduler, name).fit();
+      } catch (const tune::ConfigError& e) {
+        out["refused"][name] = {{"key", e.key()}, {"message", e.message()}};
+      }
+      out["dir_exists"][name] = std::filesystem::exists(storage / name);
+    }
+    out["async_hyperband"] =
+        facts(bohb_under(tune::schedulers::hyperband({.max_t = 3, .asynchronous = true}),
+                         "async_hyperband")
+                  .fit());
   } else if (scenario == "faults") {
     out["non_std"] = tune::Tuner("throws_int", throws_int, {}, {},
                                  {.name = "non_std", .storage_path = storage, .verbosity = 0})

@@ -349,6 +349,23 @@ TEST_CASE("Tuner with a searcher object, ASHA and a stop predicate") {
 namespace tune {
 namespace {
 
+TEST_CASE("a C++ Tuner gets the BOHB rule: HyperBand beside it, or nothing runs") {
+  test::ScratchDir dir;
+  const Json out = run_fixture("bohb", dir.path());
+  for (const auto& [name, got] : {std::pair{"alone", "\"fifo\""}, std::pair{"asha", "\"asha\""}}) {
+    CAPTURE(name);
+    CHECK(out["refused"][name]["key"] == "search.algorithm");
+    const auto message = out["refused"][name]["message"].get<std::string>();
+    CHECK(message.find("needs the \"hyperband\" scheduler") != std::string::npos);
+    CHECK(message.find(got) != std::string::npos);
+    CHECK(out["dir_exists"][name] == false);
+  }
+  const Json& run = out["async_hyperband"];
+  CHECK(run["size"] == 3);
+  CHECK(run["num_terminated"] == 3);
+  for (const auto& t : run["trials"]) CHECK(t["metrics"]["training_iteration"] <= 3);
+}
+
 TEST_CASE("reuse_workers: finished trials' ranks run the next ones, a failed group is replaced") {
   test::ScratchDir dir;
   const Json r = run_fixture("reuse", dir.path());

@@ -75,6 +75,24 @@ def _trainable_spec(trainable):
     return ref, spec, {}, trainable.__qualname__, payload
 
 
+def _keyword(configs, path):
+    """The value of a keyword the spec table names, "TuneConfig.seed" or
+    "RunConfig.failure_config.max_failures"; paths as strings."""
+    config, *attributes = path.split(".")
+    value = configs[config]
+    for attribute in attributes:
+        value = getattr(value, attribute)
+    return os.fspath(value) if isinstance(value, os.PathLike) else value
+
+
+def _put(spec, key, value):
+    """spec["failure"]["max_failures"] = value for the key "failure.max_failures"."""
+    *sections, name = key.split(".")
+    for section in sections:
+        spec = spec.setdefault(section, {})
+    spec[name] = value
+
+
 def _merge(base, over):
     out = dict(base)
     for k, v in over.items():
@@ -119,32 +137,23 @@ class Tuner:
         for callback in rc.callbacks or []:
             if not isinstance(callback, Callback):
                 raise ValueError(f"RunConfig.callbacks: {callback!r} is not a tune.Callback")
-        for key, value in (("mode", tc.mode), ("checkpoint_score_order",
-                                                rc.checkpoint_config.checkpoint_score_order)):
-            if value not in (None, "min", "max"):
-                raise ValueError(f'{key}: must be "min" or "max", got {value!r}')
         if tc.metric is not None and tc.mode is None:
             raise ValueError("mode: TuneConfig(metric=...) needs mode=\"min\" or \"max\"")
-        spec = {
+        # The spec table's fields (tune/spec_fields.h) from the keywords it names.
+        spec = {}
+        configs = {"TuneConfig": tc, "RunConfig": rc}
+        for field in _tunerun.spec_fields():
+            if field["python"]:
+                value = _keyword(configs, field["python"])
+                if value is not None:
+                    _put(spec, field["key"], value)
+        spec.update({
             "name": self._name,
-            "storage_path": os.fspath(rc.storage_path),
-            "metric": tc.metric,
-            "mode": tc.mode,
-            "num_samples": tc.num_samples,
-            "max_concurrent_trials": tc.max_concurrent_trials,
-            "seed": tc.seed,
-            "reuse_workers": bool(tc.reuse_actors),
-            "prestart_workers": bool(tc.prestart_workers),
             "time_budget_s": tc.time_budget_s,
-            "max_failures": rc.failure_config.max_failures,
-            "fail_fast": rc.failure_config.fail_fast,
-            "num_to_keep": rc.checkpoint_config.num_to_keep,
-            "checkpoint_score_attribute": rc.checkpoint_config.checkpoint_score_attribute,
-            "checkpoint_score_order": rc.checkpoint_config.checkpoint_score_order,
             "trainable": trainable_spec,
             "param_space": self._param_space,
             "stop": stop,
-        }
+        })
         from tunerun.tune import _adapters, schedulers, search
         if isinstance(tc.search_alg, search._NativeSearcher):
             spec["search"] = tc.search_alg._spec()
