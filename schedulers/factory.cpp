@@ -3,13 +3,13 @@
 // Ray Tune's; see each scheduler's options struct.
 #include <fmt/format.h>
 
-#include "schedulers/asha.h"
-#include "schedulers/fifo.h"
-#include "schedulers/hyperband.h"
+#include "schedulers/internal/asha.h"
+#include "schedulers/internal/fifo.h"
+#include "schedulers/internal/hyperband.h"
+#include "schedulers/internal/median_stopping.h"
 #include "schedulers/internal/options.h"
-#include "schedulers/median_stopping.h"
-#include "schedulers/pb2.h"
-#include "schedulers/pbt.h"
+#include "schedulers/internal/pb2.h"
+#include "schedulers/internal/pbt.h"
 #include "schedulers/trial_scheduler.h"
 
 namespace tune::schedulers {

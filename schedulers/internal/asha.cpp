@@ -1,4 +1,4 @@
-#include "schedulers/asha.h"
+#include "schedulers/internal/asha.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "schedulers/hyperband.h"
+#include "schedulers/internal/hyperband.h"
 
 #include <fmt/format.h>
 
@@ -7,7 +7,7 @@
 #include <limits>
 #include <set>
 
-#include "schedulers/asha.h"
+#include "schedulers/internal/asha.h"
 
 namespace tune::schedulers {
 

@@ -1,4 +1,4 @@
-#include "search/gp.h"
+#include "search/internal/gp.h"
 
 #include <fmt/format.h>
 

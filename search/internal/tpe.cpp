@@ -1,4 +1,4 @@
-#include "search/tpe.h"
+#include "search/internal/tpe.h"
 
 #include <fmt/format.h>
 

@@ -56,7 +56,7 @@
 
 #include <memory>
 
-#include "search/model_based.h"
+#include "search/internal/model_based.h"
 
 namespace tune::search {
 
