@@ -14,7 +14,7 @@
 //   hb_for_bohb+random  HyperBand with for_bohb (the largest bracket opened
 //                       and served first, as Ray's HyperBandForBOHB) on
 //                       random configs
-//   hb_for_bohb+bohb    the same with BOHB (search/bohb.h), as Ray's TuneBOHB
+//   hb_for_bohb+bohb    the same with BOHB (search/internal/bohb.h), as Ray's TuneBOHB
 //                       with HyperBandForBOHB
 //   async_hb+random     HyperBand with asynchronous = true (ASHA's stopping
 //                       rule over HyperBand's brackets; same max_t, eta and

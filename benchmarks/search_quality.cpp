@@ -5,7 +5,7 @@
 //      TPE and GP-BO, on Branin (2-d) and Hartmann6 (6-d), evaluated
 //      in-process through the Searcher interface. Regret ratio =
 //      (ours - optimum) / (Optuna's - optimum): below 1 is better than
-//      Optuna. Our TPE with its defaults (search/tpe.h) is set against
+//      Optuna. Our TPE with its defaults (search/internal/tpe.h) is set against
 //      Optuna's TPESampler(); tpe_as_optuna and tpe_as_optuna_mv are ours
 //      with Optuna's settings, univariate and multivariate, against the same
 //      sampler of Optuna's. GP-BO is set against Optuna's TPE (Optuna 3.1 has
@@ -194,7 +194,7 @@ std::vector<Function> functions(bool more, bool shapes, bool high_dims) {
     list.push_back({"rosen4", box(4, -5, 10), rosenbrock4, 0});
     list.push_back({"rastrigin4", box(4, -5.12, 5.12), rastrigin4, 0});
   }
-  if (high_dims) {  // where GP-BO's trust region joins (gp.h: trust_region_dims)
+  if (high_dims) {  // where GP-BO's trust region joins (search/internal/gp.h: trust_region_dims)
     list.push_back(
         {"ackley10", box(10, -32.768, 32.768), [](const Json& c) { return ackley(c, 10); }, 0});
     list.push_back({"rosen10_log", box(10, -5, 10), log_rosenbrock10, 0});

@@ -7,6 +7,7 @@
 
 #include "core/errors.h"
 #include "dashboard/internal/reasons.h"
+#include "schedulers/scheduler_state.h"
 #include "storage/experiment_store.h"
 #include "storage/internal/statement.h"
 #include "storage/json_column.h"
@@ -68,9 +69,20 @@ std::string scheduler_type(const Json& sweep, const Json& saved_state) {
     return (*scheduler)["type"].get<std::string>();
   }
   if (scheduler && scheduler->is_string()) return scheduler->get<std::string>();
-  if (saved_state.is_object() && saved_state.contains("bands")) return "hyperband";
-  if (saved_state.is_object() && saved_state.contains("brackets")) return "asha";
-  return "fifo";
+  const std::string saved = schedulers::saved_scheduler_type(saved_state);
+  return saved.empty() ? "fifo" : saved;
+}
+
+Json scheduler_table(const Json& sweep) {
+  if (sweep.contains("scheduler") && sweep["scheduler"].is_object()) return sweep["scheduler"];
+  return Json::object();
+}
+
+schedulers::SchedulerState scheduler_state(const Json& sweep, const Json& saved_state, Mode mode) {
+  Json options = scheduler_table(sweep);
+  options.erase("type");  // the options as make_scheduler takes them
+  return schedulers::decode_scheduler_state(scheduler_type(sweep, saved_state), options, mode,
+                                            saved_state);
 }
 
 Json flatten(const Json& config) {

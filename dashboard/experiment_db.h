@@ -18,6 +18,8 @@
 #include <vector>
 
 #include "core/config.h"
+#include "core/types.h"
+#include "schedulers/scheduler_state.h"
 
 namespace tune::dashboard {
 
@@ -106,6 +108,14 @@ Json sweep_of(const Json& spec);
 // The scheduler's type ("asha", "pbt"...): the sweep's, else recognised from
 // the state it saved (a sweep built in C++ may not name it); "fifo" if neither.
 std::string scheduler_type(const Json& sweep, const Json& saved_state);
+
+// The sweep's [scheduler] table, its type included; {} when it has none.
+Json scheduler_table(const Json& sweep);
+
+// The scheduler's saved state as schedulers/scheduler_state.h decodes it,
+// for scheduler_type's scheduler with the sweep's options; `mode` is the
+// experiment's. Throws as schedulers::decode_scheduler_state does.
+schedulers::SchedulerState scheduler_state(const Json& sweep, const Json& saved_state, Mode mode);
 
 // Nested objects become dotted keys: {"opt": {"lr": 1}} -> {"opt.lr": 1}.
 Json flatten(const Json& config);

@@ -1,42 +1,36 @@
 // ExperimentDb::scheduler: the scheduler's saved state (experiment_state,
-// key 'scheduler', as AshaScheduler::save and HyperBandScheduler::save write
-// it) and the exploits table, turned into what the page draws.
+// key 'scheduler', decoded by schedulers/scheduler_state.h) and the exploits
+// table, turned into what the page draws.
 #include <cmath>
 
 #include "dashboard/experiment_db.h"
-#include "schedulers/internal/stats.h"
+#include "schedulers/scheduler_state.h"
 #include "storage/internal/statement.h"
 #include "storage/json_column.h"
 
 namespace tune::dashboard {
 namespace {
 
+using schedulers::SchedulerState;
 using storage::internal::Statement;
 
-// A saved score is sign * value (max: +1, min: -1); NaN was saved as null.
-double score_of(const Json& v) { return v.is_number() ? v.get<double>() : std::nan(""); }
+// JSON has no NaN or infinity: the page shows null for them.
+Json number_or_null(double v) { return std::isfinite(v) ? Json(v) : Json(); }
 
 // ASHA: per bracket, per rung (lowest milestone first) the values recorded
-// there and the cut-off a new arrival must beat: the (1 - 1/rf) quantile.
-Json asha_rungs(const Json& saved, const Json& options, double sign) {
-  const double rf = options.value("reduction_factor", 4.0);
+// there and the cut-off a new arrival must beat.
+Json asha_rungs(const std::vector<SchedulerState::AshaBracket>& state) {
   Json brackets = Json::array();
-  for (const Json& bracket : saved.value("brackets", Json::array())) {
+  for (const SchedulerState::AshaBracket& bracket : state) {
     Json rungs = Json::array();
-    for (auto rung = bracket.rbegin(); rung != bracket.rend(); ++rung) {
-      std::vector<double> scores;
+    for (const SchedulerState::Rung& rung : bracket.rungs) {
       Json recorded = Json::array();
-      for (const Json& entry : rung->value("recorded", Json::array())) {
-        const double score = score_of(entry.at(1));
-        scores.push_back(score);
-        recorded.push_back({entry.at(0), std::isnan(score) ? Json() : Json(sign * score)});
+      for (const auto& [trial_id, value] : rung.recorded) {
+        recorded.push_back({trial_id, number_or_null(value)});
       }
-      const double cut = scores.empty()
-                             ? std::nan("")
-                             : schedulers::detail::nanpercentile(scores, (1 - 1 / rf) * 100);
-      rungs.push_back({{"milestone", rung->value("milestone", 0.0)},
+      rungs.push_back({{"milestone", rung.milestone},
                        {"recorded", recorded},
-                       {"cutoff", std::isnan(cut) ? Json() : Json(sign * cut)}});
+                       {"cutoff", number_or_null(rung.cutoff)}});
     }
     brackets.push_back({{"rungs", rungs}});
   }
@@ -44,21 +38,20 @@ Json asha_rungs(const Json& saved, const Json& options, double sign) {
 }
 
 // HyperBand: each bracket's size, current milestone and live trials.
-Json hyperband_brackets(const Json& saved, double sign) {
+Json hyperband_brackets(const std::vector<SchedulerState::HyperBandBracket>& state) {
   Json out = Json::array();
-  for (const Json& b : saved.value("brackets", Json::array())) {
+  for (const SchedulerState::HyperBandBracket& b : state) {
     Json live = Json::array();
-    for (const Json& l : b.value("live", Json::array())) {
-      const double score = l.size() > 3 ? score_of(l[3]) : std::nan("");
-      live.push_back({{"trial_id", l.at(0)},
-                      {"time", l.size() > 2 ? l[2] : Json()},
-                      {"value", std::isnan(score) ? Json() : Json(sign * score)}});
+    for (const SchedulerState::LiveTrial& l : b.live) {
+      live.push_back({{"trial_id", l.trial_id},
+                      {"time", l.time},
+                      {"value", l.value ? number_or_null(*l.value) : Json()}});
     }
-    out.push_back({{"band", b.value("band", Json())},
-                   {"s", b.value("s", Json())},
-                   {"n", b.value("n", Json())},
-                   {"milestone", b.value("r", Json())},
-                   {"halvings", b.value("halves", Json())},
+    out.push_back({{"band", b.band},
+                   {"s", b.s},
+                   {"n", b.n},
+                   {"milestone", b.milestone},
+                   {"halvings", b.halvings},
                    {"live", live}});
   }
   return out;
@@ -79,23 +72,19 @@ Json diff(const Json& before, const Json& after) {
 
 Json ExperimentDb::scheduler() const {
   Statement spec(db_, "SELECT spec, mode FROM experiment WHERE id = 1");
-  Json options = Json::object();
-  std::string mode = "min";
+  Json sweep = Json::object();
+  Mode mode = Mode::kMin;
   if (spec.step()) {
-    const Json sweep = sweep_of(Json::parse(spec.column_text(0), nullptr, false));
-    if (sweep.contains("scheduler") && sweep["scheduler"].is_object()) options = sweep["scheduler"];
-    mode = spec.column_text(1);
+    sweep = sweep_of(Json::parse(spec.column_text(0), nullptr, false));
+    mode = mode_from_string(spec.column_text(1)).value_or(Mode::kMin);
   }
-  Statement state(db_, "SELECT value FROM experiment_state WHERE key = 'scheduler'");
-  const Json saved = state.step() ? Json::parse(state.column_text(0), nullptr, false) : Json();
-  const std::string type = scheduler_type(Json{{"scheduler", options}}, saved);
-  // The scheduler ranks by its own mode when it sets one, else the experiment's.
-  if (options.contains("mode") && options["mode"].is_string())
-    mode = options["mode"].get<std::string>();
-  const double sign = mode == "max" ? 1.0 : -1.0;
-  Json out = {{"type", type}, {"options", options}};
-  if (saved.is_object() && type == "asha") out["asha"] = asha_rungs(saved, options, sign);
-  if (saved.is_object() && type == "hyperband") out["hyperband"] = hyperband_brackets(saved, sign);
+  Statement saved_row(db_, "SELECT value FROM experiment_state WHERE key = 'scheduler'");
+  const Json saved =
+      saved_row.step() ? Json::parse(saved_row.column_text(0), nullptr, false) : Json();
+  Json out = {{"type", scheduler_type(sweep, saved)}, {"options", scheduler_table(sweep)}};
+  const SchedulerState state = scheduler_state(sweep, saved, mode);
+  if (!state.asha.empty()) out["asha"] = asha_rungs(state.asha);
+  if (!state.hyperband.empty()) out["hyperband"] = hyperband_brackets(state.hyperband);
 
   Statement exploits(db_,
                      "SELECT e.trial_id, e.donor_id, e.training_iteration, e.donor_iteration,"

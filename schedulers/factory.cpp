@@ -3,13 +3,13 @@
 // Ray Tune's; see each scheduler's options struct.
 #include <fmt/format.h>
 
-#include "schedulers/asha.h"
-#include "schedulers/fifo.h"
-#include "schedulers/hyperband.h"
+#include "schedulers/internal/asha.h"
+#include "schedulers/internal/fifo.h"
+#include "schedulers/internal/hyperband.h"
+#include "schedulers/internal/median_stopping.h"
 #include "schedulers/internal/options.h"
-#include "schedulers/median_stopping.h"
-#include "schedulers/pb2.h"
-#include "schedulers/pbt.h"
+#include "schedulers/internal/pb2.h"
+#include "schedulers/internal/pbt.h"
 #include "schedulers/trial_scheduler.h"
 
 namespace tune::schedulers {
@@ -23,35 +23,6 @@ void read_common(OptionReader& r, Options& o) {
   r.read("time_attr", o.time_attr);
   r.read("metric", o.metric);
   r.read("mode", o.mode);
-}
-
-std::unique_ptr<TrialScheduler> make_asha(const Json& options) {
-  OptionReader r("asha", options);
-  AshaOptions o;
-  read_common(r, o);
-  r.read("max_t", o.max_t);
-  r.read("grace_period", o.grace_period);
-  r.read("reduction_factor", o.reduction_factor);
-  r.read("brackets", o.brackets);
-  r.read("stop_last_trials", o.stop_last_trials);
-  r.read("promotion", o.promotion);
-  r.read("seed", o.seed);
-  r.finish();
-  return std::make_unique<AshaScheduler>(std::move(o));
-}
-
-std::unique_ptr<TrialScheduler> make_hyperband(const Json& options) {
-  OptionReader r("hyperband", options);
-  HyperBandOptions o;
-  read_common(r, o);
-  r.read("max_t", o.max_t);
-  r.read("reduction_factor", o.reduction_factor);
-  r.read("stop_last_trials", o.stop_last_trials);
-  r.read("for_bohb", o.for_bohb);
-  r.read("asynchronous", o.asynchronous);
-  r.read("seed", o.seed);
-  r.finish();
-  return make_hyperband_scheduler(std::move(o));
 }
 
 std::unique_ptr<TrialScheduler> make_median(const Json& options) {
@@ -107,13 +78,48 @@ std::unique_ptr<TrialScheduler> make_pb2(const Json& options) {
 
 }  // namespace
 
+namespace detail {
+
+AshaOptions read_asha_options(const Json& options) {
+  OptionReader r("asha", options);
+  AshaOptions o;
+  read_common(r, o);
+  r.read("max_t", o.max_t);
+  r.read("grace_period", o.grace_period);
+  r.read("reduction_factor", o.reduction_factor);
+  r.read("brackets", o.brackets);
+  r.read("stop_last_trials", o.stop_last_trials);
+  r.read("promotion", o.promotion);
+  r.read("seed", o.seed);
+  r.finish();
+  return o;
+}
+
+HyperBandOptions read_hyperband_options(const Json& options) {
+  OptionReader r("hyperband", options);
+  HyperBandOptions o;
+  read_common(r, o);
+  r.read("max_t", o.max_t);
+  r.read("reduction_factor", o.reduction_factor);
+  r.read("stop_last_trials", o.stop_last_trials);
+  r.read("for_bohb", o.for_bohb);
+  r.read("asynchronous", o.asynchronous);
+  r.read("seed", o.seed);
+  r.finish();
+  return o;
+}
+
+}  // namespace detail
+
 std::unique_ptr<TrialScheduler> make_scheduler(const std::string& type, const Json& options) {
   if (type == "fifo") {
     OptionReader("fifo", options).finish();
     return std::make_unique<FifoScheduler>();
   }
-  if (type == "asha" || type == "async_hyperband") return make_asha(options);
-  if (type == "hyperband") return make_hyperband(options);
+  if (type == "asha" || type == "async_hyperband") {
+    return std::make_unique<AshaScheduler>(detail::read_asha_options(options));
+  }
+  if (type == "hyperband") return make_hyperband_scheduler(detail::read_hyperband_options(options));
   if (type == "median" || type == "median_stopping_rule") return make_median(options);
   if (type == "pbt") return make_pbt(options);
   if (type == "pb2") return make_pb2(options);

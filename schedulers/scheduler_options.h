@@ -15,7 +15,7 @@
 
 namespace tune::schedulers {
 
-// ASHA (schedulers/asha.h).
+// ASHA (schedulers/internal/asha.h).
 struct AshaOptions {
   std::string time_attr = "training_iteration";  // Ray: "training_iteration"; must not decrease
   std::string metric;                            // Ray: None -> the experiment's metric
@@ -29,7 +29,7 @@ struct AshaOptions {
   uint64_t seed = 0;       // Ray draws brackets from np.random; ours is seeded
 };
 
-// HyperBand (schedulers/hyperband.h).
+// HyperBand (schedulers/internal/hyperband.h).
 struct HyperBandOptions {
   std::string time_attr = "training_iteration";  // Ray: "training_iteration"
   std::string metric;                            // Ray: None -> the experiment's metric
@@ -40,7 +40,7 @@ struct HyperBandOptions {
   // true: as Ray's HyperBandForBOHB (and BOHB's HyperBand), a band opens
   // its largest bracket first (most trials, smallest first milestone) and
   // choose_trial_to_run serves brackets in that order, not the least
-  // complete first (hyperband.h says where it still departs from Ray's).
+  // complete first (internal/hyperband.h says where it still departs from Ray's).
   // Either way a bracket takes exactly n0 trials, halves once all of them
   // came and reached the milestone, or, when no trial waits to start, halves
   // as it is once the controller has paused all its trials. On
@@ -55,7 +55,7 @@ struct HyperBandOptions {
   // DEHB and Optuna's HyperbandPruner pair it with a model: ASHA's stopping
   // rule over HyperBand's brackets (Ray's AsyncHyperBandScheduler with
   // brackets = HyperBand's count, grace_period = its smallest milestone,
-  // reduction_factor = eta; hyperband.h, make_hyperband_scheduler). A trial
+  // reduction_factor = eta; internal/hyperband.h, make_hyperband_scheduler). A trial
   // joins one bracket (drawn as Ray does, which gives each about HyperBand's
   // share of trials) and is judged at each milestone as it reaches it, so no
   // trial waits for a bracket to fill and model-suggested trials reach max_t
@@ -67,7 +67,7 @@ struct HyperBandOptions {
   uint64_t seed = 0;  // asynchronous only: seeds the bracket draws
 };
 
-// The median stopping rule (schedulers/median_stopping.h).
+// The median stopping rule (schedulers/internal/median_stopping.h).
 struct MedianStoppingOptions {
   std::string time_attr = "time_total_s";  // Ray: "time_total_s"
   std::string metric;                      // Ray: None -> the experiment's metric
@@ -78,7 +78,7 @@ struct MedianStoppingOptions {
   bool hard_stop = true;                   // Ray: True; false pauses instead of stopping
 };
 
-// Population-based training (schedulers/pbt.h).
+// Population-based training (schedulers/internal/pbt.h).
 struct PbtOptions {
   std::string time_attr = "time_total_s";  // Ray: "time_total_s"
   std::string metric;                      // Ray: None -> the experiment's metric
@@ -99,7 +99,7 @@ struct PbtOptions {
   uint64_t seed = 0;   // Ray uses the global `random`; ours is seeded
 };
 
-// PB2, PBT with a GP-bandit explore step (schedulers/pb2.h).
+// PB2, PBT with a GP-bandit explore step (schedulers/internal/pb2.h).
 struct Pb2Options {
   std::string time_attr = "time_total_s";  // Ray: "time_total_s"
   std::string metric;                      // Ray: None -> the experiment's metric

@@ -7,12 +7,12 @@
 #include <set>
 
 #include "core/errors.h"
-#include "search/basic_variant.h"
-#include "search/bohb.h"
-#include "search/concurrency_limiter.h"
-#include "search/gp.h"
-#include "search/repeater.h"
-#include "search/tpe.h"
+#include "search/internal/basic_variant.h"
+#include "search/internal/bohb.h"
+#include "search/internal/concurrency_limiter.h"
+#include "search/internal/gp.h"
+#include "search/internal/repeater.h"
+#include "search/internal/tpe.h"
 
 namespace tune::search {
 namespace {

@@ -16,16 +16,16 @@ struct SearcherContext {
 
 // `algorithm`:
 //   "random", "basic", "grid"  BasicVariantGenerator: seed, points_to_evaluate
-//   "tpe"                      TpeSearcher (search/tpe.h): seed, points_to_evaluate,
+//   "tpe"                      TpeSearcher (search/internal/tpe.h): seed, points_to_evaluate,
 //                              n_startup_trials, n_ei_candidates, gamma, gamma_cap,
 //                              prior_weight, multivariate, bandwidth ("neighbour" |
 //                              "scott"), weighting ("improvement" | "optuna"),
 //                              constant_liar
-//   "gp", "bayesopt"           GpSearcher (search/gp.h): seed, points_to_evaluate,
+//   "gp", "bayesopt"           GpSearcher (search/internal/gp.h): seed, points_to_evaluate,
 //                              n_startup_trials, n_candidates, fit_restarts,
 //                              output_transform ("power" | "rank" | "standardise"),
 //                              trust_region_dims
-//   "bohb"                     BohbSearcher (search/bohb.h): seed, points_to_evaluate,
+//   "bohb"                     BohbSearcher (search/internal/bohb.h): seed, points_to_evaluate,
 //                              time_attr, min_points_in_model, top_fraction,
 //                              random_fraction, n_candidates (pair it with HyperBand)
 // Every algorithm also takes the wrapper options

@@ -1,6 +1,6 @@
 // The options of the model-based searchers (TPE, GP-BO), apart from the
 // searcher classes, so that a config (tune/tune_config.h) names them without
-// the searchers' internals. search/tpe.h and search/gp.h say what they mean.
+// the searchers' internals. search/internal/tpe.h and search/internal/gp.h say what they mean.
 #pragma once
 
 #include <cstdint>
@@ -19,7 +19,7 @@ struct ModelBasedOptions {
   std::vector<Json> points_to_evaluate;  // suggested first, in order; may be partial
 };
 
-// TPE (search/tpe.h).
+// TPE (search/internal/tpe.h).
 enum class TpeBandwidth { kNeighbour, kScott };
 enum class TpeWeighting { kImprovement, kOptuna };
 
@@ -36,8 +36,8 @@ struct TpeOptions {
                               // because the controller runs trials in parallel)
 };
 
-// GP-BO (search/gp.h). What the GP fits: search/internal/output_transform.h
-// says what each transform does to the losses, search/gp.h how GP-BO picks
+// GP-BO (search/internal/gp.h). What the GP fits: search/internal/output_transform.h
+// says what each transform does to the losses, search/internal/gp.h how GP-BO picks
 // the power transform's lambda.
 enum class OutputTransform { kStandardise, kPower, kRank };
 
@@ -58,7 +58,7 @@ struct GpOptions {
   int64_t trust_region_dims = 8;
 };
 
-// BOHB (search/bohb.h).
+// BOHB (search/internal/bohb.h).
 struct BohbOptions {
   ModelBasedOptions base;                        // budget, seed, points_to_evaluate
   std::string time_attr = "training_iteration";  // the budget each result is at

@@ -1,6 +1,7 @@
 #include "storage/experiment_store.h"
 
 #include <fmt/format.h>
+#include <sqlite3.h>
 
 #include <chrono>
 #include <cstdio>

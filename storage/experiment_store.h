@@ -20,8 +20,6 @@
 // naming the database path and SQLite's message.
 #pragma once
 
-#include <sqlite3.h>
-
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -31,6 +29,8 @@
 
 #include "core/config.h"
 #include "core/types.h"
+
+struct sqlite3;  // <sqlite3.h>: only experiment_store.cpp needs SQLite's API
 
 namespace tune::storage {
 

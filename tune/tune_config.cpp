@@ -1,14 +1,14 @@
 #include "tune/tune_config.h"
 
-#include "schedulers/asha.h"
-#include "schedulers/fifo.h"
-#include "schedulers/hyperband.h"
-#include "schedulers/median_stopping.h"
-#include "schedulers/pb2.h"
-#include "schedulers/pbt.h"
-#include "search/bohb.h"
-#include "search/gp.h"
-#include "search/tpe.h"
+#include "schedulers/internal/asha.h"
+#include "schedulers/internal/fifo.h"
+#include "schedulers/internal/hyperband.h"
+#include "schedulers/internal/median_stopping.h"
+#include "schedulers/internal/pb2.h"
+#include "schedulers/internal/pbt.h"
+#include "search/internal/bohb.h"
+#include "search/internal/gp.h"
+#include "search/internal/tpe.h"
 #include "tune/plugin_kind.h"
 
 namespace tune {

@@ -22,7 +22,6 @@
 #include "core/types.h"
 #include "schedulers/scheduler_options.h"
 #include "schedulers/trial_scheduler.h"
-#include "search/basic_variant.h"
 #include "search/searcher.h"
 #include "search/searcher_options.h"
 #include "tune/callback.h"
@@ -105,7 +104,8 @@ namespace schedulers {
 // invalid options, as the scheduler's constructor does.
 std::shared_ptr<TrialScheduler> fifo();
 std::shared_ptr<TrialScheduler> asha(AshaOptions options = {});
-// With options.asynchronous, an ASHA over HyperBand's brackets (hyperband.h).
+// With options.asynchronous, an ASHA over HyperBand's brackets
+// (schedulers/internal/hyperband.h).
 std::shared_ptr<TrialScheduler> hyperband(HyperBandOptions options = {});
 std::shared_ptr<TrialScheduler> median_stopping(MedianStoppingOptions options = {});
 std::shared_ptr<TrialScheduler> pbt(PbtOptions options);

@@ -36,20 +36,14 @@ ReasonContext ReasonContext::load(const ExperimentDb& db) {
   out.scheduler_ = scheduler_type(sweep, saved);
   // ASHA forgets a stopped trial's bracket but keeps its values in the rungs
   // it reached: the highest of those is the one whose cut-off stopped it.
-  if (out.scheduler_ == "asha" && saved.is_object() && saved.contains("brackets") &&
-      saved["brackets"].is_array()) {
-    for (const Json& bracket : saved["brackets"]) {
-      std::vector<double> milestones;
-      for (const Json& rung : bracket) milestones.push_back(rung.value("milestone", 0.0));
-      std::sort(milestones.begin(), milestones.end());
-      for (const Json& rung : bracket) {
-        const double milestone = rung.value("milestone", 0.0);
-        const auto number = std::lower_bound(milestones.begin(), milestones.end(), milestone) -
-                            milestones.begin() + 1;
-        for (const Json& entry : rung.value("recorded", Json::array())) {
-          Rung& reached = out.rungs_[entry.at(0).get<std::string>()];
-          reached.number = std::max<int64_t>(reached.number, number);
-          reached.max_t = milestones.empty() ? 0 : milestones.back();
+  if (out.scheduler_ == "asha") {
+    // Only trial ids and milestones are read: any mode will do.
+    for (const auto& bracket : scheduler_state(sweep, saved, Mode::kMin).asha) {
+      for (size_t r = 0; r < bracket.rungs.size(); ++r) {  // lowest milestone first
+        for (const auto& [trial_id, value] : bracket.rungs[r].recorded) {
+          Rung& reached = out.rungs_[trial_id];
+          reached.number = std::max<int64_t>(reached.number, static_cast<int64_t>(r) + 1);
+          reached.max_t = bracket.rungs.back().milestone;
         }
       }
     }

@@ -10,6 +10,7 @@
 
 #include "core/config.h"
 #include "core/types.h"
+#include "schedulers/scheduler_options.h"
 
 namespace tune::schedulers::detail {
 
@@ -43,5 +44,11 @@ class OptionReader {
   Json options_;
   std::vector<std::string> known_;
 };
+
+// ASHA's and HyperBand's options from their tables, read as make_scheduler
+// reads them (factory.cpp), for readers of their saved state too. Throw
+// ConfigError as OptionReader does.
+AshaOptions read_asha_options(const Json& options);
+HyperBandOptions read_hyperband_options(const Json& options);
 
 }  // namespace tune::schedulers::detail

@@ -89,8 +89,8 @@ void JointKernels::build(const std::vector<Dimension>& dims, const std::vector<d
       // As ParzenEstimator: each component puts 1 on its own choice over a
       // floor on every choice; the prior is uniform.
       const auto c = static_cast<double>(dims[d].num_choices());
-      const double floor = prior_weight / static_cast<double>(k);
-      const double log_base = std::log(floor / (floor * c + 1));
+      const auto [floor, row_total] = categorical_floor(prior_weight, n_, dims[d].num_choices());
+      const double log_base = std::log(floor / row_total);
       slot_.emplace_back(true, bonus_.size());
       bonus_.push_back(std::log((floor + 1) / floor));
       log_scale_ += log_base;
@@ -165,7 +165,7 @@ void JointKernels::log_pdf(const std::vector<std::vector<double>>& points,
     const double ref = std::max(max_bonus_, prior_term);
     // A term below e^-40 of the prior's changes the sum by less than 1e-17
     // (times n_): leave it out.
-    const double cut = prior_term - ref - 40 - max_log_scale_;
+    const double cut = prior_term - ref - kNegligibleLog - max_log_scale_;
     const double sum =
         kernel_sum(n_, scale_.data(), mu_.data(), half_h_.data(), num_numeric_, x_numeric.data(),
                    choice_.data(), bonus_.data(), num_categorical, x_categorical.data(), ref, cut) +

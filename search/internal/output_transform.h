@@ -13,7 +13,7 @@
 //                 like independent normal draws: values spanning orders of
 //                 magnitude come out near their logarithm, values already
 //                 Gaussian near unchanged (lambda ~ 1). GP-BO also weighs
-//                 other lambdas by how well its GP fits them (search/gp.h).
+//                 other lambdas by how well its GP fits them (search/internal/gp.h).
 //   kRank         the copula transform: the normal quantile of each value's
 //                 rank, (rank + 0.5) / n (Salinas et al. 2020): order only.
 //

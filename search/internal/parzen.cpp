@@ -20,7 +20,7 @@ double log_sum_exp(const double* t, size_t n) {
   double sum = 0;
   for (size_t i = 0; i < n; ++i) {
     const double d = t[i] - max;
-    if (d > -40) sum += std::exp(d);
+    if (d > -kNegligibleLog) sum += std::exp(d);
   }
   return max + std::log(sum);
 }
@@ -101,6 +101,16 @@ std::vector<double> tpe_weights(size_t n) {
   return w;
 }
 
+double kernel_window(double max_sigma, double max_log_coef, double prior_log_coef) {
+  const double prior_min = prior_log_coef - kPriorLogDrop;  // the prior's term on [0, 1]
+  return max_sigma * std::sqrt(2 * std::max(0.0, max_log_coef - prior_min + kNegligibleLog));
+}
+
+CategoricalFloor categorical_floor(double prior_weight, size_t n, size_t num_choices) {
+  const double floor = prior_weight / static_cast<double>(n + 1);
+  return {.floor = floor, .row_total = floor * static_cast<double>(num_choices) + 1};
+}
+
 double magic_clip(size_t k) { return 1.0 / std::min(100.0, 1.0 + static_cast<double>(k)); }
 
 double min_density_sigma(const Dimension& dim) {
@@ -156,8 +166,7 @@ ParzenEstimator::ParzenEstimator(const std::vector<Dimension>& dims,
       const size_t c = dims[d].num_choices();
       kern.num_choices = c;
       kern.log_p.assign(k * c, -std::log(static_cast<double>(c)));  // the prior row stays uniform
-      const double floor = prior_weight / static_cast<double>(n + 1);
-      const double row_total = floor * static_cast<double>(c) + 1;
+      const auto [floor, row_total] = categorical_floor(prior_weight, n, c);
       for (size_t i = 0; i < n; ++i) {
         const auto obs = static_cast<size_t>(points[i][d]);
         for (size_t j = 0; j < c; ++j) {
@@ -198,9 +207,7 @@ ParzenEstimator::ParzenEstimator(const std::vector<Dimension>& dims,
       max_sigma = std::max(max_sigma, kern.sigma[i]);
       max_c = std::max(max_c, kern.sorted_log_c.back());
     }
-    // The prior's term is at least prior_min anywhere on [0, 1].
-    const double prior_min = log_weights_[n] + kern.log_norm[n] - 0.125;
-    kern.window = max_sigma * std::sqrt(2 * std::max(0.0, max_c - prior_min + 40));
+    kern.window = kernel_window(max_sigma, max_c, log_weights_[n] + kern.log_norm[n]);
     dims_.push_back(std::move(kern));
   }
 }
@@ -300,8 +307,6 @@ void SortedKernels::build(const std::vector<double>& mu, const std::vector<doubl
   const double prior_mass = norm_mass(-kPriorMu / kPriorSigma, (1 - kPriorMu) / kPriorSigma);
   prior_coef_ = prior_weight / total / prior_mass * std::exp(-kLogSqrt2Pi);
   prior_log_coef_ = std::log(prior_weight / total) - std::log(prior_mass) - kLogSqrt2Pi;
-  // Its smallest term on [0, 1] (|value - 0.5| <= 0.5): the reference for the cut.
-  const double log_prior_min = prior_log_coef_ - 0.125 / (kPriorSigma * kPriorSigma);
 
   // Tier t holds sigmas up to min_sigma 2^t; most sit at the clip (tier 0).
   constexpr size_t kTiers = 8;
@@ -338,8 +343,7 @@ void SortedKernels::build(const std::vector<double>& mu, const std::vector<doubl
   }
   for (size_t t = 0; t < kTiers; ++t) {
     if (tiers_[t].mu.empty()) continue;
-    tiers_[t].window =
-        max_sigma[t] * std::sqrt(2 * std::max(0.0, std::log(max_coef[t]) - log_prior_min + 40));
+    tiers_[t].window = kernel_window(max_sigma[t], std::log(max_coef[t]), prior_log_coef_);
   }
 }
 

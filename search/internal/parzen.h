@@ -46,6 +46,29 @@ namespace tune::search::detail {
 // as Optuna's.
 inline constexpr double kPriorMu = 0.5;
 inline constexpr double kPriorSigma = 1.0;
+// How far the prior's log term falls below its peak at worst on [0, 1]
+// (at either end): (0.5 / kPriorSigma)^2 / 2.
+inline constexpr double kPriorLogDrop =
+    (1 - kPriorMu) * (1 - kPriorMu) / (2 * kPriorSigma * kPriorSigma);
+// A kernel whose term is below e^-kNegligibleLog of the prior's anywhere on
+// [0, 1] is left out of a sum: it changes it by less than 1e-17 relative.
+inline constexpr double kNegligibleLog = 40;
+
+// The half-width around a value beyond which a numeric kernel of sigma at
+// most `max_sigma` and log coefficient at most `max_log_coef` is negligible
+// beside the prior, whose log coefficient (its term's peak) is
+// `prior_log_coef`: the window within which a sum must visit kernels.
+double kernel_window(double max_sigma, double max_log_coef, double prior_log_coef);
+
+// The categorical kernel of an observation, in a mixture of n observation
+// components and the prior: 1 on its own choice over a floor of
+// prior_weight / (n + 1) on every choice, divided by the row's total, floor
+// * num_choices + 1. (The prior component itself is uniform.)
+struct CategoricalFloor {
+  double floor = 0;
+  double row_total = 1;
+};
+CategoricalFloor categorical_floor(double prior_weight, size_t n, size_t num_choices);
 
 enum class Bandwidth { kNeighbour, kScott };
 

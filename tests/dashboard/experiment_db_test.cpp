@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <fstream>
 
 #include "core/errors.h"
@@ -94,6 +95,26 @@ TEST_CASE(
   REQUIRE(s["exploits"].size() == 1);
   CHECK(s["exploits"][0]["mutation"]["lr"] == Json::array({0.1, 0.12}));
   CHECK(s["exploits"][0]["donor_index"] == 0);
+}
+
+TEST_CASE(
+    "scheduler: asynchronous HyperBand shows ASHA's rungs over HyperBand's brackets, cut at "
+    "eta's quantile") {
+  DashboardDir runs;
+  const Json s = ExperimentDb::open(test::write_async_hyperband(runs.path(), "async")).scheduler();
+  CHECK(s["type"] == "hyperband");
+  CHECK_FALSE(s.contains("hyperband"));
+  REQUIRE(s["asha"].size() == 3);  // first milestones 1, 3 and 9
+  CHECK(s["asha"][0]["rungs"].size() == 3);
+  const Json lowest = s["asha"][0]["rungs"][0];
+  CHECK(lowest["milestone"] == 1.0);
+  std::vector<double> values;
+  for (const Json& entry : lowest["recorded"]) values.push_back(entry[1].get<double>());
+  REQUIRE(values.size() == 4);
+  std::sort(values.begin(), values.end());
+  // eta = 3: the 2/3 quantile of four values is the third, where ASHA's
+  // default reduction factor of 4 would cut a quarter of the way past it.
+  CHECK(lowest["cutoff"].get<double>() == doctest::Approx(values[2]));
 }
 
 TEST_CASE("fingerprint changes with a new result and only then") {

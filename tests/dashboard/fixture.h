@@ -9,7 +9,9 @@
 #include <fstream>
 #include <string>
 
+#include "schedulers/trial_scheduler.h"
 #include "storage/experiment_store.h"
+#include "tests/schedulers/trace.h"
 #include "tests/tune/test_util.h"
 
 namespace tune::test {
@@ -82,6 +84,45 @@ inline std::filesystem::path write_experiment(const std::filesystem::path& runs,
                        .new_config = {{"lr", 0.12}},
                        .at = 1005});
   }
+  store.flush();
+  return dir;
+}
+
+// runs/<name>: asynchronous HyperBand (max_t 9, eta 3) maximising
+// "accuracy", as the sweep names it and with the state the real scheduler
+// saved after 8 trials reported accuracy 0.1 * index at iteration 1.
+inline std::filesystem::path write_async_hyperband(const std::filesystem::path& runs,
+                                                   const std::string& name) {
+  const auto dir = runs / name;
+  const Json options{{"asynchronous", true}, {"max_t", 9}, {"seed", 2}};
+  auto scheduler = schedulers::make_scheduler("hyperband", options);
+  scheduler->set_search_properties("accuracy", Mode::kMax);
+  schedulers::testing::Trace trace(*scheduler, "training_iteration", "accuracy");
+  auto store = storage::ExperimentStore::open(dir);
+  Json sweep_scheduler = options;
+  sweep_scheduler["type"] = "hyperband";
+  store.put_experiment({.name = name,
+                        .metric = "accuracy",
+                        .mode = Mode::kMax,
+                        .spec = {{"sweep", {{"scheduler", sweep_scheduler}}}},
+                        .created_at = 1000,
+                        .status = "FINISHED"});
+  for (int i = 0; i < 8; ++i) {
+    const std::string id = fmt::format("{}_{:05d}", name, i);
+    store.put_trial({.trial_id = id,
+                     .trial_index = i,
+                     .config = {{"lr", 0.1}},
+                     .status = TrialStatus::kRunning,
+                     .trial_dir = (dir / "trials" / id).string(),
+                     .created_at = 1000.0 + i});
+    store.append_result({.trial_id = id,
+                         .training_iteration = 1,
+                         .timestamp = 1001.0 + i,
+                         .metrics = {{"accuracy", 0.1 * i}}});
+    trace.add(id);
+    trace.report(id, 1, 0.1 * i);
+  }
+  store.put_state("scheduler", scheduler->save());
   store.flush();
   return dir;
 }

@@ -78,6 +78,9 @@ TEST_CASE(
                            "trial/asha_00003", "version"}) {
     CHECK_MESSAGE(status_of(client, std::string("/api/exp/asha/") + path) == 200, path);
   }
+  // Asynchronous HyperBand's state is ASHA's, not synchronous HyperBand's.
+  test::write_async_hyperband(runs.path(), "async");
+  CHECK(status_of(client, "/api/exp/async/scheduler") == 200);
   auto broken = client.Get("/api/exp/broken/summary");
   REQUIRE(broken);
   CHECK(broken->status == 500);

@@ -27,8 +27,9 @@ while IFS= read -r header; do
 done < <(find "$prefix/include" -name '*.h')
 ((missing == 0)) || fail "installed headers include headers that are not installed"
 
-# The consumer: configured, built and run against the prefix alone. A fixed
-# work folder keeps ccache's hits from run to run.
+# The consumer: configured, built and run against the prefix alone; its
+# build also compiles every installed header. A fixed work folder keeps
+# ccache's hits from run to run.
 launcher=()
 if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
 cmake -S "$source/tests/install/consumer" -B "$work/consumer" -G Ninja \

@@ -1,7 +1,7 @@
 // ASHA decision traces, written from the algorithm: a rung's cut-off is the
 // (1 - 1/rf) quantile of the values recorded there before (np.nanpercentile,
 // linear interpolation); a first arrival below it stops.
-#include "schedulers/asha.h"
+#include "schedulers/internal/asha.h"
 
 #include <doctest/doctest.h>
 

@@ -1,7 +1,7 @@
 // make_scheduler: every type by name, every option checked, errors naming the key.
 #include <doctest/doctest.h>
 
-#include "schedulers/asha.h"
+#include "schedulers/internal/asha.h"
 #include "schedulers/trial_scheduler.h"
 #include "tests/schedulers/trace.h"
 

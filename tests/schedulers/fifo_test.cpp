@@ -1,4 +1,4 @@
-#include "schedulers/fifo.h"
+#include "schedulers/internal/fifo.h"
 
 #include <doctest/doctest.h>
 

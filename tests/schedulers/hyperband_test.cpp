@@ -1,13 +1,13 @@
 // HyperBand traces: bracket sizes and milestones as Ray computes them, and
 // synchronous halving at each milestone.
-#include "schedulers/hyperband.h"
+#include "schedulers/internal/hyperband.h"
 
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <set>
 
-#include "schedulers/asha.h"
+#include "schedulers/internal/asha.h"
 #include "tests/schedulers/trace.h"
 
 using namespace tune;

@@ -1,6 +1,6 @@
 // Median stopping rule traces: a trial's best result against the median of
 // the other trials' running means at the same time.
-#include "schedulers/median_stopping.h"
+#include "schedulers/internal/median_stopping.h"
 
 #include <doctest/doctest.h>
 

@@ -1,6 +1,6 @@
 // PB2: the GP bandit picks new values within hyperparam_bounds and, on a
 // synthetic problem, in the region that improves faster.
-#include "schedulers/pb2.h"
+#include "schedulers/internal/pb2.h"
 
 #include <doctest/doctest.h>
 

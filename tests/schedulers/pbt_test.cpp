@@ -1,5 +1,5 @@
 // PBT traces: which trials exploit, which donate, and what explore does.
-#include "schedulers/pbt.h"
+#include "schedulers/internal/pbt.h"
 
 #include <doctest/doctest.h>
 

@@ -1,4 +1,4 @@
-#include "search/bohb.h"
+#include "search/internal/bohb.h"
 
 #include <doctest/doctest.h>
 

@@ -3,9 +3,9 @@
 #include <doctest/doctest.h>
 
 #include "core/errors.h"
-#include "search/basic_variant.h"
-#include "search/concurrency_limiter.h"
-#include "search/tpe.h"
+#include "search/internal/basic_variant.h"
+#include "search/internal/concurrency_limiter.h"
+#include "search/internal/tpe.h"
 
 namespace tune::search {
 namespace {

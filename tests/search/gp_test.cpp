@@ -1,4 +1,4 @@
-#include "search/gp.h"
+#include "search/internal/gp.h"
 
 #include <doctest/doctest.h>
 
@@ -6,7 +6,7 @@
 #include <set>
 
 #include "core/errors.h"
-#include "search/basic_variant.h"
+#include "search/internal/basic_variant.h"
 #include "tests/search/objectives.h"
 #include "tests/search/searcher_test_util.h"
 

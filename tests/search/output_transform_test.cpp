@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "search/gp.h"
+#include "search/internal/gp.h"
 #include "search/internal/normal.h"
 #include "tests/search/searcher_test_util.h"
 

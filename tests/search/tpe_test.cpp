@@ -1,4 +1,4 @@
-#include "search/tpe.h"
+#include "search/internal/tpe.h"
 
 #include <doctest/doctest.h>
 
@@ -8,7 +8,7 @@
 #include <string>
 
 #include "core/errors.h"
-#include "search/basic_variant.h"
+#include "search/internal/basic_variant.h"
 #include "tests/search/searcher_test_util.h"
 
 namespace tune::search {

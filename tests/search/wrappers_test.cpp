@@ -2,10 +2,10 @@
 #include <doctest/doctest.h>
 
 #include "core/errors.h"
-#include "search/basic_variant.h"
-#include "search/concurrency_limiter.h"
-#include "search/repeater.h"
-#include "search/tpe.h"
+#include "search/internal/basic_variant.h"
+#include "search/internal/concurrency_limiter.h"
+#include "search/internal/repeater.h"
+#include "search/internal/tpe.h"
 #include "tests/search/searcher_test_util.h"
 
 namespace tune::search {

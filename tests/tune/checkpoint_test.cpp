@@ -5,7 +5,7 @@
 #include <set>
 
 #include "curve_experiment.h"
-#include "schedulers/fifo.h"
+#include "schedulers/internal/fifo.h"
 #include "storage/experiment_store.h"
 #include "test_util.h"
 #include "tune/controller.h"

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "curve_experiment.h"
-#include "schedulers/fifo.h"
+#include "schedulers/internal/fifo.h"
 #include "sqlite_query.h"
 #include "storage/experiment_store.h"
 #include "test_util.h"

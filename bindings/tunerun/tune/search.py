@@ -70,7 +70,7 @@ class BasicVariantGenerator(_NativeSearcher):
 
 
 class TPESearch(_NativeSearcher):
-    """Tree-structured Parzen Estimator (search/tpe.h), in place of Ray's
+    """Tree-structured Parzen Estimator (search/internal/tpe.h), in place of Ray's
     HyperOptSearch/OptunaSearch; `seed` and the TPE options of search/factory.h."""
     _algorithm = "tpe"
 

@@ -1,4 +1,4 @@
-#include "schedulers/median_stopping.h"
+#include "schedulers/internal/median_stopping.h"
 
 #include <fmt/format.h>
 

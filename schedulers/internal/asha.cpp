@@ -1,4 +1,4 @@
-#include "schedulers/asha.h"
+#include "schedulers/internal/asha.h"
 
 #include <fmt/format.h>
 
@@ -14,6 +14,16 @@ namespace tune::schedulers {
 using detail::double_from_json;
 using detail::number_at;
 using detail::to_json;
+
+namespace {
+
+// ASHA's cut-off: the (1 - 1/rf) quantile of a rung's scores
+// (np.nanpercentile, as Ray's); NaN when none is a number.
+double rung_cutoff(const std::vector<double>& scores, double rf) {
+  return detail::nanpercentile(scores, (1 - 1 / rf) * 100);
+}
+
+}  // namespace
 
 // Ray's _Bracket: rungs in descending milestone order, so the first rung a
 // result reaches is the highest one.
@@ -46,7 +56,7 @@ class AshaScheduler::Bracket {
     if (rung.recorded.empty()) return std::nullopt;
     std::vector<double> values;
     for (const auto& [id, v] : rung.recorded) values.push_back(v);
-    return detail::nanpercentile(values, (1 - 1 / rf_) * 100);
+    return rung_cutoff(values, rf_);
   }
 
   // Ray's _Bracket.on_result, `score` with the sign folded in.
@@ -359,6 +369,26 @@ std::vector<std::string> AshaScheduler::take_trials_to_stop() {
 std::vector<double> AshaScheduler::milestones(size_t b) const {
   std::vector<double> out;
   for (const auto& rung : brackets_.at(b).rungs()) out.push_back(rung.milestone);
+  return out;
+}
+
+std::vector<SchedulerState::AshaBracket> AshaScheduler::saved_brackets(const Json& state,
+                                                                       double reduction_factor,
+                                                                       double sign) {
+  std::vector<SchedulerState::AshaBracket> out;
+  for (const Json& bracket : state.at("brackets")) {
+    SchedulerState::AshaBracket& b = out.emplace_back();
+    for (auto rung = bracket.rbegin(); rung != bracket.rend(); ++rung) {  // saved highest first
+      SchedulerState::Rung& r = b.rungs.emplace_back();
+      r.milestone = rung->at("milestone").get<double>();
+      std::vector<double> scores;
+      for (const Json& entry : rung->at("recorded")) {
+        scores.push_back(double_from_json(entry.at(1)));
+        r.recorded.emplace_back(entry.at(0).get<std::string>(), sign * scores.back());
+      }
+      r.cutoff = sign * rung_cutoff(scores, reduction_factor);
+    }
+  }
   return out;
 }
 

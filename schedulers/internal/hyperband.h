@@ -54,6 +54,7 @@
 #include "schedulers/internal/objective.h"
 #include "schedulers/internal/trial_states.h"
 #include "schedulers/scheduler_options.h"
+#include "schedulers/scheduler_state.h"
 #include "schedulers/trial_scheduler.h"
 
 namespace tune::schedulers {
@@ -92,6 +93,12 @@ class HyperBandScheduler final : public TrialScheduler {
     size_t live;
   };
   std::vector<BracketInfo> brackets() const;
+
+  // What a state save() wrote shows (schedulers/scheduler_state.h), its
+  // scores times `sign` (the objective's, to give the metric's values).
+  // Throws Json's errors for another layout.
+  static std::vector<SchedulerState::HyperBandBracket> saved_brackets(const Json& state,
+                                                                      double sign);
 
  private:
   class Bracket;

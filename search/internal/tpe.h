@@ -56,7 +56,7 @@
 
 #include <memory>
 
-#include "search/model_based.h"
+#include "search/internal/model_based.h"
 
 namespace tune::search {
 
@@ -68,10 +68,14 @@ class TpeSearcher final : public ModelBasedSearcher {
   ~TpeSearcher() override;
 
  private:
+  struct History;  // the sorted views, scratch buffers and "above" estimators (tpe.cpp)
+  struct Split;    // one suggestion's good group and the rest (tpe.cpp)
+
   std::vector<double> propose(Rng& rng) override;
   void restore_model(const Json& state) override;
-
-  struct History;  // the sorted views and scratch buffers (tpe.cpp)
+  Split split_history();
+  std::vector<double> propose_joint(const Split& split, Rng& rng);
+  std::vector<double> propose_univariate(const Split& split, Rng& rng);
 
   TpeOptions options_;
   std::unique_ptr<History> history_;  // derived from observations(), so never saved

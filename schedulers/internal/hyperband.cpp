@@ -1,4 +1,4 @@
-#include "schedulers/hyperband.h"
+#include "schedulers/internal/hyperband.h"
 
 #include <fmt/format.h>
 
@@ -7,7 +7,7 @@
 #include <limits>
 #include <set>
 
-#include "schedulers/asha.h"
+#include "schedulers/internal/asha.h"
 
 namespace tune::schedulers {
 
@@ -470,6 +470,29 @@ std::vector<HyperBandScheduler::BracketInfo> HyperBandScheduler::brackets() cons
   std::vector<BracketInfo> out;
   for (const Bracket& b : brackets_) {
     out.push_back({b.band_, b.s_, b.n0_, b.r0_, b.cumul_r_, b.live_ids().size()});
+  }
+  return out;
+}
+
+std::vector<SchedulerState::HyperBandBracket> HyperBandScheduler::saved_brackets(const Json& state,
+                                                                                 double sign) {
+  std::vector<SchedulerState::HyperBandBracket> out;
+  for (const Json& b : state.at("brackets")) {
+    SchedulerState::HyperBandBracket& bracket = out.emplace_back();
+    bracket.band = b.at("band").get<int64_t>();
+    bracket.s = b.at("s").get<int64_t>();
+    bracket.n = b.at("n").get<int64_t>();
+    bracket.milestone = b.at("cumul_r").get<double>();
+    bracket.halvings = b.at("halves").get<int64_t>();
+    for (const Json& l : b.at("live")) {  // as Bracket::save writes a Live
+      const double score = double_from_json(l.at(3));
+      std::optional<double> value;
+      // A result without the metric scores -infinity (Live::score).
+      if (l.at(1).get<bool>() && score != -std::numeric_limits<double>::infinity()) {
+        value = sign * score;
+      }
+      bracket.live.push_back({l.at(0).get<std::string>(), l.at(2).get<double>(), value});
+    }
   }
   return out;
 }

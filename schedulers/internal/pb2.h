@@ -26,7 +26,7 @@
 #include <string>
 #include <vector>
 
-#include "schedulers/pbt.h"
+#include "schedulers/internal/pbt.h"
 
 namespace tune::schedulers {
 

@@ -42,8 +42,8 @@
 
 #include <vector>
 
+#include "search/internal/model_based.h"
 #include "search/internal/output_transform.h"
-#include "search/model_based.h"
 
 namespace tune::search {
 

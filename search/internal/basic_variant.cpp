@@ -1,4 +1,4 @@
-#include "search/basic_variant.h"
+#include "search/internal/basic_variant.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "search/model_based.h"
+#include "search/internal/model_based.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "search/concurrency_limiter.h"
+#include "search/internal/concurrency_limiter.h"
 
 #include <fmt/format.h>
 

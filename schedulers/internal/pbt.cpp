@@ -1,4 +1,4 @@
-#include "schedulers/pbt.h"
+#include "schedulers/internal/pbt.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "schedulers/pb2.h"
+#include "schedulers/internal/pb2.h"
 
 #include <fmt/format.h>
 

@@ -33,6 +33,7 @@
 #include "schedulers/internal/objective.h"
 #include "schedulers/internal/trial_states.h"
 #include "schedulers/scheduler_options.h"
+#include "schedulers/scheduler_state.h"
 #include "schedulers/trial_scheduler.h"
 #include "search/domain.h"
 
@@ -68,6 +69,14 @@ class AshaScheduler final : public TrialScheduler {
 
   // Rung milestones of bracket `b`, highest first (for tests and status).
   std::vector<double> milestones(size_t b = 0) const;
+
+  // What a state save() wrote shows (schedulers/scheduler_state.h), its
+  // scores times `sign` (the objective's, to give the metric's values) and
+  // cut-offs at `reduction_factor`'s quantile. Throws Json's errors for
+  // another layout.
+  static std::vector<SchedulerState::AshaBracket> saved_brackets(const Json& state,
+                                                                 double reduction_factor,
+                                                                 double sign);
 
  private:
   class Bracket;

@@ -1,6 +1,6 @@
 // BohbSearcher: the model half of BOHB (Falkner et al., ICML 2018, "BOHB:
 // Robust and Efficient Hyperparameter Optimization at Scale"), as Ray
-// Tune's TuneBOHB; HyperBand (schedulers/hyperband.h) is the other half,
+// Tune's TuneBOHB; HyperBand (schedulers/internal/hyperband.h) is the other half,
 // and sweep files require it (`[search] algorithm = "bohb"` with
 // `[scheduler] type = "hyperband"`).
 //
@@ -59,7 +59,7 @@
 #include <vector>
 
 #include "search/internal/budget_history.h"
-#include "search/model_based.h"
+#include "search/internal/model_based.h"
 
 namespace tune::search {
 

@@ -1,4 +1,4 @@
-#include "search/repeater.h"
+#include "search/internal/repeater.h"
 
 #include <fmt/format.h>
 
