@@ -6,7 +6,7 @@
 namespace tune::core {
 namespace {
 
-constexpr std::array<std::pair<TrialStatus, std::string_view>, 5> kStatusNames{{
+constexpr std::array<std::pair<TrialStatus, std::string_view>, kTrialStatusCount> kStatusNames{{
     {TrialStatus::kPending, "PENDING"},
     {TrialStatus::kRunning, "RUNNING"},
     {TrialStatus::kPaused, "PAUSED"},

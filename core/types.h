@@ -3,6 +3,7 @@
 // forms exist only for SQL, TOML, CLI output and logs.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string_view>
 
@@ -10,6 +11,8 @@ namespace tune::core {
 
 // PENDING -> RUNNING -> (PAUSED -> RUNNING)* -> TERMINATED | ERROR
 enum class TrialStatus { kPending, kRunning, kPaused, kTerminated, kError };
+// How many TrialStatus values there are, for arrays indexed by status (kError is the last).
+inline constexpr size_t kTrialStatusCount = static_cast<size_t>(TrialStatus::kError) + 1;
 
 // What a scheduler (or stopper) decides after a result.
 enum class Decision { kContinue, kPause, kStop };
@@ -39,6 +42,7 @@ namespace tune {
 using core::Decision;
 using core::decision_from_string;
 using core::is_finished;
+using core::kTrialStatusCount;
 using core::Mode;
 using core::mode_from_string;
 using core::reduce_op_from_string;
