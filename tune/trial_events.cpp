@@ -374,10 +374,15 @@ void TrialRuns::conclude(Trial& trial, bool keep_ranks) {
       pool_.release(groups_.release(trial.id, keep_ranks).gpus);
     }
   }
-  const EndOutcome outcome =
-      judge_end({trial.phase, all_done, trial.end_reason, trial.error, trial.iteration,
-                 trial.checkpoints.latest, trial.num_failures, spec_.max_failures,
-                 interrupted_ || stop_all_});
+  const EndOutcome outcome = judge_end({.phase = trial.phase,
+                                        .all_done = all_done,
+                                        .end_reason = trial.end_reason,
+                                        .error = trial.error,
+                                        .iteration = trial.iteration,
+                                        .checkpoint_iteration = trial.checkpoints.latest,
+                                        .num_failures = trial.num_failures,
+                                        .max_failures = spec_.max_failures,
+                                        .experiment_stopping = interrupted_ || stop_all_});
   if (outcome.failure) ++trial.num_failures;
   if (outcome.next == TrialPhase::kPending) ++trial.attempt;
   const bool pausing = trial.phase == TrialPhase::kPausing;
@@ -455,9 +460,13 @@ void TrialRuns::apply_exploit(Trial& trial, const schedulers::Exploit& exploit) 
 // checkpoint and waits again, or ends in ERROR past max_failures.
 void TrialRuns::fail_waiting(Trial& trial, const std::string& error) {
   trial.error = error;
-  const EndOutcome outcome =
-      judge_end({TrialPhase::kFailing, false, "", error, trial.iteration, trial.checkpoints.latest,
-                 trial.num_failures, spec_.max_failures, interrupted_ || stop_all_});
+  const EndOutcome outcome = judge_end({.phase = TrialPhase::kFailing,
+                                        .error = error,
+                                        .iteration = trial.iteration,
+                                        .checkpoint_iteration = trial.checkpoints.latest,
+                                        .num_failures = trial.num_failures,
+                                        .max_failures = spec_.max_failures,
+                                        .experiment_stopping = interrupted_ || stop_all_});
   ++trial.num_failures;
   trial.suspended = false;
   groups_.discard_kept(trial.id);
