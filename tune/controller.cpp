@@ -78,7 +78,7 @@ class TrialController::Impl {
         log_refusals();
         for (const auto& notice : options_.launcher->take_notices()) log_.log(0, "{}", notice);
         record_nodes();
-        handle_timers(Clock::now());
+        handle_timers(groups_->now());
       }
       return finish();
     } catch (...) {

@@ -20,7 +20,7 @@ void TrialRuns::on_message(const std::string& routing_id, const Peer* peer,
   if (auto* beat = std::get_if<protocol::Heartbeat>(&message)) {
     // Beats from a group already torn down are expected and harmless.
     if (Rank* rank = groups_.find_rank(beat->trial_id, beat->attempt, beat->rank)) {
-      rank->last_seen = Clock::now();
+      rank->last_seen = groups_.now();
     }
     return;
   }
@@ -37,7 +37,7 @@ void TrialRuns::on_message(const std::string& routing_id, const Peer* peer,
   Trial& trial = *found;
   Group& group = *found_group;
   Rank& sender = group.ranks.at(peer->rank);
-  sender.last_seen = Clock::now();
+  sender.last_seen = groups_.now();
   // A rank that said DONE has said all of this trial: what follows is of
   // the trial handed to it ahead, which is not to run (its group goes).
   if (sender.done) return;
@@ -72,7 +72,7 @@ void TrialRuns::on_hello(const std::string& routing_id, const protocol::Hello& h
                              Rank{.routing_id = routing_id,
                                   .host = hello.host,
                                   .step = hello.step,
-                                  .last_seen = Clock::now()})) {
+                                  .last_seen = groups_.now()})) {
       throw ProtocolError(fmt::format("HELLO of spare rank {} (pid {}), which is not expected",
                                       hello.rank, hello.pid));
     }
@@ -92,7 +92,7 @@ void TrialRuns::on_hello(const std::string& routing_id, const protocol::Hello& h
   rank->routing_id = routing_id;
   rank->host = hello.host;
   rank->step = hello.step;
-  rank->last_seen = Clock::now();
+  rank->last_seen = groups_.now();
   store_.add_placement(
       {hello.trial_id, hello.attempt, hello.rank, hello.host, hello.step, unix_now()});
   channel_.bind_peer(routing_id, {hello.trial_id, hello.rank});

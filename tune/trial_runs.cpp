@@ -372,8 +372,8 @@ void TrialRuns::interrupt(const std::string& reason) {
   interrupted_ = true;
   interrupt_reason_ = reason;
   interrupt_deadline_ =
-      Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                         std::chrono::duration<double>(options_.interrupt_grace_s));
+      groups_.now() + std::chrono::duration_cast<Clock::duration>(
+                          std::chrono::duration<double>(options_.interrupt_grace_s));
   trials_.for_each(TrialStatus::kRunning, [&](Trial& trial) {
     if (trial.phase == TrialPhase::kFailing || trial.phase == TrialPhase::kInterrupted) return;
     if (trial.checkpoints.latest > 0) {

@@ -5,6 +5,9 @@
 // SIGKILL after a failed group's SIGTERM). It reports what happened as
 // GroupEvents; the controller decides what they mean for the trial.
 //
+// Every deadline is on the clock WorkerGroupOptions::now gives: the steady
+// clock unless a test drives its own.
+//
 // Owned by the controller's event loop; not thread-safe. Destroying it kills
 // every group, idle ones too.
 #pragma once
@@ -18,11 +21,10 @@
 #include <string>
 #include <vector>
 
+#include "tune/clock.h"
 #include "tune/launcher.h"
 
 namespace tune {
-
-using Clock = std::chrono::steady_clock;
 
 // MemAvailable / MemTotal from /proc/meminfo; 1 where it cannot be read.
 double available_memory_share();
@@ -52,8 +54,8 @@ struct Group {
   std::optional<Clock::time_point> kill_deadline;    // SIGKILL then
 
   // A new run on these ranks: its attempt and rendezvous port; no rank has
-  // said DONE yet, each was seen now.
-  void begin_run(int run_attempt, int port);
+  // said DONE yet, each was seen `now`.
+  void begin_run(int run_attempt, int port, Clock::time_point now);
   bool all_done() const;
   bool all_suspended() const;
   bool all_exited() const { return processes->all_exited(); }
@@ -107,6 +109,8 @@ struct WorkerGroupOptions {
   // ... none sooner than this after a group was started: a process start
   // takes milliseconds of CPU that the starting trial's ranks need then.
   std::chrono::milliseconds spare_delay{5};
+  // The clock of every deadline above and of Rank::last_seen.
+  NowFunction now = Clock::now;
 };
 
 // How start() gave a trial its group.
@@ -132,13 +136,17 @@ class WorkerGroups {
 
   // Whether a spare group should be started now (prestart, fewer spares
   // than running groups, spare_delay after the last group start).
-  bool wants_spare() const { return lacks_spare() && Clock::now() >= spares_after_; }
+  bool wants_spare() const { return lacks_spare() && now() >= spares_after_; }
   // Starts a spare group from `launch`, whose ranks say HELLO as attempt
   // `serial` of trial train::kSpareTrialId. Throws what the launcher throws.
   void add_spare(int serial, const GroupLaunch& launch);
   // Records the HELLO of a spare's rank; false when no spare has that rank
   // free for a process of that pid.
   bool spare_hello(int serial, int rank, int64_t pid, const Rank& hello);
+
+  // Now, on the clock of the deadlines (WorkerGroupOptions::now): a rank's
+  // last_seen is set from it.
+  Clock::time_point now() const { return options_.now(); }
 
   bool reuses() const { return options_.reuse; }
   // Whether ranks wait for another START after DONE instead of exiting (the
@@ -174,7 +182,7 @@ class WorkerGroups {
   // The exits of the trial's ranks since the last call.
   std::vector<GroupEvent> reap(const std::string& trial_id);
   // Acts on due SIGKILL deadlines and reaps released groups; returns expired
-  // settle times and missed heartbeats.
+  // settle times and missed heartbeats. `now` is on this clock (now()).
   std::vector<GroupEvent> check_deadlines(Clock::time_point now);
   // The earliest deadline of any group, or `latest`.
   Clock::time_point next_deadline(Clock::time_point latest) const;
