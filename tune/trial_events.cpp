@@ -4,10 +4,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <limits>
 
 #include "core/errors.h"
 #include "train/worker_env.h"
+#include "tune/leases.h"
 #include "tune/trial_runs.h"
 
 namespace tune {
@@ -166,9 +166,7 @@ void TrialRuns::complete_iteration(Trial& trial, CompleteIteration done) {
     }
   }
   const int64_t iteration = done.iteration;
-  // Within the ranks' lease no rank waits for this decision, unless the
-  // report carried a checkpoint.
-  const bool awaited = iteration > trial.continue_through || done.checkpoint;
+  const bool awaited = awaits_decision(iteration, trial.continue_through, done.checkpoint);
   record_result(trial, std::move(done), std::move(row), now);
   const Json& result = trial.last_result;
 
@@ -189,10 +187,7 @@ void TrialRuns::complete_iteration(Trial& trial, CompleteIteration done) {
   verdicts.checkpoint_iteration = trial.checkpoints.latest;
   const Action action = decide(verdicts);
   if (log_.enabled(2)) log_.log(2, "{} iteration {}: {}", trial.id, iteration, result.dump());
-  if (action.kind == Action::Kind::kContinue) {
-    if (!awaited) return;  // nobody waits for it: nothing to send
-    trial.continue_through = std::max(trial.continue_through, lease_after(trial, iteration));
-  }
+  if (action.kind == Action::Kind::kContinue && !awaited) return;  // nobody waits: nothing to send
   bool suspend = false;
   if (action.kind == Action::Kind::kPause) {
     if (verdicts.scheduler == Decision::kPause) {
@@ -207,40 +202,37 @@ void TrialRuns::complete_iteration(Trial& trial, CompleteIteration done) {
     suspend = awaited && !trial.exploit && !trial.pause_at_next_report && !interrupted_ &&
               groups_.can_keep(true) && groups_.find(trial.id)->next_trial.empty();
   }
+  const LeaseTerms terms = lease_terms(trial, iteration);
+  if (action.kind == Action::Kind::kContinue) {
+    trial.continue_through = std::max(trial.continue_through, continue_lease(terms));
+  }
   for (const auto& rank : groups_.find(trial.id)->ranks) {
-    channel_.queue(
-        rank.routing_id,
-        protocol::DecisionMsg{iteration, action.decision(), suspend, trial.continue_through,
-                              trial.id, checkpoint_lease_after(trial, iteration)});
+    channel_.queue(rank.routing_id, protocol::DecisionMsg{iteration, action.decision(), suspend,
+                                                          trial.continue_through, trial.id,
+                                                          checkpoint_lease(terms)});
   }
   apply(trial, action);
 }
 
 void TrialRuns::grant_first_leases(Trial& trial, int64_t start_iteration) const {
   // Reports the scheduler lets continue whatever they say do not wait.
-  trial.continue_through = lease_after(trial, start_iteration);
-  trial.checkpoint_through = checkpoint_lease_after(trial, start_iteration);
+  const LeaseTerms terms = lease_terms(trial, start_iteration);
+  trial.continue_through = continue_lease(terms);
+  trial.checkpoint_through = checkpoint_lease(terms);
 }
 
-int64_t TrialRuns::checkpoint_lease_after(const Trial& trial, int64_t iteration) const {
+LeaseTerms TrialRuns::lease_terms(const Trial& trial, int64_t iteration) const {
   const schedulers::TrialScheduler& scheduler = *plugins_.scheduler;
-  if (!scheduler.pauses_trials()) return std::numeric_limits<int64_t>::max();
-  if (scheduler.needs_synchronous_reports()) return iteration;
-  return scheduler.continues_through(trial.view(), iteration);
-}
-
-// How far the ranks of `trial`, which continues after `iteration`, may
-// report without waiting for decisions: as far as the scheduler and every
-// stopper are sure to let it continue.
-int64_t TrialRuns::lease_after(const Trial& trial, int64_t iteration) const {
-  if (plugins_.scheduler->needs_synchronous_reports() || interrupted_ || stop_all_) {
-    return iteration;
-  }
-  int64_t through = plugins_.scheduler->continues_through(trial.view(), iteration);
+  LeaseTerms terms{.iteration = iteration,
+                   .synchronous = scheduler.needs_synchronous_reports(),
+                   .scheduler_pauses = scheduler.pauses_trials(),
+                   .winding_down = winding_down(),
+                   .scheduler_through = scheduler.continues_through(trial.view(), iteration)};
   for (const auto& stopper : plugins_.stoppers) {
-    through = std::min(through, stopper->continues_through(trial.id, iteration));
+    terms.stoppers_through =
+        std::min(terms.stoppers_through, stopper->continues_through(trial.id, iteration));
   }
-  return through;
+  return terms;
 }
 
 void TrialRuns::apply(Trial& trial, const Action& action) {

@@ -23,6 +23,7 @@
 #include "tune/control_channel.h"
 #include "tune/controller.h"
 #include "tune/decide.h"
+#include "tune/leases.h"
 #include "tune/plugins.h"
 #include "tune/resource_pool.h"
 #include "tune/run_log.h"
@@ -104,10 +105,9 @@ class TrialRuns {
   protocol::Start start_message(const Trial& trial, int rank, int master_port) const;
   void on_report(Trial& trial, int rank, const protocol::Report& report);
   void complete_iteration(Trial& trial, CompleteIteration done);
-  int64_t lease_after(const Trial& trial, int64_t iteration) const;
-  // Through which iteration no checkpoint of `trial` (which reported
-  // `iteration` and goes on) can be needed to pause or clone it.
-  int64_t checkpoint_lease_after(const Trial& trial, int64_t iteration) const;
+  // What the scheduler and the stoppers say of the leases (tune/leases.h) of
+  // `trial`, which reported `iteration` and goes on.
+  LeaseTerms lease_terms(const Trial& trial, int64_t iteration) const;
   // A run's first leases, from `start_iteration` on: its START (or the
   // CONTINUE that resumes it in place) carries them.
   void grant_first_leases(Trial& trial, int64_t start_iteration) const;
