@@ -122,8 +122,9 @@ class TrialController::Impl {
         keys.controller.public_key,
         pool_->has_gpus(),
         reusable};
-    runs_.emplace(TrialRuns::Parts{spec_, options_, *store_, *pool_, plugins_, *groups_, *channel_,
-                                   log_, std::move(launch)});
+    runs_.emplace(
+        ControllerParts{spec_, options_, *store_, *pool_, plugins_, *groups_, *channel_, log_},
+        std::move(launch));
     if (options_.resume) {
       runs_->load();
       store_->set_experiment_status("RUNNING");

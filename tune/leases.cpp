@@ -1,3 +1,4 @@
+// The lease rules (tune/leases.h): pure functions, as decide.cpp's.
 #include "tune/leases.h"
 
 #include <algorithm>

@@ -252,11 +252,12 @@ double available_memory_share() {
   return total > 0 && available > 0 ? available / total : 1.0;
 }
 
-void WorkerGroups::hand_over(const std::string& from, int attempt) {
+void WorkerGroups::hand_over(const std::string& from, const std::string& to, int attempt,
+                             int master_port) {
   auto node = groups_.extract(from);
   Group& group = node.mapped();
-  node.key() = std::exchange(group.next_trial, "");
-  group.begin_run(attempt, std::exchange(group.next_master_port, 0), now());
+  node.key() = to;
+  group.begin_run(attempt, master_port, now());
   group.settle_deadline.reset();
   group.kill_deadline.reset();
   groups_.insert(std::move(node));

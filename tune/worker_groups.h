@@ -46,10 +46,6 @@ struct Group {
   int master_port = 0;                         // this run's rendezvous port (MASTER_PORT)
   std::vector<std::vector<std::string>> gpus;  // per rank, given back when the group ends
   bool terminating = false;                    // signalled to stop; heartbeats no longer count
-  // The trial handed ahead to these ranks: they hold its START and run it
-  // the moment this one ends (TrialRuns::hand_ahead); empty when none.
-  std::string next_trial;
-  int next_master_port = 0;                          // its rendezvous port, in that START
   std::optional<Clock::time_point> settle_deadline;  // every rank exited: wait for late words
   std::optional<Clock::time_point> kill_deadline;    // SIGKILL then
 
@@ -173,9 +169,10 @@ class WorkerGroups {
   // resume (always, when they are suspended); else they are killed.
   Group release(const std::string& trial_id, bool keep);
 
-  // Gives the group of `from`, whose ranks all said DONE and run the trial
-  // handed to them ahead (Group::next_trial), to that trial's `attempt`.
-  void hand_over(const std::string& from, int attempt);
+  // Gives the group of `from`, whose ranks all said DONE and run trial `to`
+  // now (it was handed to them ahead: tune/hand_ahead.h), to attempt
+  // `attempt` of `to`, with the rendezvous port its START named.
+  void hand_over(const std::string& from, const std::string& to, int attempt, int master_port);
 
   // (fd, trial id) pairs to poll: readable when a rank of the trial exited.
   std::vector<std::pair<int, std::string>> exit_fds() const;
