@@ -17,6 +17,11 @@ inline constexpr size_t kTrialStatusCount = static_cast<size_t>(TrialStatus::kEr
 // What a scheduler (or stopper) decides after a result.
 enum class Decision { kContinue, kPause, kStop };
 
+// An experiment's row in the store: RUNNING until the controller ends it
+// FINISHED, INTERRUPTED (a signal or fail_fast; resumable) or FAILED (an
+// error ended it; resumable).
+enum class ExperimentStatus { kRunning, kFinished, kInterrupted, kFailed };
+
 enum class Mode { kMin, kMax };
 
 // How report() combines a metric over a trial's ranks.
@@ -24,11 +29,13 @@ enum class ReduceOp { kMean, kSum, kMin, kMax };
 
 std::string_view to_string(TrialStatus status);
 std::string_view to_string(Decision decision);
+std::string_view to_string(ExperimentStatus status);
 std::string_view to_string(Mode mode);
 std::string_view to_string(ReduceOp op);  // "mean", "sum", "min", "max"
 
 std::optional<TrialStatus> trial_status_from_string(std::string_view text);
 std::optional<Decision> decision_from_string(std::string_view text);
+std::optional<ExperimentStatus> experiment_status_from_string(std::string_view text);
 std::optional<Mode> mode_from_string(std::string_view text);
 std::optional<ReduceOp> reduce_op_from_string(std::string_view text);
 
@@ -41,6 +48,8 @@ inline bool is_finished(TrialStatus status) {
 namespace tune {
 using core::Decision;
 using core::decision_from_string;
+using core::experiment_status_from_string;
+using core::ExperimentStatus;
 using core::is_finished;
 using core::kTrialStatusCount;
 using core::Mode;

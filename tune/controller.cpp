@@ -98,8 +98,8 @@ class TrialController::Impl {
       const Json stored_spec = {{"sweep", spec_.source},
                                 {"sweep_text", spec_.sweep_text},
                                 {"sweep_file", spec_.sweep_file}};
-      store_->put_experiment(
-          {spec_.name, spec_.metric, spec_.mode, stored_spec, unix_now(), "RUNNING"});
+      store_->put_experiment({spec_.name, spec_.metric, spec_.mode, stored_spec, unix_now(),
+                              ExperimentStatus::kRunning});
     }
     if (options_.handle_signals) signals_.emplace();
     const ChannelKeys keys = make_channel_keys(dir);
@@ -127,7 +127,7 @@ class TrialController::Impl {
         std::move(launch));
     if (options_.resume) {
       runs_->load();
-      store_->set_experiment_status("RUNNING");
+      store_->set_experiment_status(ExperimentStatus::kRunning);
     }
     store_->flush();
     log_.log(1, "experiment {} in {} (controller at {})", spec_.name, dir.string(),
@@ -142,7 +142,8 @@ class TrialController::Impl {
     record_nodes();
     runs_->save_state(true);
     const bool interrupted = runs_->interrupted();
-    store_->set_experiment_status(interrupted ? "INTERRUPTED" : "FINISHED");
+    store_->set_experiment_status(interrupted ? ExperimentStatus::kInterrupted
+                                              : ExperimentStatus::kFinished);
     store_->flush();
     log_.finish(runs_->snapshot(log_.elapsed_s()));
     if (interrupted) {
@@ -161,7 +162,7 @@ class TrialController::Impl {
   void mark_failed() noexcept {
     try {
       if (store_) {
-        store_->set_experiment_status("FAILED");
+        store_->set_experiment_status(ExperimentStatus::kFailed);
         store_->flush();
       }
     } catch (...) {  // the store is what failed: the status stays RUNNING
