@@ -12,9 +12,8 @@
 // shared_memory = false), to compare the two transports.
 //
 // Prints one line per run (raw numbers), then the ratios of the best run of
-// each side. Goals
-// (issue 3): ours >= 1.1x PyTorch-from-Python at 2 ranks for both models;
-// 2-rank LeNet >= 1.6x our 1-rank.
+// each side. Goals: ours >= 1.1x PyTorch-from-Python at 2 ranks for both
+// models; 2-rank LeNet >= 1.6x our 1-rank.
 #include <fmt/core.h>
 #include <sys/resource.h>
 #include <torch/torch.h>

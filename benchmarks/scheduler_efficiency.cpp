@@ -9,8 +9,8 @@
 //   iterations  completed training iterations (results), over all trials
 //   best        the best trial's last accuracy (the experiment's best_trial)
 //
-// Goal (issue 4): ASHA reaches FIFO's best within 1% while spending at most
-// a third of FIFO's iterations.
+// Goal: ASHA reaches FIFO's best within 1% while spending at most a third
+// of FIFO's iterations.
 //
 //   build/benchmarks/scheduler_efficiency [concurrent_trials=2]
 

@@ -6,7 +6,7 @@
 namespace tune::core {
 namespace {
 
-constexpr std::array<std::pair<TrialStatus, std::string_view>, 5> kStatusNames{{
+constexpr std::array<std::pair<TrialStatus, std::string_view>, kTrialStatusCount> kStatusNames{{
     {TrialStatus::kPending, "PENDING"},
     {TrialStatus::kRunning, "RUNNING"},
     {TrialStatus::kPaused, "PAUSED"},
@@ -17,6 +17,12 @@ constexpr std::array<std::pair<Decision, std::string_view>, 3> kDecisionNames{{
     {Decision::kContinue, "CONTINUE"},
     {Decision::kPause, "PAUSE"},
     {Decision::kStop, "STOP"},
+}};
+constexpr std::array<std::pair<ExperimentStatus, std::string_view>, 4> kExperimentStatusNames{{
+    {ExperimentStatus::kRunning, "RUNNING"},
+    {ExperimentStatus::kFinished, "FINISHED"},
+    {ExperimentStatus::kInterrupted, "INTERRUPTED"},
+    {ExperimentStatus::kFailed, "FAILED"},
 }};
 constexpr std::array<std::pair<Mode, std::string_view>, 2> kModeNames{{
     {Mode::kMin, "min"},
@@ -51,6 +57,9 @@ std::optional<Enum> value_of(const std::array<std::pair<Enum, std::string_view>,
 
 std::string_view to_string(TrialStatus status) { return name_of(kStatusNames, status); }
 std::string_view to_string(Decision decision) { return name_of(kDecisionNames, decision); }
+std::string_view to_string(ExperimentStatus status) {
+  return name_of(kExperimentStatusNames, status);
+}
 std::string_view to_string(Mode mode) { return name_of(kModeNames, mode); }
 std::string_view to_string(ReduceOp op) { return name_of(kReduceNames, op); }
 
@@ -59,6 +68,9 @@ std::optional<TrialStatus> trial_status_from_string(std::string_view text) {
 }
 std::optional<Decision> decision_from_string(std::string_view text) {
   return value_of(kDecisionNames, text);
+}
+std::optional<ExperimentStatus> experiment_status_from_string(std::string_view text) {
+  return value_of(kExperimentStatusNames, text);
 }
 std::optional<Mode> mode_from_string(std::string_view text) { return value_of(kModeNames, text); }
 std::optional<ReduceOp> reduce_op_from_string(std::string_view text) {

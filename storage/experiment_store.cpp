@@ -286,15 +286,15 @@ void ExperimentStore::put_experiment(const ExperimentRecord& experiment) {
       .bind(3, to_string(experiment.mode))
       .bind(4, dump_json_text(experiment.spec))
       .bind(5, experiment.created_at)
-      .bind(6, experiment.status)
+      .bind(6, to_string(experiment.status))
       .bind(7, now_seconds())
       .run();
 }
 
-void ExperimentStore::set_experiment_status(const std::string& status) {
+void ExperimentStore::set_experiment_status(ExperimentStatus status) {
   begin_batch();
   Statement update(db_, "UPDATE experiment SET status = ?1, updated_at = ?2 WHERE id = 1");
-  update.bind(1, status).bind(2, now_seconds()).run();
+  update.bind(1, to_string(status)).bind(2, now_seconds()).run();
   if (sqlite3_changes(db_) == 0) {
     throw StorageError(
         fmt::format("{}: set_experiment_status before put_experiment", path_.string()));
@@ -494,7 +494,13 @@ std::optional<ExperimentRecord> ExperimentStore::experiment() const {
   experiment.mode = read_mode(query.column_text(2), path_);
   experiment.spec = parse(query.column_text(3), path_, "experiment spec");
   experiment.created_at = query.column_double(4);
-  experiment.status = query.column_text(5);
+  const std::string status = query.column_text(5);
+  auto parsed = experiment_status_from_string(status);
+  if (!parsed) {
+    throw StorageError(
+        fmt::format("{}: the experiment has unknown status '{}'", path_.string(), status));
+  }
+  experiment.status = *parsed;
   return experiment;
 }
 

@@ -42,7 +42,7 @@ struct ExperimentRecord {
   Mode mode = Mode::kMin;
   Json spec;              // the whole sweep specification, for display and resume
   double created_at = 0;  // unix seconds
-  std::string status;     // "RUNNING", "FINISHED", "INTERRUPTED", "FAILED"
+  ExperimentStatus status = ExperimentStatus::kRunning;  // stored as its name ("RUNNING"...)
 };
 
 struct TrialRecord {
@@ -117,7 +117,7 @@ class ExperimentStore {
 
   // --- writes (batched until flush) ---
   void put_experiment(const ExperimentRecord& experiment);  // insert or replace
-  void set_experiment_status(const std::string& status);
+  void set_experiment_status(ExperimentStatus status);
   // Insert or replace. A new trial, or a status different from the stored
   // one, is recorded in trial_events (at created_at for a new trial, else at
   // `at`, default now). A change of the reason alone is not an event: the

@@ -78,7 +78,7 @@ class TrialController::Impl {
         log_refusals();
         for (const auto& notice : options_.launcher->take_notices()) log_.log(0, "{}", notice);
         record_nodes();
-        handle_timers(Clock::now());
+        handle_timers(groups_->now());
       }
       return finish();
     } catch (...) {
@@ -98,8 +98,8 @@ class TrialController::Impl {
       const Json stored_spec = {{"sweep", spec_.source},
                                 {"sweep_text", spec_.sweep_text},
                                 {"sweep_file", spec_.sweep_file}};
-      store_->put_experiment(
-          {spec_.name, spec_.metric, spec_.mode, stored_spec, unix_now(), "RUNNING"});
+      store_->put_experiment({spec_.name, spec_.metric, spec_.mode, stored_spec, unix_now(),
+                              ExperimentStatus::kRunning});
     }
     if (options_.handle_signals) signals_.emplace();
     const ChannelKeys keys = make_channel_keys(dir);
@@ -122,11 +122,12 @@ class TrialController::Impl {
         keys.controller.public_key,
         pool_->has_gpus(),
         reusable};
-    runs_.emplace(TrialRuns::Parts{spec_, options_, *store_, *pool_, plugins_, *groups_, *channel_,
-                                   log_, std::move(launch)});
+    runs_.emplace(
+        ControllerParts{spec_, options_, *store_, *pool_, plugins_, *groups_, *channel_, log_},
+        std::move(launch));
     if (options_.resume) {
       runs_->load();
-      store_->set_experiment_status("RUNNING");
+      store_->set_experiment_status(ExperimentStatus::kRunning);
     }
     store_->flush();
     log_.log(1, "experiment {} in {} (controller at {})", spec_.name, dir.string(),
@@ -141,7 +142,8 @@ class TrialController::Impl {
     record_nodes();
     runs_->save_state(true);
     const bool interrupted = runs_->interrupted();
-    store_->set_experiment_status(interrupted ? "INTERRUPTED" : "FINISHED");
+    store_->set_experiment_status(interrupted ? ExperimentStatus::kInterrupted
+                                              : ExperimentStatus::kFinished);
     store_->flush();
     log_.finish(runs_->snapshot(log_.elapsed_s()));
     if (interrupted) {
@@ -160,7 +162,7 @@ class TrialController::Impl {
   void mark_failed() noexcept {
     try {
       if (store_) {
-        store_->set_experiment_status("FAILED");
+        store_->set_experiment_status(ExperimentStatus::kFailed);
         store_->flush();
       }
     } catch (...) {  // the store is what failed: the status stays RUNNING

@@ -10,9 +10,11 @@ Decision Action::decision() const {
       return Decision::kContinue;
     case Kind::kPause:
       return Decision::kPause;
-    default:
+    case Kind::kStop:
+    case Kind::kFail:
       return Decision::kStop;
   }
+  return Decision::kStop;  // not reached: every kind returns above
 }
 
 Action decide(const ResultVerdicts& v) {

@@ -1,10 +1,21 @@
 // Launcher: how a trial's worker group becomes processes. The seam between
-// the controller and whatever runs ranks: fork/exec on this machine
-// (tune/local_launcher.h) now; a Slurm job step, a Kubernetes pod or ssh
-// later. A launcher starts N ranks with their environment and resources,
-// tells when ranks exit, and signals or kills them, nothing more: the
-// protocol (HELLO, START, REPORT...) runs over the control channel, the same
-// for every launcher.
+// the controller and whatever runs ranks: child processes on this machine
+// (LocalLauncher, tune/local_launcher.h) or the tasks of one Slurm job step
+// per group inside tunerun's own allocation (SlurmLauncher,
+// tune/slurm_launcher.h); Kubernetes or ssh would be one more. The
+// controller wraps the one it is given in a KeyedLauncher
+// (tune/rank_keys.h), which gives every launched rank a CURVE keypair of its
+// own.
+//
+// A launcher starts N ranks with their environment and resources, tells
+// when ranks exit, and signals or kills them. Optional methods let it size
+// the resource pool (the CPUs and GPUs it runs ranks on, when the spec sets
+// none), say whether a group fits now (a trial waits while it does not),
+// refuse to keep idle groups for the next trial, check that every node sees
+// the experiment directory, and describe its nodes for `tunerun status`.
+// Which trial runs next stays the controller's choice. The protocol (HELLO,
+// START, REPORT...) runs over the control channel, the same for every
+// launcher.
 //
 // Everything is called from the controller's event loop; no locks.
 #pragma once

@@ -1,101 +1,32 @@
+// SlurmLauncher (tune/slurm_launcher.h): a trial group as one srun job step,
+// placed on the allocation's nodes; the allocation's nodes and their
+// health are tune/internal/slurm_state.h's.
 #include "tune/slurm_launcher.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <csignal>
-#include <cstdio>
-#include <cstdlib>
 #include <fstream>
 #include <random>
-#include <sstream>
 #include <thread>
 #include <utility>
 
 #include "core/errors.h"
 #include "train/node_ranks.h"
 #include "train/worker_env.h"
-
-extern char** environ;
+#include "tune/internal/slurm_state.h"
 
 namespace tune {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using detail::environment;
+using detail::find_program;
+using detail::wait_ok;
 
 constexpr auto kCancelWait = std::chrono::seconds(10);  // for srun to kill its step and exit
-
-std::string require_env(const char* name) {
-  const char* value = std::getenv(name);
-  if (value == nullptr || *value == '\0') {
-    throw ConfigError(
-        fmt::format("{} is not set: the slurm launcher runs inside an allocation "
-                    "(salloc or sbatch)",
-                    name));
-  }
-  return value;
-}
-
-// An executable on PATH, as an absolute path (posix_spawn does not search).
-std::string find_program(const std::string& name) {
-  const char* path = std::getenv("PATH");
-  std::string_view dirs = path != nullptr ? path : "/usr/bin:/bin";
-  while (!dirs.empty()) {
-    const size_t colon = dirs.find(':');
-    const std::filesystem::path candidate = std::filesystem::path(dirs.substr(0, colon)) / name;
-    if (access(candidate.c_str(), X_OK) == 0) return candidate.string();
-    dirs = colon == std::string_view::npos ? "" : dirs.substr(colon + 1);
-  }
-  throw Error(fmt::format("{} is not on PATH: the slurm launcher needs Slurm's clients", name));
-}
-
-// What `command` (a shell command line) writes on stdout; nullopt when it
-// cannot run or exits with an error.
-std::optional<std::string> read_command(const std::string& command) {
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return std::nullopt;
-  std::string out;
-  char buffer[4096];
-  for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) out.append(buffer, n);
-  if (pclose(pipe) != 0) return std::nullopt;
-  return out;
-}
-
-// Slurm's characters in node lists ("n[1-2],gpu07"): the lists go into shell commands.
-void check_nodelist(const std::string& nodelist, std::string_view source) {
-  if (nodelist.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-                                 "-_.,[]") != std::string::npos) {
-    throw ConfigError(fmt::format("{}='{}' is not a Slurm node list", source, nodelist));
-  }
-}
-
-// The names in `nodelist`, which `source` gave.
-std::vector<std::string> expand_hostnames(const std::string& nodelist, std::string_view source) {
-  check_nodelist(nodelist, source);
-  const auto out = read_command(fmt::format("scontrol show hostnames '{}'", nodelist));
-  std::vector<std::string> names;
-  std::istringstream lines(out.value_or(""));
-  for (std::string name; lines >> name;) names.push_back(name);
-  if (names.empty()) throw Error(fmt::format("`scontrol show hostnames {}` failed", nodelist));
-  return names;
-}
-
-// Sets the GPUs of every node of `allocation` from `scontrol show -d job`:
-// the allocation's own GPUs per node (salloc's environment has none of it).
-void read_job_gpus(SlurmAllocation& allocation) {
-  const auto out =
-      read_command(fmt::format("scontrol show -d job '{}' 2>/dev/null", allocation.job_id));
-  if (!out) throw Error(fmt::format("`scontrol show -d job {}` failed", allocation.job_id));
-  for (const auto& [nodelist, gpus] : parse_job_gpus(*out)) {
-    for (const auto& name : expand_hostnames(nodelist, "scontrol show -d job: Nodes")) {
-      const int node = allocation.find(name);
-      if (node >= 0) allocation.nodes[node].gpus = gpus;
-    }
-  }
-}
 
 // Replaces NAME=... in `env` (getenv takes the first of duplicates).
 void set_variable(std::vector<std::string>& env, const std::string& name,
@@ -103,148 +34,6 @@ void set_variable(std::vector<std::string>& env, const std::string& name,
   std::erase_if(env, [&](const std::string& var) { return var.starts_with(name + "="); });
   env.push_back(name + "=" + value);
 }
-// One line per node from sinfo: "NAME STATE". Empty when sinfo fails (the
-// states are then left as they were).
-std::vector<std::pair<std::string, std::string>> read_node_states(
-    const std::vector<SlurmNode>& nodes) {
-  std::string names;
-  for (const auto& node : nodes) names += (names.empty() ? "" : ",") + node.name;
-  std::istringstream lines(
-      read_command(fmt::format("sinfo -h -N -n '{}' -o '%N %t' 2>/dev/null", names)).value_or(""));
-  std::vector<std::pair<std::string, std::string>> states;
-  for (std::string name, state; lines >> name >> state;) states.emplace_back(name, state);
-  return states;
-}
-
-std::vector<std::string> environment() {
-  std::vector<std::string> env;
-  for (char** var = environ; *var != nullptr; ++var) env.emplace_back(*var);
-  return env;
-}
-
-// Waits for `child` at most `limit`; kills it past that. True when it exited 0.
-bool wait_ok(ChildProcess& child, std::chrono::seconds limit) {
-  const auto deadline = Clock::now() + limit;
-  while (!child.try_reap()) {
-    if (Clock::now() > deadline) {
-      ::kill(child.pid(), SIGKILL);
-      while (!child.try_reap()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-      return false;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return child.exit_status()->ok();
-}
-
-}  // namespace
-
-namespace detail {
-
-// The allocation and what the launcher learns of its nodes, shared with the
-// live groups (which free their CPUs, and report a step that ended badly).
-struct SlurmState {
-  struct Probe {
-    int node;
-    ChildProcess srun;
-    Clock::time_point deadline;
-  };
-
-  SlurmAllocation allocation;
-  std::string srun = find_program("srun");
-  std::vector<Probe> probes;
-  std::vector<std::string> notices;  // for the run log
-  Clock::time_point next_poll{};     // of Slurm's node states
-  Clock::time_point last_poll{};
-
-  void note(std::string line) {
-    if (!line.empty()) notices.push_back(std::move(line));
-  }
-
-  std::vector<std::string> srun_argv(std::vector<std::string> args) const {
-    std::vector<std::string> argv{srun, "--jobid=" + allocation.job_id, "--quiet"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    return argv;
-  }
-
-  void suspect(const std::vector<int>& nodes) {
-    for (int node : nodes) note(suspect_node(allocation.nodes[node]));
-    next_poll = Clock::now();
-  }
-
-  // A step that ended well may still have lost a node: srun inside a
-  // --no-kill allocation exits 0 when Slurm declares a node of its step
-  // failed. Slurm's states are read again soon (at most once a second).
-  void step_ended(const std::vector<int>& nodes) {
-    for (int node : nodes) allocation.nodes[node].step_ended = true;
-    next_poll = std::min(next_poll, last_poll + kRecheckPeriod);
-  }
-
-  void poll_slurm() {
-    last_poll = Clock::now();
-    next_poll = last_poll + kPollPeriod;
-    for (const auto& [name, state] : read_node_states(allocation.nodes)) {
-      const int node = allocation.find(name);
-      if (node >= 0) note(apply_slurm_state(allocation.nodes[node], state));
-    }
-  }
-
-  // Learns what finished probes say, reads Slurm's states when due, and
-  // starts a probe on every suspected node that has none.
-  void refresh() {
-    const auto now = Clock::now();
-    for (auto it = probes.begin(); it != probes.end();) {
-      SlurmNode& node = allocation.nodes[it->node];
-      if (it->srun.try_reap()) {
-        note(it->srun.exit_status()->ok()
-                 ? probe_passed(node)
-                 : node_failed(node, "a probe step there " + it->srun.exit_status()->describe()));
-      } else if (now > it->deadline) {
-        ::kill(it->srun.pid(), SIGKILL);
-        wait_ok(it->srun, kProbeTimeout);
-        note(node_failed(
-            node, fmt::format("a probe step there did not end in {} s", kProbeTimeout.count())));
-      } else {
-        ++it;
-        continue;
-      }
-      it = probes.erase(it);
-    }
-    auto probing = [&](int node) {
-      return std::any_of(probes.begin(), probes.end(),
-                         [&](const Probe& p) { return p.node == node; });
-    };
-    bool unprobed = false;
-    for (size_t i = 0; i < allocation.nodes.size(); ++i) {
-      unprobed |= allocation.nodes[i].health == NodeHealth::kSuspected && !probing(i);
-    }
-    if (unprobed || now >= next_poll) poll_slurm();
-    for (size_t i = 0; i < allocation.nodes.size(); ++i) {
-      const SlurmNode& node = allocation.nodes[i];
-      if (node.health != NodeHealth::kSuspected || node.slurm_down || probing(i)) continue;
-      SpawnOptions spawn;
-      spawn.argv = srun_argv({"--job-name=tunerun-probe", "--nodelist=" + node.name, "--nodes=1",
-                              "--ntasks=1", "--overlap", "true"});
-      spawn.env = environment();
-      spawn.log_file = "/dev/null";
-      probes.push_back({static_cast<int>(i), ChildProcess::spawn(spawn), now + kProbeTimeout});
-    }
-  }
-
-  ~SlurmState() {
-    for (auto& probe : probes) {
-      ::kill(probe.srun.pid(), SIGKILL);
-      wait_ok(probe.srun, kProbeTimeout);
-    }
-  }
-
-  static constexpr auto kPollPeriod = std::chrono::seconds(30);
-  static constexpr auto kRecheckPeriod = std::chrono::seconds(1);
-  static constexpr auto kProbeTimeout = std::chrono::seconds(20);
-};
-
-}  // namespace detail
-
-namespace {
 
 // One srun: every rank of the group is one of its tasks.
 class SlurmGroup final : public LaunchedGroup {
@@ -324,15 +113,17 @@ class SlurmGroup final : public LaunchedGroup {
 }  // namespace
 
 SlurmAllocation read_slurm_allocation() {
+  using detail::require_env;
   SlurmAllocation allocation{require_env("SLURM_JOB_ID"), {}};
-  const auto names = expand_hostnames(require_env("SLURM_JOB_NODELIST"), "SLURM_JOB_NODELIST");
+  const auto names =
+      detail::expand_hostnames(require_env("SLURM_JOB_NODELIST"), "SLURM_JOB_NODELIST");
   const auto cpus = parse_cpus_per_node(require_env("SLURM_JOB_CPUS_PER_NODE"));
   if (cpus.size() != names.size()) {
     throw ConfigError(fmt::format("SLURM_JOB_CPUS_PER_NODE names {} nodes, SLURM_JOB_NODELIST {}",
                                   cpus.size(), names.size()));
   }
   for (size_t i = 0; i < names.size(); ++i) allocation.nodes.push_back({names[i], cpus[i], 0});
-  read_job_gpus(allocation);
+  detail::read_job_gpus(allocation);
   return allocation;
 }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 namespace tune {
 namespace {
@@ -115,10 +116,10 @@ std::string ExperimentPlateauStopper::reason() const {
                      options_.std);
 }
 
-TimeoutStopper::TimeoutStopper(std::chrono::duration<double> timeout)
-    : timeout_(timeout), start_(std::chrono::steady_clock::now()) {}
+TimeoutStopper::TimeoutStopper(std::chrono::duration<double> timeout, NowFunction now)
+    : timeout_(timeout), now_(std::move(now)), start_(now_()) {}
 
-bool TimeoutStopper::stop_all() { return std::chrono::steady_clock::now() - start_ >= timeout_; }
+bool TimeoutStopper::stop_all() { return now_() - start_ >= timeout_; }
 
 std::string TimeoutStopper::reason() const {
   return fmt::format("time budget of {} s reached", timeout_.count());

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "core/types.h"
+#include "tune/clock.h"
 #include "tune/stopper.h"
 
 namespace tune {
@@ -101,10 +102,11 @@ class ExperimentPlateauStopper final : public Stopper {
 };
 
 // Ends the experiment `timeout` after construction (Ray's TimeoutStopper;
-// TuneConfig::time_budget_s). Running trials stop at their next report.
+// TuneConfig::time_budget_s), as `now` tells the time (a test drives its
+// own clock). Running trials stop at their next report.
 class TimeoutStopper final : public Stopper {
  public:
-  explicit TimeoutStopper(std::chrono::duration<double> timeout);
+  explicit TimeoutStopper(std::chrono::duration<double> timeout, NowFunction now = Clock::now);
   bool should_stop_trial(const std::string&, const Json&) override { return false; }
   bool stop_all() override;
   std::string reason() const override;
@@ -114,7 +116,8 @@ class TimeoutStopper final : public Stopper {
 
  private:
   std::chrono::duration<double> timeout_;
-  std::chrono::steady_clock::time_point start_;
+  NowFunction now_;
+  Clock::time_point start_;
 };
 
 // Any of several stoppers: a trial stops when any says so, the experiment

@@ -52,11 +52,7 @@ struct Trial {
   int64_t checkpoint_through = 0;
   bool pause_at_next_report = false;  // the experiment is stopping: pause, keep progress
   bool suspended = false;  // PAUSED with its ranks kept, waiting inside report(): resumes in place
-  // PENDING, its START handed ahead to a running trial's ranks, which start
-  // it when theirs ends (TrialRuns::hand_ahead): no other group may run it.
-  bool handed_ahead = false;
-  std::string stop_when_started;  // ... and a stop decided meanwhile (why), applied then
-  std::string end_reason;         // why STOPPING or PAUSING (the final status reason)
+  std::string end_reason;  // why STOPPING or PAUSING (the final status reason)
   std::optional<schedulers::Exploit> exploit;  // PBT: applied when the pause completes
   std::string error;                           // while FAILING: the failure's message
   bool error_from_worker = false;  // `error` came from a rank's ERROR, not an exit status

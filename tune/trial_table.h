@@ -86,10 +86,10 @@ class TrialTable {
   storage::ExperimentStore& store_;
   std::unordered_map<std::string, Trial> trials_;
   std::map<int64_t, Trial*> by_index_;  // creation order
-  std::array<std::map<int64_t, Trial*>, 5> by_status_;
+  std::array<std::map<int64_t, Trial*>, kTrialStatusCount> by_status_;
   std::vector<std::string> finished_;  // ids to retire at the next retire_finished()
   std::unordered_map<std::string, Trial> retired_with_checkpoints_;
-  std::array<int64_t, 5> retired_by_status_{};  // only TERMINATED and ERROR retire
+  std::array<int64_t, kTrialStatusCount> retired_by_status_{};  // only TERMINATED and ERROR retire
 };
 
 }  // namespace tune

@@ -17,12 +17,12 @@ bool Group::all_done() const {
   return !ranks.empty();
 }
 
-void Group::begin_run(int run_attempt, int port) {
+void Group::begin_run(int run_attempt, int port, Clock::time_point now) {
   attempt = run_attempt;
   master_port = port;
   for (auto& r : ranks) {
     r.done = r.suspended = false;
-    r.last_seen = Clock::now();
+    r.last_seen = now;
   }
 }
 
@@ -68,9 +68,9 @@ GroupSource WorkerGroups::start(const std::string& trial_id, int attempt, int ma
     }
   }
   group.gpus = std::move(gpus);
-  group.begin_run(attempt, master_port);
+  group.begin_run(attempt, master_port, now());
   groups_[trial_id] = std::move(group);
-  spares_after_ = Clock::now() + options_.spare_delay;
+  spares_after_ = now() + options_.spare_delay;
   return source;
 }
 
@@ -136,7 +136,7 @@ std::optional<GroupSource> WorkerGroups::adopt_idle(Group& group, const std::str
     idle_.erase(std::next(it).base());
     const bool suspended = idle.group.all_suspended();
     // A suspended rank waits without a deadline; an idle one gives up after a minute.
-    const bool fresh = suspended || Clock::now() - idle.since < options_.idle_limit;
+    const bool fresh = suspended || now() - idle.since < options_.idle_limit;
     if (fresh && idle.group.processes->reap().empty()) {
       group = std::move(idle.group);
       return suspended && idle.kept_for == trial_id ? GroupSource::kSuspended : GroupSource::kKept;
@@ -177,7 +177,7 @@ void WorkerGroups::terminate(const std::string& trial_id) {
   Group& group = groups_.at(trial_id);
   group.terminating = true;
   group.processes->signal(SIGTERM);
-  group.kill_deadline = Clock::now() + options_.kill_grace;
+  group.kill_deadline = now() + options_.kill_grace;
 }
 
 void WorkerGroups::kill(const std::string& trial_id) {
@@ -189,7 +189,7 @@ void WorkerGroups::kill(const std::string& trial_id) {
 void WorkerGroups::settle(const std::string& trial_id) {
   Group& group = groups_.at(trial_id);
   group.kill_deadline.reset();
-  if (!group.settle_deadline) group.settle_deadline = Clock::now() + options_.settle_time;
+  if (!group.settle_deadline) group.settle_deadline = now() + options_.settle_time;
 }
 
 Group WorkerGroups::release(const std::string& trial_id, bool keep) {
@@ -200,7 +200,7 @@ Group WorkerGroups::release(const std::string& trial_id, bool keep) {
   if (keep) {
     // Suspended ranks hold this trial's state: no other trial takes them first.
     const bool open_to_all = options_.reuse && !group.all_suspended();
-    Idle idle{Group{}, Clock::now(), open_to_all ? "" : trial_id};
+    Idle idle{Group{}, now(), open_to_all ? "" : trial_id};
     idle.group.processes = std::move(group.processes);
     idle.group.ranks = group.ranks;
     idle_.push_back(std::move(idle));
@@ -252,11 +252,12 @@ double available_memory_share() {
   return total > 0 && available > 0 ? available / total : 1.0;
 }
 
-void WorkerGroups::hand_over(const std::string& from, int attempt) {
+void WorkerGroups::hand_over(const std::string& from, const std::string& to, int attempt,
+                             int master_port) {
   auto node = groups_.extract(from);
   Group& group = node.mapped();
-  node.key() = std::exchange(group.next_trial, "");
-  group.begin_run(attempt, std::exchange(group.next_master_port, 0));
+  node.key() = to;
+  group.begin_run(attempt, master_port, now());
   group.settle_deadline.reset();
   group.kill_deadline.reset();
   groups_.insert(std::move(node));
@@ -286,7 +287,7 @@ void WorkerGroups::let_go(std::unique_ptr<LaunchedGroup> processes,
                           std::chrono::milliseconds delay) {
   Dying dying{std::move(processes), std::nullopt};
   if (delay.count() > 0) {
-    dying.kill_at = Clock::now() + delay;
+    dying.kill_at = now() + delay;
   } else {
     dying.processes->signal(SIGKILL);
   }
@@ -335,7 +336,7 @@ Clock::time_point WorkerGroups::next_deadline(Clock::time_point latest) const {
   }
   // A wake-up when a spare may start; a spare that could start already
   // starts in the turn's start_trials, if any trial is left to start.
-  if (lacks_spare() && spares_after_ > Clock::now()) latest = std::min(latest, spares_after_);
+  if (lacks_spare() && spares_after_ > now()) latest = std::min(latest, spares_after_);
   for (const auto& [id, group] : groups_) {
     if (group.settle_deadline) latest = std::min(latest, *group.settle_deadline);
     if (group.kill_deadline) latest = std::min(latest, *group.kill_deadline);

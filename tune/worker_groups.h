@@ -5,6 +5,9 @@
 // SIGKILL after a failed group's SIGTERM). It reports what happened as
 // GroupEvents; the controller decides what they mean for the trial.
 //
+// Every deadline is on the clock WorkerGroupOptions::now gives: the steady
+// clock unless a test drives its own.
+//
 // Owned by the controller's event loop; not thread-safe. Destroying it kills
 // every group, idle ones too.
 #pragma once
@@ -18,11 +21,10 @@
 #include <string>
 #include <vector>
 
+#include "tune/clock.h"
 #include "tune/launcher.h"
 
 namespace tune {
-
-using Clock = std::chrono::steady_clock;
 
 // MemAvailable / MemTotal from /proc/meminfo; 1 where it cannot be read.
 double available_memory_share();
@@ -44,16 +46,12 @@ struct Group {
   int master_port = 0;                         // this run's rendezvous port (MASTER_PORT)
   std::vector<std::vector<std::string>> gpus;  // per rank, given back when the group ends
   bool terminating = false;                    // signalled to stop; heartbeats no longer count
-  // The trial handed ahead to these ranks: they hold its START and run it
-  // the moment this one ends (TrialRuns::hand_ahead); empty when none.
-  std::string next_trial;
-  int next_master_port = 0;                          // its rendezvous port, in that START
   std::optional<Clock::time_point> settle_deadline;  // every rank exited: wait for late words
   std::optional<Clock::time_point> kill_deadline;    // SIGKILL then
 
   // A new run on these ranks: its attempt and rendezvous port; no rank has
-  // said DONE yet, each was seen now.
-  void begin_run(int run_attempt, int port);
+  // said DONE yet, each was seen `now`.
+  void begin_run(int run_attempt, int port, Clock::time_point now);
   bool all_done() const;
   bool all_suspended() const;
   bool all_exited() const { return processes->all_exited(); }
@@ -107,6 +105,8 @@ struct WorkerGroupOptions {
   // ... none sooner than this after a group was started: a process start
   // takes milliseconds of CPU that the starting trial's ranks need then.
   std::chrono::milliseconds spare_delay{5};
+  // The clock of every deadline above and of Rank::last_seen.
+  NowFunction now = Clock::now;
 };
 
 // How start() gave a trial its group.
@@ -132,13 +132,17 @@ class WorkerGroups {
 
   // Whether a spare group should be started now (prestart, fewer spares
   // than running groups, spare_delay after the last group start).
-  bool wants_spare() const { return lacks_spare() && Clock::now() >= spares_after_; }
+  bool wants_spare() const { return lacks_spare() && now() >= spares_after_; }
   // Starts a spare group from `launch`, whose ranks say HELLO as attempt
   // `serial` of trial train::kSpareTrialId. Throws what the launcher throws.
   void add_spare(int serial, const GroupLaunch& launch);
   // Records the HELLO of a spare's rank; false when no spare has that rank
   // free for a process of that pid.
   bool spare_hello(int serial, int rank, int64_t pid, const Rank& hello);
+
+  // Now, on the clock of the deadlines (WorkerGroupOptions::now): a rank's
+  // last_seen is set from it.
+  Clock::time_point now() const { return options_.now(); }
 
   bool reuses() const { return options_.reuse; }
   // Whether ranks wait for another START after DONE instead of exiting (the
@@ -165,16 +169,17 @@ class WorkerGroups {
   // resume (always, when they are suspended); else they are killed.
   Group release(const std::string& trial_id, bool keep);
 
-  // Gives the group of `from`, whose ranks all said DONE and run the trial
-  // handed to them ahead (Group::next_trial), to that trial's `attempt`.
-  void hand_over(const std::string& from, int attempt);
+  // Gives the group of `from`, whose ranks all said DONE and run trial `to`
+  // now (it was handed to them ahead: tune/hand_ahead.h), to attempt
+  // `attempt` of `to`, with the rendezvous port its START named.
+  void hand_over(const std::string& from, const std::string& to, int attempt, int master_port);
 
   // (fd, trial id) pairs to poll: readable when a rank of the trial exited.
   std::vector<std::pair<int, std::string>> exit_fds() const;
   // The exits of the trial's ranks since the last call.
   std::vector<GroupEvent> reap(const std::string& trial_id);
   // Acts on due SIGKILL deadlines and reaps released groups; returns expired
-  // settle times and missed heartbeats.
+  // settle times and missed heartbeats. `now` is on this clock (now()).
   std::vector<GroupEvent> check_deadlines(Clock::time_point now);
   // The earliest deadline of any group, or `latest`.
   Clock::time_point next_deadline(Clock::time_point latest) const;

@@ -14,7 +14,8 @@
     if (parts[0] === 'exp' && parts[1]) {
       crumbs.replaceChildren(' / ', TR.el('a', {href: TR.href.experiment(parts[1])}, parts[1]),
                              parts[3] ? ` / ${parts[3]}` : '');
-      return parts[2] === 'trial' && parts[3] ? TR.trialView(main, parts[1], parts[3]) : TR.experimentView(main, parts[1]);
+      return parts[2] === 'trial' && parts[3] ? TR.trialView(main, parts[1], parts[3])
+                                              : TR.experimentView(main, parts[1]);
     }
     if (names && names.length === 1) {  // a report holds one experiment: open it
       location.replace(TR.href.experiment(names[0]));
@@ -34,7 +35,8 @@
       if (mine !== generation) return;
       lastVersion = version;
       TR.clearError();
-      document.getElementById('live').textContent = TR.report ? 'static report' : 'live · updated ' + new Date().toLocaleTimeString();
+      document.getElementById('live').textContent =
+        TR.report ? 'static report' : 'live · updated ' + new Date().toLocaleTimeString();
     } catch (e) {
       TR.showError(e.message);
       lastVersion = null;  // try again on the next tick

@@ -50,7 +50,8 @@ TR.canvas = (id, cls = 'chart') =>
 TR.curvesChart = function (canvas, curves, opts) {
   const rank = TR.ranker(curves.trials.map((t) => t.value[t.value.length - 1]), opts.mode);
   // Cut short: stopped (or failed) before the longest trial's last iteration.
-  const longest = Math.max(0, ...curves.trials.map((t) => t.iteration[t.iteration.length - 1] || 0));
+  const longest =
+    Math.max(0, ...curves.trials.map((t) => t.iteration[t.iteration.length - 1] || 0));
   // Per-point options are slow in Chart.js: the lines share theirs, and the
   // cuts are one extra scatter series (no `trial`: not a trial's curve).
   const cuts = [];
@@ -58,7 +59,9 @@ TR.curvesChart = function (canvas, curves, opts) {
     const best = t.trial_id === opts.best;
     const xs = opts.x === 'time' ? t.time : t.iteration;
     const n = t.value.length;
-    if ((t.stopped || t.status === 'ERROR') && t.iteration[n - 1] < longest) cuts.push({x: xs[n - 1], y: t.value[n - 1], id: t.trial_id});
+    if ((t.stopped || t.status === 'ERROR') && t.iteration[n - 1] < longest) {
+      cuts.push({x: xs[n - 1], y: t.value[n - 1], id: t.trial_id});
+    }
     return {
       label: t.trial_id,
       trial: t.trial_id,
@@ -70,8 +73,13 @@ TR.curvesChart = function (canvas, curves, opts) {
       spanGaps: true,
     };
   });
-  datasets.push({label: 'stopped', type: 'scatter', data: cuts, pointStyle: 'crossRot', pointRadius: 5,
-                 pointBorderWidth: 2, borderColor: 'rgba(200,30,30,0.9)', order: -1});
+  datasets.push({label: 'stopped', type: 'scatter', data: cuts, pointStyle: 'crossRot',
+                 pointRadius: 5, pointBorderWidth: 2, borderColor: 'rgba(200,30,30,0.9)',
+                 order: -1});
+  const tooltip = (c) =>
+    `${c.raw.id ? c.raw.id + " stopped" : c.dataset.label}: ${TR.num(c.parsed.y)}`;
+  const trialOf = (items) => items.length && datasets[items[0].datasetIndex].trial;
+  const xTitle = opts.x === 'time' ? 'time_total_s' : 'training_iteration';
   return TR.chart(canvas, {
     type: 'line',
     data: {datasets},
@@ -79,12 +87,13 @@ TR.curvesChart = function (canvas, curves, opts) {
       parsing: false,
       normalized: true,
       interaction: {mode: 'nearest', intersect: false},
-      plugins: {legend: {display: false}, tooltip: {callbacks: {label: (c) => `${c.raw.id ? c.raw.id + " stopped" : c.dataset.label}: ${TR.num(c.parsed.y)}`}}},
+      plugins: {legend: {display: false}, tooltip: {callbacks: {label: tooltip}}},
       scales: {
-        x: {type: 'linear', title: {display: true, text: opts.x === 'time' ? 'time_total_s' : 'training_iteration'}},
-        y: {type: opts.logY ? 'logarithmic' : 'linear', title: {display: true, text: curves.metric}},
+        x: {type: 'linear', title: {display: true, text: xTitle}},
+        y: {type: opts.logY ? 'logarithmic' : 'linear',
+            title: {display: true, text: curves.metric}},
       },
-      onClick: (e, items) => items.length && datasets[items[0].datasetIndex].trial && opts.onTrial(datasets[items[0].datasetIndex].trial),
+      onClick: (e, items) => trialOf(items) && opts.onTrial(trialOf(items)),
     },
   });
 };
@@ -102,17 +111,26 @@ TR.parallelChart = function (canvas, trials, params, metric, mode, onTrial) {
     if (raw.every((v) => typeof v === 'number')) {
       const f = (v) => (a.log && v > 0 ? Math.log10(v) : v);
       let lo = Infinity, hi = -Infinity, min = Infinity, max = -Infinity;
-      for (const v of raw) lo = Math.min(lo, f(v)), hi = Math.max(hi, f(v)), min = Math.min(min, v), max = Math.max(max, v);
-      return {name: a.name + (a.log ? ' (log)' : ''), range: raw.length ? `${TR.num(min)} … ${TR.num(max)}` : '',
-              at: (v) => (typeof v === 'number' ? (hi > lo ? (f(v) - lo) / (hi - lo) : 0.5) : null)};
+      for (const v of raw) {
+        lo = Math.min(lo, f(v));
+        hi = Math.max(hi, f(v));
+        min = Math.min(min, v);
+        max = Math.max(max, v);
+      }
+      const at = (v) => (typeof v === 'number' ? (hi > lo ? (f(v) - lo) / (hi - lo) : 0.5) : null);
+      return {name: a.name + (a.log ? ' (log)' : ''),
+              range: raw.length ? `${TR.num(min)} … ${TR.num(max)}` : '', at};
     }
     const cats = [...new Set(raw.map((v) => JSON.stringify(v)))].sort();
-    return {name: a.name, range: cats.join(' · '), at: (v) => (v === undefined ? null : (cats.indexOf(JSON.stringify(v)) + 0.5) / cats.length)};
+    const at = (v) =>
+      (v === undefined ? null : (cats.indexOf(JSON.stringify(v)) + 0.5) / cats.length);
+    return {name: a.name, range: cats.join(' · '), at};
   });
   const rank = TR.ranker(trials.map((t) => (t.metrics ? t.metrics[metric] : null)), mode);
   const lines = trials.map((t) => {
     const r = rank(t.metrics ? t.metrics[metric] : null);
-    return {id: t.trial_id, r, ys: axes.map((a, i) => scales[i].at(a.get(t))), colour: TR.colour(r, 0.65)};
+    const ys = axes.map((a, i) => scales[i].at(a.get(t)));
+    return {id: t.trial_id, r, ys, colour: TR.colour(r, 0.65)};
   });
   lines.sort((a, b) => (a.r ?? -1) - (b.r ?? -1));  // the best drawn last, on top
   const pad = {left: 30, right: 30, top: 10, bottom: 36};
@@ -160,11 +178,14 @@ TR.parallelChart = function (canvas, trials, params, metric, mode, onTrial) {
   canvas.draw();
   if (!canvas.observer) {
     // Redraw on a change of width only: drawing must not feed back into layout.
-    canvas.observer = new ResizeObserver(() => canvas.width !== Math.round(canvas.parentNode.getBoundingClientRect().width * (window.devicePixelRatio || 1)) && canvas.draw());
+    const width = () =>
+      Math.round(canvas.parentNode.getBoundingClientRect().width * (window.devicePixelRatio || 1));
+    canvas.observer = new ResizeObserver(() => canvas.width !== width() && canvas.draw());
     canvas.observer.observe(canvas.parentNode);
     // A click opens the trial whose line passes nearest, within 6 pixels.
     canvas.addEventListener('click', (e) => {
-      const rect = canvas.getBoundingClientRect(), x = e.clientX - rect.left, y = e.clientY - rect.top;
+      const rect = canvas.getBoundingClientRect();
+      const x = e.clientX - rect.left, y = e.clientY - rect.top;
       let best = null, dist = 6;
       for (const line of canvas.lines) {
         for (let i = 0; i + 1 < line.ys.length; i++) {
@@ -184,16 +205,21 @@ TR.parallelChart = function (canvas, trials, params, metric, mode, onTrial) {
 // Slice plot: the metric against one parameter, one point per trial.
 TR.sliceChart = function (canvas, trials, param, metric) {
   const points = trials
-    .filter((t) => t.metrics && typeof t.metrics[metric] === 'number' && typeof t.config[param.name] === 'number')
+    .filter((t) => t.metrics && typeof t.metrics[metric] === 'number' &&
+                   typeof t.config[param.name] === 'number')
     .map((t) => ({x: t.config[param.name], y: t.metrics[metric], id: t.trial_id}));
   return TR.chart(canvas, {
     type: 'scatter',
     data: {datasets: [{data: points, pointRadius: 3, backgroundColor: 'rgba(40,90,200,0.6)'}]},
     options: {
       parsing: false,
-      plugins: {legend: {display: false}, title: {display: true, text: param.name + (param.log ? ' (log axis)' : '')},
-                tooltip: {callbacks: {label: (c) => `${points[c.dataIndex].id}: ${TR.num(c.parsed.y)}`}}},
-      scales: {x: {type: param.log ? 'logarithmic' : 'linear'}, y: {title: {display: true, text: metric}}},
+      plugins: {
+        legend: {display: false},
+        title: {display: true, text: param.name + (param.log ? ' (log axis)' : '')},
+        tooltip: {callbacks: {label: (c) => `${points[c.dataIndex].id}: ${TR.num(c.parsed.y)}`}},
+      },
+      scales: {x: {type: param.log ? 'logarithmic' : 'linear'},
+               y: {title: {display: true, text: metric}}},
     },
   });
 };
@@ -213,9 +239,12 @@ TR.historyChart = function (canvas, trials, metric, mode) {
     type: 'scatter',
     data: {datasets: [
       {label: 'trial', data: points, pointRadius: 3, backgroundColor: 'rgba(40,90,200,0.6)'},
-      {label: 'best so far', data: best, type: 'line', stepped: true, borderColor: 'rgb(220,40,40)', pointRadius: 0},
+      {label: 'best so far', data: best, type: 'line', stepped: true,
+       borderColor: 'rgb(220,40,40)', pointRadius: 0},
     ]},
-    options: {parsing: false, normalized: true, scales: {x: {title: {display: true, text: 'trial index'}}, y: {title: {display: true, text: metric}}}},
+    options: {parsing: false, normalized: true,
+              scales: {x: {title: {display: true, text: 'trial index'}},
+                       y: {title: {display: true, text: metric}}}},
   });
 };
 
@@ -223,7 +252,8 @@ TR.importanceChart = function (canvas, importance) {
   return TR.chart(canvas, {
     type: 'bar',
     data: {labels: importance.params.map((p) => p.name),
-           datasets: [{data: importance.params.map((p) => p.importance), backgroundColor: 'rgba(40,90,200,0.7)'}]},
+           datasets: [{data: importance.params.map((p) => p.importance),
+                       backgroundColor: 'rgba(40,90,200,0.7)'}]},
     options: {indexAxis: 'y', plugins: {legend: {display: false}}, scales: {x: {min: 0, max: 1}}},
   });
 };

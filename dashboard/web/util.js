@@ -66,6 +66,8 @@ TR.clearError = function () {
 };
 
 TR.section = (title, ...children) => TR.el('section', {}, TR.el('h2', {}, title), ...children);
+// A table's head: one row of `names`.
+TR.head = (names) => TR.el('thead', {}, TR.el('tr', {}, names.map((h) => TR.el('th', {}, h))));
 
 // A status as a coloured word.
 TR.status = (s) => TR.el('span', {class: 'status ' + String(s).toLowerCase()}, s);

@@ -9,18 +9,23 @@ TR.experimentsView = function (main) {
     version: 'version',
     async refresh() {
       const list = await TR.api('experiments');
-      const head = ['experiment', 'status', 'trials', 'by state', 'results', 'best', 'metric', 'scheduler', 'started', 'elapsed'];
+      const head = ['experiment', 'status', 'trials', 'by state', 'results', 'best', 'metric',
+                    'scheduler', 'started', 'elapsed'];
       table.replaceChildren(
-        TR.el('thead', {}, TR.el('tr', {}, head.map((h) => TR.el('th', {}, h)))),
+        TR.head(head),
         TR.el('tbody', {}, list.map((e) => {
           const link = TR.el('a', {href: TR.href.experiment(e.name)}, e.name);
-          if (e.error) return TR.el('tr', {class: 'broken'}, TR.el('td', {}, link), TR.el('td', {colspan: head.length - 1, class: 'error-cell'}, e.error));
+          if (e.error) {
+            return TR.el('tr', {class: 'broken'}, TR.el('td', {}, link),
+                         TR.el('td', {colspan: head.length - 1, class: 'error-cell'}, e.error));
+          }
           const counts = Object.entries(e.counts).map(([s, n]) => `${n} ${s}`).join(', ');
           const end = e.status === 'RUNNING' ? Date.now() / 1000 : e.last_result_at || e.updated_at;
           return TR.el('tr', {dataset: {experiment: e.name}},
-            TR.el('td', {}, link), TR.el('td', {}, TR.status(e.status)), TR.el('td', {}, e.num_trials),
-            TR.el('td', {}, counts), TR.el('td', {}, e.num_results), TR.el('td', {}, TR.num(e.best)),
-            TR.el('td', {}, `${e.metric} (${e.mode})`), TR.el('td', {}, e.scheduler), TR.el('td', {}, TR.when(e.created_at)),
+            TR.el('td', {}, link), TR.el('td', {}, TR.status(e.status)),
+            TR.el('td', {}, e.num_trials), TR.el('td', {}, counts), TR.el('td', {}, e.num_results),
+            TR.el('td', {}, TR.num(e.best)), TR.el('td', {}, `${e.metric} (${e.mode})`),
+            TR.el('td', {}, e.scheduler), TR.el('td', {}, TR.when(e.created_at)),
             TR.el('td', {}, TR.duration(end - e.created_at)));
         })));
     },
@@ -28,14 +33,31 @@ TR.experimentsView = function (main) {
 };
 
 TR.experimentView = function (main, name) {
-  const state = {metric: null, x: 'iteration', logY: false, filter: '', sort: 'index', desc: false, page: 0, finished: -1};
+  const state = {metric: null, x: 'iteration', logY: false, filter: '', sort: 'index', desc: false,
+                 page: 0, finished: -1};
   const goTrial = (id) => (location.hash = TR.href.trial(name, id));
-  const metricSelect = TR.el('select', {id: 'metric', onchange: () => { state.metric = metricSelect.value; view.refresh(); }});
-  const xSelect = TR.el('select', {id: 'xaxis', onchange: () => { state.x = xSelect.value; view.refresh(); }},
-                        TR.el('option', {value: 'iteration'}, 'training_iteration'), TR.el('option', {value: 'time'}, 'time_total_s'));
-  const logBox = TR.el('input', {type: 'checkbox', id: 'logy', onchange: () => { state.logY = logBox.checked; view.refresh(); }});
-  const filter = TR.el('input', {type: 'search', id: 'filter', placeholder: 'filter: any text in a row',
-                                 oninput: () => { state.filter = filter.value.toLowerCase(); state.page = 0; view.drawTable(); }});
+  // A control's handler: state[key] takes what read() says, and the view redraws.
+  const setting = (key, read) => () => {
+    state[key] = read();
+    view.refresh();
+  };
+  const metricSelect =
+    TR.el('select', {id: 'metric', onchange: setting('metric', () => metricSelect.value)});
+  const xSelect = TR.el('select', {id: 'xaxis', onchange: setting('x', () => xSelect.value)},
+                        TR.el('option', {value: 'iteration'}, 'training_iteration'),
+                        TR.el('option', {value: 'time'}, 'time_total_s'));
+  const logBox =
+    TR.el('input', {type: 'checkbox', id: 'logy', onchange: setting('logY', () => logBox.checked)});
+  const filter = TR.el('input', {
+    type: 'search',
+    id: 'filter',
+    placeholder: 'filter: any text in a row',
+    oninput: () => {
+      state.filter = filter.value.toLowerCase();
+      state.page = 0;
+      view.drawTable();
+    },
+  });
   const overview = TR.el('div', {id: 'overview'});
   const curvesNote = TR.el('p', {class: 'muted', id: 'curves-note'});
   const importanceNote = TR.el('p', {class: 'muted', id: 'importance-note'});
@@ -45,13 +67,16 @@ TR.experimentView = function (main, name) {
   const pager = TR.el('div', {class: 'pager'});
   main.replaceChildren(
     overview,
-    TR.section('Learning curves', TR.el('div', {class: 'controls'}, 'metric ', metricSelect, ' x ', xSelect, TR.el('label', {}, logBox, ' log y')),
+    TR.section('Learning curves',
+               TR.el('div', {class: 'controls'}, 'metric ', metricSelect, ' x ', xSelect,
+                     TR.el('label', {}, logBox, ' log y')),
                curvesNote, TR.canvas('curves')),
     TR.el('div', {class: 'pair'},
           TR.section('Parallel coordinates', TR.canvas('parallel')),
           TR.section('Optimisation history', TR.canvas('history'))),
     TR.section('Metric against each parameter', slices),
-    TR.section('Hyperparameter importance', importanceNote, TR.canvas('importance', 'chart small')),
+    TR.section('Hyperparameter importance', importanceNote,
+               TR.canvas('importance', 'chart small')),
     scheduler,
     TR.section('Trials', TR.el('div', {class: 'controls'}, filter), table, pager));
 
@@ -60,9 +85,11 @@ TR.experimentView = function (main, name) {
     version: TR.path(name) + 'version',
     async refresh() {
       const curvesOf = (m) => (m ? TR.api(TR.path(name) + 'curves?metric=' + TR.enc(m)) : null);
-      // All at once: the curves of the metric shown so far (the first time, of the experiment's).
-      let [summary, trials, sched, curves] = await Promise.all(
-        [...['summary', 'trials', 'scheduler'].map((w) => TR.api(TR.path(name) + w)), curvesOf(state.metric)]);
+      // All at once: the curves of the metric shown so far (the first time,
+      // of the experiment's).
+      let [summary, trials, sched, curves] = await Promise.all([
+        ...['summary', 'trials', 'scheduler'].map((w) => TR.api(TR.path(name) + w)),
+        curvesOf(state.metric)]);
       data = {summary, trials, sched};
       view.drawOverview();
       if (!state.metric || !summary.metrics.includes(state.metric) || !curves) {
@@ -70,14 +97,22 @@ TR.experimentView = function (main, name) {
         curves = (await curvesOf(state.metric)) || {trials: [], total: 0, metric: ''};
       }
       view.drawTable();
-      metricSelect.replaceChildren(...summary.metrics.map((m) => TR.el('option', {value: m, selected: m === state.metric}, m)));
+      metricSelect.replaceChildren(...summary.metrics.map(
+        (m) => TR.el('option', {value: m, selected: m === state.metric}, m)));
       const mode = summary.mode, metric = summary.metric;
       curvesNote.textContent = curves.total > curves.trials.length
-        ? `the ${curves.trials.length} best of ${curves.total} trials by their last ${curves.metric}; each curve thinned to at most 200 points`
+        ? `the ${curves.trials.length} best of ${curves.total} trials by their last ` +
+          `${curves.metric}; each curve thinned to at most 200 points`
         : `${curves.trials.length} trials; a cross marks where a scheduler stopped a trial`;
-      TR.curvesChart(document.getElementById('curves'), curves,
-                     {x: state.x, logY: state.logY, mode: state.metric === metric ? mode : 'max', best: summary.best && summary.best.trial_id, onTrial: goTrial});
-      TR.parallelChart(document.getElementById('parallel'), trials, summary.params, metric, mode, goTrial);
+      TR.curvesChart(document.getElementById('curves'), curves, {
+        x: state.x,
+        logY: state.logY,
+        mode: state.metric === metric ? mode : 'max',
+        best: summary.best && summary.best.trial_id,
+        onTrial: goTrial,
+      });
+      TR.parallelChart(document.getElementById('parallel'), trials, summary.params, metric, mode,
+                       goTrial);
       // The rest after a frame: the table and the main charts show first.
       await new Promise((resolve) => setTimeout(resolve, 0));
       TR.historyChart(document.getElementById('history'), trials, metric, mode);
@@ -87,7 +122,8 @@ TR.experimentView = function (main, name) {
       if (finished !== state.finished) {
         state.finished = finished;
         const imp = await TR.api(TR.path(name) + 'importance');
-        importanceNote.textContent = imp.params.length ? `${imp.method}, on ${imp.num_trials} finished trials` : imp.reason;
+        importanceNote.textContent =
+          imp.params.length ? `${imp.method}, on ${imp.num_trials} finished trials` : imp.reason;
         const canvas = document.getElementById('importance');
         canvas.parentNode.hidden = !imp.params.length;
         TR.importanceChart(canvas, imp);
@@ -96,44 +132,80 @@ TR.experimentView = function (main, name) {
     drawOverview() {
       const s = data.summary;
       const end = s.status === 'RUNNING' ? Date.now() / 1000 : s.last_result_at || s.updated_at;
-      const counts = Object.entries(s.counts).map(([k, n]) => TR.el('span', {class: 'count'}, TR.status(k), ' ', n));
-      const best = s.best ? TR.el('div', {class: 'best'}, TR.el('h3', {}, 'Best trial ',
-                                  TR.el('a', {href: TR.href.trial(name, s.best.trial_id), id: 'best-trial'}, s.best.trial_id), `: ${s.metric} = ${TR.num(s.best.value)}`),
-                                  TR.el('pre', {}, JSON.stringify(s.best.config, null, 1))) : TR.el('p', {class: 'muted'}, 'no trial has reported the metric yet');
-      overview.replaceChildren(TR.section(`${s.name} `, TR.el('p', {}, TR.status(s.status), ` optimising ${s.metric} (${s.mode}), scheduler ${s.scheduler}, `,
-        TR.el('span', {id: 'num-trials'}, s.num_trials), ' trials, ', TR.el('span', {id: 'num-results'}, s.num_results), ' results, elapsed ', TR.duration(end - s.created_at)),
-        TR.el('p', {}, counts), best));
+      const counts = Object.entries(s.counts).map(
+        ([k, n]) => TR.el('span', {class: 'count'}, TR.status(k), ' ', n));
+      const best = s.best
+        ? TR.el('div', {class: 'best'},
+                TR.el('h3', {}, 'Best trial ',
+                      TR.el('a', {href: TR.href.trial(name, s.best.trial_id), id: 'best-trial'},
+                            s.best.trial_id),
+                      `: ${s.metric} = ${TR.num(s.best.value)}`),
+                TR.el('pre', {}, JSON.stringify(s.best.config, null, 1)))
+        : TR.el('p', {class: 'muted'}, 'no trial has reported the metric yet');
+      const line = TR.el('p', {}, TR.status(s.status),
+                         ` optimising ${s.metric} (${s.mode}), scheduler ${s.scheduler}, `,
+                         TR.el('span', {id: 'num-trials'}, s.num_trials), ' trials, ',
+                         TR.el('span', {id: 'num-results'}, s.num_results), ' results, elapsed ',
+                         TR.duration(end - s.created_at));
+      overview.replaceChildren(TR.section(`${s.name} `, line, TR.el('p', {}, counts), best));
     },
     drawSlices(params, trials, metric) {
-      if (slices.childElementCount !== params.length) slices.replaceChildren(...params.map((p, i) => TR.canvas('slice-' + i, 'chart small')));
-      params.forEach((p, i) => TR.sliceChart(document.getElementById('slice-' + i), trials, p, metric));
+      if (slices.childElementCount !== params.length) {
+        slices.replaceChildren(...params.map((p, i) => TR.canvas('slice-' + i, 'chart small')));
+      }
+      params.forEach(
+        (p, i) => TR.sliceChart(document.getElementById('slice-' + i), trials, p, metric));
     },
     drawTable() {
       if (!data) return;
       const keys = [...new Set(data.trials.flatMap((t) => Object.keys(t.config)))].sort();
       const metric = data.summary.metric;
-      const cols = [['index', '#', (t) => t.index], ['trial_id', 'trial', (t) => t.trial_id], ['status', 'status', (t) => t.status],
-        ['iteration', 'iter', (t) => t.iteration], ['metric', metric, (t) => (t.metrics ? t.metrics[metric] : null)],
-        ...keys.map((k) => ['config.' + k, k, (t) => t.config[k]]), ['reason', 'reason', (t) => (t.status === 'ERROR' ? t.error : t.reason)]];
+      const cols = [
+        ['index', '#', (t) => t.index],
+        ['trial_id', 'trial', (t) => t.trial_id],
+        ['status', 'status', (t) => t.status],
+        ['iteration', 'iter', (t) => t.iteration],
+        ['metric', metric, (t) => (t.metrics ? t.metrics[metric] : null)],
+        ...keys.map((k) => ['config.' + k, k, (t) => t.config[k]]),
+        ['reason', 'reason', (t) => (t.status === 'ERROR' ? t.error : t.reason)],
+      ];
       const col = cols.find((c) => c[0] === state.sort) || cols[0];
-      const rows = data.trials.filter((t) => !state.filter || cols.some((c) => String(TR.num(c[2](t))).toLowerCase().includes(state.filter)));
+      const matches = (t) =>
+        cols.some((c) => String(TR.num(c[2](t))).toLowerCase().includes(state.filter));
+      const rows = data.trials.filter((t) => !state.filter || matches(t));
+      const missing = (v) => v === null || v === undefined;
       rows.sort((a, b) => {
         const x = col[2](a), y = col[2](b);
-        const c = x === y ? 0 : x === null || x === undefined ? 1 : y === null || y === undefined ? -1 : x < y ? -1 : 1;
+        const c = x === y ? 0 : missing(x) ? 1 : missing(y) ? -1 : x < y ? -1 : 1;
         return state.desc ? -c : c;
       });
       const per = 100, pages = Math.max(1, Math.ceil(rows.length / per));
       state.page = Math.min(state.page, pages - 1);
       const shown = rows.slice(state.page * per, (state.page + 1) * per);
+      const sortBy = (c) => () => {
+        state.desc = state.sort === c[0] ? !state.desc : false;
+        state.sort = c[0];
+        view.drawTable();
+      };
+      const header = (c) =>
+        TR.el('th', {class: c[0] === state.sort ? (state.desc ? 'desc' : 'asc') : '',
+                     onclick: sortBy(c)}, c[1]);
+      const cell = (t, c) =>
+        TR.el('td', {}, c[0] === 'status' ? TR.status(t.status) : TR.num(c[2](t)));
       table.replaceChildren(
-        TR.el('thead', {}, TR.el('tr', {}, cols.map((c) => TR.el('th', {class: c[0] === state.sort ? (state.desc ? 'desc' : 'asc') : '', onclick: () => {
-          state.desc = state.sort === c[0] ? !state.desc : false; state.sort = c[0]; view.drawTable(); }}, c[1])))),
-        TR.el('tbody', {}, shown.map((t) => TR.el('tr', {dataset: {trial: t.trial_id}, onclick: () => goTrial(t.trial_id)},
-          cols.map((c) => TR.el('td', {}, c[0] === 'status' ? TR.status(t.status) : TR.num(c[2](t))))))));
+        TR.el('thead', {}, TR.el('tr', {}, cols.map(header))),
+        TR.el('tbody', {}, shown.map((t) => TR.el(
+          'tr', {dataset: {trial: t.trial_id}, onclick: () => goTrial(t.trial_id)},
+          cols.map((c) => cell(t, c))))));
+      const turn = (by) => () => {
+        state.page += by;
+        view.drawTable();
+      };
       pager.replaceChildren(`${rows.length} of ${data.trials.length} trials `,
-        pages > 1 ? TR.el('button', {disabled: state.page === 0, onclick: () => { state.page--; view.drawTable(); }}, '‹') : '',
+        pages > 1 ? TR.el('button', {disabled: state.page === 0, onclick: turn(-1)}, '‹') : '',
         pages > 1 ? ` page ${state.page + 1} of ${pages} ` : '',
-        pages > 1 ? TR.el('button', {disabled: state.page >= pages - 1, onclick: () => { state.page++; view.drawTable(); }}, '›') : '');
+        pages > 1 ? TR.el('button', {disabled: state.page >= pages - 1, onclick: turn(1)}, '›')
+                  : '');
     },
   };
   return view;

@@ -33,7 +33,7 @@ inline std::filesystem::path write_experiment(const std::filesystem::path& runs,
                    {{"lr", {{"loguniform", {1e-4, 1e-1}}}}, {"layers", {{"randint", {1, 5}}}}}},
                   {"scheduler", {{"type", "asha"}, {"reduction_factor", 3}}}}}},
        .created_at = 1000,
-       .status = "FINISHED"});
+       .status = ExperimentStatus::kFinished});
   Json saved_rungs = Json::array();
   for (double m : {9.0, 3.0, 1.0})
     saved_rungs.push_back({{"milestone", m}, {"recorded", Json::array()}});
@@ -106,7 +106,7 @@ inline std::filesystem::path write_async_hyperband(const std::filesystem::path& 
                         .mode = Mode::kMax,
                         .spec = {{"sweep", {{"scheduler", sweep_scheduler}}}},
                         .created_at = 1000,
-                        .status = "FINISHED"});
+                        .status = ExperimentStatus::kFinished});
   for (int i = 0; i < 8; ++i) {
     const std::string id = fmt::format("{}_{:05d}", name, i);
     store.put_trial({.trial_id = id,

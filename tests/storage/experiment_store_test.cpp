@@ -15,6 +15,7 @@
 #include "temp_dir.h"
 
 namespace fs = std::filesystem;
+using tune::ExperimentStatus;
 using tune::Json;
 using tune::Mode;
 using tune::StorageError;
@@ -34,7 +35,7 @@ ExperimentRecord experiment(Mode mode, std::string metric = "loss") {
           .mode = mode,
           .spec = Json{{"num_samples", 4}},
           .created_at = 1700000000.5,
-          .status = "RUNNING"};
+          .status = ExperimentStatus::kRunning};
 }
 
 TrialRecord trial(int index, Json config = Json{{"lr", 0.1}}) {
@@ -101,7 +102,7 @@ TEST_CASE("a store round-trips experiment, trials and results through a reopen")
   CHECK(exp->mode == Mode::kMax);
   CHECK(exp->spec == Json{{"num_samples", 4}});
   CHECK(exp->created_at == 1700000000.5);
-  CHECK(exp->status == "RUNNING");
+  CHECK(exp->status == ExperimentStatus::kRunning);
 
   auto trials = store.trials();
   REQUIRE(trials.size() == 1);
@@ -121,8 +122,20 @@ TEST_CASE("a store round-trips experiment, trials and results through a reopen")
   CHECK(results[1].time_total_s == 1.0);
   CHECK(store.num_results() == 2);
 
-  store.set_experiment_status("FINISHED");
-  CHECK(store.experiment()->status == "FINISHED");
+  store.set_experiment_status(ExperimentStatus::kFinished);
+  CHECK(store.experiment()->status == ExperimentStatus::kFinished);
+  store.flush();
+  CHECK(Sql(store.path()).scalar("SELECT status FROM experiment") == "FINISHED");  // its name
+}
+
+TEST_CASE("an experiment status the store does not know is a StorageError naming it") {
+  TempDir dir;
+  ExperimentStore store = ExperimentStore::open(dir.path());
+  store.put_experiment(experiment(Mode::kMin));
+  store.flush();
+  Sql(store.path(), SQLITE_OPEN_READWRITE).exec("UPDATE experiment SET status = 'SLEEPING'");
+  CHECK_THROWS_WITH_AS(store.experiment(), doctest::Contains("unknown status 'SLEEPING'"),
+                       StorageError);
 }
 
 TEST_CASE("the database is in WAL mode with schema version 2") {

@@ -150,7 +150,7 @@ TEST_CASE("fail_fast stops the experiment on the first error and leaves it resum
   CHECK(summary.interrupted);
   CHECK(summary.num_errors == 1);
   auto store = storage::ExperimentStore::open_read_only(spec.experiment_dir());
-  CHECK(store.experiment()->status == "INTERRUPTED");
+  CHECK(store.experiment()->status == ExperimentStatus::kInterrupted);
   // fail_at strikes first attempts only: retried from scratch, it completes.
   TrialController resumed(
       spec,
@@ -248,7 +248,7 @@ TEST_CASE("SIGINT pauses running trials at a checkpoint, exits resumable, resume
   CHECK(wait_exit(controller) == 130);
   {
     auto store = storage::ExperimentStore::open_read_only(dir.path() / "runs/slow");
-    CHECK(store.experiment()->status == "INTERRUPTED");
+    CHECK(store.experiment()->status == ExperimentStatus::kInterrupted);
     for (const auto& t : store.trials()) CHECK(t.status != TrialStatus::kRunning);
   }
   auto resume = test::run_tunerun("resume runs/slow", dir.path());

@@ -1,4 +1,4 @@
-// Trials handed ahead (TrialRuns::hand_ahead): with reuse_workers, one-rank
+// Trials handed ahead (HandAhead, tune/hand_ahead.h): with reuse_workers, one-rank
 // groups and a scheduler whose pick cannot change (FIFO; ASHA without
 // promotion), a running trial's rank holds the next trial's START and
 // starts it the moment its own trial returns, without a round trip to the

@@ -42,7 +42,7 @@ int64_t row_count(Fixture& f, const std::string& table) {
 
 TEST_CASE("started_at is the first start, pauses and resumes keep it") {
   Fixture f;
-  f.store.put_experiment({"exp", "loss", Mode::kMin, Json::object(), 1, "RUNNING"});
+  f.store.put_experiment({"exp", "loss", Mode::kMin, Json::object(), 1});
   Trial& t = f.table.create("exp_00000", 0, {{"x", 1}}, f.dir.path() / "t", 10);
   f.table.transition(t, TrialPhase::kRunning, "started", 11);
   f.table.transition(t, TrialPhase::kPausing, "paused by PBT", 12);

@@ -7,7 +7,6 @@
 #include <cmath>
 #include <fstream>
 #include <limits>
-#include <thread>
 
 #include "tests/tune/sqlite_query.h"
 #include "tests/tune/test_util.h"
@@ -191,11 +190,14 @@ TEST_CASE("ExperimentPlateauStopper ends the experiment when the top values agre
   CHECK(patient.stop_all());
 }
 
-TEST_CASE("TimeoutStopper stops all after its timeout") {
-  TimeoutStopper s(std::chrono::milliseconds(50));
+TEST_CASE("TimeoutStopper stops all once its timeout has passed") {
+  Clock::time_point now = Clock::time_point() + std::chrono::hours(1);
+  TimeoutStopper s(std::chrono::milliseconds(50), [&] { return now; });
   CHECK_FALSE(s.stop_all());
   CHECK_FALSE(s.should_stop_trial("a", {}));
-  std::this_thread::sleep_for(std::chrono::milliseconds(80));
+  now += std::chrono::milliseconds(49);
+  CHECK_FALSE(s.stop_all());
+  now += std::chrono::milliseconds(1);
   CHECK(s.stop_all());
 }
 

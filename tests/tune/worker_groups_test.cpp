@@ -1,13 +1,12 @@
-// WorkerGroups over a launcher whose groups are records, not processes:
-// when released groups are killed, when spares may start, what the loop
-// is told to wake for.
+// WorkerGroups over a launcher whose groups are records, not processes, and
+// a clock the tests drive: when released groups are killed, when spares may
+// start, when a silent rank is reported, what the loop is told to wake for.
 #include "tune/worker_groups.h"
 
 #include <doctest/doctest.h>
 
 #include <csignal>
 #include <memory>
-#include <thread>
 #include <vector>
 
 using namespace tune;
@@ -57,21 +56,29 @@ GroupLaunch one_rank(const std::string& trial_id) {
   return launch;
 }
 
-const auto kFar = Clock::now() + std::chrono::hours(1);
+// A clock that moves only when a test advances it.
+struct TestClock {
+  Clock::time_point at = Clock::time_point() + std::chrono::hours(1);
+  NowFunction now() {
+    return [this] { return at; };
+  }
+};
+
+const auto kFar = Clock::time_point::max();
 
 }  // namespace
 
 TEST_CASE("a released group's idle ranks are killed kill_delay later, and the loop wakes for it") {
   FakeLauncher launcher;
-  WorkerGroups groups(launcher, {.kill_delay = std::chrono::milliseconds(50)});
+  TestClock clock;
+  WorkerGroups groups(launcher, {.kill_delay = std::chrono::milliseconds(50), .now = clock.now()});
   groups.start("a", 0, 0, {{}}, one_rank("a"));
-  const auto released = Clock::now();
+  const auto released = clock.at;
   groups.release("a", false);
   REQUIRE(launcher.signals.size() == 1);
   CHECK(launcher.signals[0]->sent.empty());  // not at the release
   const auto wake = groups.next_deadline(kFar);
-  CHECK(wake >= released + std::chrono::milliseconds(50));
-  CHECK(wake < released + std::chrono::milliseconds(100));
+  CHECK(wake == released + std::chrono::milliseconds(50));
   groups.check_deadlines(wake - std::chrono::milliseconds(1));
   CHECK(launcher.signals[0]->sent.empty());
   groups.check_deadlines(wake);
@@ -90,21 +97,47 @@ TEST_CASE("a released group that holds GPUs is killed at once") {
 TEST_CASE(
     "a spare starts no sooner than spare_delay after a group start, and the loop wakes then") {
   FakeLauncher launcher;
-  WorkerGroups groups(launcher, {.prestart = true, .spare_delay = std::chrono::milliseconds(50)});
+  TestClock clock;
+  WorkerGroups groups(
+      launcher,
+      {.prestart = true, .spare_delay = std::chrono::milliseconds(50), .now = clock.now()});
   CHECK_FALSE(groups.wants_spare());  // no running group to stand in for
-  const auto started = Clock::now();
+  const auto started = clock.at;
   groups.start("a", 0, 0, {{}}, one_rank("a"));
-  if (Clock::now() < started + std::chrono::milliseconds(50)) {
-    CHECK_FALSE(groups.wants_spare());
-    const auto wake = groups.next_deadline(kFar);
-    CHECK(wake >= started + std::chrono::milliseconds(50));
-    CHECK(wake < kFar);
-  }
-  std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  CHECK_FALSE(groups.wants_spare());
+  CHECK(groups.next_deadline(kFar) == started + std::chrono::milliseconds(50));
+  clock.at += std::chrono::milliseconds(49);
+  CHECK_FALSE(groups.wants_spare());
+  clock.at += std::chrono::milliseconds(1);
   CHECK(groups.wants_spare());
   groups.add_spare(1, one_rank("~spare"));
   CHECK_FALSE(groups.wants_spare());  // one spare per running group
   CHECK(groups.next_deadline(kFar) == kFar);
+}
+
+TEST_CASE(
+    "a rank silent for heartbeat_timeout_s is reported; one seen meanwhile is not, nor one "
+    "whose group is stopping") {
+  FakeLauncher launcher;
+  TestClock clock;
+  WorkerGroups groups(launcher, {.heartbeat_timeout_s = 2, .now = clock.now()});
+  groups.start("a", 0, 0, {{}}, one_rank("a"));
+  groups.start("b", 0, 0, {{}}, one_rank("b"));
+  clock.at += std::chrono::milliseconds(1500);
+  groups.find("b")->ranks[0].last_seen = groups.now();  // b's heartbeat arrives
+  CHECK(groups.check_deadlines(clock.at).empty());
+  clock.at += std::chrono::milliseconds(500);
+  const auto events = groups.check_deadlines(clock.at);
+  REQUIRE(events.size() == 1);
+  CHECK(events[0].kind == GroupEvent::Kind::kHeartbeatMissed);
+  CHECK(events[0].trial_id == "a");
+  CHECK(events[0].silent_s == doctest::Approx(2.0));
+  // Once its group is told to stop, its silent rank is not reported again.
+  groups.terminate("a");
+  clock.at += std::chrono::milliseconds(1500);
+  const auto later = groups.check_deadlines(clock.at);
+  REQUIRE(later.size() == 1);
+  CHECK(later[0].trial_id == "b");
 }
 
 namespace {

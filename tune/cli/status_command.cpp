@@ -97,7 +97,8 @@ void status(const StatusOptions& options) {
   auto trials = store.trials();
   std::map<std::string_view, int> counts;
   for (const auto& t : trials) ++counts[to_string(t.status)];
-  fmt::print("Experiment {} ({}), {} trials:", experiment->name, experiment->status, trials.size());
+  fmt::print("Experiment {} ({}), {} trials:", experiment->name, to_string(experiment->status),
+             trials.size());
   for (const auto& [status, n] : counts) fmt::print(" {} {}", n, status);
   fmt::print("\n");
   const std::string& metric = experiment->metric;

@@ -1,0 +1,108 @@
+// TrialSupply (tune/trial_supply.h): trials from the searcher, or from the store on resume.
+#include "tune/trial_supply.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace tune {
+
+TrialSupply::TrialSupply(const TrialParts& parts, const WindDown& wind_down)
+    : parts_(parts), wind_down_(wind_down) {}
+
+void TrialSupply::load() {
+  std::vector<storage::TrialRecord> records = parts_.store.trials();
+  std::sort(records.begin(), records.end(),
+            [](const auto& a, const auto& b) { return a.trial_index < b.trial_index; });
+  for (const auto& r : records) {
+    Trial t;
+    t.id = r.trial_id;
+    t.index = r.trial_index;
+    t.config = r.config;
+    t.phase = phase_of(r.status);
+    t.status_reason = r.status_reason;
+    t.dir = r.trial_dir;
+    t.created_at = r.created_at;
+    t.started_at = r.started_at;
+    t.finished_at = r.finished_at;
+    t.num_failures = r.num_failures;
+    t.attempt = static_cast<int>(r.num_failures);  // every failure was one attempt
+    t.error = r.error;
+    const auto results = parts_.store.results(t.id);
+    if (!results.empty()) {
+      const auto& last = results.back();
+      t.iteration = last.training_iteration;
+      t.last_result = last.metrics;
+      t.last_result["training_iteration"] = last.training_iteration;
+      t.last_result["time_this_iter_s"] = last.time_this_iter_s;
+      t.last_result["time_total_s"] = last.time_total_s;
+      t.last_result["timestamp"] = last.timestamp;
+      t.last_result["trial_id"] = t.id;
+    }
+    t.checkpoints = parts_.checkpoints.load(t.id, results);
+    resume_status(parts_.trials.load(std::move(t)));
+    next_index_ = std::max(next_index_, r.trial_index + 1);
+  }
+  if (auto state = parts_.store.state("searcher")) parts_.plugins.searcher->restore(*state);
+  if (auto state = parts_.store.state("scheduler")) parts_.plugins.scheduler->restore(*state);
+  if (auto state = parts_.store.state("controller")) {
+    searcher_finished_ = state->value("searcher_finished", false);
+  }
+  parts_.log.log(
+      1, "resuming {}: {} trials, {} finished", parts_.spec.name, parts_.trials.size(),
+      parts_.trials.count(TrialStatus::kTerminated) + parts_.trials.count(TrialStatus::kError));
+}
+
+// What a stored trial becomes when the experiment resumes.
+void TrialSupply::resume_status(Trial& t) {
+  const std::string from = t.checkpoints.latest > 0
+                               ? fmt::format("from checkpoint {}", t.checkpoints.latest)
+                               : std::string("from scratch");
+  const double now = unix_now();
+  if (t.phase == TrialPhase::kRunning) {
+    parts_.trials.transition(t, TrialPhase::kPaused, "experiment resumed; restarts " + from, now);
+  } else if (t.phase == TrialPhase::kPaused) {
+    parts_.trials.set_reason(t, "experiment resumed; restarts " + from);
+  } else if (t.phase == TrialPhase::kError && parts_.options.resume_errored) {
+    parts_.trials.transition(t, TrialPhase::kPaused, "resume_errored; restarts " + from, now);
+  } else if (t.phase == TrialPhase::kError && parts_.options.restart_errored) {
+    t.checkpoints = {};
+    parts_.trials.transition(t, TrialPhase::kPending, "restart_errored; restarts from scratch",
+                             now);
+  }
+}
+
+void TrialSupply::save_state(bool force) {
+  const auto now = Clock::now();
+  if (!force && now - last_state_save_ < std::chrono::seconds(1)) return;
+  last_state_save_ = now;
+  parts_.store.put_state("searcher", parts_.plugins.searcher->save());
+  parts_.store.put_state("scheduler", parts_.plugins.scheduler->save());
+  // After a stop_all as after the searcher's end: a resume creates no trial.
+  parts_.store.put_state("controller", {{"searcher_finished", exhausted()}});
+}
+
+void TrialSupply::create_trials() {
+  while (!exhausted() && parts_.trials.count(TrialStatus::kPending) <
+                             parts_.plugins.searcher->max_pending_trials()) {
+    const std::string id = fmt::format("{}_{:05d}", parts_.spec.name, next_index_);
+    search::Suggestion s = parts_.plugins.searcher->suggest(id);
+    if (s.status == search::Suggestion::Status::kFinished) {
+      searcher_finished_ = true;
+      break;
+    }
+    if (s.status == search::Suggestion::Status::kNotReady) break;
+    Trial& trial = parts_.trials.create(id, next_index_++, std::move(s.config),
+                                        parts_.spec.experiment_dir() / "trials" / id, unix_now());
+    // Its directory now, not on the way to its start; launch() names the
+    // error if it cannot be made.
+    std::error_code ignored;
+    std::filesystem::create_directories(trial.dir, ignored);
+    parts_.plugins.scheduler->on_trial_add(trial.view());
+    // The trial row and the searcher state that produced it commit
+    // together, so a resume never suggests it twice.
+    save_state(true);
+  }
+}
+
+}  // namespace tune
