@@ -5,13 +5,15 @@ Imports the trainable by reference, registers it with the C++ worker runtime
 and runs the runtime's loop (HELLO, START, the function, DONE or ERROR; with
 reuse_actors, the next trial's START). A Python exception in the function
 prints its traceback to the rank's log and fails the trial with
-"Type: message".
+"Type: message". A dict the function returns is its last result, and a
+report with done=True ends the trial there (as Ray's function trainables).
 """
 
 import sys
 
 from tunerun import _tunerun
 from tunerun import _reference
+from tunerun.train import session as _session
 
 # The reference this process serves; set by main() before the user's module
 # is imported, so a top-level Tuner.fit() in a script can serve it (serve()).
@@ -64,9 +66,11 @@ def _wrap(func, ref):
                 from tunerun.tune.trainable import run_class
                 run_class(func, config, _parameters(ref), ref.get("options", {}))
             else:
-                func(config, **_parameters(ref))
+                _final_result(func(config, **_parameters(ref)))
         except _tunerun.StopTrial:
             raise
+        except _session.TrialDone:
+            pass  # the function reported done=True: the trial ended as Ray's does
         except BaseException:
             import traceback
             traceback.print_exc()
@@ -77,6 +81,18 @@ def _wrap(func, ref):
             sys.stderr.flush()
 
     return call
+
+
+def _final_result(returned):
+    """Ray's function trainable: a returned dict is the trial's last result."""
+    if isinstance(returned, dict):
+        try:
+            _session.report(returned)
+        except _session.TrialDone:
+            pass
+    elif returned is not None:
+        raise TypeError(f"the trainable returned {returned!r}: a function trainable returns "
+                        "None or a dict (its final result)")
 
 
 def serve(func=None):

@@ -15,7 +15,10 @@ def report(metrics=None, *, checkpoint=None, **kwargs):
     decided; one without returns at once, and its decision lands at the next
     report (train/session.h in the C++ tree says what this promises). When
     the controller stops the trial, report() raises StopTrial, which must
-    propagate. `report(loss=...)` (Ray 1.x) works too."""
+    propagate. `report(loss=...)` (Ray 1.x) works too.
+    A report with done=True is the trial's last, as Ray's: report() then
+    raises TrialDone, which the worker takes as the function's normal end (in
+    a trainer, every rank reports done=True at the same report)."""
     metrics = dict(metrics or {}, **kwargs)
     staged = None
     if checkpoint is not None:
@@ -23,6 +26,13 @@ def report(metrics=None, *, checkpoint=None, **kwargs):
         staged = _tunerun.make_checkpoint_dir()
         shutil.copytree(checkpoint.path, staged, dirs_exist_ok=True)
     _tunerun.report(metrics, staged)
+    if metrics.get("done") is True:
+        raise TrialDone
+
+
+class TrialDone(BaseException):
+    """Raised by report() after a result with done=True: the trial ends there
+    (TERMINATED). Let it propagate, as StopTrial."""
 
 
 def get_checkpoint():

@@ -7,8 +7,8 @@ Differences from Ray, each deliberate:
   naming the key, before anything runs.
 - Results live in <storage_path>/<name>/experiment.db (SQLite); storage_path
   defaults to "runs", not ~/ray_results.
-- A function's return value is not a result (report instead); class
-  trainables checkpoint by CheckpointConfig only (tunerun/tune/trainable.py).
+- Class trainables checkpoint by CheckpointConfig only
+  (tunerun/tune/trainable.py).
 """
 
 import os
@@ -100,6 +100,26 @@ def _merge(base, over):
     return out
 
 
+class _DictStopper:
+    """Ray's stop dict where a bound is a bool: a trial stops once any
+    result[key] >= bound (True: once the flag is set)."""
+
+    def __init__(self, bounds):
+        self._bounds = bounds
+
+    def __call__(self, trial_id, result):
+        return any(key in result and result[key] >= bound for key, bound in self._bounds.items())
+
+
+def _flag_stop(stop):
+    """stop={"done": True} needs nothing (a report with done=True ends its trial
+    anyway); other bool bounds make the dict a Python stopper."""
+    rest = {k: v for k, v in stop.items() if not (k == "done" and v is True)}
+    if not any(isinstance(v, bool) for v in rest.values()):
+        return rest or None
+    return _DictStopper(rest)
+
+
 class Tuner:
     def __init__(self, trainable, *, param_space=None, tune_config=None, run_config=None,
                  _resume=None):
@@ -133,6 +153,8 @@ class Tuner:
         if stop is not None and not isinstance(stop, dict) and not callable(stop):
             raise ValueError("RunConfig.stop: expected a dict {metric: bound}, a tune.Stopper "
                              f"or a function (trial_id, result) -> bool, got {stop!r}")
+        if isinstance(stop, dict) and any(isinstance(v, bool) for v in stop.values()):
+            stop = _flag_stop(stop)
         from tunerun.tune.callback import Callback
         for callback in rc.callbacks or []:
             if not isinstance(callback, Callback):

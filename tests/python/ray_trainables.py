@@ -1,0 +1,32 @@
+"""Trainables of the Ray compatibility tests, written as Ray's user guides
+write them: top-level functions of an importable module."""
+
+from tunerun import train
+
+
+def returns_score(config):
+    """Ray's quick start: the returned dict is the final result."""
+    return {"score": config["a"] ** 2 + config["b"]}
+
+
+def reports_then_returns(config):
+    for step in range(3):
+        train.report({"score": step, "final": False})
+    return {"score": 100, "final": True}
+
+
+def reports_done_early(config):
+    """Reports done=True at step 2; Ray ends the trial there."""
+    for step in range(10):
+        train.report({"step": step, "done": step == 2})
+
+
+def returns_nothing(config):
+    for step in range(2):
+        train.report({"step": step})
+
+
+def converges_at_step_one(config):
+    for step in range(10):
+        train.report({"step": step, "converged": step >= 1})
+
