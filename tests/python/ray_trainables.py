@@ -30,3 +30,9 @@ def converges_at_step_one(config):
     for step in range(10):
         train.report({"step": step, "converged": step >= 1})
 
+
+def parabola(config):
+    """Ray's search-algorithm guide's objective: a score to maximise, one per step."""
+    for step in range(config.get("steps", 4)):
+        train.report({"score": -((config["x"] - 3) ** 2) + step, "step": step})
+

@@ -100,6 +100,45 @@ def _merge(base, over):
     return out
 
 
+def _has_domains(space):
+    from tunerun.tune.search_space import Domain, SampleFrom
+    return any(isinstance(v, (Domain, SampleFrom)) or (isinstance(v, dict) and _has_domains(v))
+               for v in space.values())
+
+
+def _with_searcher_space(searcher, param_space):
+    """The param_space with a searcher's own `space` (Ray's Searcher(space=...))
+    under it; as Ray, the param_space then holds constants only."""
+    from tunerun.tune.search import _NativeSearcher
+    space = searcher._space if isinstance(searcher, _NativeSearcher) else None
+    if not space:
+        return param_space
+    if _has_domains(param_space):
+        raise ValueError(f"param_space: {type(searcher).__name__} was given a space already; "
+                         "the param_space may hold constant values only (or give the space "
+                         "as param_space, not to the searcher)")
+    return _merge(space, param_space)
+
+
+def _metric_and_mode(tune_config):
+    """TuneConfig's metric and mode, else the searcher's (Ray's Searcher(metric=,
+    mode=)); ValueError when both set them differently."""
+    metric, mode = tune_config.metric, tune_config.mode
+    from tunerun.tune.search import _NativeSearcher
+    searcher = tune_config.search_alg
+    if not isinstance(searcher, _NativeSearcher):
+        return metric, mode  # a Python searcher adopts TuneConfig's (set_search_properties)
+    own_metric, own_mode = searcher._metric, searcher._mode
+    if own_metric is None and own_mode is None:
+        return metric, mode
+    name = type(searcher).__name__
+    if (metric is not None and own_metric not in (None, metric)) or \
+            (mode is not None and own_mode not in (None, mode)):
+        raise ValueError(f"metric: TuneConfig(metric={metric!r}, mode={mode!r}) and {name}"
+                         f"(metric={own_metric!r}, mode={own_mode!r}) differ; give them once")
+    return metric or own_metric, mode or own_mode
+
+
 class _DictStopper:
     """Ray's stop dict where a bound is a bool: a trial stops once any
     result[key] >= bound (True: once the flag is set)."""
@@ -131,7 +170,8 @@ class Tuner:
         ref, trainable_spec, base_space, display, self._parameters = _trainable_spec(trainable)
         if param_space is not None and not isinstance(param_space, dict):
             raise ValueError(f"param_space must be a dict, got {type(param_space).__name__}")
-        self._param_space = _merge(base_space, param_space or {})
+        self._param_space = _merge(base_space, _with_searcher_space(
+            self._tune_config.search_alg, param_space or {}))
         self._name = self._run_config.name or f"{display}_{time.strftime('%Y-%m-%d_%H-%M-%S')}"
         trainable_spec["name"] = f"{ref['module']}.{ref['qualname']}"
         ref["name"] = trainable_spec["name"]
@@ -159,7 +199,8 @@ class Tuner:
         for callback in rc.callbacks or []:
             if not isinstance(callback, Callback):
                 raise ValueError(f"RunConfig.callbacks: {callback!r} is not a tune.Callback")
-        if tc.metric is not None and tc.mode is None:
+        metric, mode = _metric_and_mode(tc)
+        if metric is not None and mode is None:
             raise ValueError("mode: TuneConfig(metric=...) needs mode=\"min\" or \"max\"")
         # The spec table's fields (tune/spec_fields.h) from the keywords it names.
         spec = {}
@@ -169,6 +210,8 @@ class Tuner:
                 value = _keyword(configs, field["python"])
                 if value is not None:
                     _put(spec, field["key"], value)
+        if metric is not None:
+            spec.update(metric=metric, mode=mode)
         spec.update({
             "name": self._name,
             "time_budget_s": tc.time_budget_s,
