@@ -6,7 +6,7 @@ Differences from Ray, each deliberate:
   cannot be imported that way, and for any bad param_space or option,
   naming the key, before anything runs.
 - Results live in <storage_path>/<name>/experiment.db (SQLite); storage_path
-  defaults to "runs", not ~/ray_results.
+  defaults to "runs", not ~/ray_results (~ and $VARIABLES expand, as Ray's).
 - Class trainables checkpoint by CheckpointConfig only
   (tunerun/tune/trainable.py).
 """
@@ -35,7 +35,9 @@ class TuneConfig:
     # Not in Ray: without reuse_actors, the next trial's fresh processes start
     # while trials run, so a trial does not wait for its processes to start.
     prestart_workers: bool = True
-    seed: Optional[int] = None  # not in Ray: seeds the default searcher
+    # Seeds the searcher (Ray: the searchers' own seeds); None: fresh entropy,
+    # recorded in the experiment's spec.
+    seed: Optional[int] = None
 
 
 class _WithResources:
@@ -98,6 +100,30 @@ def _merge(base, over):
     for k, v in over.items():
         out[k] = _merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
     return out
+
+
+def _expand(path):
+    """A path as Ray takes it: ~ and $VARIABLES expanded."""
+    if isinstance(path, os.PathLike):
+        path = os.fspath(path)
+    return os.path.expandvars(os.path.expanduser(path)) if isinstance(path, str) else path
+
+
+_names_given = set()  # default names this process gave, for Tuners not yet fit
+
+
+def _default_name(display, storage_path):
+    """Ray's default experiment name, <trainable>_<date>_<time>; a name already
+    taken (an experiment in storage_path, or another Tuner of this process)
+    gets a suffix, so two unnamed fit() calls in the same second differ."""
+    base = f"{display}_{time.strftime('%Y-%m-%d_%H-%M-%S')}"
+    name, n = base, 1
+    while name in _names_given or (isinstance(storage_path, str)
+                                   and os.path.exists(os.path.join(storage_path, name))):
+        n += 1
+        name = f"{base}_{n}"
+    _names_given.add(name)
+    return name
 
 
 def _has_domains(space):
@@ -172,7 +198,8 @@ class Tuner:
             raise ValueError(f"param_space must be a dict, got {type(param_space).__name__}")
         self._param_space = _merge(base_space, _with_searcher_space(
             self._tune_config.search_alg, param_space or {}))
-        self._name = self._run_config.name or f"{display}_{time.strftime('%Y-%m-%d_%H-%M-%S')}"
+        self._name = self._run_config.name or _default_name(
+            display, _expand(self._run_config.storage_path))
         trainable_spec["name"] = f"{ref['module']}.{ref['qualname']}"
         ref["name"] = trainable_spec["name"]
         if ref["kind"] == "class":
@@ -212,6 +239,10 @@ class Tuner:
                     _put(spec, field["key"], value)
         if metric is not None:
             spec.update(metric=metric, mode=mode)
+        if isinstance(spec.get("storage_path"), str):
+            spec["storage_path"] = _expand(spec["storage_path"])
+        if tc.seed is None:
+            spec["seed"] = self._fresh_or_stored_seed(spec.get("storage_path", "runs"))
         spec.update({
             "name": self._name,
             "time_budget_s": tc.time_budget_s,
@@ -236,6 +267,22 @@ class Tuner:
             raise ValueError(f"TuneConfig.scheduler: {tc.scheduler!r} is not a "
                              "tune.schedulers.TrialScheduler")
         return spec
+
+    def _fresh_or_stored_seed(self, storage_path):
+        """TuneConfig(seed=None): fresh entropy, kept in the experiment's spec
+        so the run can be repeated (TuneConfig(seed=<the stored seed>)); a
+        restore reuses the stored one."""
+        if self._resume:
+            db = os.path.join(storage_path, self._name, "experiment.db")
+            if os.path.isfile(db):
+                import json
+                import sqlite3
+                with sqlite3.connect(db) as connection:
+                    (stored,) = connection.execute("SELECT spec FROM experiment").fetchone()
+                seed = json.loads(stored or "{}").get("sweep", {}).get("seed")
+                if seed is not None:
+                    return seed
+        return int.from_bytes(os.urandom(4), "little")
 
     def fit(self) -> ResultGrid:
         """Runs the experiment (the C++ controller, without the GIL) and returns
@@ -281,7 +328,7 @@ class Tuner:
         the param_space (and a TuneConfig with a searcher or scheduler) must be
         given again, as first given."""
         from tunerun.train import RunConfig
-        path = os.path.abspath(os.fspath(path)).rstrip("/")
+        path = os.path.abspath(_expand(path)).rstrip("/")
         run_config = run_config or RunConfig()
         run_config.name = os.path.basename(path)
         run_config.storage_path = os.path.dirname(path)
@@ -291,4 +338,4 @@ class Tuner:
 
     @classmethod
     def can_restore(cls, path) -> bool:
-        return os.path.isfile(os.path.join(os.fspath(path), "experiment.db"))
+        return os.path.isfile(os.path.join(_expand(path), "experiment.db"))
