@@ -36,3 +36,8 @@ def parabola(config):
     for step in range(config.get("steps", 4)):
         train.report({"score": -((config["x"] - 3) ** 2) + step, "step": step})
 
+
+def plateau(config):
+    """The loss stops improving after step 3; runs 20 steps unless stopped."""
+    for step in range(20):
+        train.report({"loss": 1.0 / (min(step, 3) + 1)})
