@@ -41,3 +41,14 @@ def plateau(config):
     """The loss stops improving after step 3; runs 20 steps unless stopped."""
     for step in range(20):
         train.report({"loss": 1.0 / (min(step, 3) + 1)})
+
+
+def checkpoints_with_metadata(config):
+    """Ray's checkpointing guide: a checkpoint per step, with metadata."""
+    import tempfile
+    for step, accuracy in enumerate([0.1, 0.9, 0.5, 0.3]):
+        with tempfile.TemporaryDirectory() as d:
+            checkpoint = train.Checkpoint.from_directory(d)
+            checkpoint.set_metadata({"step": step})
+            checkpoint.update_metadata({"seen": accuracy})
+            train.report({"accuracy": accuracy}, checkpoint=checkpoint)
