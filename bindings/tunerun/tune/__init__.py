@@ -20,6 +20,8 @@ _lazy.install(globals(), {
     **{name: f"tunerun.train.session:{name}" for name in ("report", "get_checkpoint",
                                                             "get_context", "should_checkpoint")},
     "Checkpoint": "tunerun.train.checkpoint:Checkpoint",
+    **{name: f"tunerun.tune.legacy:{name}" for name in ("ExperimentAnalysis", "TuneError",
+                                                          "run")},
     # Ray 2.7+ spells these tune.*; the same classes as train.*.
     **{name: f"tunerun.train.config:{name}" for name in ("CheckpointConfig", "FailureConfig",
                                                          "RunConfig")},
