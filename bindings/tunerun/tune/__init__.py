@@ -20,6 +20,7 @@ _lazy.install(globals(), {
     **{name: f"tunerun.train.session:{name}" for name in ("report", "get_checkpoint",
                                                             "get_context", "should_checkpoint")},
     "Checkpoint": "tunerun.train.checkpoint:Checkpoint",
+    "CLIReporter": "tunerun.tune.progress:CLIReporter",
     **{name: f"tunerun.tune.legacy:{name}" for name in ("ExperimentAnalysis", "TuneError",
                                                           "run")},
     # Ray 2.7+ spells these tune.*; the same classes as train.*.

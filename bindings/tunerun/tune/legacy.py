@@ -97,7 +97,7 @@ class ExperimentAnalysis:
 
 # tune.run's keywords that have no counterpart here, with the value that
 # means "not used" (Ray's default).
-_UNSUPPORTED = {"progress_reporter": None, "log_to_file": False, "trial_name_creator": None,
+_UNSUPPORTED = {"log_to_file": False, "trial_name_creator": None,
                 "trial_dirname_creator": None, "sync_config": None, "export_formats": None,
                 "restore": None, "resume": None, "storage_filesystem": None}
 
@@ -106,7 +106,8 @@ def run(run_or_experiment, name=None, metric=None, mode=None, stop=None, time_bu
         config=None, resources_per_trial=None, num_samples=1, storage_path=None,
         search_alg=None, scheduler=None, checkpoint_config=None, verbose=None,
         max_failures=0, fail_fast=False, reuse_actors=None, raise_on_failed_trial=True,
-        callbacks=None, max_concurrent_trials=None, keep_checkpoints_num=None,
+        callbacks=None, progress_reporter=None, max_concurrent_trials=None,
+        keep_checkpoints_num=None,
         checkpoint_score_attr=None, checkpoint_freq=0, checkpoint_at_end=False,
         local_dir=None, **unsupported):
     """Ray's tune.run: runs `run_or_experiment` (a function or tune.Trainable
@@ -138,7 +139,8 @@ def run(run_or_experiment, name=None, metric=None, mode=None, stop=None, time_bu
                              time_budget_s=time_budget_s, reuse_actors=bool(reuse_actors))
     run_config = train.RunConfig(
         name=name, storage_path=storage_path or local_dir or "runs", stop=stop,
-        callbacks=callbacks, checkpoint_config=checkpoint_config,
+        callbacks=callbacks, progress_reporter=progress_reporter,
+        checkpoint_config=checkpoint_config,
         failure_config=train.FailureConfig(max_failures=max_failures, fail_fast=fail_fast),
         verbose=1 if verbose is None else min(int(verbose), 2))
     grid = Tuner(trainable, param_space=config or {}, tune_config=tune_config,

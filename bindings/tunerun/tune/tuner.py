@@ -226,6 +226,10 @@ class Tuner:
         for callback in rc.callbacks or []:
             if not isinstance(callback, Callback):
                 raise ValueError(f"RunConfig.callbacks: {callback!r} is not a tune.Callback")
+        from tunerun.tune.progress import CLIReporter
+        if rc.progress_reporter is not None and not isinstance(rc.progress_reporter, CLIReporter):
+            raise ValueError(f"RunConfig.progress_reporter: {rc.progress_reporter!r} is not a "
+                             "tune.CLIReporter")
         metric, mode = _metric_and_mode(tc)
         if metric is not None and mode is None:
             raise ValueError("mode: TuneConfig(metric=...) needs mode=\"min\" or \"max\"")
@@ -306,13 +310,17 @@ class Tuner:
         # Fresh ranks fork from a zygote (tunerun/_zygote.py); TUNERUN_ZYGOTE=0
         # starts each with exec, as before.
         zygote = [] if os.environ.get("TUNERUN_ZYGOTE") == "0" else _reference.zygote_argv()
-        path, interrupted = _tunerun.fit(self._spec, argv, list(self._run_config.callbacks or []),
+        reporter = self._run_config.progress_reporter
+        callbacks = list(self._run_config.callbacks or []) + ([reporter] if reporter else [])
+        path, interrupted = _tunerun.fit(self._spec, argv, callbacks,
                                          verbosity=self._run_config.verbose,
                                          resume=bool(self._resume),
                                          resume_errored=self._resume.get("resume_errored", False),
                                          restart_errored=self._resume.get("restart_errored",
                                                                           False),
                                          zygote_argv=zygote)
+        if reporter is not None:
+            reporter.report()
         if interrupted and self._run_config.verbose:
             print(f"tunerun: the experiment stopped early; continue it with "
                   f"tune.Tuner.restore({path!r}, trainable, param_space=...)", file=sys.stderr)
