@@ -40,12 +40,44 @@ class TuneConfig:
     seed: Optional[int] = None
 
 
+class PlacementGroupFactory:
+    """Ray's PlacementGroupFactory(bundles, strategy="PACK"): a trial's
+    resources as bundles ([{"CPU": 1, "GPU": 1}, {"CPU": 2}]). Where we differ
+    from Ray: a trial here is one process, which gets the sum of the bundles
+    (required_resources); the strategy is accepted and has no effect."""
+
+    def __init__(self, bundles, strategy="PACK", *args, **kwargs):
+        if not bundles or not all(isinstance(b, dict) for b in bundles):
+            raise ValueError("PlacementGroupFactory: bundles must be a non-empty list of dicts")
+        self.bundles = [dict(b) for b in bundles]
+        self.strategy = strategy
+
+    @property
+    def head_bundle_is_empty(self):
+        return not self.bundles[0]
+
+    @property
+    def required_resources(self):
+        total = {}
+        for bundle in self.bundles:
+            for key, value in bundle.items():
+                total[key] = total.get(key, 0) + value
+        return total
+
+
 class _WithResources:
-    """tune.with_resources(trainable, {"cpu": 2}): the trainable with per-rank resources."""
+    """tune.with_resources(trainable, {"cpu": 2} or a PlacementGroupFactory):
+    the trainable with per-rank resources."""
 
     def __init__(self, trainable, resources):
+        if isinstance(resources, PlacementGroupFactory):
+            resources = resources.required_resources
+        if not isinstance(resources, dict):
+            raise ValueError("with_resources: resources must be a dict ({\"cpu\": 2}) or a "
+                             "PlacementGroupFactory; a function of the config is not supported "
+                             f"(every trial gets the same resources), got {resources!r}")
         self.trainable = trainable
-        self.resources = {k.lower(): v for k, v in dict(resources).items()}
+        self.resources = {k.lower(): v for k, v in resources.items()}
 
 
 def with_resources(trainable, resources):
@@ -330,11 +362,19 @@ class Tuner:
         return ResultGrid.from_experiment(os.path.join(self._spec["storage_path"], self._name))
 
     @classmethod
-    def restore(cls, path, trainable, *, param_space=None, tune_config=None, run_config=None,
-                resume_errored=False, restart_errored=False):
-        """Continues the experiment in `path` (<storage_path>/<name>). Unlike Ray,
-        the param_space (and a TuneConfig with a searcher or scheduler) must be
-        given again, as first given."""
+    def restore(cls, path, trainable, resume_unfinished=True, resume_errored=False,
+                restart_errored=False, param_space=None, storage_filesystem=None, *,
+                tune_config=None, run_config=None):
+        """Continues the experiment in `path` (<storage_path>/<name>), Ray's
+        arguments in Ray's order. Unlike Ray, the param_space (and a TuneConfig
+        with a searcher or scheduler) must be given again, as first given;
+        resume_unfinished=False and storage_filesystem are not supported."""
+        if not resume_unfinished:
+            raise ValueError("Tuner.restore: resume_unfinished=False is not supported (the "
+                             "unfinished trials always continue)")
+        if storage_filesystem is not None:
+            raise ValueError("Tuner.restore: storage_filesystem is not supported (a local or "
+                             "shared path only)")
         from tunerun.train import RunConfig
         path = os.path.abspath(_expand(path)).rstrip("/")
         run_config = run_config or RunConfig()
