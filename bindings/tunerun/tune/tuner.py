@@ -344,6 +344,10 @@ class Tuner:
         zygote = [] if os.environ.get("TUNERUN_ZYGOTE") == "0" else _reference.zygote_argv()
         reporter = self._run_config.progress_reporter
         callbacks = list(self._run_config.callbacks or []) + ([reporter] if reporter else [])
+        for callback in callbacks:
+            callback.setup(stop=self._run_config.stop, num_samples=self._tune_config.num_samples,
+                           total_num_samples=None, experiment_path=os.path.abspath(
+                               os.path.join(self._spec["storage_path"], self._name)))
         path, interrupted = _tunerun.fit(self._spec, argv, callbacks,
                                          verbosity=self._run_config.verbose,
                                          resume=bool(self._resume),
