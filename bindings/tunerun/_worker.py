@@ -95,11 +95,25 @@ def _final_result(returned):
                         "None or a dict (its final result)")
 
 
+def _unresolved(error):
+    """A trainable that raises what resolving the real one raised (a misspelt
+    name, a function defined below the script's fit()), so that error is the
+    trial's, not "rank 0 exited with code 1"."""
+
+    def trainable(*args, **kwargs):
+        raise error
+
+    return trainable
+
+
 def serve(func=None):
     """Runs this process's rank and exits (never returns)."""
     ref = _current
     if func is None:
-        func = _reference.resolve(ref)
+        try:
+            func = _reference.resolve(ref)
+        except Exception as error:
+            func = _unresolved(error)
     _tunerun.register_trainable(ref["name"], _wrap(func, ref))
     code = _tunerun.run_worker()
     sys.stdout.flush()
