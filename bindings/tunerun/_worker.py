@@ -57,7 +57,13 @@ def _wrap(func, ref):
         import inspect
         takes_config = len(inspect.signature(func).parameters) > 0
 
+    chdir = ref.get("chdir", False)
+
     def call(config):
+        if chdir:  # TuneConfig(chdir_to_trial_dir=True), as Ray's
+            import os
+            cwd = os.getcwd()
+            os.chdir(_tunerun.get_context()["trial_dir"])
         try:
             if kind == "trainer":
                 loop_config = config.get("train_loop_config", {})
@@ -76,6 +82,8 @@ def _wrap(func, ref):
             traceback.print_exc()
             raise
         finally:
+            if chdir:
+                os.chdir(cwd)
             _teardown_process_group()
             sys.stdout.flush()
             sys.stderr.flush()

@@ -52,3 +52,8 @@ def checkpoints_with_metadata(config):
             checkpoint.set_metadata({"step": step})
             checkpoint.update_metadata({"seen": accuracy})
             train.report({"accuracy": accuracy}, checkpoint=checkpoint)
+
+
+def reports_its_directory(config):
+    import os
+    train.report({"cwd": os.getcwd(), "trial_dir": train.get_context().get_trial_dir()})

@@ -35,6 +35,9 @@ class TuneConfig:
     # Not in Ray: without reuse_actors, the next trial's fresh processes start
     # while trials run, so a trial does not wait for its processes to start.
     prestart_workers: bool = True
+    # True: each trial runs in its trial directory (os.chdir), as Ray's; the
+    # default (None, False) keeps the script's working directory, as Ray 2.10+.
+    chdir_to_trial_dir: Optional[bool] = None
     # Seeds the searcher (Ray: the searchers' own seeds); None: fresh entropy,
     # recorded in the experiment's spec.
     seed: Optional[int] = None
@@ -241,6 +244,8 @@ class Tuner:
                 "checkpoint_at_end": ckpt.checkpoint_at_end is not False,
                 "max_iteration": stop.get("training_iteration") if isinstance(stop, dict)
                 else None}
+        if self._tune_config.chdir_to_trial_dir:
+            ref["chdir"] = True
         self._ref = ref
         self._spec = self._make_spec(trainable_spec)
         if not _tunerun.is_worker():
