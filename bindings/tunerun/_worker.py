@@ -58,8 +58,10 @@ def _wrap(func, ref):
         takes_config = len(inspect.signature(func).parameters) > 0
 
     chdir = ref.get("chdir", False)
+    initial_checkpoint = ref.get("resume_from_checkpoint")
 
     def call(config):
+        _session._initial_checkpoint = initial_checkpoint
         if chdir:  # TuneConfig(chdir_to_trial_dir=True), as Ray's
             import os
             cwd = os.getcwd()

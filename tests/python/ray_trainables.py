@@ -57,3 +57,15 @@ def checkpoints_with_metadata(config):
 def reports_its_directory(config):
     import os
     train.report({"cwd": os.getcwd(), "trial_dir": train.get_context().get_trial_dir()})
+
+
+def reads_its_first_checkpoint(config):
+    """A train loop that resumes from train.get_checkpoint() when there is one."""
+    import json
+    import os
+    checkpoint = train.get_checkpoint()
+    start = None
+    if checkpoint is not None:
+        with open(os.path.join(checkpoint.path, "state.json")) as f:
+            start = json.load(f)["epoch"]
+    train.report({"start": start, "rank": train.get_context().get_world_rank()})

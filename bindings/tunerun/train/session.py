@@ -35,10 +35,15 @@ class TrialDone(BaseException):
     (TERMINATED). Let it propagate, as StopTrial."""
 
 
+# TorchTrainer(resume_from_checkpoint=)'s directory, for a fresh start.
+_initial_checkpoint = None
+
+
 def get_checkpoint():
     """The checkpoint this run resumes from (after a pause, a failure, a
-    restore, or a PBT exploit), or None on a fresh start. Read-only."""
-    path = _tunerun.get_checkpoint()
+    restore, or a PBT exploit); on a fresh start, a TorchTrainer's
+    resume_from_checkpoint, else None. Read-only."""
+    path = _tunerun.get_checkpoint() or _initial_checkpoint
     return Checkpoint(path) if path else None
 
 
