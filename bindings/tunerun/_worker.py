@@ -62,6 +62,7 @@ def _wrap(func, ref):
 
     def call(config):
         _session._initial_checkpoint = initial_checkpoint
+        _session._bundles = ref.get("bundles")
         if chdir:  # TuneConfig(chdir_to_trial_dir=True), as Ray's
             import os
             cwd = os.getcwd()

@@ -69,3 +69,8 @@ def reads_its_first_checkpoint(config):
         with open(os.path.join(checkpoint.path, "state.json")) as f:
             start = json.load(f)["epoch"]
     train.report({"start": start, "rank": train.get_context().get_world_rank()})
+
+
+def reports_its_resources(config):
+    resources = train.get_context().get_trial_resources()
+    train.report({"required": resources.required_resources, "bundles": len(resources.bundles)})

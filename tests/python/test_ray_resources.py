@@ -42,3 +42,11 @@ def test_restore_takes_ray_s_arguments(storage):
     with pytest.raises(ValueError, match="resume_unfinished"):
         tune.Tuner.restore(path, ray_trainables.returns_score, resume_unfinished=False,
                            param_space={"a": 3, "b": 0})
+
+
+def test_a_trial_sees_its_resources(storage):
+    grid = tune.Tuner(tune.with_resources(ray_trainables.reports_its_resources, {"cpu": 2}),
+                      run_config=tune.RunConfig(name="seen", storage_path=storage,
+                                                verbose=0)).fit()
+    assert grid[0].metrics["required"] == {"CPU": 2}
+    assert grid[0].metrics["bundles"] == 1

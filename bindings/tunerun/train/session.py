@@ -37,6 +37,8 @@ class TrialDone(BaseException):
 
 # TorchTrainer(resume_from_checkpoint=)'s directory, for a fresh start.
 _initial_checkpoint = None
+# The trial's resources, one bundle per rank ({"CPU": 2, "GPU": 1}).
+_bundles = None
 
 
 def get_checkpoint():
@@ -89,6 +91,12 @@ class TrainContext:
 
     def get_experiment_name(self):
         return self._d["experiment"]
+
+    def get_trial_resources(self):
+        """The trial's resources as Ray's PlacementGroupFactory: one bundle per
+        rank ({"CPU": n, "GPU": m}); Ray's trainers add an empty head bundle."""
+        from tunerun.tune.tuner import PlacementGroupFactory
+        return PlacementGroupFactory(_bundles or [{"CPU": 1}])
 
     def get_attempt(self):
         """Not in Ray: 0 for a trial's first run, +1 per restart."""

@@ -246,6 +246,10 @@ class Tuner:
                 else None}
         if self._tune_config.chdir_to_trial_dir:
             ref["chdir"] = True
+        bundle = {"CPU": trainable_spec["cpus_per_worker"]}
+        if trainable_spec["gpus_per_worker"]:
+            bundle["GPU"] = trainable_spec["gpus_per_worker"]
+        ref["bundles"] = [bundle] * trainable_spec["num_workers"]  # get_trial_resources()
         self._ref = ref
         self._spec = self._make_spec(trainable_spec)
         if not _tunerun.is_worker():
