@@ -28,3 +28,27 @@ def test_an_unresolvable_trainable_fails_its_trial_with_the_error(tmp_path):
     line = next(line for line in proc.stdout.splitlines() if line.startswith("TRIAL ERROR:"))
     assert "NameError" in line and "train_func" in line
     assert "exited with code" not in line
+
+
+def test_a_trainable_defined_twice_is_refused_before_anything_runs(tmp_path):
+    script = tmp_path / "script.py"
+    script.write_text(textwrap.dedent("""
+        from tunerun import train, tune
+
+        def train_func(config):
+            train.report({"version": 1})
+
+        tuner = tune.Tuner(train_func, run_config=tune.RunConfig(
+            name="e", storage_path="runs", verbose=0))
+
+        def train_func(config):
+            train.report({"version": 2})
+
+        tuner.fit()
+    """))
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          cwd=tmp_path, timeout=120)
+    assert proc.returncode != 0
+    assert "train_func is defined more than once" in proc.stderr
+    assert "lines 4, 10" in proc.stderr
+    assert not (tmp_path / "runs").exists()
