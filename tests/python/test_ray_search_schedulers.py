@@ -132,3 +132,9 @@ def test_basic_variant_generator_takes_ray_s_arguments(storage):
                       run_config=run_config(storage, "bvg")).fit()
     assert grid.num_errors == 0
     assert 1.5 in [r.config["x"] for r in grid]
+
+
+def test_concurrency_limiter_refuses_batches():
+    with pytest.raises(ValueError, match="batch"):
+        tune.search.ConcurrencyLimiter(tune.search.optuna.OptunaSearch(), max_concurrent=2,
+                                       batch=True)

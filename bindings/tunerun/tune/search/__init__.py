@@ -112,6 +112,9 @@ class ConcurrencyLimiter(_NativeSearcher):
     """At most `max_concurrent` live trials of the wrapped (C++) searcher."""
 
     def __init__(self, searcher, max_concurrent, batch=False):
+        if batch:
+            raise ValueError("ConcurrencyLimiter: batch=True is not supported (trials start "
+                             "as slots free up)")
         self._algorithm = _native(searcher, "ConcurrencyLimiter")._algorithm
         super().__init__(searcher._metric, searcher._mode, searcher._space,
                          **searcher._options, max_concurrent=max_concurrent)
