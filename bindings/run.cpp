@@ -8,6 +8,7 @@
 
 #include "bindings/json_py.h"
 #include "bindings/plugins_py.h"
+#include "bindings/stoppers_py.h"
 #include "bindings/zygote.h"
 #include "search/domain_spec.h"
 #include "tune/controller.h"
@@ -84,7 +85,8 @@ tune::ExperimentSpec to_spec(const py::dict& dict) {
     spec.custom_scheduler = python_scheduler(dict["custom_scheduler"]);
   }
 
-  // A Python stopper (callable) or Ray's stop dict {metric: bound}.
+  // A tune.stopper object, a Python stopper (callable) or Ray's stop dict
+  // {metric: bound}.
   const py::object stop = entry(dict, "stop");
   if (py::isinstance<py::dict>(stop)) {
     const tune::Json bounds = to_json(stop, "stop");
@@ -95,7 +97,7 @@ tune::ExperimentSpec to_spec(const py::dict& dict) {
       spec.stop.push_back({key, bound.get<double>()});
     }
   } else if (!stop.is_none()) {
-    spec.stoppers.push_back(python_stopper(stop));
+    spec.stoppers.push_back(to_stopper(stop));
   }
   const tune::Json budget = json.value("time_budget_s", tune::Json());
   if (!budget.is_null() && !budget.is_number()) {

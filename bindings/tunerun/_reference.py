@@ -53,28 +53,37 @@ def make_reference(func, kind: str) -> dict:
                              f"(no file to import it from); {_RULE}")
         path = os.path.abspath(path)
         top = qualname.split(".")[0]
-        if top not in _top_level_names(path):
+        names, lines = _top_level_names(path)
+        if top not in names:
             raise ValueError(f"the trainable {qualname} is not defined at the top level of "
                              f"{path} (under `if __name__ == \"__main__\":`?); {_RULE}")
+        if len(lines.get(top, [])) > 1:
+            raise ValueError(f"{top} is defined more than once at the top level of {path} "
+                             f"(lines {', '.join(map(str, lines[top]))}): the trial's process "
+                             "imports it by name and could run another definition than the "
+                             "one given; rename one of them")
         ref["module"] = "__main__"
         ref["file"] = path
     return ref
 
 
-def _top_level_names(path: str) -> set:
+def _top_level_names(path: str):
+    """The names the script binds at its top level, and the lines of each
+    def or class statement by name."""
     import ast
     with open(path, encoding="utf-8") as f:
         tree = ast.parse(f.read(), path)
-    names = set()
+    names, lines = set(), {}
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             names.add(node.name)
+            lines.setdefault(node.name, []).append(node.lineno)
         elif isinstance(node, (ast.Assign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             names.update(t.id for t in targets if isinstance(t, ast.Name))
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             names.update((a.asname or a.name).split(".")[0] for a in node.names)
-    return names
+    return names, lines
 
 
 def encode(ref: dict) -> str:

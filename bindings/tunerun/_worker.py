@@ -5,13 +5,15 @@ Imports the trainable by reference, registers it with the C++ worker runtime
 and runs the runtime's loop (HELLO, START, the function, DONE or ERROR; with
 reuse_actors, the next trial's START). A Python exception in the function
 prints its traceback to the rank's log and fails the trial with
-"Type: message".
+"Type: message". A dict the function returns is its last result, and a
+report with done=True ends the trial there (as Ray's function trainables).
 """
 
 import sys
 
 from tunerun import _tunerun
 from tunerun import _reference
+from tunerun.train import session as _session
 
 # The reference this process serves; set by main() before the user's module
 # is imported, so a top-level Tuner.fit() in a script can serve it (serve()).
@@ -55,7 +57,16 @@ def _wrap(func, ref):
         import inspect
         takes_config = len(inspect.signature(func).parameters) > 0
 
+    chdir = ref.get("chdir", False)
+    initial_checkpoint = ref.get("resume_from_checkpoint")
+
     def call(config):
+        _session._initial_checkpoint = initial_checkpoint
+        _session._bundles = ref.get("bundles")
+        if chdir:  # TuneConfig(chdir_to_trial_dir=True), as Ray's
+            import os
+            cwd = os.getcwd()
+            os.chdir(_tunerun.get_context()["trial_dir"])
         try:
             if kind == "trainer":
                 loop_config = config.get("train_loop_config", {})
@@ -64,14 +75,18 @@ def _wrap(func, ref):
                 from tunerun.tune.trainable import run_class
                 run_class(func, config, _parameters(ref), ref.get("options", {}))
             else:
-                func(config, **_parameters(ref))
+                _final_result(func(config, **_parameters(ref)))
         except _tunerun.StopTrial:
             raise
+        except _session.TrialDone:
+            pass  # the function reported done=True: the trial ended as Ray's does
         except BaseException:
             import traceback
             traceback.print_exc()
             raise
         finally:
+            if chdir:
+                os.chdir(cwd)
             _teardown_process_group()
             sys.stdout.flush()
             sys.stderr.flush()
@@ -79,11 +94,37 @@ def _wrap(func, ref):
     return call
 
 
+def _final_result(returned):
+    """Ray's function trainable: a returned dict is the trial's last result."""
+    if isinstance(returned, dict):
+        try:
+            _session.report(returned)
+        except _session.TrialDone:
+            pass
+    elif returned is not None:
+        raise TypeError(f"the trainable returned {returned!r}: a function trainable returns "
+                        "None or a dict (its final result)")
+
+
+def _unresolved(error):
+    """A trainable that raises what resolving the real one raised (a misspelt
+    name, a function defined below the script's fit()), so that error is the
+    trial's, not "rank 0 exited with code 1"."""
+
+    def trainable(*args, **kwargs):
+        raise error
+
+    return trainable
+
+
 def serve(func=None):
     """Runs this process's rank and exits (never returns)."""
     ref = _current
     if func is None:
-        func = _reference.resolve(ref)
+        try:
+            func = _reference.resolve(ref)
+        except Exception as error:
+            func = _unresolved(error)
     _tunerun.register_trainable(ref["name"], _wrap(func, ref))
     code = _tunerun.run_worker()
     sys.stdout.flush()

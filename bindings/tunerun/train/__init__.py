@@ -9,7 +9,7 @@ _lazy.install(globals(), {
     **{name: f"tunerun.train.config:{name}" for name in (
         "CheckpointConfig", "FailureConfig", "RunConfig", "ScalingConfig")},
     **{name: f"tunerun.train.session:{name}" for name in (
-        "StopTrial", "TrainContext", "get_checkpoint", "get_context", "report",
+        "StopTrial", "TrainContext", "TrialDone", "get_checkpoint", "get_context", "report",
         "should_checkpoint")},
     "Checkpoint": "tunerun.train.checkpoint:Checkpoint",
 })

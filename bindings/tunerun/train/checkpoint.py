@@ -1,6 +1,8 @@
-"""train.Checkpoint, as Ray's: a directory of files."""
+"""train.Checkpoint, as Ray's: a directory of files, with a metadata dict."""
 
 import os
+
+_METADATA = ".metadata.json"  # Ray's name
 
 
 class Checkpoint:
@@ -25,6 +27,26 @@ class Checkpoint:
         path = os.fspath(path) if path is not None else tempfile.mkdtemp(prefix="checkpoint_")
         shutil.copytree(self.path, path, dirs_exist_ok=True)
         return path
+
+    def get_metadata(self) -> dict:
+        """The checkpoint's metadata dict, as Ray's ({} when none was set); kept
+        in the directory's .metadata.json, so it travels with report()."""
+        import json
+        try:
+            with open(os.path.join(self.path, _METADATA)) as f:
+                return json.load(f)
+        except FileNotFoundError:
+            return {}
+
+    def set_metadata(self, metadata: dict):
+        """Replaces the metadata (JSON values)."""
+        import json
+        with open(os.path.join(self.path, _METADATA), "w") as f:
+            json.dump(dict(metadata), f)
+
+    def update_metadata(self, metadata: dict):
+        """Merges `metadata` over the metadata."""
+        self.set_metadata({**self.get_metadata(), **metadata})
 
     def __repr__(self):
         return f"Checkpoint(path={self.path!r})"

@@ -32,6 +32,7 @@ class RunConfig:
     checkpoint_config: CheckpointConfig = field(default_factory=CheckpointConfig)
     failure_config: FailureConfig = field(default_factory=FailureConfig)
     verbose: int = 1  # 0 silent, 1 trial starts/ends, 2 every result (Ray's levels differ)
+    progress_reporter: Any = None  # tune.CLIReporter: a trial table while fit() runs
 
 
 @dataclass

@@ -15,7 +15,10 @@ def report(metrics=None, *, checkpoint=None, **kwargs):
     decided; one without returns at once, and its decision lands at the next
     report (train/session.h in the C++ tree says what this promises). When
     the controller stops the trial, report() raises StopTrial, which must
-    propagate. `report(loss=...)` (Ray 1.x) works too."""
+    propagate. `report(loss=...)` (Ray 1.x) works too.
+    A report with done=True is the trial's last, as Ray's: report() then
+    raises TrialDone, which the worker takes as the function's normal end (in
+    a trainer, every rank reports done=True at the same report)."""
     metrics = dict(metrics or {}, **kwargs)
     staged = None
     if checkpoint is not None:
@@ -23,12 +26,26 @@ def report(metrics=None, *, checkpoint=None, **kwargs):
         staged = _tunerun.make_checkpoint_dir()
         shutil.copytree(checkpoint.path, staged, dirs_exist_ok=True)
     _tunerun.report(metrics, staged)
+    if metrics.get("done") is True:
+        raise TrialDone
+
+
+class TrialDone(BaseException):
+    """Raised by report() after a result with done=True: the trial ends there
+    (TERMINATED). Let it propagate, as StopTrial."""
+
+
+# TorchTrainer(resume_from_checkpoint=)'s directory, for a fresh start.
+_initial_checkpoint = None
+# The trial's resources, one bundle per rank ({"CPU": 2, "GPU": 1}).
+_bundles = None
 
 
 def get_checkpoint():
     """The checkpoint this run resumes from (after a pause, a failure, a
-    restore, or a PBT exploit), or None on a fresh start. Read-only."""
-    path = _tunerun.get_checkpoint()
+    restore, or a PBT exploit); on a fresh start, a TorchTrainer's
+    resume_from_checkpoint, else None. Read-only."""
+    path = _tunerun.get_checkpoint() or _initial_checkpoint
     return Checkpoint(path) if path else None
 
 
@@ -74,6 +91,12 @@ class TrainContext:
 
     def get_experiment_name(self):
         return self._d["experiment"]
+
+    def get_trial_resources(self):
+        """The trial's resources as Ray's PlacementGroupFactory: one bundle per
+        rank ({"CPU": n, "GPU": m}); Ray's trainers add an empty head bundle."""
+        from tunerun.tune.tuner import PlacementGroupFactory
+        return PlacementGroupFactory(_bundles or [{"CPU": 1}])
 
     def get_attempt(self):
         """Not in Ray: 0 for a trial's first run, +1 per restart."""

@@ -110,7 +110,14 @@ def prepare_data_loader(loader, add_dist_sampler=True, move_to_device=True):
 
 class TorchTrainer:
     def __init__(self, train_loop_per_worker, *, train_loop_config=None, scaling_config=None,
-                 run_config=None):
+                 run_config=None, datasets=None, resume_from_checkpoint=None):
+        """resume_from_checkpoint (a train.Checkpoint): what train.get_checkpoint()
+        returns on a fresh start, as Ray's (a restart after a failure gets the
+        trial's own latest). datasets (Ray Data) are not supported."""
+        if datasets is not None:
+            raise ValueError("TorchTrainer: datasets (Ray Data) are not supported; load the "
+                             "data in train_loop_per_worker")
+        self.resume_from_checkpoint = resume_from_checkpoint
         self.train_loop_per_worker = train_loop_per_worker
         self.train_loop_config = dict(train_loop_config or {})
         self.scaling_config = scaling_config or ScalingConfig()
@@ -124,7 +131,10 @@ class TorchTrainer:
         spec = {"num_workers": s.num_workers, "cpus_per_worker": res.get("CPU", 1),
                 "gpus_per_worker": gpus}
         space = {"train_loop_config": self.train_loop_config} if self.train_loop_config else {}
-        return dict(self._ref), spec, space, self.train_loop_per_worker.__qualname__
+        ref = dict(self._ref)
+        if self.resume_from_checkpoint is not None:
+            ref["resume_from_checkpoint"] = os.path.abspath(self.resume_from_checkpoint.path)
+        return ref, spec, space, self.train_loop_per_worker.__qualname__
 
     def fit(self):
         """Runs one training job (a one-trial experiment); returns its Result."""

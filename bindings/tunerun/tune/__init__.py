@@ -9,15 +9,22 @@ _DOMAINS = ["Domain", "choice", "grid_search", "lograndint", "loguniform", "qlog
             "uniform"]
 
 _lazy.install(globals(), {
-    **{m: f"tunerun.tune.{m}" for m in ("experiment", "schedulers", "search")},
+    **{m: f"tunerun.tune.{m}"
+       for m in ("experiment", "logger", "schedulers", "search", "stopper")},
     **{name: f"tunerun.tune.search_space:{name}" for name in _DOMAINS},
     **{name: f"tunerun.tune.callback:{name}" for name in ("Callback", "Stopper")},
     **{name: f"tunerun.tune.result_grid:{name}" for name in ("Result", "ResultGrid",
                                                                 "TrialError")},
     **{name: f"tunerun.tune.trainable:{name}" for name in ("Trainable", "with_parameters")},
-    **{name: f"tunerun.tune.tuner:{name}" for name in ("TuneConfig", "Tuner",
-                                                          "with_resources")},
+    **{name: f"tunerun.tune.tuner:{name}" for name in ("PlacementGroupFactory", "TuneConfig",
+                                                          "Tuner", "with_resources")},
     **{name: f"tunerun.train.session:{name}" for name in ("report", "get_checkpoint",
                                                             "get_context", "should_checkpoint")},
     "Checkpoint": "tunerun.train.checkpoint:Checkpoint",
+    "CLIReporter": "tunerun.tune.progress:CLIReporter",
+    **{name: f"tunerun.tune.legacy:{name}" for name in ("ExperimentAnalysis", "TuneError",
+                                                          "run")},
+    # Ray 2.7+ spells these tune.*; the same classes as train.*.
+    **{name: f"tunerun.train.config:{name}" for name in ("CheckpointConfig", "FailureConfig",
+                                                         "RunConfig")},
 })

@@ -25,6 +25,20 @@ class Result:
     best_checkpoints: List[Tuple[Checkpoint, dict]] = field(default_factory=list)
     history: List[dict] = field(default_factory=list)
 
+    def get_best_checkpoint(self, metric, mode) -> Checkpoint:
+        """The checkpoint of best_checkpoints whose result is best by `metric`
+        ("min" or "max" `mode`), as Ray's: RuntimeError when the trial kept
+        no checkpoint or none of their results has the metric."""
+        if mode not in ("min", "max"):
+            raise ValueError(f'mode must be "min" or "max", got {mode!r}')
+        if not self.best_checkpoints:
+            raise RuntimeError(f"trial {self.trial_id} has no checkpoint")
+        scored = [(c, m) for c, m in self.best_checkpoints if metric in m]
+        if not scored:
+            raise RuntimeError(f"no checkpoint of trial {self.trial_id} has the metric {metric!r}")
+        pick = max if mode == "max" else min
+        return pick(scored, key=lambda pair: pair[1][metric])[0]
+
     @property
     def metrics_dataframe(self):
         import pandas

@@ -172,6 +172,8 @@ def run_class(cls, config, parameters, options):
     except _tunerun.StopTrial:
         keep = reuse  # stopped by the controller: the instance is sound
         raise
+    except train.TrialDone:
+        keep = reuse  # step() returned done=True: its result was the last
     finally:
         if keep:
             if not _cleanup_registered:

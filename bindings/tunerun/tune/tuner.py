@@ -6,9 +6,9 @@ Differences from Ray, each deliberate:
   cannot be imported that way, and for any bad param_space or option,
   naming the key, before anything runs.
 - Results live in <storage_path>/<name>/experiment.db (SQLite); storage_path
-  defaults to "runs", not ~/ray_results.
-- A function's return value is not a result (report instead); class
-  trainables checkpoint by CheckpointConfig only (tunerun/tune/trainable.py).
+  defaults to "runs", not ~/ray_results (~ and $VARIABLES expand, as Ray's).
+- Class trainables checkpoint by CheckpointConfig only
+  (tunerun/tune/trainable.py).
 """
 
 import os
@@ -35,15 +35,52 @@ class TuneConfig:
     # Not in Ray: without reuse_actors, the next trial's fresh processes start
     # while trials run, so a trial does not wait for its processes to start.
     prestart_workers: bool = True
-    seed: Optional[int] = None  # not in Ray: seeds the default searcher
+    # True: each trial runs in its trial directory (os.chdir), as Ray's; the
+    # default (None, False) keeps the script's working directory, as Ray 2.10+.
+    chdir_to_trial_dir: Optional[bool] = None
+    # Seeds the searcher (Ray: the searchers' own seeds); None: fresh entropy,
+    # recorded in the experiment's spec.
+    seed: Optional[int] = None
+
+
+class PlacementGroupFactory:
+    """Ray's PlacementGroupFactory(bundles, strategy="PACK"): a trial's
+    resources as bundles ([{"CPU": 1, "GPU": 1}, {"CPU": 2}]). Where we differ
+    from Ray: a trial here is one process, which gets the sum of the bundles
+    (required_resources); the strategy is accepted and has no effect."""
+
+    def __init__(self, bundles, strategy="PACK", *args, **kwargs):
+        if not bundles or not all(isinstance(b, dict) for b in bundles):
+            raise ValueError("PlacementGroupFactory: bundles must be a non-empty list of dicts")
+        self.bundles = [dict(b) for b in bundles]
+        self.strategy = strategy
+
+    @property
+    def head_bundle_is_empty(self):
+        return not self.bundles[0]
+
+    @property
+    def required_resources(self):
+        total = {}
+        for bundle in self.bundles:
+            for key, value in bundle.items():
+                total[key] = total.get(key, 0) + value
+        return total
 
 
 class _WithResources:
-    """tune.with_resources(trainable, {"cpu": 2}): the trainable with per-rank resources."""
+    """tune.with_resources(trainable, {"cpu": 2} or a PlacementGroupFactory):
+    the trainable with per-rank resources."""
 
     def __init__(self, trainable, resources):
+        if isinstance(resources, PlacementGroupFactory):
+            resources = resources.required_resources
+        if not isinstance(resources, dict):
+            raise ValueError("with_resources: resources must be a dict ({\"cpu\": 2}) or a "
+                             "PlacementGroupFactory; a function of the config is not supported "
+                             f"(every trial gets the same resources), got {resources!r}")
         self.trainable = trainable
-        self.resources = {k.lower(): v for k, v in dict(resources).items()}
+        self.resources = {k.lower(): v for k, v in resources.items()}
 
 
 def with_resources(trainable, resources):
@@ -100,6 +137,89 @@ def _merge(base, over):
     return out
 
 
+def _expand(path):
+    """A path as Ray takes it: ~ and $VARIABLES expanded."""
+    if isinstance(path, os.PathLike):
+        path = os.fspath(path)
+    return os.path.expandvars(os.path.expanduser(path)) if isinstance(path, str) else path
+
+
+_names_given = set()  # default names this process gave, for Tuners not yet fit
+
+
+def _default_name(display, storage_path):
+    """Ray's default experiment name, <trainable>_<date>_<time>; a name already
+    taken (an experiment in storage_path, or another Tuner of this process)
+    gets a suffix, so two unnamed fit() calls in the same second differ."""
+    base = f"{display}_{time.strftime('%Y-%m-%d_%H-%M-%S')}"
+    name, n = base, 1
+    while name in _names_given or (isinstance(storage_path, str)
+                                   and os.path.exists(os.path.join(storage_path, name))):
+        n += 1
+        name = f"{base}_{n}"
+    _names_given.add(name)
+    return name
+
+
+def _has_domains(space):
+    from tunerun.tune.search_space import Domain, SampleFrom
+    return any(isinstance(v, (Domain, SampleFrom)) or (isinstance(v, dict) and _has_domains(v))
+               for v in space.values())
+
+
+def _with_searcher_space(searcher, param_space):
+    """The param_space with a searcher's own `space` (Ray's Searcher(space=...))
+    under it; as Ray, the param_space then holds constants only."""
+    from tunerun.tune.search import _NativeSearcher
+    space = searcher._space if isinstance(searcher, _NativeSearcher) else None
+    if not space:
+        return param_space
+    if _has_domains(param_space):
+        raise ValueError(f"param_space: {type(searcher).__name__} was given a space already; "
+                         "the param_space may hold constant values only (or give the space "
+                         "as param_space, not to the searcher)")
+    return _merge(space, param_space)
+
+
+def _metric_and_mode(tune_config):
+    """TuneConfig's metric and mode, else the searcher's (Ray's Searcher(metric=,
+    mode=)); ValueError when both set them differently."""
+    metric, mode = tune_config.metric, tune_config.mode
+    from tunerun.tune.search import _NativeSearcher
+    searcher = tune_config.search_alg
+    if not isinstance(searcher, _NativeSearcher):
+        return metric, mode  # a Python searcher adopts TuneConfig's (set_search_properties)
+    own_metric, own_mode = searcher._metric, searcher._mode
+    if own_metric is None and own_mode is None:
+        return metric, mode
+    name = type(searcher).__name__
+    if (metric is not None and own_metric not in (None, metric)) or \
+            (mode is not None and own_mode not in (None, mode)):
+        raise ValueError(f"metric: TuneConfig(metric={metric!r}, mode={mode!r}) and {name}"
+                         f"(metric={own_metric!r}, mode={own_mode!r}) differ; give them once")
+    return metric or own_metric, mode or own_mode
+
+
+class _DictStopper:
+    """Ray's stop dict where a bound is a bool: a trial stops once any
+    result[key] >= bound (True: once the flag is set)."""
+
+    def __init__(self, bounds):
+        self._bounds = bounds
+
+    def __call__(self, trial_id, result):
+        return any(key in result and result[key] >= bound for key, bound in self._bounds.items())
+
+
+def _flag_stop(stop):
+    """stop={"done": True} needs nothing (a report with done=True ends its trial
+    anyway); other bool bounds make the dict a Python stopper."""
+    rest = {k: v for k, v in stop.items() if not (k == "done" and v is True)}
+    if not any(isinstance(v, bool) for v in rest.values()):
+        return rest or None
+    return _DictStopper(rest)
+
+
 class Tuner:
     def __init__(self, trainable, *, param_space=None, tune_config=None, run_config=None,
                  _resume=None):
@@ -111,8 +231,10 @@ class Tuner:
         ref, trainable_spec, base_space, display, self._parameters = _trainable_spec(trainable)
         if param_space is not None and not isinstance(param_space, dict):
             raise ValueError(f"param_space must be a dict, got {type(param_space).__name__}")
-        self._param_space = _merge(base_space, param_space or {})
-        self._name = self._run_config.name or f"{display}_{time.strftime('%Y-%m-%d_%H-%M-%S')}"
+        self._param_space = _merge(base_space, _with_searcher_space(
+            self._tune_config.search_alg, param_space or {}))
+        self._name = self._run_config.name or _default_name(
+            display, _expand(self._run_config.storage_path))
         trainable_spec["name"] = f"{ref['module']}.{ref['qualname']}"
         ref["name"] = trainable_spec["name"]
         if ref["kind"] == "class":
@@ -122,6 +244,12 @@ class Tuner:
                 "checkpoint_at_end": ckpt.checkpoint_at_end is not False,
                 "max_iteration": stop.get("training_iteration") if isinstance(stop, dict)
                 else None}
+        if self._tune_config.chdir_to_trial_dir:
+            ref["chdir"] = True
+        bundle = {"CPU": trainable_spec["cpus_per_worker"]}
+        if trainable_spec["gpus_per_worker"]:
+            bundle["GPU"] = trainable_spec["gpus_per_worker"]
+        ref["bundles"] = [bundle] * trainable_spec["num_workers"]  # get_trial_resources()
         self._ref = ref
         self._spec = self._make_spec(trainable_spec)
         if not _tunerun.is_worker():
@@ -133,11 +261,18 @@ class Tuner:
         if stop is not None and not isinstance(stop, dict) and not callable(stop):
             raise ValueError("RunConfig.stop: expected a dict {metric: bound}, a tune.Stopper "
                              f"or a function (trial_id, result) -> bool, got {stop!r}")
+        if isinstance(stop, dict) and any(isinstance(v, bool) for v in stop.values()):
+            stop = _flag_stop(stop)
         from tunerun.tune.callback import Callback
         for callback in rc.callbacks or []:
             if not isinstance(callback, Callback):
                 raise ValueError(f"RunConfig.callbacks: {callback!r} is not a tune.Callback")
-        if tc.metric is not None and tc.mode is None:
+        from tunerun.tune.progress import CLIReporter
+        if rc.progress_reporter is not None and not isinstance(rc.progress_reporter, CLIReporter):
+            raise ValueError(f"RunConfig.progress_reporter: {rc.progress_reporter!r} is not a "
+                             "tune.CLIReporter")
+        metric, mode = _metric_and_mode(tc)
+        if metric is not None and mode is None:
             raise ValueError("mode: TuneConfig(metric=...) needs mode=\"min\" or \"max\"")
         # The spec table's fields (tune/spec_fields.h) from the keywords it names.
         spec = {}
@@ -147,6 +282,12 @@ class Tuner:
                 value = _keyword(configs, field["python"])
                 if value is not None:
                     _put(spec, field["key"], value)
+        if metric is not None:
+            spec.update(metric=metric, mode=mode)
+        if isinstance(spec.get("storage_path"), str):
+            spec["storage_path"] = _expand(spec["storage_path"])
+        if tc.seed is None:
+            spec["seed"] = self._fresh_or_stored_seed(spec.get("storage_path", "runs"))
         spec.update({
             "name": self._name,
             "time_budget_s": tc.time_budget_s,
@@ -172,6 +313,22 @@ class Tuner:
                              "tune.schedulers.TrialScheduler")
         return spec
 
+    def _fresh_or_stored_seed(self, storage_path):
+        """TuneConfig(seed=None): fresh entropy, kept in the experiment's spec
+        so the run can be repeated (TuneConfig(seed=<the stored seed>)); a
+        restore reuses the stored one."""
+        if self._resume:
+            db = os.path.join(storage_path, self._name, "experiment.db")
+            if os.path.isfile(db):
+                import json
+                import sqlite3
+                with sqlite3.connect(db) as connection:
+                    (stored,) = connection.execute("SELECT spec FROM experiment").fetchone()
+                seed = json.loads(stored or "{}").get("sweep", {}).get("seed")
+                if seed is not None:
+                    return seed
+        return int.from_bytes(os.urandom(4), "little")
+
     def fit(self) -> ResultGrid:
         """Runs the experiment (the C++ controller, without the GIL) and returns
         its results. Trial failures are in the ResultGrid (errors), not raised.
@@ -194,13 +351,21 @@ class Tuner:
         # Fresh ranks fork from a zygote (tunerun/_zygote.py); TUNERUN_ZYGOTE=0
         # starts each with exec, as before.
         zygote = [] if os.environ.get("TUNERUN_ZYGOTE") == "0" else _reference.zygote_argv()
-        path, interrupted = _tunerun.fit(self._spec, argv, list(self._run_config.callbacks or []),
+        reporter = self._run_config.progress_reporter
+        callbacks = list(self._run_config.callbacks or []) + ([reporter] if reporter else [])
+        for callback in callbacks:
+            callback.setup(stop=self._run_config.stop, num_samples=self._tune_config.num_samples,
+                           total_num_samples=None, experiment_path=os.path.abspath(
+                               os.path.join(self._spec["storage_path"], self._name)))
+        path, interrupted = _tunerun.fit(self._spec, argv, callbacks,
                                          verbosity=self._run_config.verbose,
                                          resume=bool(self._resume),
                                          resume_errored=self._resume.get("resume_errored", False),
                                          restart_errored=self._resume.get("restart_errored",
                                                                           False),
                                          zygote_argv=zygote)
+        if reporter is not None:
+            reporter.report()
         if interrupted and self._run_config.verbose:
             print(f"tunerun: the experiment stopped early; continue it with "
                   f"tune.Tuner.restore({path!r}, trainable, param_space=...)", file=sys.stderr)
@@ -210,13 +375,21 @@ class Tuner:
         return ResultGrid.from_experiment(os.path.join(self._spec["storage_path"], self._name))
 
     @classmethod
-    def restore(cls, path, trainable, *, param_space=None, tune_config=None, run_config=None,
-                resume_errored=False, restart_errored=False):
-        """Continues the experiment in `path` (<storage_path>/<name>). Unlike Ray,
-        the param_space (and a TuneConfig with a searcher or scheduler) must be
-        given again, as first given."""
+    def restore(cls, path, trainable, resume_unfinished=True, resume_errored=False,
+                restart_errored=False, param_space=None, storage_filesystem=None, *,
+                tune_config=None, run_config=None):
+        """Continues the experiment in `path` (<storage_path>/<name>), Ray's
+        arguments in Ray's order. Unlike Ray, the param_space (and a TuneConfig
+        with a searcher or scheduler) must be given again, as first given;
+        resume_unfinished=False and storage_filesystem are not supported."""
+        if not resume_unfinished:
+            raise ValueError("Tuner.restore: resume_unfinished=False is not supported (the "
+                             "unfinished trials always continue)")
+        if storage_filesystem is not None:
+            raise ValueError("Tuner.restore: storage_filesystem is not supported (a local or "
+                             "shared path only)")
         from tunerun.train import RunConfig
-        path = os.path.abspath(os.fspath(path)).rstrip("/")
+        path = os.path.abspath(_expand(path)).rstrip("/")
         run_config = run_config or RunConfig()
         run_config.name = os.path.basename(path)
         run_config.storage_path = os.path.dirname(path)
@@ -226,4 +399,4 @@ class Tuner:
 
     @classmethod
     def can_restore(cls, path) -> bool:
-        return os.path.isfile(os.path.join(os.fspath(path), "experiment.db"))
+        return os.path.isfile(os.path.join(_expand(path), "experiment.db"))

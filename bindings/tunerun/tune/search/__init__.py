@@ -1,8 +1,13 @@
-"""Search algorithms, as Ray Tune's tune.search.
+"""Search algorithms, as Ray Tune's tune.search, with Ray's submodules
+(tune.search.bohb.TuneBOHB, tune.search.optuna.OptunaSearch, ...).
 
 Subclass `Searcher` to write one in Python (the C++ controller calls it with
 the GIL held); the others are the C++ searchers of the same kind
 (search/factory.h), with options left as None taking the C++ default.
+Those named after a library (OptunaSearch, HyperOptSearch, BayesOptSearch,
+TuneBOHB) take Ray's constructor arguments and run our own TPE, GP-BO or
+BOHB, not the library: their `space` is tune's domains (tune.uniform...),
+not the library's own space format.
 """
 
 from tunerun.tune._plugin import Plugin
@@ -47,11 +52,21 @@ class Searcher(Plugin):
 
 
 class _NativeSearcher(Searcher):
-    """A C++ searcher chosen by name; the controller runs it without Python."""
+    """A C++ searcher chosen by name; the controller runs it without Python.
+    metric, mode and space (Ray's constructor arguments) go to the Tuner:
+    metric and mode where TuneConfig has none, space as the param_space."""
     _algorithm = "random"
 
-    def __init__(self, **options):
+    def __init__(self, metric=None, mode=None, space=None, **options):
         super().__init__()
+        if mode not in (None, "min", "max"):
+            raise ValueError(f"{type(self).__name__}: mode must be \"min\" or \"max\", "
+                             f"got {mode!r}")
+        if space is not None and not isinstance(space, dict):
+            raise ValueError(f"{type(self).__name__}: space must be a dict of tune domains "
+                             f"(tune.uniform...), not {type(space).__name__}: the library's own "
+                             "space format is not supported")
+        self._metric, self._mode, self._space = metric, mode, space
         self._options = {k: _to_data(v) for k, v in options.items() if v is not None}
 
     def _spec(self):
@@ -65,25 +80,25 @@ class BasicVariantGenerator(_NativeSearcher):
     """Random and grid search (Ray's default searcher). `random_state` seeds it."""
     _algorithm = "random"
 
-    def __init__(self, points_to_evaluate=None, random_state=None):
-        super().__init__(points_to_evaluate=points_to_evaluate, seed=random_state)
+    def __init__(self, points_to_evaluate=None, max_concurrent=0, constant_grid_search=False,
+                 random_state=None):
+        if constant_grid_search:
+            raise ValueError("BasicVariantGenerator: constant_grid_search is not supported "
+                             "(each grid point draws its own random values)")
+        super().__init__(points_to_evaluate=points_to_evaluate, seed=random_state,
+                         max_concurrent=max_concurrent or None)
 
 
 class TPESearch(_NativeSearcher):
-    """Tree-structured Parzen Estimator (search/internal/tpe.h), in place of Ray's
-    HyperOptSearch/OptunaSearch; `seed` and the TPE options of search/factory.h."""
+    """Tree-structured Parzen Estimator (search/internal/tpe.h); `seed` and the TPE
+    options of search/factory.h."""
     _algorithm = "tpe"
 
-    def __init__(self, metric=None, mode=None, points_to_evaluate=None, seed=None,
+    def __init__(self, space=None, metric=None, mode=None, points_to_evaluate=None, seed=None,
                  n_startup_trials=None, **options):
-        if metric is not None or mode is not None:
-            raise ValueError("TPESearch: give metric and mode in TuneConfig")
-        super().__init__(points_to_evaluate=points_to_evaluate, seed=seed,
+        super().__init__(metric=metric, mode=mode, space=space,
+                         points_to_evaluate=points_to_evaluate, seed=seed,
                          n_startup_trials=n_startup_trials, **options)
-
-
-HyperOptSearch = TPESearch
-OptunaSearch = TPESearch
 
 
 def _native(searcher, wrapper):
@@ -96,9 +111,13 @@ def _native(searcher, wrapper):
 class ConcurrencyLimiter(_NativeSearcher):
     """At most `max_concurrent` live trials of the wrapped (C++) searcher."""
 
-    def __init__(self, searcher, max_concurrent):
+    def __init__(self, searcher, max_concurrent, batch=False):
+        if batch:
+            raise ValueError("ConcurrencyLimiter: batch=True is not supported (trials start "
+                             "as slots free up)")
         self._algorithm = _native(searcher, "ConcurrencyLimiter")._algorithm
-        super().__init__(**searcher._options, max_concurrent=max_concurrent)
+        super().__init__(searcher._metric, searcher._mode, searcher._space,
+                         **searcher._options, max_concurrent=max_concurrent)
 
 
 class Repeater(_NativeSearcher):
@@ -106,4 +125,12 @@ class Repeater(_NativeSearcher):
 
     def __init__(self, searcher, repeat=1, set_index=True):
         self._algorithm = _native(searcher, "Repeater")._algorithm
-        super().__init__(**searcher._options, repeat=repeat)
+        super().__init__(searcher._metric, searcher._mode, searcher._space,
+                         **searcher._options, repeat=repeat)
+
+
+# Ray's submodules' classes, importable from here as from Ray's tune.search.
+from tunerun.tune.search.bayesopt import BayesOptSearch  # noqa: E402
+from tunerun.tune.search.bohb import TuneBOHB  # noqa: E402
+from tunerun.tune.search.hyperopt import HyperOptSearch  # noqa: E402
+from tunerun.tune.search.optuna import OptunaSearch  # noqa: E402

@@ -1,4 +1,5 @@
-"""Trial schedulers, as Ray Tune's tune.schedulers.
+"""Trial schedulers, as Ray Tune's tune.schedulers, with Ray's submodules
+(tune.schedulers.pb2.PB2, tune.schedulers.hb_bohb.HyperBandForBOHB, ...).
 
 Subclass `TrialScheduler` to write one in Python (the C++ controller calls it
 with the GIL held); the others are the C++ schedulers of the same name
@@ -165,3 +166,38 @@ class PopulationBasedTraining(_NativeScheduler):
                          quantile_fraction=quantile_fraction,
                          resample_probability=resample_probability,
                          perturbation_factors=list(perturbation_factors), synch=synch, seed=seed)
+
+
+class HyperBandForBOHB(HyperBandScheduler):
+    """Ray's HyperBandForBOHB (schedulers/internal/hyperband.h with for_bohb): HyperBand
+    whose brackets fill as BOHB suggests; pair it with
+    tune.search.bohb.TuneBOHB, as Ray's."""
+
+    def __init__(self, time_attr="training_iteration", metric=None, mode=None, max_t=81,
+                 reduction_factor=3, stop_last_trials=True):
+        super().__init__(time_attr=time_attr, metric=metric, mode=mode, max_t=max_t,
+                         reduction_factor=reduction_factor, stop_last_trials=stop_last_trials)
+        self._options["for_bohb"] = True
+
+
+class PB2(_NativeScheduler):
+    """Ray's PB2 (schedulers/internal/pb2.h): PBT whose explore step picks the new
+    hyperparameters with a GP bandit within hyperparam_bounds
+    ({key: [low, high]}). log_config and require_attrs are accepted (the
+    configs are in the experiment's store either way); custom_explore_fn is
+    not supported. burn_in_period and seed are tunerun's."""
+    _type = "pb2"
+
+    def __init__(self, time_attr="time_total_s", metric=None, mode=None,
+                 perturbation_interval=60.0, hyperparam_bounds=None, quantile_fraction=0.25,
+                 log_config=True, require_attrs=True, synch=False, custom_explore_fn=None,
+                 burn_in_period=None, seed=None):
+        if custom_explore_fn is not None:
+            raise ValueError("PB2: custom_explore_fn is not supported")
+        if hyperparam_bounds is not None:
+            hyperparam_bounds = {k: list(v) for k, v in hyperparam_bounds.items()}
+        super().__init__(time_attr=time_attr, metric=metric, mode=mode,
+                         perturbation_interval=perturbation_interval,
+                         hyperparam_bounds=hyperparam_bounds,
+                         quantile_fraction=quantile_fraction, synch=synch,
+                         burn_in_period=burn_in_period, seed=seed)

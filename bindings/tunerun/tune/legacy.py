@@ -1,0 +1,151 @@
+"""Ray Tune's function API from before Tuner: tune.run, ExperimentAnalysis
+and TuneError, over Tuner and ResultGrid.
+
+tune.run takes Ray's keywords that have a Tuner counterpart; any other
+keyword given a non-default value is a ValueError naming it (no silent
+drops). ExperimentAnalysis reads a finished experiment's directory.
+"""
+
+from tunerun.tune.result_grid import ResultGrid
+
+
+class TuneError(Exception):
+    """Ray's TuneError: tune.run raises it when a trial ended in ERROR
+    (raise_on_failed_trial=True, the default)."""
+
+
+class ExperimentAnalysis:
+    """Ray's ExperimentAnalysis over an experiment directory
+    (<storage_path>/<name>): results, dataframes and the best trial by
+    default_metric/default_mode (or the run's metric and mode)."""
+
+    def __init__(self, experiment_checkpoint_path, default_metric=None, default_mode=None):
+        self._grid = ResultGrid.from_experiment(experiment_checkpoint_path)
+        self.default_metric = default_metric
+        self.default_mode = default_mode
+
+    @property
+    def experiment_path(self):
+        return self._grid.experiment_path
+
+    @property
+    def trials(self):
+        """The trials (tune.experiment.Trial: trial_id, status, config, last_result)."""
+        from tunerun.tune.experiment import Trial
+        trials = []
+        for r in self._grid:
+            trial = Trial(r.trial_id)
+            trial._update(r.status, r.config, r.metrics, 0)
+            trial.error = r.error
+            trials.append(trial)
+        return trials
+
+    @property
+    def results(self):
+        """{trial_id: its last result}."""
+        return {r.trial_id: r.metrics for r in self._grid}
+
+    @property
+    def results_df(self):
+        return self._grid.get_dataframe().set_index("trial_id", drop=False)
+
+    def dataframe(self, metric=None, mode=None):
+        """One row per trial: its last result, or with metric and mode its best one."""
+        return self._grid.get_dataframe(filter_metric=metric, filter_mode=mode)
+
+    def _best(self, metric, mode, scope="last"):
+        return self._grid.get_best_result(metric or self.default_metric,
+                                          mode or self.default_mode, scope)
+
+    def get_best_config(self, metric=None, mode=None, scope="last"):
+        return self._best(metric, mode, scope).config
+
+    def get_best_logdir(self, metric=None, mode=None, scope="last"):
+        return self._best(metric, mode, scope).path
+
+    def get_best_trial(self, metric=None, mode=None, scope="last"):
+        best = self._best(metric, mode, scope)
+        return next(t for t in self.trials if t.trial_id == best.trial_id)
+
+    def get_best_checkpoint(self, trial, metric=None, mode=None):
+        """The best checkpoint of `trial` (a Trial or trial_id) by metric/mode."""
+        trial_id = getattr(trial, "trial_id", trial)
+        result = next(r for r in self._grid if r.trial_id == trial_id)
+        return result.get_best_checkpoint(metric or self.default_metric,
+                                          mode or self.default_mode)
+
+    @property
+    def best_config(self):
+        return self.get_best_config()
+
+    @property
+    def best_result(self):
+        return self._best(None, None).metrics
+
+    @property
+    def best_logdir(self):
+        return self.get_best_logdir()
+
+    @property
+    def best_trial(self):
+        return self.get_best_trial()
+
+    @property
+    def best_checkpoint(self):
+        return self._best(None, None).checkpoint
+
+
+# tune.run's keywords that have no counterpart here, with the value that
+# means "not used" (Ray's default).
+_UNSUPPORTED = {"log_to_file": False, "trial_name_creator": None,
+                "trial_dirname_creator": None, "sync_config": None, "export_formats": None,
+                "restore": None, "resume": None, "storage_filesystem": None}
+
+
+def run(run_or_experiment, name=None, metric=None, mode=None, stop=None, time_budget_s=None,
+        config=None, resources_per_trial=None, num_samples=1, storage_path=None,
+        search_alg=None, scheduler=None, checkpoint_config=None, verbose=None,
+        max_failures=0, fail_fast=False, reuse_actors=None, raise_on_failed_trial=True,
+        callbacks=None, progress_reporter=None, max_concurrent_trials=None,
+        keep_checkpoints_num=None,
+        checkpoint_score_attr=None, checkpoint_freq=0, checkpoint_at_end=False,
+        local_dir=None, **unsupported):
+    """Ray's tune.run: runs `run_or_experiment` (a function or tune.Trainable
+    class) over `config` as tune.Tuner would and returns an
+    ExperimentAnalysis. checkpoint_score_attr "min-<metric>" orders by min,
+    as Ray's. Differences: the keywords of _UNSUPPORTED raise ValueError when
+    set; storage_path (or local_dir) defaults to "runs"."""
+    from tunerun import train
+    from tunerun.tune.tuner import TuneConfig, Tuner, with_resources
+    for key, value in unsupported.items():
+        if key not in _UNSUPPORTED:
+            raise TypeError(f"tune.run() got an unexpected keyword argument {key!r}")
+        if value != _UNSUPPORTED[key]:
+            raise ValueError(f"tune.run: {key} is not supported by tunerun")
+    trainable = run_or_experiment
+    if resources_per_trial:
+        trainable = with_resources(trainable, resources_per_trial)
+    if checkpoint_config is None:
+        order = "max"
+        if checkpoint_score_attr and checkpoint_score_attr.startswith("min-"):
+            checkpoint_score_attr, order = checkpoint_score_attr[4:], "min"
+        checkpoint_config = train.CheckpointConfig(
+            num_to_keep=keep_checkpoints_num, checkpoint_score_attribute=checkpoint_score_attr,
+            checkpoint_score_order=order, checkpoint_frequency=checkpoint_freq,
+            checkpoint_at_end=checkpoint_at_end)
+    tune_config = TuneConfig(metric=metric, mode=mode, search_alg=search_alg,
+                             scheduler=scheduler, num_samples=num_samples,
+                             max_concurrent_trials=max_concurrent_trials,
+                             time_budget_s=time_budget_s, reuse_actors=bool(reuse_actors))
+    run_config = train.RunConfig(
+        name=name, storage_path=storage_path or local_dir or "runs", stop=stop,
+        callbacks=callbacks, progress_reporter=progress_reporter,
+        checkpoint_config=checkpoint_config,
+        failure_config=train.FailureConfig(max_failures=max_failures, fail_fast=fail_fast),
+        verbose=1 if verbose is None else min(int(verbose), 2))
+    grid = Tuner(trainable, param_space=config or {}, tune_config=tune_config,
+                 run_config=run_config).fit()
+    if raise_on_failed_trial and grid.num_errors:
+        failed = [r.trial_id for r in grid if r.error is not None]
+        raise TuneError(f"Trials did not complete: {failed}")
+    return ExperimentAnalysis(grid.experiment_path, default_metric=metric, default_mode=mode)

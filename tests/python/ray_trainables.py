@@ -1,0 +1,76 @@
+"""Trainables of the Ray compatibility tests, written as Ray's user guides
+write them: top-level functions of an importable module."""
+
+from tunerun import train
+
+
+def returns_score(config):
+    """Ray's quick start: the returned dict is the final result."""
+    return {"score": config["a"] ** 2 + config["b"]}
+
+
+def reports_then_returns(config):
+    for step in range(3):
+        train.report({"score": step, "final": False})
+    return {"score": 100, "final": True}
+
+
+def reports_done_early(config):
+    """Reports done=True at step 2; Ray ends the trial there."""
+    for step in range(10):
+        train.report({"step": step, "done": step == 2})
+
+
+def returns_nothing(config):
+    for step in range(2):
+        train.report({"step": step})
+
+
+def converges_at_step_one(config):
+    for step in range(10):
+        train.report({"step": step, "converged": step >= 1})
+
+
+def parabola(config):
+    """Ray's search-algorithm guide's objective: a score to maximise, one per step."""
+    for step in range(config.get("steps", 4)):
+        train.report({"score": -((config["x"] - 3) ** 2) + step, "step": step})
+
+
+def plateau(config):
+    """The loss stops improving after step 3; runs 20 steps unless stopped."""
+    for step in range(20):
+        train.report({"loss": 1.0 / (min(step, 3) + 1)})
+
+
+def checkpoints_with_metadata(config):
+    """Ray's checkpointing guide: a checkpoint per step, with metadata."""
+    import tempfile
+    for step, accuracy in enumerate([0.1, 0.9, 0.5, 0.3]):
+        with tempfile.TemporaryDirectory() as d:
+            checkpoint = train.Checkpoint.from_directory(d)
+            checkpoint.set_metadata({"step": step})
+            checkpoint.update_metadata({"seen": accuracy})
+            train.report({"accuracy": accuracy}, checkpoint=checkpoint)
+
+
+def reports_its_directory(config):
+    import os
+    train.report({"cwd": os.getcwd(), "trial_dir": train.get_context().get_trial_dir()})
+
+
+def reads_its_first_checkpoint(config):
+    """A train loop that resumes from train.get_checkpoint() when there is one."""
+    import json
+    import os
+    checkpoint = train.get_checkpoint()
+    start = None
+    if checkpoint is not None:
+        with open(os.path.join(checkpoint.path, "state.json")) as f:
+            start = json.load(f)["epoch"]
+    train.report({"start": start, "rank": train.get_context().get_world_rank()})
+
+
+def reports_its_resources(config):
+    resources = train.get_context().get_trial_resources()
+    train.report({"required": resources.required_resources, "bundles": len(resources.bundles)})

@@ -1,0 +1,140 @@
+"""Ray Tune's search-algorithm and scheduler guides, as a Ray user imports
+them: tune.search and tune.schedulers with Ray's submodules, the searchers
+named after libraries taking Ray's constructor arguments (metric=, mode=,
+space=, points_to_evaluate=)."""
+
+import importlib
+
+import pytest
+
+from tunerun import tune
+
+import ray_trainables
+import trainables
+
+
+def run_config(storage, name):
+    return tune.RunConfig(name=name, storage_path=storage, verbose=0)
+
+
+@pytest.mark.parametrize("path, name", [
+    ("tunerun.tune.search.basic_variant", "BasicVariantGenerator"),
+    ("tunerun.tune.search.optuna", "OptunaSearch"),
+    ("tunerun.tune.search.hyperopt", "HyperOptSearch"),
+    ("tunerun.tune.search.bayesopt", "BayesOptSearch"),
+    ("tunerun.tune.search.bohb", "TuneBOHB"),
+    ("tunerun.tune.search.concurrency_limiter", "ConcurrencyLimiter"),
+    ("tunerun.tune.search.repeater", "Repeater"),
+    ("tunerun.tune.search.searcher", "Searcher"),
+    ("tunerun.tune.schedulers.pb2", "PB2"),
+    ("tunerun.tune.schedulers.hb_bohb", "HyperBandForBOHB"),
+    ("tunerun.tune.schedulers.async_hyperband", "ASHAScheduler"),
+    ("tunerun.tune.schedulers.hyperband", "HyperBandScheduler"),
+    ("tunerun.tune.schedulers.median_stopping_rule", "MedianStoppingRule"),
+    ("tunerun.tune.schedulers.pbt", "PopulationBasedTraining"),
+    ("tunerun.tune.schedulers.trial_scheduler", "TrialScheduler"),
+])
+def test_ray_s_module_paths_import(path, name):
+    cls = getattr(importlib.import_module(path), name)
+    package = path.rsplit(".", 1)[0]
+    assert getattr(importlib.import_module(package), name) is cls
+
+
+@pytest.mark.parametrize("make", [
+    lambda space: tune.search.optuna.OptunaSearch(space=space, metric="score", mode="max",
+                                                  seed=3),
+    lambda space: tune.search.hyperopt.HyperOptSearch(space=space, metric="score", mode="max",
+                                                      n_initial_points=2,
+                                                      random_state_seed=3),
+    lambda space: tune.search.bayesopt.BayesOptSearch(space=space, metric="score", mode="max",
+                                                      random_search_steps=2),
+], ids=["optuna", "hyperopt", "bayesopt"])
+def test_library_searchers_take_space_metric_and_mode(storage, make):
+    # Ray's guides give the space and the metric to the searcher, none to TuneConfig.
+    searcher = make({"x": tune.uniform(0, 6)})
+    grid = tune.Tuner(ray_trainables.parabola, param_space={"steps": 2},
+                      tune_config=tune.TuneConfig(search_alg=searcher, num_samples=5),
+                      run_config=run_config(storage, "lib")).fit()
+    assert len(grid) == 5 and grid.num_errors == 0
+    assert all(0 <= r.config["x"] <= 6 and r.config["steps"] == 2 for r in grid)
+    best = grid.get_best_result(metric="score", mode="max")
+    assert best.metrics["score"] == max(r.metrics["score"] for r in grid)
+
+
+def test_points_to_evaluate_come_first(storage):
+    searcher = tune.search.optuna.OptunaSearch(points_to_evaluate=[{"x": 3.0}, {"x": 5.0}])
+    grid = tune.Tuner(ray_trainables.parabola, param_space={"x": tune.uniform(0, 6), "steps": 1},
+                      tune_config=tune.TuneConfig(metric="score", mode="max", search_alg=searcher,
+                                                  num_samples=3),
+                      run_config=run_config(storage, "points")).fit()
+    xs = sorted((r.trial_id, r.config["x"]) for r in grid)
+    assert [x for _, x in xs[:2]] == [3.0, 5.0]
+
+
+def test_a_searcher_s_space_and_param_space_domains_conflict(storage):
+    searcher = tune.search.hyperopt.HyperOptSearch(space={"x": tune.uniform(0, 1)},
+                                                   metric="score", mode="max")
+    with pytest.raises(ValueError, match="param_space"):
+        tune.Tuner(ray_trainables.parabola, param_space={"x": tune.uniform(0, 1)},
+                   tune_config=tune.TuneConfig(search_alg=searcher),
+                   run_config=run_config(storage, "both"))
+
+
+def test_a_searcher_s_metric_must_agree_with_tune_config(storage):
+    searcher = tune.search.optuna.OptunaSearch(metric="score", mode="max")
+    with pytest.raises(ValueError, match="metric"):
+        tune.Tuner(ray_trainables.parabola, param_space={"x": tune.uniform(0, 1)},
+                   tune_config=tune.TuneConfig(metric="loss", mode="min", search_alg=searcher),
+                   run_config=run_config(storage, "twice"))
+
+
+def test_bohb_with_hyperband_for_bohb(storage):
+    # Ray's BOHB example: TuneBOHB paired with HyperBandForBOHB, a trainable
+    # that checkpoints (HyperBand pauses trials at its milestones).
+    grid = tune.Tuner(
+        trainables.stepper,
+        param_space={"x": tune.uniform(0, 6), "steps": 9},
+        tune_config=tune.TuneConfig(
+            metric="loss", mode="min", num_samples=6,
+            search_alg=tune.search.bohb.TuneBOHB(seed=1),
+            scheduler=tune.schedulers.HyperBandForBOHB(time_attr="training_iteration",
+                                                       max_t=9, reduction_factor=3)),
+        run_config=run_config(storage, "bohb")).fit()
+    assert len(grid) == 6 and grid.num_errors == 0
+    iterations = [r.metrics["training_iteration"] for r in grid]
+    assert max(iterations) <= 9
+    assert min(iterations) < 9  # HyperBand stopped some early
+
+
+def test_pb2_explores_within_its_bounds(storage):
+    grid = tune.Tuner(
+        trainables.pbt_member,
+        param_space={"lr": tune.grid_search([1.0, 100.0])},
+        tune_config=tune.TuneConfig(
+            metric="score", mode="max",
+            scheduler=tune.schedulers.pb2.PB2(time_attr="training_iteration",
+                                              perturbation_interval=2, quantile_fraction=0.5,
+                                              hyperparam_bounds={"lr": [50.0, 200.0]},
+                                              seed=1)),
+        run_config=run_config(storage, "pb2")).fit()
+    worse = next(r for r in grid if r.history[0]["score"] == 1.0)
+    best = next(r for r in grid if r is not worse)
+    # The worse trial took the better one's checkpoint and an lr within the bounds.
+    assert worse.metrics["owner"] == best.trial_id
+    assert 50.0 <= worse.config["lr"] <= 200.0
+
+
+def test_basic_variant_generator_takes_ray_s_arguments(storage):
+    searcher = tune.search.basic_variant.BasicVariantGenerator(
+        points_to_evaluate=[{"x": 1.5}], max_concurrent=1, random_state=2)
+    grid = tune.Tuner(ray_trainables.parabola, param_space={"x": tune.uniform(0, 6), "steps": 1},
+                      tune_config=tune.TuneConfig(search_alg=searcher, num_samples=3),
+                      run_config=run_config(storage, "bvg")).fit()
+    assert grid.num_errors == 0
+    assert 1.5 in [r.config["x"] for r in grid]
+
+
+def test_concurrency_limiter_refuses_batches():
+    with pytest.raises(ValueError, match="batch"):
+        tune.search.ConcurrencyLimiter(tune.search.optuna.OptunaSearch(), max_concurrent=2,
+                                       batch=True)
