@@ -25,13 +25,13 @@ const Json* Config::find(std::string_view key) const {
 
 const Json& Config::at(std::string_view key) const {
   if (const Json* value = find(key)) return *value;
-  throw ConfigError(fmt::format("not in the trial's config {}", json_.dump()), {}, 0,
-                    std::string(key));
+  throw ConfigError::at_key(std::string(key),
+                            fmt::format("not in the trial's config {}", json_.dump()));
 }
 
 ConfigError Config::type_error(std::string_view key, const char* expected, const Json& got) {
-  return ConfigError(fmt::format("expected {}, got {}", expected, got.dump()), {}, 0,
-                     std::string(key));
+  return ConfigError::at_key(std::string(key),
+                             fmt::format("expected {}, got {}", expected, got.dump()));
 }
 
 }  // namespace tune::core

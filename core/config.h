@@ -40,7 +40,7 @@ class Config {
     try {
       return value.get<T>();
     } catch (const nlohmann::json::exception& e) {
-      throw ConfigError(e.what(), {}, 0, std::string(key));
+      throw ConfigError::at_key(std::string(key), e.what());
     }
   }
 

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace tune::core {
 
@@ -24,6 +25,12 @@ class ConfigError : public Error {
  public:
   explicit ConfigError(const std::string& message, std::string file = {}, int64_t line = 0,
                        std::string key = {});
+
+  // An option's value is wrong and no sweep file is involved (a C++ or
+  // Python option, a table's entry): the error names the key alone.
+  static ConfigError at_key(std::string key, const std::string& message) {
+    return ConfigError(message, {}, 0, std::move(key));
+  }
 
   const std::string& file() const { return file_; }
   int64_t line() const { return line_; }

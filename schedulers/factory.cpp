@@ -123,10 +123,10 @@ std::unique_ptr<TrialScheduler> make_scheduler(const std::string& type, const Js
   if (type == "median" || type == "median_stopping_rule") return make_median(options);
   if (type == "pbt") return make_pbt(options);
   if (type == "pb2") return make_pb2(options);
-  throw ConfigError(fmt::format("unknown scheduler '{}'; known: fifo, asha (async_hyperband), "
-                                "hyperband, median (median_stopping_rule), pbt, pb2",
-                                type),
-                    {}, 0, "type");
+  throw ConfigError::at_key(
+      "type", fmt::format("unknown scheduler '{}'; known: fifo, asha (async_hyperband), "
+                          "hyperband, median (median_stopping_rule), pbt, pb2",
+                          type));
 }
 
 }  // namespace tune::schedulers

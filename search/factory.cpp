@@ -35,7 +35,7 @@ class OptionReader {
   void read(const std::string& key, uint64_t& out) {
     if (const Json* v = find(key)) {
       if (!v->is_number_integer() || (!v->is_number_unsigned() && v->get<int64_t>() < 0)) {
-        throw ConfigError("expected a non-negative integer, got " + v->dump(), {}, 0, key);
+        throw ConfigError::at_key(key, "expected a non-negative integer, got " + v->dump());
       }
       out = v->get<uint64_t>();
     }
@@ -44,7 +44,7 @@ class OptionReader {
   void read(const std::string& key, int64_t& out) {
     if (const Json* v = find(key)) {
       if (!v->is_number_integer()) {
-        throw ConfigError("expected an integer, got " + v->dump(), {}, 0, key);
+        throw ConfigError::at_key(key, "expected an integer, got " + v->dump());
       }
       out = v->get<int64_t>();
     }
@@ -52,7 +52,7 @@ class OptionReader {
 
   void read(const std::string& key, double& out) {
     if (const Json* v = find(key)) {
-      if (!v->is_number()) throw ConfigError("expected a number, got " + v->dump(), {}, 0, key);
+      if (!v->is_number()) throw ConfigError::at_key(key, "expected a number, got " + v->dump());
       out = v->get<double>();
     }
   }
@@ -60,7 +60,7 @@ class OptionReader {
   void read(const std::string& key, bool& out) {
     if (const Json* v = find(key)) {
       if (!v->is_boolean())
-        throw ConfigError("expected true or false, got " + v->dump(), {}, 0, key);
+        throw ConfigError::at_key(key, "expected true or false, got " + v->dump());
       out = v->get<bool>();
     }
   }
@@ -72,9 +72,8 @@ class OptionReader {
       const auto it = v->is_string() ? std::find(names.begin(), names.end(), v->get<std::string>())
                                      : names.end();
       if (it == names.end()) {
-        throw ConfigError(
-            fmt::format("expected one of \"{}\", got {}", fmt::join(names, "\", \""), v->dump()),
-            {}, 0, key);
+        throw ConfigError::at_key(key, fmt::format("expected one of \"{}\", got {}",
+                                                   fmt::join(names, "\", \""), v->dump()));
       }
       out = static_cast<Enum>(it - names.begin());
     }
@@ -83,13 +82,13 @@ class OptionReader {
   void read_points(std::vector<Json>& out) {
     if (const Json* v = find("points_to_evaluate")) {
       if (!v->is_array()) {
-        throw ConfigError("expected an array of tables, got " + v->dump(), {}, 0,
-                          "points_to_evaluate");
+        throw ConfigError::at_key("points_to_evaluate",
+                                  "expected an array of tables, got " + v->dump());
       }
       for (const Json& point : *v) {
         if (!point.is_object()) {
-          throw ConfigError("expected an array of tables, got element " + point.dump(), {}, 0,
-                            "points_to_evaluate");
+          throw ConfigError::at_key("points_to_evaluate",
+                                    "expected an array of tables, got element " + point.dump());
         }
         out.push_back(point);
       }
@@ -99,9 +98,8 @@ class OptionReader {
   void finish() const {
     for (const auto& [key, value] : options_.items()) {
       if (std::find(known_.begin(), known_.end(), key) == known_.end()) {
-        throw ConfigError(fmt::format("unknown option for searcher '{}'; known: {}", algorithm_,
-                                      fmt::join(known_, ", ")),
-                          {}, 0, key);
+        throw ConfigError::at_key(key, fmt::format("unknown option for searcher '{}'; known: {}",
+                                                   algorithm_, fmt::join(known_, ", ")));
       }
     }
   }
@@ -162,7 +160,7 @@ std::unique_ptr<Searcher> make_inner(const std::string& algorithm, OptionReader&
     r.read_points(o.base.points_to_evaluate);
     if (const Json* v = r.find("time_attr")) {
       if (!v->is_string())
-        throw ConfigError("expected a string, got " + v->dump(), {}, 0, "time_attr");
+        throw ConfigError::at_key("time_attr", "expected a string, got " + v->dump());
       o.time_attr = v->get<std::string>();
     }
     r.read("min_points_in_model", o.min_points_in_model);
@@ -171,9 +169,8 @@ std::unique_ptr<Searcher> make_inner(const std::string& algorithm, OptionReader&
     r.read("n_candidates", o.n_candidates);
     return std::make_unique<BohbSearcher>(std::move(o));
   }
-  throw ConfigError(
-      fmt::format("unknown search algorithm '{}'; known: {}", algorithm, kKnownAlgorithms), {}, 0,
-      "algorithm");
+  throw ConfigError::at_key("algorithm", fmt::format("unknown search algorithm '{}'; known: {}",
+                                                     algorithm, kKnownAlgorithms));
 }
 
 }  // namespace
@@ -181,9 +178,9 @@ std::unique_ptr<Searcher> make_inner(const std::string& algorithm, OptionReader&
 std::unique_ptr<Searcher> make_searcher(const std::string& algorithm, const Json& options,
                                         const SearcherContext& context) {
   if (!options.is_null() && !options.is_object()) {
-    throw ConfigError(
-        fmt::format("options for searcher '{}' must be a table, got {}", algorithm, options.dump()),
-        {}, 0, "search");
+    throw ConfigError::at_key(
+        "search", fmt::format("options for searcher '{}' must be a table, got {}", algorithm,
+                              options.dump()));
   }
   OptionReader r(algorithm, options);
   int64_t repeat = 1;
@@ -191,19 +188,19 @@ std::unique_ptr<Searcher> make_searcher(const std::string& algorithm, const Json
   r.read("repeat", repeat);
   r.read("max_concurrent", max_concurrent);
   if (repeat < 1)
-    throw ConfigError(fmt::format("must be at least 1, got {}", repeat), {}, 0, "repeat");
+    throw ConfigError::at_key("repeat", fmt::format("must be at least 1, got {}", repeat));
   int64_t num_samples = context.num_samples;
   if (repeat > 1 && num_samples != -1) {
     if (num_samples % repeat != 0) {
-      throw ConfigError(
-          fmt::format("num_samples ({}) must be a multiple of repeat ({})", num_samples, repeat),
-          {}, 0, "repeat");
+      throw ConfigError::at_key(
+          "repeat",
+          fmt::format("num_samples ({}) must be a multiple of repeat ({})", num_samples, repeat));
     }
     num_samples /= repeat;
   }
   if (options.is_object() && options.contains("max_concurrent") && max_concurrent < 1) {
-    throw ConfigError(fmt::format("must be at least 1, got {}", max_concurrent), {}, 0,
-                      "max_concurrent");
+    throw ConfigError::at_key("max_concurrent",
+                              fmt::format("must be at least 1, got {}", max_concurrent));
   }
   std::unique_ptr<Searcher> searcher = make_inner(algorithm, r, num_samples, context.seed);
   r.finish();

@@ -83,8 +83,8 @@ ParamSpace::ParamSpace(std::initializer_list<std::pair<std::string, Node>> entri
 void ParamSpace::set(const std::string& key, Node node) {
   if (key.empty()) throw ConfigError("a param space key must not be empty");
   if (key.find('.') != std::string::npos) {
-    throw ConfigError("a param space key must not contain '.'; nest a ParamSpace instead", {}, 0,
-                      key);
+    throw ConfigError::at_key(key,
+                              "a param space key must not contain '.'; nest a ParamSpace instead");
   }
   for (auto& [existing, old] : entries_) {
     if (existing == key) {
@@ -106,7 +106,7 @@ size_t ParamSpace::num_grid_cells() const {
   for (const auto& [path, domain] : grid_domains()) {
     const size_t n = domain->values().size();
     if (cells > std::numeric_limits<size_t>::max() / n) {
-      throw ConfigError("the grid has too many cells to count", {}, 0, path);
+      throw ConfigError::at_key(path, "the grid has too many cells to count");
     }
     cells *= n;
   }

@@ -48,15 +48,15 @@ void scan_placeholders(std::string_view arg, const std::function<void(std::strin
     } else if (c == '{') {
       const size_t end = arg.find_first_of("{}", i + 1);
       if (end == std::string_view::npos || arg[end] != '}') {
-        throw tune::ConfigError(
-            fmt::format("unclosed '{{' in command argument '{}' (write '{{{{' for a brace)", arg),
-            {}, 0, "trainable.command");
+        throw tune::ConfigError::at_key(
+            "trainable.command",
+            fmt::format("unclosed '{{' in command argument '{}' (write '{{{{' for a brace)", arg));
       }
       std::string key(arg.substr(i + 1, end - i - 1));
       if (key.empty()) {
-        throw tune::ConfigError(
-            fmt::format("empty placeholder '{{}}' in command argument '{}'", arg), {}, 0,
-            "trainable.command");
+        throw tune::ConfigError::at_key(
+            "trainable.command",
+            fmt::format("empty placeholder '{{}}' in command argument '{}'", arg));
       }
       on_key(key);
       i = end + 1;
@@ -305,11 +305,11 @@ std::string fill_placeholders(std::string_view arg, const Json& config) {
         if (value == nullptr) {
           std::vector<std::string> keys;
           for (const auto& [k, v] : config.items()) keys.push_back(k);
-          throw tune::ConfigError(
+          throw tune::ConfigError::at_key(
+              key,
               fmt::format("the command argument '{}' names {{{}}}, which the config lacks; its "
                           "keys: {}; write {{{{ and }}}} for literal braces",
-                          arg, key, fmt::join(keys, ", ")),
-              {}, 0, key);
+                          arg, key, fmt::join(keys, ", ")));
         }
         out += format_value(*value);
       });

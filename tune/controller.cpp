@@ -44,15 +44,14 @@ class TrialController::Impl {
     plugins_ = Plugins::from_spec(spec_);
     const bool exists = std::filesystem::exists(spec_.experiment_dir() / "experiment.db");
     if (options_.resume && !exists) {
-      throw ConfigError(
-          fmt::format("no experiment to resume in {}", spec_.experiment_dir().string()), {}, 0,
-          "name");
+      throw ConfigError::at_key(
+          "name", fmt::format("no experiment to resume in {}", spec_.experiment_dir().string()));
     }
     if (!options_.resume && exists) {
-      throw ConfigError(fmt::format("experiment '{}' already exists in {}; choose another name "
-                                    "(--name) or remove it",
-                                    spec_.name, spec_.experiment_dir().string()),
-                        {}, 0, "name");
+      throw ConfigError::at_key(
+          "name", fmt::format("experiment '{}' already exists in {}; choose another name "
+                              "(--name) or remove it",
+                              spec_.name, spec_.experiment_dir().string()));
     }
   }
 

@@ -135,14 +135,14 @@ void read_spec_json(ExperimentSpec& spec, const Json& json) {
     const Json& section = field.section().empty() ? json : member(json, field.section());
     if (section.is_null()) continue;
     if (!section.is_object()) {
-      throw ConfigError("expected an object", {}, 0, std::string(field.section()));
+      throw ConfigError::at_key(std::string(field.section()), "expected an object");
     }
     const Json& value = member(section, field.name());
     if (!value.is_null()) set_field(field, spec, value);
   }
   const Json& name = member(member(json, "trainable"), "name");
   if (!name.is_null()) {
-    if (!name.is_string()) throw ConfigError("expected a string", {}, 0, "trainable.name");
+    if (!name.is_string()) throw ConfigError::at_key("trainable.name", "expected a string");
     spec.trainable.name = name.get<std::string>();
   }
   spec.search_options = options(json, "search");

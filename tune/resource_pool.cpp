@@ -29,17 +29,17 @@ ResourcePool::ResourcePool(const ResourceLimits& limits, const Resources& per_tr
       gpus_(limits.total_gpus >= 0 ? first_gpus(limits.total_gpus) : visible_gpus()) {
   const size_t gpus = static_cast<size_t>(per_trial.gpus_per_trial());
   if (gpus > gpus_.size()) {
-    throw ConfigError(
+    throw ConfigError::at_key(
+        "trainable.gpus_per_worker",
         fmt::format("a trial needs {} GPUs ({} workers x {}), but only {} exist{}", gpus,
                     per_trial.num_workers, per_trial.gpus_per_worker, gpus_.size(),
-                    gpus_.size() == 0 && limits.total_gpus < 0 ? " (no /dev/nvidia* device)" : ""),
-        {}, 0, "trainable.gpus_per_worker");
+                    gpus_.size() == 0 && limits.total_gpus < 0 ? " (no /dev/nvidia* device)" : ""));
   }
   if (cpus_per_trial_ > total_cpus_) {
-    throw ConfigError(
+    throw ConfigError::at_key(
+        "trainable.num_workers",
         fmt::format("a trial needs {} CPUs ({} workers x {}), but only {} exist", cpus_per_trial_,
-                    per_trial.num_workers, per_trial.cpus_per_worker, total_cpus_),
-        {}, 0, "trainable.num_workers");
+                    per_trial.num_workers, per_trial.cpus_per_worker, total_cpus_));
   }
 }
 

@@ -109,20 +109,19 @@ const Result& ResultGrid::get_best_result(const std::string& metric, std::option
   static const std::vector<std::string> kScopes = {"last", "avg", "last-5-avg", "last-10-avg",
                                                    "all"};
   if (std::find(kScopes.begin(), kScopes.end(), scope) == kScopes.end()) {
-    throw ConfigError(fmt::format("unknown scope '{}'; expected one of last, avg, last-5-avg, "
-                                  "last-10-avg, all",
-                                  scope),
-                      {}, 0, "scope");
+    throw ConfigError::at_key(
+        "scope", fmt::format("unknown scope '{}'; expected one of last, avg, last-5-avg, "
+                             "last-10-avg, all",
+                             scope));
   }
   const std::string& m = metric.empty() ? metric_ : metric;
   if (m.empty()) {
-    throw ConfigError(
-        "no metric: pass one to get_best_result or set TuneConfig::metric for the Tuner", {}, 0,
-        "metric");
+    throw ConfigError::at_key(
+        "metric", "no metric: pass one to get_best_result or set TuneConfig::metric for the Tuner");
   }
   if (!mode && metric_.empty()) {
-    throw ConfigError("no mode: pass one to get_best_result or set TuneConfig::mode", {}, 0,
-                      "mode");
+    throw ConfigError::at_key("mode",
+                              "no mode: pass one to get_best_result or set TuneConfig::mode");
   }
   const Mode md = mode.value_or(mode_);
   const Result* best = nullptr;

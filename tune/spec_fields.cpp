@@ -249,7 +249,7 @@ Json field_default(const SpecField& field) { return field.access.get(ExperimentS
 
 void set_field(const SpecField& field, ExperimentSpec& spec, const Json& value) {
   if (auto expected = field.access.set(spec, value)) {
-    throw ConfigError(*expected, {}, 0, std::string(field.key));
+    throw ConfigError::at_key(std::string(field.key), *expected);
   }
 }
 

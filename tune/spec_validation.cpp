@@ -19,7 +19,7 @@ void check_field(const SpecField& field, const ExperimentSpec& spec, const std::
   const Json value = field_value(field, spec);
   if (field.valid == nullptr || field.valid(value)) return;
   const std::string text = value.is_string() ? value.get<std::string>() : value.dump();
-  throw ConfigError(fmt::format(fmt::runtime(field.rule), text), {}, 0, key);
+  throw ConfigError::at_key(key, fmt::format(fmt::runtime(field.rule), text));
 }
 
 // The plug-ins' kinds, whether named or given as objects.
@@ -38,17 +38,18 @@ void check_command(const ExperimentSpec& spec) {
   try {
     keys = train::placeholder_keys(spec.trainable.command);
   } catch (const ConfigError& e) {
-    throw ConfigError(e.message(), {}, 0, "trainable.command");
+    throw ConfigError::at_key("trainable.command", e.message());
   }
   const Config space(spec.param_space.describe());
   for (const auto& key : keys) {
     if (space.contains(key)) continue;
     std::vector<std::string> names;
     for (const auto& [name, value] : space.json().items()) names.push_back(name);
-    throw ConfigError(fmt::format("placeholder {{{}}} names no key of [param_space] (keys: {}); "
-                                  "write {{{{ and }}}} for literal braces",
-                                  key, fmt::join(names, ", ")),
-                      {}, 0, "trainable.command");
+    throw ConfigError::at_key(
+        "trainable.command",
+        fmt::format("placeholder {{{}}} names no key of [param_space] (keys: {}); "
+                    "write {{{{ and }}}} for literal braces",
+                    key, fmt::join(names, ", ")));
   }
 }
 
@@ -60,7 +61,7 @@ void check_plugins(const ExperimentSpec& spec) {
     const std::string key = e.key() == "metric" ? "metric"
                             : e.key().empty()   ? table
                                                 : table + "." + e.key();
-    return ConfigError(e.message(), {}, 0, key);
+    return ConfigError::at_key(key, e.message());
   };
   if (!spec.custom_searcher) {
     try {
@@ -103,21 +104,22 @@ void finish_spec(ExperimentSpec& spec) {
 
   for (const SpecField& field : spec_fields()) check_field(field, spec, std::string(field.key));
   if (spec.trainable.name.empty() && spec.trainable.command.empty()) {
-    throw ConfigError("the trainable has no name", {}, 0, "trainable");
+    throw ConfigError::at_key("trainable", "the trainable has no name");
   }
   if (!spec.cluster.control_address.empty() && !spec.cluster.control_interface.empty()) {
-    throw ConfigError("give control_address or control_interface, not both", {}, 0,
-                      "cluster.control_interface");
+    throw ConfigError::at_key("cluster.control_interface",
+                              "give control_address or control_interface, not both");
   }
   check_command(spec);
   check_plugins(spec);
   // BOHB's model learns from the budgets HyperBand's brackets produce; under
   // another scheduler it is a TPE that sees few full-length results.
   if (searcher_kind(spec) == "bohb" && scheduler_kind(spec) != "hyperband") {
-    throw ConfigError(fmt::format("\"bohb\" needs the \"hyperband\" scheduler (BOHB pairs its "
-                                  "model with HyperBand's brackets), got \"{}\"",
-                                  scheduler_kind(spec)),
-                      {}, 0, "search.algorithm");
+    throw ConfigError::at_key(
+        "search.algorithm",
+        fmt::format("\"bohb\" needs the \"hyperband\" scheduler (BOHB pairs its "
+                    "model with HyperBand's brackets), got \"{}\"",
+                    scheduler_kind(spec)));
   }
 }
 

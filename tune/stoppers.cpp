@@ -49,13 +49,13 @@ std::string MaximumIterationStopper::reason() const {
 TrialPlateauStopper::TrialPlateauStopper(TrialPlateauOptions options)
     : options_(std::move(options)) {
   if (options_.metric.empty())
-    throw ConfigError("TrialPlateauStopper needs a metric", {}, 0, "metric");
+    throw ConfigError::at_key("metric", "TrialPlateauStopper needs a metric");
   if (options_.num_results < 1) {
-    throw ConfigError("num_results must be at least 1", {}, 0, "num_results");
+    throw ConfigError::at_key("num_results", "num_results must be at least 1");
   }
-  if (options_.std < 0) throw ConfigError("std must not be negative", {}, 0, "std");
+  if (options_.std < 0) throw ConfigError::at_key("std", "std must not be negative");
   if (options_.metric_threshold && !options_.mode) {
-    throw ConfigError("metric_threshold needs a mode", {}, 0, "mode");
+    throw ConfigError::at_key("mode", "metric_threshold needs a mode");
   }
 }
 
@@ -81,11 +81,11 @@ bool TrialPlateauStopper::should_stop_trial(const std::string& trial_id, const J
 ExperimentPlateauStopper::ExperimentPlateauStopper(ExperimentPlateauOptions options)
     : options_(std::move(options)) {
   if (options_.metric.empty()) {
-    throw ConfigError("ExperimentPlateauStopper needs a metric", {}, 0, "metric");
+    throw ConfigError::at_key("metric", "ExperimentPlateauStopper needs a metric");
   }
-  if (options_.top < 1) throw ConfigError("top must be at least 1", {}, 0, "top");
-  if (options_.std < 0) throw ConfigError("std must not be negative", {}, 0, "std");
-  if (options_.patience < 0) throw ConfigError("patience must not be negative", {}, 0, "patience");
+  if (options_.top < 1) throw ConfigError::at_key("top", "top must be at least 1");
+  if (options_.std < 0) throw ConfigError::at_key("std", "std must not be negative");
+  if (options_.patience < 0) throw ConfigError::at_key("patience", "patience must not be negative");
 }
 
 bool ExperimentPlateauStopper::should_stop_trial(const std::string&, const Json& result) {

@@ -95,8 +95,8 @@ Tuner::Tuner(Trainable trainable, ParamSpace param_space, TuneConfig tune_config
       param_space_(std::move(param_space)),
       tune_config_(std::move(tune_config)),
       run_config_(std::move(run_config)) {
-  if (!trainable_.func) throw ConfigError("the trainable has no function", {}, 0, "trainable");
-  if (trainable_.name.empty()) throw ConfigError("the trainable has no name", {}, 0, "trainable");
+  if (!trainable_.func) throw ConfigError::at_key("trainable", "the trainable has no function");
+  if (trainable_.name.empty()) throw ConfigError::at_key("trainable", "the trainable has no name");
   if (run_config_.name.empty()) run_config_.name = default_name(trainable_.name);
 }
 

@@ -167,7 +167,7 @@ AshaScheduler::AshaScheduler(AshaOptions options)
       objective_(options_.metric, options_.mode),
       rng_(options_.seed) {
   auto check = [](bool ok, const char* key, const std::string& message) {
-    if (!ok) throw ConfigError("asha scheduler: " + message, {}, 0, key);
+    if (!ok) throw ConfigError::at_key(key, "asha scheduler: " + message);
   };
   check(options_.max_t > 0, "max_t", "max_t must be > 0");
   check(options_.grace_period > 0, "grace_period", "grace_period must be > 0");

@@ -197,14 +197,14 @@ namespace {
 // Throws ConfigError for options no HyperBand can run with.
 void check(const HyperBandOptions& o) {
   if (!(o.max_t >= 1)) {
-    throw ConfigError("hyperband scheduler: max_t must be >= 1", {}, 0, "max_t");
+    throw ConfigError::at_key("max_t", "hyperband scheduler: max_t must be >= 1");
   }
   if (!(o.reduction_factor > 1)) {
-    throw ConfigError("hyperband scheduler: reduction_factor must be > 1", {}, 0,
-                      "reduction_factor");
+    throw ConfigError::at_key("reduction_factor",
+                              "hyperband scheduler: reduction_factor must be > 1");
   }
   if (o.time_attr.empty()) {
-    throw ConfigError("hyperband scheduler: time_attr must not be empty", {}, 0, "time_attr");
+    throw ConfigError::at_key("time_attr", "hyperband scheduler: time_attr must not be empty");
   }
 }
 

@@ -17,7 +17,7 @@ using detail::to_json;
 MedianStoppingRule::MedianStoppingRule(MedianStoppingOptions options)
     : options_(std::move(options)), objective_(options_.metric, options_.mode) {
   auto check = [](bool ok, const char* key, const std::string& message) {
-    if (!ok) throw ConfigError("median stopping rule: " + message, {}, 0, key);
+    if (!ok) throw ConfigError::at_key(key, "median stopping rule: " + message);
   };
   check(options_.grace_period >= 0, "grace_period", "grace_period must be >= 0");
   check(options_.min_samples_required >= 1, "min_samples_required",

@@ -35,7 +35,7 @@ Json draw(const Mutation& m, Rng& rng) {
 
 std::map<std::string, Mutation> parse_mutations(const Json& spec, const std::string& prefix) {
   if (!spec.is_object()) {
-    throw ConfigError("hyperparam_mutations must be a table of keys to mutate", {}, 0, prefix);
+    throw ConfigError::at_key(prefix, "hyperparam_mutations must be a table of keys to mutate");
   }
   std::map<std::string, Mutation> out;
   for (const auto& [key, value] : spec.items()) {
@@ -59,7 +59,7 @@ std::map<std::string, Mutation> parse_mutations(const Json& spec, const std::str
       }
     } catch (const ConfigError& e) {
       if (!e.key().empty()) throw;
-      throw ConfigError(fmt::format("{}: {}", path, e.message()), {}, 0, path);
+      throw ConfigError::at_key(path, fmt::format("{}: {}", path, e.message()));
     }
     out.emplace(key, std::move(m));
   }

@@ -11,10 +11,10 @@ void Objective::set_defaults(const std::string& scheduler, const std::string& me
   if (metric_.empty()) metric_ = metric;
   if (!mode_) mode_ = mode;
   if (metric_.empty()) {
-    throw ConfigError(fmt::format("the {} scheduler needs a metric: set the experiment's metric "
-                                  "or the scheduler's `metric` option",
-                                  scheduler),
-                      {}, 0, "metric");
+    throw ConfigError::at_key(
+        "metric", fmt::format("the {} scheduler needs a metric: set the experiment's metric "
+                              "or the scheduler's `metric` option",
+                              scheduler));
   }
 }
 

@@ -10,8 +10,8 @@ namespace tune::schedulers::detail {
 OptionReader::OptionReader(std::string scheduler, const Json& options)
     : scheduler_(std::move(scheduler)), options_(options.is_null() ? Json::object() : options) {
   if (!options_.is_object()) {
-    throw ConfigError(fmt::format("the {} scheduler's options must be a table", scheduler_), {}, 0,
-                      "type");
+    throw ConfigError::at_key(
+        "type", fmt::format("the {} scheduler's options must be a table", scheduler_));
   }
 }
 
@@ -22,7 +22,7 @@ const Json* OptionReader::find(const std::string& key) {
 }
 
 void OptionReader::fail(const std::string& key, const std::string& message) const {
-  throw ConfigError(fmt::format("{} scheduler: {}", scheduler_, message), {}, 0, key);
+  throw ConfigError::at_key(key, fmt::format("{} scheduler: {}", scheduler_, message));
 }
 
 void OptionReader::check(bool ok, const std::string& key, const std::string& message) const {

@@ -32,18 +32,18 @@ Pb2Scheduler::Pb2Scheduler(Pb2Options options)
     : PbtScheduler(pbt_options(options), "pb2", /*explores_itself=*/true) {
   const Json& spec = options.hyperparam_bounds;
   if (!spec.is_object() || spec.empty()) {
-    throw ConfigError(
-        "pb2 scheduler: hyperparam_bounds must be a table such as { lr = [1e-4, 1e-1] }", {}, 0,
-        "hyperparam_bounds");
+    throw ConfigError::at_key(
+        "hyperparam_bounds",
+        "pb2 scheduler: hyperparam_bounds must be a table such as { lr = [1e-4, 1e-1] }");
   }
   for (const auto& [key, b] : spec.items()) {
     if (!b.is_array() || b.size() != 2 || !b[0].is_number() || !b[1].is_number() ||
         !(b[0].get<double>() < b[1].get<double>())) {
-      throw ConfigError(
+      throw ConfigError::at_key(
+          "hyperparam_bounds." + key,
           fmt::format("pb2 scheduler: hyperparam_bounds.{} must be [lower, upper] with "
                       "lower < upper, got {}",
-                      key, b.dump()),
-          {}, 0, "hyperparam_bounds." + key);
+                      key, b.dump()));
     }
     bounds_.push_back({key, {b[0].get<double>(), b[1].get<double>()}});
   }

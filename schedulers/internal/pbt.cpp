@@ -18,7 +18,7 @@ PbtScheduler::PbtScheduler(PbtOptions options, std::string name, bool explores_i
       objective_(options_.metric, options_.mode),
       rng_(options_.seed) {
   auto check = [&](bool ok, const char* key, const std::string& message) {
-    if (!ok) throw ConfigError(fmt::format("{} scheduler: {}", name_, message), {}, 0, key);
+    if (!ok) throw ConfigError::at_key(key, fmt::format("{} scheduler: {}", name_, message));
   };
   check(options_.perturbation_interval > 0, "perturbation_interval",
         "perturbation_interval must be > 0");

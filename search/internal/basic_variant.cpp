@@ -9,14 +9,14 @@ namespace tune::search {
 BasicVariantGenerator::BasicVariantGenerator(BasicVariantOptions options)
     : options_(std::move(options)) {
   if (options_.num_samples < 1 && options_.num_samples != -1) {
-    throw ConfigError(
-        fmt::format("must be at least 1, or -1 for unlimited, got {}", options_.num_samples), {}, 0,
-        "num_samples");
+    throw ConfigError::at_key(
+        "num_samples",
+        fmt::format("must be at least 1, or -1 for unlimited, got {}", options_.num_samples));
   }
   for (const Json& point : options_.points_to_evaluate) {
     if (!point.is_object()) {
-      throw ConfigError("each point must be a table, got " + point.dump(), {}, 0,
-                        "points_to_evaluate");
+      throw ConfigError::at_key("points_to_evaluate",
+                                "each point must be a table, got " + point.dump());
     }
   }
 }

@@ -13,24 +13,24 @@ namespace tune::search {
 
 BohbSearcher::BohbSearcher(BohbOptions options)
     : ModelBasedSearcher("bohb", options.base), options_(std::move(options)) {
-  if (options_.time_attr.empty()) throw ConfigError("must not be empty", {}, 0, "time_attr");
+  if (options_.time_attr.empty()) throw ConfigError::at_key("time_attr", "must not be empty");
   // Two points make the good estimator and one the bad: three at least.
   if (options_.min_points_in_model != 0 && options_.min_points_in_model < 3) {
-    throw ConfigError(
-        fmt::format("must be 0 (dims + 2) or at least 3, got {}", options_.min_points_in_model), {},
-        0, "min_points_in_model");
+    throw ConfigError::at_key(
+        "min_points_in_model",
+        fmt::format("must be 0 (dims + 2) or at least 3, got {}", options_.min_points_in_model));
   }
   if (!(options_.top_fraction > 0 && options_.top_fraction < 1)) {
-    throw ConfigError(fmt::format("must be in (0, 1), got {}", options_.top_fraction), {}, 0,
-                      "top_fraction");
+    throw ConfigError::at_key("top_fraction",
+                              fmt::format("must be in (0, 1), got {}", options_.top_fraction));
   }
   if (!(options_.random_fraction >= 0 && options_.random_fraction <= 1)) {
-    throw ConfigError(fmt::format("must be in [0, 1], got {}", options_.random_fraction), {}, 0,
-                      "random_fraction");
+    throw ConfigError::at_key("random_fraction",
+                              fmt::format("must be in [0, 1], got {}", options_.random_fraction));
   }
   if (options_.n_candidates < 1) {
-    throw ConfigError(fmt::format("must be at least 1, got {}", options_.n_candidates), {}, 0,
-                      "n_candidates");
+    throw ConfigError::at_key("n_candidates",
+                              fmt::format("must be at least 1, got {}", options_.n_candidates));
   }
 }
 

@@ -11,8 +11,8 @@ namespace tune::search {
 ConcurrencyLimiter::ConcurrencyLimiter(std::unique_ptr<Searcher> inner, int64_t max_concurrent)
     : inner_(std::move(inner)), max_concurrent_(max_concurrent) {
   if (max_concurrent_ < 1) {
-    throw ConfigError(fmt::format("must be at least 1, got {}", max_concurrent_), {}, 0,
-                      "max_concurrent");
+    throw ConfigError::at_key("max_concurrent",
+                              fmt::format("must be at least 1, got {}", max_concurrent_));
   }
 }
 

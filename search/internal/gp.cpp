@@ -478,12 +478,12 @@ class Acquisition {
 GpSearcher::GpSearcher(GpOptions options)
     : ModelBasedSearcher("gp", options.base), options_(std::move(options)) {
   if (options_.n_candidates < 1) {
-    throw ConfigError(fmt::format("must be at least 1, got {}", options_.n_candidates), {}, 0,
-                      "n_candidates");
+    throw ConfigError::at_key("n_candidates",
+                              fmt::format("must be at least 1, got {}", options_.n_candidates));
   }
   if (options_.fit_restarts < 1) {
-    throw ConfigError(fmt::format("must be at least 1, got {}", options_.fit_restarts), {}, 0,
-                      "fit_restarts");
+    throw ConfigError::at_key("fit_restarts",
+                              fmt::format("must be at least 1, got {}", options_.fit_restarts));
   }
 }
 

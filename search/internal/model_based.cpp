@@ -12,18 +12,18 @@ namespace tune::search {
 ModelBasedSearcher::ModelBasedSearcher(std::string name, ModelBasedOptions options)
     : name_(std::move(name)), options_(std::move(options)) {
   if (options_.num_samples < 1 && options_.num_samples != -1) {
-    throw ConfigError(
-        fmt::format("must be at least 1, or -1 for unlimited, got {}", options_.num_samples), {}, 0,
-        "num_samples");
+    throw ConfigError::at_key(
+        "num_samples",
+        fmt::format("must be at least 1, or -1 for unlimited, got {}", options_.num_samples));
   }
   if (options_.n_startup_trials < 1) {
-    throw ConfigError(fmt::format("must be at least 1, got {}", options_.n_startup_trials), {}, 0,
-                      "n_startup_trials");
+    throw ConfigError::at_key("n_startup_trials",
+                              fmt::format("must be at least 1, got {}", options_.n_startup_trials));
   }
   for (const Json& point : options_.points_to_evaluate) {
     if (!point.is_object()) {
-      throw ConfigError("each point must be a table, got " + point.dump(), {}, 0,
-                        "points_to_evaluate");
+      throw ConfigError::at_key("points_to_evaluate",
+                                "each point must be a table, got " + point.dump());
     }
   }
 }
@@ -31,9 +31,9 @@ ModelBasedSearcher::ModelBasedSearcher(std::string name, ModelBasedOptions optio
 void ModelBasedSearcher::set_search_properties(const std::string& metric, Mode mode,
                                                const ParamSpace& space) {
   if (metric.empty()) {
-    throw ConfigError(
-        fmt::format("searcher '{}' learns from a metric; set the experiment's metric", name_), {},
-        0, "metric");
+    throw ConfigError::at_key(
+        "metric",
+        fmt::format("searcher '{}' learns from a metric; set the experiment's metric", name_));
   }
   metric_ = metric;
   mode_ = mode;
@@ -46,7 +46,7 @@ void ModelBasedSearcher::set_search_properties(const std::string& metric, Mode m
     try {
       encoding_.encode(config);
     } catch (const ConfigError& e) {
-      throw ConfigError(fmt::format("{}: {}", e.key(), e.message()), {}, 0, "points_to_evaluate");
+      throw ConfigError::at_key("points_to_evaluate", fmt::format("{}: {}", e.key(), e.message()));
     }
   }
 }

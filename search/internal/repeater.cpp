@@ -12,7 +12,7 @@ namespace tune::search {
 Repeater::Repeater(std::unique_ptr<Searcher> inner, int64_t repeat, bool set_index)
     : inner_(std::move(inner)), repeat_(repeat), set_index_(set_index) {
   if (repeat_ < 1)
-    throw ConfigError(fmt::format("must be at least 1, got {}", repeat_), {}, 0, "repeat");
+    throw ConfigError::at_key("repeat", fmt::format("must be at least 1, got {}", repeat_));
 }
 
 void Repeater::set_search_properties(const std::string& metric, Mode mode,

@@ -71,28 +71,27 @@ std::vector<double> SpaceEncoding::encode(const Json& config) const {
     const Json* value = &config;
     for (const auto& key : dim.keys) {
       auto it = value->find(key);
-      if (it == value->end()) throw ConfigError("the config has no value for it", {}, 0, dim.path);
+      if (it == value->end()) throw ConfigError::at_key(dim.path, "the config has no value for it");
       value = &*it;
     }
     if (dim.categorical()) {
       const auto& values = dim.domain.values();
       auto it = std::find(values.begin(), values.end(), *value);
       if (it == values.end()) {
-        throw ConfigError(fmt::format("{} is not one of {}", value->dump(), dim.domain.describe()),
-                          {}, 0, dim.path);
+        throw ConfigError::at_key(
+            dim.path, fmt::format("{} is not one of {}", value->dump(), dim.domain.describe()));
       }
       x.push_back(static_cast<double>(it - values.begin()));
       continue;
     }
     if (!value->is_number()) {
-      throw ConfigError(
-          fmt::format("{} needs a number, got {}", dim.domain.describe(), value->dump()), {}, 0,
-          dim.path);
+      throw ConfigError::at_key(
+          dim.path, fmt::format("{} needs a number, got {}", dim.domain.describe(), value->dump()));
     }
     double v = value->get<double>();
     if (dim.domain.is_log() && !(v > 0)) {
-      throw ConfigError(fmt::format("{} needs a positive number, got {}", dim.domain.describe(), v),
-                        {}, 0, dim.path);
+      throw ConfigError::at_key(
+          dim.path, fmt::format("{} needs a positive number, got {}", dim.domain.describe(), v));
     }
     const double t = forward(dim.domain, v);
     x.push_back(std::clamp((t - dim.low) / (dim.high - dim.low), 0.0, 1.0));

@@ -248,19 +248,19 @@ TpeSearcher::TpeSearcher(TpeOptions options)
       options_(std::move(options)),
       history_(std::make_unique<History>()) {
   if (options_.n_ei_candidates < 1) {
-    throw ConfigError(fmt::format("must be at least 1, got {}", options_.n_ei_candidates), {}, 0,
-                      "n_ei_candidates");
+    throw ConfigError::at_key("n_ei_candidates",
+                              fmt::format("must be at least 1, got {}", options_.n_ei_candidates));
   }
   if (!(options_.gamma > 0 && options_.gamma <= 1)) {
-    throw ConfigError(fmt::format("must lie in (0, 1], got {}", options_.gamma), {}, 0, "gamma");
+    throw ConfigError::at_key("gamma", fmt::format("must lie in (0, 1], got {}", options_.gamma));
   }
   if (options_.gamma_cap < 1) {
-    throw ConfigError(fmt::format("must be at least 1, got {}", options_.gamma_cap), {}, 0,
-                      "gamma_cap");
+    throw ConfigError::at_key("gamma_cap",
+                              fmt::format("must be at least 1, got {}", options_.gamma_cap));
   }
   if (!(options_.prior_weight > 0) || !std::isfinite(options_.prior_weight)) {
-    throw ConfigError(fmt::format("must be > 0, got {}", options_.prior_weight), {}, 0,
-                      "prior_weight");
+    throw ConfigError::at_key("prior_weight",
+                              fmt::format("must be > 0, got {}", options_.prior_weight));
   }
 }
 

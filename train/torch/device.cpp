@@ -21,11 +21,10 @@ bool given_a_gpu() {
 c10::Device get_device() {
   if (!given_a_gpu()) return c10::Device(c10::kCPU);
   if (!torch::cuda::is_available()) {
-    throw tune::ConfigError(
-        "this rank was given a GPU (CUDA_VISIBLE_DEVICES=" +
-            std::string(std::getenv("CUDA_VISIBLE_DEVICES")) +
-            ") but libtorch sees no CUDA device: a CPU-only libtorch, or no driver",
-        {}, 0, "use_gpu");
+    throw tune::ConfigError::at_key(
+        "use_gpu", "this rank was given a GPU (CUDA_VISIBLE_DEVICES=" +
+                       std::string(std::getenv("CUDA_VISIBLE_DEVICES")) +
+                       ") but libtorch sees no CUDA device: a CPU-only libtorch, or no driver");
   }
   return c10::Device(c10::kCUDA, 0);
 }

@@ -9,10 +9,10 @@ namespace train {
 
 void ScalingConfig::validate() const {
   if (resources_per_worker.gpus > 0 && !use_gpu) {
-    throw tune::ConfigError(
+    throw tune::ConfigError::at_key(
+        "scaling_config.resources_per_worker.gpus",
         "ScalingConfig.resources_per_worker.gpus asks for GPUs but use_gpu "
-        "is false",
-        {}, 0, "scaling_config.resources_per_worker.gpus");
+        "is false");
   }
   tune::validate_resources(resources(), "scaling_config");
 }
@@ -24,11 +24,11 @@ TorchTrainer::TorchTrainer(std::string name, TrainFunc train_func, ScalingConfig
       scaling_(scaling),
       train_loop_config_(std::move(train_loop_config)),
       run_config_(std::move(run_config)) {
-  if (name_.empty()) throw tune::ConfigError("TorchTrainer needs a name", {}, 0, "name");
-  if (!func_) throw tune::ConfigError("TorchTrainer needs a train function", {}, 0, "train_func");
+  if (name_.empty()) throw tune::ConfigError::at_key("name", "TorchTrainer needs a name");
+  if (!func_) throw tune::ConfigError::at_key("train_func", "TorchTrainer needs a train function");
   if (train_loop_config_.is_null()) train_loop_config_ = tune::Json::object();
   if (!train_loop_config_.is_object()) {
-    throw tune::ConfigError("train_loop_config must be a JSON object", {}, 0, "train_loop_config");
+    throw tune::ConfigError::at_key("train_loop_config", "train_loop_config must be a JSON object");
   }
   scaling_.validate();
 }
