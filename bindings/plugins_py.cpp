@@ -212,6 +212,15 @@ std::shared_ptr<tune::schedulers::TrialScheduler> python_scheduler(py::object ad
   return std::make_shared<PythonScheduler>(std::move(adapter));
 }
 
+std::shared_ptr<tune::schedulers::TrialScheduler> python_explored_pbt(const tune::Json& options,
+                                                                      py::object explore) {
+  auto held = std::make_shared<Held>(std::move(explore));
+  return tune::schedulers::make_pbt_scheduler(options, [held](tune::Json config) {
+    py::gil_scoped_acquire gil;
+    return to_json(held->get()(to_python(config)), "custom_explore_fn");
+  });
+}
+
 std::shared_ptr<tune::Callback> python_callback(py::object callback) {
   return std::make_shared<PythonCallback>(std::move(callback));
 }

@@ -36,6 +36,11 @@ std::shared_ptr<tune::search::Searcher> python_searcher(py::object adapter);
 // an index into its candidates or -1.
 std::shared_ptr<tune::schedulers::TrialScheduler> python_scheduler(py::object adapter);
 
+// The C++ PBT from its options table, exploring with a Python function
+// (config dict -> config dict) after its own mutations.
+std::shared_ptr<tune::schedulers::TrialScheduler> python_explored_pbt(const tune::Json& options,
+                                                                      py::object explore);
+
 // tune.sample_from(func) as the engine's conditional domain: `sample_from`
 // is the Python object; its _resolve(config) gets the config as resolved so
 // far and returns the value.

@@ -52,7 +52,7 @@ tune::ParamSpace to_param_space(py::dict dict, const std::string& prefix) {
 // The spec dict's entries that hold Python objects rather than JSON.
 bool holds_objects(const std::string& key) {
   return key == "param_space" || key == "stop" || key == "custom_searcher" ||
-         key == "custom_scheduler";
+         key == "custom_scheduler" || key == "scheduler_explore_fn";
 }
 
 // dict[key], or None.
@@ -106,6 +106,17 @@ tune::ExperimentSpec to_spec(const py::dict& dict) {
   if (budget.is_number() && budget.get<double>() > 0) {
     spec.stoppers.push_back(std::make_shared<tune::TimeoutStopper>(
         std::chrono::duration<double>(budget.get<double>())));
+  }
+  // PBT's custom_explore_fn and callable hyperparam_mutations, as one Python
+  // function (tunerun/tune/schedulers/_python_explore.py); the rest is the
+  // C++ PBT, checked here as finish_spec checks a named scheduler.
+  const py::object explore = entry(dict, "scheduler_explore_fn");
+  if (!explore.is_none()) {
+    try {
+      spec.custom_scheduler = python_explored_pbt(spec.scheduler_options, explore);
+    } catch (const tune::ConfigError& e) {
+      throw tune::ConfigError::at_key("scheduler." + e.key(), e.message());
+    }
   }
   tune::finish_spec(spec);
   spec.source = tune::experiment_spec_to_json(spec);

@@ -37,9 +37,11 @@ std::unique_ptr<TrialScheduler> make_median(const Json& options) {
   return std::make_unique<MedianStoppingRule>(std::move(o));
 }
 
-std::unique_ptr<TrialScheduler> make_pbt(const Json& options) {
+std::unique_ptr<TrialScheduler> make_pbt(const Json& options,
+                                         std::function<Json(Json)> custom_explore_fn = {}) {
   OptionReader r("pbt", options);
   PbtOptions o;
+  o.custom_explore_fn = std::move(custom_explore_fn);
   read_common(r, o);
   r.read("perturbation_interval", o.perturbation_interval);
   r.read("burn_in_period", o.burn_in_period);
@@ -127,6 +129,11 @@ std::unique_ptr<TrialScheduler> make_scheduler(const std::string& type, const Js
       "type", fmt::format("unknown scheduler '{}'; known: fifo, asha (async_hyperband), "
                           "hyperband, median (median_stopping_rule), pbt, pb2",
                           type));
+}
+
+std::unique_ptr<TrialScheduler> make_pbt_scheduler(const Json& options,
+                                                   std::function<Json(Json)> custom_explore_fn) {
+  return make_pbt(options, std::move(custom_explore_fn));
 }
 
 }  // namespace tune::schedulers

@@ -19,6 +19,7 @@
 //   save / restore     experiment checkpoint and resume
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -127,5 +128,10 @@ class TrialScheduler {
 // Creates a scheduler from a name ("fifo") and its options table. Throws
 // tune::ConfigError whose key() names the offending option or "type".
 std::unique_ptr<TrialScheduler> make_scheduler(const std::string& type, const Json& options);
+
+// make_scheduler("pbt", options) with Ray's custom_explore_fn: applied to
+// each explored config after hyperparam_mutations (which it may replace).
+std::unique_ptr<TrialScheduler> make_pbt_scheduler(const Json& options,
+                                                   std::function<Json(Json)> custom_explore_fn);
 
 }  // namespace tune::schedulers

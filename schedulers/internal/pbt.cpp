@@ -33,7 +33,7 @@ PbtScheduler::PbtScheduler(PbtOptions options, std::string name, bool explores_i
   if (!explores_itself) {
     mutations_ = detail::parse_mutations(options_.hyperparam_mutations, "hyperparam_mutations");
     check(!mutations_.empty() || options_.custom_explore_fn != nullptr, "hyperparam_mutations",
-          "needs hyperparam_mutations (or, from C++, a custom_explore_fn)");
+          "needs hyperparam_mutations or a custom_explore_fn");
   }
   next_perturbation_sync_ = std::max(options_.perturbation_interval, options_.burn_in_period);
 }

@@ -124,6 +124,57 @@ def test_pb2_explores_within_its_bounds(storage):
     assert 50.0 <= worse.config["lr"] <= 200.0
 
 
+def test_pbt_mutates_with_functions_and_custom_explore_fn(storage):
+    # Ray's pbt_example: hyperparam_mutations holds lambdas; custom_explore_fn
+    # then sees (and may fix) every explored config.
+    import random
+    seen = []
+
+    def explore(config):
+        seen.append(dict(config))
+        config["explored"] = True
+        return config
+
+    grid = tune.Tuner(
+        trainables.pbt_member,
+        param_space={"lr": tune.grid_search([1.0, 100.0]), "momentum": 0.5},
+        tune_config=tune.TuneConfig(
+            metric="score", mode="max",
+            scheduler=tune.schedulers.PopulationBasedTraining(
+                time_attr="training_iteration", perturbation_interval=2, quantile_fraction=0.5,
+                resample_probability=1.0,
+                hyperparam_mutations={"lr": lambda: random.uniform(300.0, 400.0),
+                                      "momentum": tune.sample_from(lambda _: 0.9)},
+                custom_explore_fn=explore, seed=1)),
+        run_config=run_config(storage, "pbt_functions")).fit()
+    assert grid.num_errors == 0
+    worse = next(r for r in grid if r.history[0]["score"] == 1.0)
+    best = next(r for r in grid if r is not worse)
+    # The worse trial took the better one's checkpoint and a freshly drawn lr.
+    assert worse.metrics["owner"] == best.trial_id
+    assert 300.0 <= worse.config["lr"] <= 400.0
+    assert worse.config["momentum"] == 0.9 and worse.config["explored"] is True
+    assert seen and all(300.0 <= c["lr"] <= 400.0 for c in seen)
+
+
+def test_pbt_perturbs_a_function_entry_and_keeps_ints():
+    from tunerun.tune.schedulers._python_explore import PythonExplore
+    explore = PythonExplore({"batch": lambda: 7, "lr": lambda: 0.5}, resample_probability=0.0,
+                            perturbation_factors=(2.0,), custom_explore_fn=None, seed=0)
+    assert explore({"batch": 16, "lr": 0.1}) == {"batch": 32, "lr": 0.2}
+    # A key the config lacks is drawn, whatever the probability.
+    assert explore({"lr": 0.1})["batch"] == 7
+
+
+def test_pbt_custom_explore_fn_must_return_the_config(storage):
+    with pytest.raises(ValueError, match="custom_explore_fn"):
+        tune.schedulers.PopulationBasedTraining(custom_explore_fn="not a function")
+    from tunerun.tune.schedulers._python_explore import PythonExplore
+    explore = PythonExplore({}, 0.25, (1.2, 0.8), lambda config: None, seed=0)
+    with pytest.raises(ValueError, match="must return the config dict"):
+        explore({"lr": 1.0})
+
+
 def test_basic_variant_generator_takes_ray_s_arguments(storage):
     searcher = tune.search.basic_variant.BasicVariantGenerator(
         points_to_evaluate=[{"x": 1.5}], max_concurrent=1, random_state=2)

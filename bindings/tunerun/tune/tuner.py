@@ -306,6 +306,8 @@ class Tuner:
                              "tune.search.Searcher")
         if isinstance(tc.scheduler, schedulers._NativeScheduler):
             spec["scheduler"] = tc.scheduler._spec()
+            if getattr(tc.scheduler, "_explore_fn", None) is not None:
+                spec["scheduler_explore_fn"] = tc.scheduler._explore_fn
         elif isinstance(tc.scheduler, schedulers.TrialScheduler):
             spec["custom_scheduler"] = _adapters.SchedulerAdapter(tc.scheduler)
         elif tc.scheduler is not None:

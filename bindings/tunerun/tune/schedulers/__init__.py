@@ -147,8 +147,13 @@ class MedianStoppingRule(_NativeScheduler):
 
 
 class PopulationBasedTraining(_NativeScheduler):
-    """Ray's PBT. hyperparam_mutations: domains or lists of values per key;
-    custom_explore_fn is not supported from Python."""
+    """Ray's PBT (schedulers/internal/pbt.h). hyperparam_mutations: per key a
+    domain, a list of values, a nested dict, or (as Ray's pbt_example) a
+    function of no arguments or a sample_from; custom_explore_fn(config) ->
+    config runs after them. Functions and custom_explore_fn run on the
+    driver with the GIL held (tunerun/tune/schedulers/_python_explore.py);
+    the rest of PBT is C++. seed seeds PBT's own draws (tunerun's; Ray uses
+    the global `random`)."""
     _type = "pbt"
 
     def __init__(self, time_attr="time_total_s", metric=None, mode=None,
@@ -156,16 +161,22 @@ class PopulationBasedTraining(_NativeScheduler):
                  quantile_fraction=0.25, resample_probability=0.25,
                  perturbation_factors=(1.2, 0.8), custom_explore_fn=None, synch=False,
                  seed=None):
-        if custom_explore_fn is not None:
-            raise ValueError("PopulationBasedTraining: custom_explore_fn is not supported "
-                             "from Python")
+        from tunerun.tune.schedulers._python_explore import PythonExplore, split_mutations
+        if custom_explore_fn is not None and not callable(custom_explore_fn):
+            raise ValueError("PopulationBasedTraining: custom_explore_fn must be a function "
+                             f"config -> config, got {custom_explore_fn!r}")
+        data, functions = split_mutations(hyperparam_mutations)
         super().__init__(time_attr=time_attr, metric=metric, mode=mode,
                          perturbation_interval=perturbation_interval,
                          burn_in_period=burn_in_period,
-                         hyperparam_mutations=hyperparam_mutations,
+                         hyperparam_mutations=data if hyperparam_mutations is not None else None,
                          quantile_fraction=quantile_fraction,
                          resample_probability=resample_probability,
                          perturbation_factors=list(perturbation_factors), synch=synch, seed=seed)
+        self._explore_fn = None
+        if functions or custom_explore_fn is not None:
+            self._explore_fn = PythonExplore(functions, resample_probability,
+                                             perturbation_factors, custom_explore_fn, seed)
 
 
 class HyperBandForBOHB(HyperBandScheduler):
