@@ -74,3 +74,11 @@ def reads_its_first_checkpoint(config):
 def reports_its_resources(config):
     resources = train.get_context().get_trial_resources()
     train.report({"required": resources.required_resources, "bundles": len(resources.bundles)})
+
+
+def fails_while_flagged(config):
+    """Raises while the file config["flag"] exists, else reports its x."""
+    import os
+    if os.path.exists(config["flag"]):
+        raise RuntimeError("flagged to fail")
+    train.report({"score": config["x"]})

@@ -44,6 +44,37 @@ def test_restore_takes_ray_s_arguments(storage):
                            param_space={"a": 3, "b": 0})
 
 
+def test_restore_without_param_space_reuses_the_first_fit_s(storage, tmp_path):
+    # Ray's fault-tolerance guide: Tuner.restore(path, trainable, restart_errored=True)
+    # continues with the param_space and TuneConfig the experiment started with.
+    flag = tmp_path / "flag"
+    flag.write_text("")
+    grid = tune.Tuner(ray_trainables.fails_while_flagged,
+                      param_space={"x": tune.uniform(0, 1), "flag": str(flag)},
+                      tune_config=tune.TuneConfig(metric="score", mode="max", num_samples=3),
+                      run_config=tune.RunConfig(name="flagged", storage_path=storage,
+                                                verbose=0)).fit()
+    assert grid.num_errors == 3
+    first = sorted(r.config["x"] for r in grid)
+    flag.unlink()
+    restored = tune.Tuner.restore(grid.experiment_path, ray_trainables.fails_while_flagged,
+                                  restart_errored=True).fit()
+    assert restored.num_errors == 0
+    assert sorted(r.config["x"] for r in restored) == first
+    # The metric and mode came back with the TuneConfig.
+    assert restored.get_best_result().metrics["score"] == max(first)
+
+
+def test_restore_asks_for_a_param_space_that_did_not_pickle(storage):
+    grid = tune.Tuner(ray_trainables.returns_score,
+                      param_space={"a": tune.sample_from(lambda spec: 2), "b": 0},
+                      run_config=tune.RunConfig(name="lambda_space", storage_path=storage,
+                                                verbose=0)).fit()
+    assert grid[0].metrics["score"] == 4
+    with pytest.raises(ValueError, match="pass param_space"):
+        tune.Tuner.restore(grid.experiment_path, ray_trainables.returns_score)
+
+
 def test_a_trial_sees_its_resources(storage):
     grid = tune.Tuner(tune.with_resources(ray_trainables.reports_its_resources, {"cpu": 2}),
                       run_config=tune.RunConfig(name="seen", storage_path=storage,

@@ -220,6 +220,34 @@ def _flag_stop(stop):
     return _DictStopper(rest)
 
 
+_TUNER_FILE = "tuner.pkl"
+
+
+def _save_tuner(directory, given):
+    """What Tuner.restore takes from the first fit() when not given again:
+    the param_space and the TuneConfig, each kept only if it pickles."""
+    import pickle
+    kept = {}
+    for key, value in given.items():
+        try:
+            kept[key] = pickle.dumps(value)
+        except Exception:
+            continue
+    os.makedirs(directory, exist_ok=True)
+    with open(os.path.join(directory, _TUNER_FILE), "wb") as f:
+        pickle.dump(kept, f)
+
+
+def _load_tuner(path):
+    import pickle
+    try:
+        with open(os.path.join(path, _TUNER_FILE), "rb") as f:
+            kept = pickle.load(f)
+    except FileNotFoundError:
+        return {}
+    return {key: pickle.loads(value) for key, value in kept.items()}
+
+
 class Tuner:
     def __init__(self, trainable, *, param_space=None, tune_config=None, run_config=None,
                  _resume=None):
@@ -228,6 +256,7 @@ class Tuner:
         self._run_config = run_config or RunConfig()
         self._resume = _resume or {}
         self._trainable = trainable
+        self._given = {"param_space": param_space, "tune_config": tune_config}
         ref, trainable_spec, base_space, display, self._parameters = _trainable_spec(trainable)
         if param_space is not None and not isinstance(param_space, dict):
             raise ValueError(f"param_space must be a dict, got {type(param_space).__name__}")
@@ -349,6 +378,8 @@ class Tuner:
                 os.path.join(directory, "with_parameters.pkl"))
             with open(self._ref["parameters"], "wb") as f:
                 f.write(self._parameters)
+        if not self._resume:
+            _save_tuner(os.path.join(self._spec["storage_path"], self._name), self._given)
         argv = _reference.worker_argv(self._ref)
         # Fresh ranks fork from a zygote (tunerun/_zygote.py); TUNERUN_ZYGOTE=0
         # starts each with exec, as before.
@@ -370,7 +401,7 @@ class Tuner:
             reporter.report()
         if interrupted and self._run_config.verbose:
             print(f"tunerun: the experiment stopped early; continue it with "
-                  f"tune.Tuner.restore({path!r}, trainable, param_space=...)", file=sys.stderr)
+                  f"tune.Tuner.restore({path!r}, trainable)", file=sys.stderr)
         return ResultGrid.from_experiment(path)
 
     def get_results(self) -> ResultGrid:
@@ -381,9 +412,11 @@ class Tuner:
                 restart_errored=False, param_space=None, storage_filesystem=None, *,
                 tune_config=None, run_config=None):
         """Continues the experiment in `path` (<storage_path>/<name>), Ray's
-        arguments in Ray's order. Unlike Ray, the param_space (and a TuneConfig
-        with a searcher or scheduler) must be given again, as first given;
-        resume_unfinished=False and storage_filesystem are not supported."""
+        arguments in Ray's order. param_space and tune_config left None are
+        those of the first fit(), as Ray's (kept in <path>/tuner.pkl when they
+        pickle: a param_space or scheduler holding lambdas must be given
+        again). resume_unfinished=False and storage_filesystem are not
+        supported."""
         if not resume_unfinished:
             raise ValueError("Tuner.restore: resume_unfinished=False is not supported (the "
                              "unfinished trials always continue)")
@@ -392,6 +425,15 @@ class Tuner:
                              "shared path only)")
         from tunerun.train import RunConfig
         path = os.path.abspath(_expand(path)).rstrip("/")
+        saved = _load_tuner(path) if param_space is None or tune_config is None else {}
+        if param_space is None:
+            if "param_space" not in saved:
+                raise ValueError(f"Tuner.restore: {path} kept no param_space (it did not "
+                                 "pickle, or the experiment is not a Python Tuner's); pass "
+                                 "param_space= as first given")
+            param_space = saved["param_space"]
+        if tune_config is None:
+            tune_config = saved.get("tune_config")
         run_config = run_config or RunConfig()
         run_config.name = os.path.basename(path)
         run_config.storage_path = os.path.dirname(path)
