@@ -63,12 +63,16 @@ def _wrap(func, ref):
     def call(config):
         _session._initial_checkpoint = initial_checkpoint
         _session._bundles = ref.get("bundles")
+        _session._torch_config = ref.get("torch_config")
         if chdir:  # TuneConfig(chdir_to_trial_dir=True), as Ray's
             import os
             cwd = os.getcwd()
             os.chdir(_tunerun.get_context()["trial_dir"])
         try:
             if kind == "trainer":
+                if "parameters" in ref:  # TorchTrainer(datasets=)
+                    from tunerun.train import dataset_shard
+                    dataset_shard._datasets = _parameters(ref)["datasets"]
                 loop_config = config.get("train_loop_config", {})
                 func(loop_config) if takes_config else func()
             elif kind == "class":

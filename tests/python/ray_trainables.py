@@ -82,3 +82,19 @@ def fails_while_flagged(config):
     if os.path.exists(config["flag"]):
         raise RuntimeError("flagged to fail")
     train.report({"score": config["x"]})
+
+
+def reads_its_dataset_shard(config):
+    """Every rank gathers what its shard of "train" holds, and what its
+    process group runs on; rank 0 reports all ranks' views."""
+    import torch
+    import torch.distributed as dist
+
+    from tunerun.train.torch import prepare_model
+    prepare_model(torch.nn.Linear(1, 1))  # joins the process group
+    shard = train.get_dataset_shard("train")
+    xs = [int(v) for batch in shard.iter_torch_batches(batch_size=2) for v in batch["x"]]
+    seen = [None] * dist.get_world_size()
+    dist.all_gather_object(seen, xs)
+    train.report({"shards": seen, "backend": dist.get_backend(),
+                  "batches": len(list(shard.iter_batches(batch_size=2, drop_last=True)))})

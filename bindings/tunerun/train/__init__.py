@@ -12,4 +12,5 @@ _lazy.install(globals(), {
         "StopTrial", "TrainContext", "TrialDone", "get_checkpoint", "get_context", "report",
         "should_checkpoint")},
     "Checkpoint": "tunerun.train.checkpoint:Checkpoint",
+    "get_dataset_shard": "tunerun.train.dataset_shard:get_dataset_shard",
 })

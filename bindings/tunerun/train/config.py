@@ -40,3 +40,6 @@ class ScalingConfig:
     num_workers: int = 1
     use_gpu: bool = False
     resources_per_worker: Optional[Dict[str, float]] = None  # {"CPU": 1, "GPU": 1}
+    # Ray's: the trainer actor's own resources. Accepted and unused: a
+    # trial here is its ranks alone (no trainer process to reserve for).
+    trainer_resources: Optional[Dict[str, float]] = None

@@ -39,6 +39,8 @@ class TrialDone(BaseException):
 _initial_checkpoint = None
 # The trial's resources, one bundle per rank ({"CPU": 2, "GPU": 1}).
 _bundles = None
+# TorchTrainer's torch_config ({"backend": ..., "timeout_s": ...}).
+_torch_config = None
 
 
 def get_checkpoint():

@@ -39,8 +39,13 @@ def _ensure_process_group():
     rank = int(os.environ.get("RANK", "0"))
     if "MASTER_PORT" not in os.environ:
         raise RuntimeError("prepare_model()/prepare_data_loader() run only inside a trial's rank")
-    backend = "nccl" if _device().type == "cuda" else "gloo"
-    dist.init_process_group(backend, init_method="env://", rank=rank, world_size=world_size)
+    from datetime import timedelta
+
+    from tunerun.train import session
+    config = session._torch_config or {}
+    backend = config.get("backend") or ("nccl" if _device().type == "cuda" else "gloo")
+    dist.init_process_group(backend, init_method="env://", rank=rank, world_size=world_size,
+                            timeout=timedelta(seconds=config.get("timeout_s", 1800)))
 
 
 def get_device():
@@ -108,20 +113,50 @@ def prepare_data_loader(loader, add_dist_sampler=True, move_to_device=True):
     return loader
 
 
+class TorchConfig:
+    """Ray's TorchConfig: the process group's backend ("gloo", "nccl"; None:
+    NCCL on GPUs, else Gloo) and its timeout. init_method "env" only (the
+    controller gives each group its address and port)."""
+
+    def __init__(self, backend=None, init_method="env", timeout_s=1800):
+        if backend not in (None, "gloo", "nccl"):
+            raise ValueError(f"TorchConfig: backend {backend!r} is not 'gloo' or 'nccl'")
+        if init_method != "env":
+            raise ValueError("TorchConfig: init_method 'env' only (the controller sets "
+                             "MASTER_ADDR and MASTER_PORT per group)")
+        self.backend = backend
+        self.init_method = init_method
+        self.timeout_s = timeout_s
+
+
 class TorchTrainer:
-    def __init__(self, train_loop_per_worker, *, train_loop_config=None, scaling_config=None,
-                 run_config=None, datasets=None, resume_from_checkpoint=None):
+    def __init__(self, train_loop_per_worker, *, train_loop_config=None, torch_config=None,
+                 scaling_config=None, run_config=None, datasets=None, dataset_config=None,
+                 resume_from_checkpoint=None, metadata=None):
         """resume_from_checkpoint (a train.Checkpoint): what train.get_checkpoint()
         returns on a fresh start, as Ray's (a restart after a failure gets the
-        trial's own latest). datasets (Ray Data) are not supported."""
-        if datasets is not None:
-            raise ValueError("TorchTrainer: datasets (Ray Data) are not supported; load the "
-                             "data in train_loop_per_worker")
+        trial's own latest). datasets: {name: iterable of rows}, each rank's
+        share read with train.get_dataset_shard(name)
+        (tunerun/train/dataset_shard.py; no Ray Data: rows are pickled once).
+        dataset_config and metadata are accepted and unused."""
+        import pickle
+
+        from tunerun.train import dataset_shard
         self.resume_from_checkpoint = resume_from_checkpoint
         self.train_loop_per_worker = train_loop_per_worker
         self.train_loop_config = dict(train_loop_config or {})
+        self.torch_config = torch_config or TorchConfig()
         self.scaling_config = scaling_config or ScalingConfig()
         self.run_config = run_config or RunConfig()
+        self._payload = None
+        if datasets is not None:
+            rows = dataset_shard.materialise(datasets)
+            try:
+                self._payload = pickle.dumps({"datasets": rows})
+            except Exception as e:
+                raise ValueError(f"TorchTrainer: datasets cannot be pickled "
+                                 f"({type(e).__name__}: {e}); they travel to the ranks by "
+                                 "pickle") from None
         self._ref = _reference.make_reference(train_loop_per_worker, "trainer")
 
     def _tunerun_trainer(self):
@@ -134,7 +169,9 @@ class TorchTrainer:
         ref = dict(self._ref)
         if self.resume_from_checkpoint is not None:
             ref["resume_from_checkpoint"] = os.path.abspath(self.resume_from_checkpoint.path)
-        return ref, spec, space, self.train_loop_per_worker.__qualname__
+        ref["torch_config"] = {"backend": self.torch_config.backend,
+                               "timeout_s": self.torch_config.timeout_s}
+        return ref, spec, space, self.train_loop_per_worker.__qualname__, self._payload
 
     def fit(self):
         """Runs one training job (a one-trial experiment); returns its Result."""

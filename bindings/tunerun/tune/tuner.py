@@ -101,7 +101,7 @@ def _trainable_spec(trainable):
         if payload is not None:
             raise ValueError("with_parameters: wraps a function or a tune.Trainable class, not "
                              "a trainer (give the trainer's train_loop_config instead)")
-        return (*trainable._tunerun_trainer(), None)
+        return trainable._tunerun_trainer()
     is_class = isinstance(trainable, type)
     if is_class and not issubclass(trainable, Trainable):
         raise ValueError(f"the trainable {trainable.__qualname__} is a class but not a "
