@@ -221,6 +221,15 @@ std::shared_ptr<tune::schedulers::TrialScheduler> python_explored_pbt(const tune
   });
 }
 
+std::function<std::string(const std::string&, const tune::Json&)> python_trial_dirname(
+    py::object namer) {
+  auto held = std::make_shared<Held>(std::move(namer));
+  return [held](const std::string& trial_id, const tune::Json& config) {
+    py::gil_scoped_acquire gil;
+    return py::str(held->get()(trial_id, to_python(config))).cast<std::string>();
+  };
+}
+
 std::shared_ptr<tune::Callback> python_callback(py::object callback) {
   return std::make_shared<PythonCallback>(std::move(callback));
 }

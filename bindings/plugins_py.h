@@ -11,6 +11,7 @@
 
 #include <pybind11/pybind11.h>
 
+#include <functional>
 #include <memory>
 
 #include "schedulers/trial_scheduler.h"
@@ -35,6 +36,11 @@ std::shared_ptr<tune::search::Searcher> python_searcher(py::object adapter);
 // on_trial_result returns "CONTINUE", "PAUSE" or "STOP", choose_trial_to_run
 // an index into its candidates or -1.
 std::shared_ptr<tune::schedulers::TrialScheduler> python_scheduler(py::object adapter);
+
+// TuneConfig(trial_dirname_creator=) as ExperimentSpec::trial_dirname:
+// namer(trial_id, config dict) -> str (tunerun/tune/tuner.py builds it).
+std::function<std::string(const std::string&, const tune::Json&)> python_trial_dirname(
+    py::object namer);
 
 // The C++ PBT from its options table, exploring with a Python function
 // (config dict -> config dict) after its own mutations.

@@ -52,7 +52,8 @@ tune::ParamSpace to_param_space(py::dict dict, const std::string& prefix) {
 // The spec dict's entries that hold Python objects rather than JSON.
 bool holds_objects(const std::string& key) {
   return key == "param_space" || key == "stop" || key == "custom_searcher" ||
-         key == "custom_scheduler" || key == "scheduler_explore_fn";
+         key == "custom_scheduler" || key == "scheduler_explore_fn" ||
+         key == "trial_dirname_creator";
 }
 
 // dict[key], or None.
@@ -118,6 +119,8 @@ tune::ExperimentSpec to_spec(const py::dict& dict) {
       throw tune::ConfigError::at_key("scheduler." + e.key(), e.message());
     }
   }
+  const py::object dirname = entry(dict, "trial_dirname_creator");
+  if (!dirname.is_none()) spec.trial_dirname = python_trial_dirname(dirname);
   tune::finish_spec(spec);
   spec.source = tune::experiment_spec_to_json(spec);
   spec.source["api"] = "python";

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -78,6 +79,9 @@ struct ExperimentSpec {
   std::vector<StopCriterion> stop;
   // Stopper objects from the C++ API (tune/stoppers.h), asked after `stop`.
   std::vector<std::shared_ptr<Stopper>> stoppers;
+  // Ray's trial_dirname_creator (C++ and Python APIs): a new trial's
+  // directory name under trials/, from its id and config; unset: the id.
+  std::function<std::string(const std::string& trial_id, const Json& config)> trial_dirname;
 
   Json source = Json::object();  // the sweep as the user wrote it, stored for display
   std::string sweep_text;        // the sweep file's text, for `tunerun resume`

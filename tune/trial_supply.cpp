@@ -4,6 +4,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
+
+#include "core/errors.h"
 
 namespace tune {
 
@@ -82,6 +85,26 @@ void TrialSupply::save_state(bool force) {
   parts_.store.put_state("controller", {{"searcher_finished", exhausted()}});
 }
 
+std::string TrialSupply::dir_name(const std::string& id, const Json& config) const {
+  if (!parts_.spec.trial_dirname) return id;
+  const std::string name = parts_.spec.trial_dirname(id, config);
+  const auto taken = parts_.spec.experiment_dir() / "trials" / name;
+  if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos) {
+    throw ConfigError::at_key("trial_dirname_creator",
+                              fmt::format("gave '{}' for trial {}: a directory name needs "
+                                          "characters other than '/' and is not '.' or '..'",
+                                          name, id));
+  }
+  if (std::filesystem::exists(taken)) {
+    throw ConfigError::at_key(
+        "trial_dirname_creator",
+        fmt::format("gave '{}' for trial {}, the directory of an earlier trial; names must "
+                    "differ per trial (include trial.trial_id)",
+                    name, id));
+  }
+  return name;
+}
+
 void TrialSupply::create_trials() {
   while (!exhausted() && parts_.trials.count(TrialStatus::kPending) <
                              parts_.plugins.searcher->max_pending_trials()) {
@@ -92,8 +115,9 @@ void TrialSupply::create_trials() {
       break;
     }
     if (s.status == search::Suggestion::Status::kNotReady) break;
-    Trial& trial = parts_.trials.create(id, next_index_++, std::move(s.config),
-                                        parts_.spec.experiment_dir() / "trials" / id, unix_now());
+    auto dir = parts_.spec.experiment_dir() / "trials" / dir_name(id, s.config);
+    Trial& trial =
+        parts_.trials.create(id, next_index_++, std::move(s.config), std::move(dir), unix_now());
     // Its directory now, not on the way to its start; launch() names the
     // error if it cannot be made.
     std::error_code ignored;

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "tune/trial_parts.h"
 #include "tune/wind_down.h"
@@ -34,6 +35,9 @@ class TrialSupply {
 
  private:
   void resume_status(Trial& trial);
+  // The new trial's directory name: its id, or the spec's trial_dirname's
+  // (checked: one path component, not taken). Throws ConfigError.
+  std::string dir_name(const std::string& id, const Json& config) const;
 
   TrialParts parts_;
   const WindDown& wind_down_;

@@ -36,8 +36,8 @@ def test_tune_run_raises_on_a_failed_trial(storage):
 
 
 def test_tune_run_refuses_what_it_cannot_do(storage):
-    with pytest.raises(ValueError, match="trial_name_creator"):
+    with pytest.raises(ValueError, match="export_formats"):
         tune.run(ray_trainables.returns_score, config={"a": 1, "b": 1}, storage_path=storage,
-                 trial_name_creator=lambda trial: "x")
+                 export_formats=["model"])
     with pytest.raises(TypeError, match="no_such_option"):
         tune.run(ray_trainables.returns_score, storage_path=storage, no_such_option=1)

@@ -97,8 +97,7 @@ class ExperimentAnalysis:
 
 # tune.run's keywords that have no counterpart here, with the value that
 # means "not used" (Ray's default).
-_UNSUPPORTED = {"log_to_file": False, "trial_name_creator": None,
-                "trial_dirname_creator": None, "sync_config": None, "export_formats": None,
+_UNSUPPORTED = {"log_to_file": False, "sync_config": None, "export_formats": None,
                 "restore": None, "resume": None, "storage_filesystem": None}
 
 
@@ -109,7 +108,7 @@ def run(run_or_experiment, name=None, metric=None, mode=None, stop=None, time_bu
         callbacks=None, progress_reporter=None, max_concurrent_trials=None,
         keep_checkpoints_num=None,
         checkpoint_score_attr=None, checkpoint_freq=0, checkpoint_at_end=False,
-        local_dir=None, **unsupported):
+        local_dir=None, trial_name_creator=None, trial_dirname_creator=None, **unsupported):
     """Ray's tune.run: runs `run_or_experiment` (a function or tune.Trainable
     class) over `config` as tune.Tuner would and returns an
     ExperimentAnalysis. checkpoint_score_attr "min-<metric>" orders by min,
@@ -136,7 +135,9 @@ def run(run_or_experiment, name=None, metric=None, mode=None, stop=None, time_bu
     tune_config = TuneConfig(metric=metric, mode=mode, search_alg=search_alg,
                              scheduler=scheduler, num_samples=num_samples,
                              max_concurrent_trials=max_concurrent_trials,
-                             time_budget_s=time_budget_s, reuse_actors=bool(reuse_actors))
+                             time_budget_s=time_budget_s, reuse_actors=bool(reuse_actors),
+                             trial_name_creator=trial_name_creator,
+                             trial_dirname_creator=trial_dirname_creator)
     run_config = train.RunConfig(
         name=name, storage_path=storage_path or local_dir or "runs", stop=stop,
         callbacks=callbacks, progress_reporter=progress_reporter,

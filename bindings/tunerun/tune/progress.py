@@ -87,7 +87,8 @@ class CLIReporter(Callback):
                        and not isinstance(v, bool) and k not in ("time_this_iter_s",)]
             metrics = {k: k for k in numeric[:self._infer_limit]}
         header = ["Trial name", "status", *parameters.values(), *metrics.values()]
-        rows = [[trial_id, status, *(_lookup(config, k) for k in parameters),
+        name = getattr(self, "_name_trial", None) or (lambda trial_id, config: trial_id)
+        rows = [[name(trial_id, config), status, *(_lookup(config, k) for k in parameters),
                  *(_lookup(result, k) for k in metrics)]
                 for trial_id, (status, config, result) in trials[:self._max_rows]]
         widths = [max(len(_cell(v, self._width)) for v in column)

@@ -15,7 +15,7 @@ import os
 import sys
 import time
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from tunerun import _reference, _tunerun
 from tunerun.tune.result_grid import ResultGrid
@@ -41,6 +41,34 @@ class TuneConfig:
     # Seeds the searcher (Ray: the searchers' own seeds); None: fresh entropy,
     # recorded in the experiment's spec.
     seed: Optional[int] = None
+    # Ray's: functions of a Trial (trial_id, config, trainable_name,
+    # experiment_tag) -> str. The name shows in CLIReporter's table; the
+    # directory name replaces the trial id under <experiment>/trials/.
+    trial_name_creator: Optional[Callable] = None
+    trial_dirname_creator: Optional[Callable] = None
+
+
+class _TrialNamer:
+    """creator(Trial) -> str, called as namer(trial_id, config)."""
+
+    def __init__(self, creator, trainable_name):
+        self._creator = creator
+        self._trainable_name = trainable_name
+
+    def __call__(self, trial_id, config):
+        from tunerun.tune.experiment import Trial
+        trial = Trial(trial_id)
+        trial.config = config
+        trial.trainable_name = self._trainable_name
+        index = trial_id.rsplit("_", 1)[-1]
+        flat = ",".join(f"{k}={v}" for k, v in sorted(config.items())
+                        if not isinstance(v, dict))
+        trial.experiment_tag = f"{int(index) if index.isdigit() else index}_{flat}"
+        name = self._creator(trial)
+        if not isinstance(name, str):
+            raise TypeError(f"{getattr(self._creator, '__qualname__', self._creator)} "
+                            f"returned {name!r} for {trial_id}: expected a str")
+        return name
 
 
 class PlacementGroupFactory:
@@ -258,6 +286,7 @@ class Tuner:
         self._trainable = trainable
         self._given = {"param_space": param_space, "tune_config": tune_config}
         ref, trainable_spec, base_space, display, self._parameters = _trainable_spec(trainable)
+        self._display = display
         if param_space is not None and not isinstance(param_space, dict):
             raise ValueError(f"param_space must be a dict, got {type(param_space).__name__}")
         self._param_space = _merge(base_space, _with_searcher_space(
@@ -333,6 +362,8 @@ class Tuner:
         elif tc.search_alg is not None:
             raise ValueError(f"TuneConfig.search_alg: {tc.search_alg!r} is not a "
                              "tune.search.Searcher")
+        if tc.trial_dirname_creator is not None:
+            spec["trial_dirname_creator"] = _TrialNamer(tc.trial_dirname_creator, self._display)
         if isinstance(tc.scheduler, schedulers._NativeScheduler):
             spec["scheduler"] = tc.scheduler._spec()
             if getattr(tc.scheduler, "_explore_fn", None) is not None:
@@ -385,6 +416,9 @@ class Tuner:
         # starts each with exec, as before.
         zygote = [] if os.environ.get("TUNERUN_ZYGOTE") == "0" else _reference.zygote_argv()
         reporter = self._run_config.progress_reporter
+        if reporter is not None and self._tune_config.trial_name_creator is not None:
+            reporter._name_trial = _TrialNamer(self._tune_config.trial_name_creator,
+                                               self._display)
         callbacks = list(self._run_config.callbacks or []) + ([reporter] if reporter else [])
         for callback in callbacks:
             callback.setup(stop=self._run_config.stop, num_samples=self._tune_config.num_samples,
@@ -433,7 +467,11 @@ class Tuner:
                                  "param_space= as first given")
             param_space = saved["param_space"]
         if tune_config is None:
-            tune_config = saved.get("tune_config")
+            if "tune_config" not in saved:
+                raise ValueError(f"Tuner.restore: {path} kept no TuneConfig (it did not "
+                                 "pickle: a lambda or a local object in it); pass "
+                                 "tune_config= as first given")
+            tune_config = saved["tune_config"]
         run_config = run_config or RunConfig()
         run_config.name = os.path.basename(path)
         run_config.storage_path = os.path.dirname(path)
