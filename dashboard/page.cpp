@@ -7,8 +7,8 @@
 namespace tune::dashboard {
 namespace {
 
-// The types keep cpp-httplib from Brotli-compressing Chart.js on every request
-// (see server.cpp).
+// Served with these types; the server compresses nothing (loopback gains
+// nothing from it).
 struct Named {
   const char* name;
   const std::string_view* text;
