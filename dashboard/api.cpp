@@ -188,8 +188,8 @@ Json Api::experiment(const ExperimentDb& db, const std::string& name, const std:
                      options_.limits);
   }
   if (what == "importance") {
-    return importance(db.trial_points(), summary_of(db, name)["params"], db.objective().first,
-                      options_.importance);
+    return importance_at_one_budget(db, summary_of(db, name)["params"], db.objective().first,
+                                    options_.importance);
   }
   throw NotFound(fmt::format("no API path 'exp/{}/{}'", name, what));
 }

@@ -210,7 +210,7 @@ class DashboardTest(unittest.TestCase):
         self.wait(lambda: self.driver.find_elements(By.CSS_SELECTOR, "#asha-table tbody tr"))
         stopped = query(db, "SELECT COUNT(*) FROM trials WHERE status_reason LIKE 'stopped by%'")[0][0]
         self.assertGreater(stopped, 0)
-        self.wait(lambda: "stopped by ASHA at rung" in self.text("trials"))
+        self.wait(lambda: "stopped by scheduler AsyncHyperBand at rung" in self.text("trials"))
 
     def test_3_running_pbt_updates_live(self):
         self.assertIsNone(self.pbt.poll(), "the PBT sweep should still be running")
