@@ -140,10 +140,8 @@ Json importance_at_one_budget(const ExperimentDb& db, const Json& params, const 
   Json out = importance(points, params, metric, options);
   out["budget"] = budget > 0 ? Json(budget) : Json();
   if (budget == 0) {
-    out["reason"] = fmt::format(
-        "needs at least {} trials with a value of '{}' at one "
-        "training_iteration",
-        options.min_trials, metric);
+    out["reason"] = fmt::format("needs at least {} trials with a value of '{}' at one iteration",
+                                options.min_trials, metric);
   }
   return out;
 }

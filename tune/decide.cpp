@@ -21,7 +21,7 @@ std::string scheduler_stop_reason(const std::string& reason, const std::string& 
                                   int64_t iteration) {
   if (reason.empty())
     return fmt::format("stopped by scheduler {} at iteration {}", name, iteration);
-  return fmt::format("stopped by scheduler {} (iteration {})", reason, iteration);
+  return fmt::format("stopped by scheduler {}, at iteration {}", reason, iteration);
 }
 
 Action decide(const ResultVerdicts& v) {

@@ -49,7 +49,7 @@ Action decide(const ResultVerdicts& verdicts);
 
 // The status reason of a trial the scheduler stopped at `iteration`: its
 // own reason (TrialScheduler::decision_reason) when it gave one, else its
-// name (debug_string()).
+// name (debug_string()); either way ending "at iteration N".
 std::string scheduler_stop_reason(const std::string& reason, const std::string& name,
                                   int64_t iteration);
 

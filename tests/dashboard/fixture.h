@@ -18,7 +18,7 @@ namespace tune::test {
 
 inline const std::string kAshaStop =
     "stopped by scheduler AsyncHyperBand at rung 2 of 3 (milestone 3): accuracy 0.2 is below "
-    "the cut-off 0.3 of the 4 trials recorded there (iteration 3)";
+    "the cut-off 0.3 of the 4 trials recorded there, at iteration 3";
 
 // runs/<name>: `trials` trials maximising "accuracy" = f(lr) that report
 // `iterations` results each, except every third, stopped by ASHA at 3 with

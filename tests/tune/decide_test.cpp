@@ -37,7 +37,7 @@ TEST_CASE("decide: a scheduler that gives its reason is quoted, not named by its
       "AsyncHyperBand at rung 2 of 3 (milestone 3): score 0.1 is below the cut-off";
   CHECK(decide(v).reason ==
         "stopped by scheduler AsyncHyperBand at rung 2 of 3 (milestone 3): score 0.1 is below "
-        "the cut-off (iteration 3)");
+        "the cut-off, at iteration 3");
   v = at(4, Decision::kPause, 4);
   v.scheduler_reason = "MedianStoppingRule at training_iteration 4: worse than the median";
   CHECK(decide(v).reason ==
