@@ -11,12 +11,6 @@ namespace {
 
 constexpr const char* kDatabaseFile = "experiment.db";
 
-std::string query_string(const Query& query) {
-  std::string out;
-  for (const auto& [k, v] : query) out += (out.empty() ? "?" : "&") + k + "=" + v;
-  return out;
-}
-
 }  // namespace
 
 std::vector<std::string> Api::experiment_names() const {
@@ -47,25 +41,84 @@ std::filesystem::path Api::experiment_dir(const std::string& name) const {
   return options_.root / name;
 }
 
-Json Api::get(const std::string& path, const Query& query) { return answer(path, query)->json; }
-
-std::shared_ptr<const std::string> Api::get_text(const std::string& path, const Query& query) {
-  auto a = answer(path, query);
-  std::call_once(a->dumped, [&] {
-    // Metrics and logs are user data: invalid UTF-8 is replaced, never thrown on.
-    a->text = std::make_shared<const std::string>(
-        a->json.dump(-1, ' ', false, Json::error_handler_t::replace));
-  });
-  return a->text;
+std::optional<std::pair<std::string, std::string>> Api::split(const std::string& path) {
+  if (!path.starts_with("exp/")) return std::nullopt;
+  const size_t slash = path.find('/', 4);
+  if (slash == std::string::npos || slash == 4) return std::nullopt;
+  return std::make_pair(path.substr(4, slash - 4), path.substr(slash + 1));
 }
 
-std::shared_ptr<Api::Answer> Api::answer(const std::string& path, const Query& query) {
-  auto uncached = [](Json json) {
-    auto a = std::make_shared<Answer>();
-    a->json = std::move(json);
-    return a;
+Json Api::get(const std::string& path, const Query& query) { return compute(path, query); }
+
+std::shared_ptr<const std::string> Api::get_text(const std::string& path, const Query& query) {
+  auto dumped = [](const Json& json) {
+    // Metrics and logs are user data: invalid UTF-8 is replaced, never thrown on.
+    return std::make_shared<const std::string>(
+        json.dump(-1, ' ', false, Json::error_handler_t::replace));
   };
-  if (path == "experiments") return uncached(experiments());
+  const auto parts = split(path);
+  // Cached: an experiment's answers but its version (cheaper than a lookup)
+  // and its trials (one per trial: a cache of them would only churn).
+  if (!parts || parts->second == "version" || parts->second.starts_with("trial/")) {
+    return dumped(compute(path, query));
+  }
+  const auto& [name, what] = *parts;
+  const ExperimentDb db = ExperimentDb::open(experiment_dir(name));
+  const std::string fingerprint = db.fingerprint();
+  std::string key = name + "/" + what;
+  if (what == "curves" && query.contains("metric")) key += "?metric=" + query.at("metric");
+  {
+    std::lock_guard lock(mutex_);
+    auto it = cache_.find(key);
+    if (it != cache_.end() && it->second->fingerprint == fingerprint) {
+      lru_.splice(lru_.begin(), lru_, it->second);  // most recently used
+      return it->second->text;
+    }
+  }
+  auto text = dumped(experiment(db, name, what, query));
+  std::lock_guard lock(mutex_);
+  remember({key, name, fingerprint, text});
+  return text;
+}
+
+void Api::remember(Entry entry) {
+  // A new fingerprint: the experiment's older answers can never be asked for again.
+  std::string& latest = fingerprints_[entry.experiment];
+  if (latest != entry.fingerprint) {
+    latest = entry.fingerprint;
+    for (auto it = lru_.begin(); it != lru_.end();) {
+      if (it->experiment == entry.experiment && it->fingerprint != entry.fingerprint) {
+        cache_bytes_ -= it->text->size();
+        cache_.erase(it->key);
+        it = lru_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  if (auto it = cache_.find(entry.key); it != cache_.end()) {
+    cache_bytes_ -= it->second->text->size();
+    lru_.erase(it->second);
+    cache_.erase(it);
+  }
+  if (entry.text->size() > options_.cache_bytes || options_.cache_entries == 0) return;
+  cache_bytes_ += entry.text->size();
+  lru_.push_front(std::move(entry));
+  cache_[lru_.front().key] = lru_.begin();
+  while (cache_.size() > options_.cache_entries || cache_bytes_ > options_.cache_bytes) {
+    cache_bytes_ -= lru_.back().text->size();
+    cache_.erase(lru_.back().key);
+    lru_.pop_back();
+  }
+}
+
+Api::CacheStats Api::cache_stats() const {
+  std::lock_guard lock(mutex_);
+  return {cache_.size(), cache_bytes_};
+}
+
+Json Api::compute(const std::string& path, const Query& query) {
+  if (path == "experiments") return experiments();
   if (path == "version") {
     std::string all;
     for (const auto& name : experiment_names()) {
@@ -75,23 +128,33 @@ std::shared_ptr<Api::Answer> Api::answer(const std::string& path, const Query& q
         all += name + ":error;";
       }
     }
-    return uncached({{"fingerprint", all}});
+    return {{"fingerprint", all}};
   }
-  if (path.starts_with("exp/")) {
-    const size_t slash = path.find('/', 4);
-    if (slash != std::string::npos && slash > 4) {
-      return experiment(path.substr(4, slash - 4), path.substr(slash + 1), query);
-    }
+  if (const auto parts = split(path)) {
+    const ExperimentDb db = ExperimentDb::open(experiment_dir(parts->first));
+    return experiment(db, parts->first, parts->second, query);
   }
   throw NotFound(fmt::format("no API path '{}'", path));
+}
+
+Json Api::summary_of(const ExperimentDb& db, const std::string& name) {
+  const std::string fingerprint = db.fingerprint();
+  {
+    std::lock_guard lock(mutex_);
+    auto it = summaries_.find(name);
+    if (it != summaries_.end() && it->second.first == fingerprint) return it->second.second;
+  }
+  Json summary = db.summary();
+  std::lock_guard lock(mutex_);
+  summaries_[name] = {fingerprint, summary};
+  return summary;
 }
 
 Json Api::experiments() {
   Json out = Json::array();
   for (const auto& name : experiment_names()) {
     try {
-      const auto summary = experiment(name, "summary", {});
-      const Json& s = summary->json;
+      const Json s = summary_of(ExperimentDb::open(experiment_dir(name)), name);
       out.push_back({{"name", name},
                      {"status", s["status"]},
                      {"metric", s["metric"]},
@@ -112,47 +175,23 @@ Json Api::experiments() {
   return out;
 }
 
-std::shared_ptr<Api::Answer> Api::experiment(const std::string& name, const std::string& what,
-                                             const Query& query) {
-  const ExperimentDb db = ExperimentDb::open(experiment_dir(name));
-  const std::string fingerprint = db.fingerprint();
-  auto fresh = std::make_shared<Answer>();
-  if (what == "version") {
-    fresh->json = {{"fingerprint", fingerprint}};
-    return fresh;
-  }
-  if (what.starts_with("trial/")) {
-    fresh->json = db.trial(what.substr(6), options_.limits);
-    return fresh;
-  }
-
-  const std::string key = name + "/" + what + query_string(query);
-  {
-    std::lock_guard lock(mutex_);
-    if (auto it = cache_.find(key); it != cache_.end() && it->second->fingerprint == fingerprint) {
-      return it->second;
-    }
-  }
-  if (what == "summary") {
-    fresh->json = db.summary();
-  } else if (what == "trials") {
-    fresh->json = db.trials();
-  } else if (what == "scheduler") {
-    fresh->json = db.scheduler();
-  } else if (what == "curves") {
+Json Api::experiment(const ExperimentDb& db, const std::string& name, const std::string& what,
+                     const Query& query) {
+  if (what == "version") return {{"fingerprint", db.fingerprint()}};
+  if (what.starts_with("trial/")) return db.trial(what.substr(6), options_.limits);
+  if (what == "summary") return summary_of(db, name);
+  if (what == "trials") return db.trials();
+  if (what == "scheduler") return db.scheduler();
+  if (what == "curves") {
     auto metric = query.find("metric");
-    fresh->json =
-        db.curves(metric != query.end() ? metric->second : db.objective().first, options_.limits);
-  } else if (what == "importance") {
-    const Json params = experiment(name, "summary", {})->json["params"];
-    fresh->json = importance(db.trial_points(), params, db.objective().first, options_.importance);
-  } else {
-    throw NotFound(fmt::format("no API path 'exp/{}/{}'", name, what));
+    return db.curves(metric != query.end() ? metric->second : db.objective().first,
+                     options_.limits);
   }
-  fresh->fingerprint = fingerprint;
-  std::lock_guard lock(mutex_);
-  cache_[key] = fresh;
-  return fresh;
+  if (what == "importance") {
+    return importance_at_one_budget(db, summary_of(db, name)["params"], db.objective().first,
+                                    options_.importance);
+  }
+  throw NotFound(fmt::format("no API path 'exp/{}/{}'", name, what));
 }
 
 }  // namespace tune::dashboard

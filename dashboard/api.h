@@ -13,15 +13,21 @@
 //   exp/NAME/importance              importance() of the experiment's metric
 //   exp/NAME/trial/ID                ExperimentDb::trial
 //
-// Answers are cached per experiment and keyed by its fingerprint, so
-// polling pages cost a few indexed lookups until something changes.
-// Thread-safe: the server calls get() from several threads.
+// Answers are cached as JSON text keyed by the experiment's fingerprint, so
+// polling pages cost a few indexed lookups until something changes. The
+// cache is bounded in entries and bytes (least recently used out first), an
+// answer is keyed only on the query parameters it reads (so junk in a query
+// string makes no new entry), and an experiment's entries go once its
+// fingerprint changes. Thread-safe: the server calls get_text() from several
+// threads.
 #pragma once
 
 #include <filesystem>
+#include <list>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,9 +38,11 @@
 namespace tune::dashboard {
 
 struct ApiOptions {
-  std::filesystem::path root;    // the folder given to `tunerun dashboard`
-  QueryLimits limits;            // what one answer may hold
-  ImportanceOptions importance;  // the random forest behind exp/NAME/importance
+  std::filesystem::path root;             // the folder given to `tunerun dashboard`
+  QueryLimits limits;                     // what one answer may hold
+  ImportanceOptions importance;           // the random forest behind exp/NAME/importance
+  size_t cache_entries = 256;             // answers kept; a page asks for ~6 per experiment
+  size_t cache_bytes = size_t{64} << 20;  // their text in all; a larger answer is not kept
 };
 
 using Query = std::map<std::string, std::string>;
@@ -43,35 +51,50 @@ class Api {
  public:
   explicit Api(ApiOptions options) : options_(std::move(options)) {}
 
-  // Answers `path` (see above). Throws NotFound for an unknown path,
-  // experiment or trial, StorageError for a database that cannot be read.
+  // Answers `path` (see above), computed afresh. Throws NotFound for an
+  // unknown path, experiment or trial, StorageError for a database that
+  // cannot be read.
   Json get(const std::string& path, const Query& query = {});
-  // The same answer as JSON text, cached with it: a 10,000-trial table is
-  // megabytes, serialised once per change rather than once per request.
+  // The same answer as JSON text, from the cache while the experiment's
+  // fingerprint is unchanged: a 10,000-trial table is megabytes, serialised
+  // once per change rather than once per request.
   std::shared_ptr<const std::string> get_text(const std::string& path, const Query& query = {});
 
   // The experiments under root by name, sorted. Re-read on every call: a new
   // sweep appears without restarting the server.
   std::vector<std::string> experiment_names() const;
 
+  struct CacheStats {
+    size_t entries = 0;
+    size_t bytes = 0;
+  };
+  CacheStats cache_stats() const;
+
  private:
-  // One answer, shared by the cache and the requests that read it.
-  struct Answer {
-    std::string fingerprint;  // of the experiment when it was computed; empty: not cached
-    Json json;
-    std::once_flag dumped;
-    std::shared_ptr<const std::string> text;  // json.dump(), made on the first get_text
+  struct Entry {
+    std::string key;          // "NAME/what?query"
+    std::string experiment;   // NAME
+    std::string fingerprint;  // of the experiment when it was computed
+    std::shared_ptr<const std::string> text;
   };
 
   std::filesystem::path experiment_dir(const std::string& name) const;  // throws NotFound
-  std::shared_ptr<Answer> answer(const std::string& path, const Query& query);
-  std::shared_ptr<Answer> experiment(const std::string& name, const std::string& what,
-                                     const Query& query);
+  // Splits "exp/NAME/what"; nullopt for another path.
+  static std::optional<std::pair<std::string, std::string>> split(const std::string& path);
+  Json compute(const std::string& path, const Query& query);
+  Json experiment(const ExperimentDb& db, const std::string& name, const std::string& what,
+                  const Query& query);
   Json experiments();
+  Json summary_of(const ExperimentDb& db, const std::string& name);  // cached by fingerprint
+  void remember(Entry entry);                                        // needs mutex_
 
   ApiOptions options_;
-  std::mutex mutex_;                                      // guards cache_
-  std::map<std::string, std::shared_ptr<Answer>> cache_;  // "NAME/what?query" -> answer
+  mutable std::mutex mutex_;  // guards what follows
+  std::list<Entry> lru_;      // most recently used first
+  std::map<std::string, std::list<Entry>::iterator> cache_;
+  size_t cache_bytes_ = 0;
+  std::map<std::string, std::string> fingerprints_;                // NAME -> the latest seen
+  std::map<std::string, std::pair<std::string, Json>> summaries_;  // NAME -> (fingerprint, summary)
 };
 
 }  // namespace tune::dashboard

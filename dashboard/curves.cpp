@@ -18,16 +18,6 @@ namespace {
 
 using storage::internal::Statement;
 
-// The quoted JSON path lets metric names contain dots, as the views do.
-std::string metric_path(const std::string& metric) {
-  std::string escaped;
-  for (char c : metric) {
-    if (c == '"' || c == '\\') escaped += '\\';
-    escaped += c;
-  }
-  return "$.\"" + escaped + "\"";
-}
-
 Json nullable(const Statement& s, int column) {
   return s.is_null(column) ? Json() : Json(s.column_double(column));
 }
@@ -48,7 +38,27 @@ std::string tail_of(const std::filesystem::path& file, size_t bytes) {
   return text;
 }
 
+// A path under the experiment's folder as relative to it ("trials/x_00001"),
+// others as they are.
+std::string shown_path(const std::filesystem::path& path, const std::filesystem::path& base) {
+  const auto relative = path.lexically_relative(base);
+  return !relative.empty() && *relative.begin() != ".." ? relative.string() : path.string();
+}
+
 }  // namespace
+
+std::filesystem::path ExperimentDb::trial_dir(const std::string& trial_id,
+                                              const std::string& stored) const {
+  // The controller's layout, found wherever the experiment folder is now: a
+  // copied or moved runs/ still reads its own logs, not the old place's.
+  const std::filesystem::path experiment = path_.parent_path();
+  const std::filesystem::path here = experiment / "trials" / trial_id;
+  std::error_code error;
+  if (std::filesystem::is_directory(here, error)) return here;
+  if (stored.empty()) return {};
+  const std::filesystem::path recorded(stored);
+  return recorded.is_absolute() ? recorded : experiment / recorded;
+}
 
 Json ExperimentDb::curves(const std::string& metric, const QueryLimits& limits) const {
   const auto [objective_metric, mode] = objective();
@@ -116,14 +126,14 @@ Json ExperimentDb::trial(const std::string& trial_id, const QueryLimits& limits)
   row.bind(1, trial_id);
   if (!row.step()) throw NotFound(fmt::format("no trial {} in {}", trial_id, path_.string()));
   const std::string status = row.column_text(2);
-  const std::string dir = row.column_text(4);
+  const std::filesystem::path dir = trial_dir(trial_id, row.column_text(4));
   const internal::ReasonContext reasons = internal::ReasonContext::load(*this);
   Json out = {{"trial_id", trial_id},
               {"index", row.column_int(0)},
               {"config", storage::parse_json_column(row.column_text(1))},
               {"status", status},
-              {"reason", reasons.describe(trial_id, status, row.column_text(3))},
-              {"trial_dir", dir},
+              {"reason", reasons.describe(trial_id, row.column_text(3))},
+              {"trial_dir", dir.empty() ? "" : shown_path(dir, path_.parent_path())},
               {"created_at", row.column_double(5)},
               {"started_at", nullable(row, 6)},
               {"finished_at", nullable(row, 7)},
@@ -173,8 +183,7 @@ Json ExperimentDb::trial(const std::string& trial_id, const QueryLimits& limits)
   // Only files the controller names rank_N.log inside the trial's own directory.
   out["logs"] = Json::array();
   for (int rank = 0; !dir.empty() && rank < 64; ++rank) {
-    const std::filesystem::path file =
-        std::filesystem::path(dir) / fmt::format("rank_{}.log", rank);
+    const std::filesystem::path file = dir / fmt::format("rank_{}.log", rank);
     std::error_code error;
     if (!std::filesystem::is_regular_file(file, error)) break;
     out["logs"].push_back({{"rank", rank}, {"tail", tail_of(file, limits.log_tail_bytes)}});

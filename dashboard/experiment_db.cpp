@@ -85,6 +85,15 @@ schedulers::SchedulerState scheduler_state(const Json& sweep, const Json& saved_
                                             saved_state);
 }
 
+std::string metric_path(const std::string& metric) {
+  std::string escaped;
+  for (char c : metric) {
+    if (c == '"' || c == '\\') escaped += '\\';
+    escaped += c;
+  }
+  return "$.\"" + escaped + "\"";
+}
+
 Json flatten(const Json& config) {
   Json out = Json::object();
   if (config.is_object()) flatten_into(config, "", out);
@@ -169,6 +178,32 @@ std::vector<TrialPoint> ExperimentDb::trial_points() const {
   return out;
 }
 
+std::pair<int64_t, std::vector<TrialPoint>> ExperimentDb::points_at_one_budget(
+    const std::string& metric, size_t min_trials) const {
+  // abs(Inf) exceeds the largest double: an infinity (1e999) is no value.
+  Statement counts(db_,
+                   "SELECT training_iteration FROM results"
+                   " WHERE json_type(metrics, ?1) IN ('integer', 'real')"
+                   " AND abs(json_extract(metrics, ?1)) <= 1.7976931348623157e308"
+                   " GROUP BY training_iteration HAVING COUNT(*) >= ?2"
+                   " ORDER BY training_iteration DESC LIMIT 1");
+  counts.bind(1, metric_path(metric)).bind(2, static_cast<int64_t>(min_trials));
+  if (!counts.step()) return {0, {}};
+  const int64_t budget = counts.column_int(0);
+  Statement query(db_,
+                  "SELECT t.trial_id, t.status, t.config, r.metrics FROM results AS r"
+                  " JOIN trials AS t ON t.trial_id = r.trial_id"
+                  " WHERE r.training_iteration = ?1 ORDER BY t.trial_index");
+  query.bind(1, budget);
+  std::vector<TrialPoint> out;
+  while (query.step()) {
+    out.push_back({query.column_text(0), query.column_text(1),
+                   flatten(parse_or_null(query.column_text(2))),
+                   parse_or_null(query.column_text(3))});
+  }
+  return {budget, std::move(out)};
+}
+
 Json ExperimentDb::summary() const {
   Statement row(db_,
                 "SELECT name, IFNULL(metric, ''), mode, spec, created_at, status, updated_at"
@@ -194,6 +229,12 @@ Json ExperimentDb::summary() const {
   }
   out["counts"] = counts;
   out["num_trials"] = num_trials;
+  // The controller records FINISHED once no trial is left to run, even when
+  // every one of them failed: that sweep failed.
+  if (out["status"] == "FINISHED" && num_trials > 0 && counts.value("ERROR", 0) == num_trials) {
+    out["status"] = "FAILED";
+    out["status_note"] = "every trial failed";
+  }
   Statement results(db_, "SELECT COUNT(*), MIN(timestamp), MAX(timestamp) FROM results");
   results.step();
   out["num_results"] = results.column_int(0);
@@ -211,7 +252,8 @@ Json ExperimentDb::summary() const {
     if (!p.last_metrics.is_object()) continue;
     for (const auto& [key, v] : p.last_metrics.items())
       metrics[key] = metrics[key] || v.is_number();
-    if (metric.empty() || !p.last_metrics.contains(metric)) continue;
+    // A failed trial's last value is where it broke, not a result.
+    if (metric.empty() || p.status == "ERROR" || !p.last_metrics.contains(metric)) continue;
     const Json& v = p.last_metrics[metric];
     if (!v.is_number()) continue;
     const double x = v.get<double>();
@@ -261,7 +303,7 @@ Json ExperimentDb::trials() const {
                    {"index", query.column_int(1)},
                    {"config", flatten(parse_or_null(query.column_text(2)))},
                    {"status", status},
-                   {"reason", reasons.describe(id, status, query.column_text(4))},
+                   {"reason", reasons.describe(id, query.column_text(4))},
                    {"iteration", query.is_null(13) ? 0 : query.column_int(13)},
                    {"created_at", query.column_double(6)},
                    {"started_at", query.is_null(7) ? Json() : Json(query.column_double(7))},

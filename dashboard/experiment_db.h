@@ -81,6 +81,13 @@ class ExperimentDb {
   // Every trial's flattened config and last metrics (importance, slices).
   std::vector<TrialPoint> trial_points() const;
 
+  // The highest training_iteration at which at least `min_trials` trials
+  // reported a finite `metric`, and each of those trials with its metrics
+  // there (in last_metrics): values compared at one budget. Iteration 0
+  // and no points when no iteration has that many.
+  std::pair<int64_t, std::vector<TrialPoint>> points_at_one_budget(const std::string& metric,
+                                                                   size_t min_trials) const;
+
   // The experiment's metric and mode ("min"/"max"); metric empty when none.
   std::pair<std::string, std::string> objective() const;
 
@@ -89,6 +96,8 @@ class ExperimentDb {
 
  private:
   ExperimentDb(std::filesystem::path path, sqlite3* db) : path_(std::move(path)), db_(db) {}
+  // Where a trial's files are now (see curves.cpp); empty when unknown.
+  std::filesystem::path trial_dir(const std::string& trial_id, const std::string& stored) const;
 
   std::filesystem::path path_;
   sqlite3* db_ = nullptr;
@@ -116,6 +125,9 @@ Json scheduler_table(const Json& sweep);
 // for scheduler_type's scheduler with the sweep's options; `mode` is the
 // experiment's. Throws as schedulers::decode_scheduler_state does.
 schedulers::SchedulerState scheduler_state(const Json& sweep, const Json& saved_state, Mode mode);
+
+// The JSON path of a metric for json_extract: quoted, so names may hold dots.
+std::string metric_path(const std::string& metric);
 
 // Nested objects become dotted keys: {"opt": {"lr": 1}} -> {"opt.lr": 1}.
 Json flatten(const Json& config);

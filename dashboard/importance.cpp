@@ -80,13 +80,14 @@ double encode(const Json& v, bool log, std::map<std::string, double>& categories
 
 Json importance(const std::vector<TrialPoint>& trials, const Json& params,
                 const std::string& metric, const ImportanceOptions& options) {
-  Json out = {
-      {"metric", metric},
-      {"params", Json::array()},
-      {"method", "random-forest mean decrease in impurity (as Optuna's default evaluator)"}};
+  Json out = {{"metric", metric},
+              {"params", Json::array()},
+              {"method",
+               "mean decrease in impurity of a random forest (Optuna's "
+               "MeanDecreaseImpurityImportanceEvaluator; not fANOVA, Optuna's default)"}};
   std::vector<const TrialPoint*> usable;
   for (const TrialPoint& t : trials) {
-    if (t.status != "TERMINATED" || !t.last_metrics.is_object()) continue;
+    if (!t.last_metrics.is_object()) continue;
     const Json& v = t.last_metrics.contains(metric) ? t.last_metrics[metric] : Json();
     if (v.is_number() && std::isfinite(v.get<double>())) usable.push_back(&t);
   }
@@ -97,9 +98,8 @@ Json importance(const std::vector<TrialPoint>& trials, const Json& params,
   }
   out["num_trials"] = usable.size();
   if (metric.empty() || params.empty() || usable.size() < options.min_trials) {
-    out["reason"] =
-        fmt::format("needs at least {} finished trials with a value of '{}' ({} so far)",
-                    options.min_trials, metric, usable.size());
+    out["reason"] = fmt::format("needs at least {} trials with a value of '{}' ({} so far)",
+                                options.min_trials, metric, usable.size());
     return out;
   }
   const auto n = static_cast<Eigen::Index>(usable.size());
@@ -131,6 +131,18 @@ Json importance(const std::vector<TrialPoint>& trials, const Json& params,
   std::stable_sort(order.begin(), order.end(), [&](auto a, auto b) { return total[a] > total[b]; });
   for (auto f : order)
     out["params"].push_back({{"name", params[f].at("name")}, {"importance", total[f]}});
+  return out;
+}
+
+Json importance_at_one_budget(const ExperimentDb& db, const Json& params, const std::string& metric,
+                              const ImportanceOptions& options) {
+  auto [budget, points] = db.points_at_one_budget(metric, options.min_trials);
+  Json out = importance(points, params, metric, options);
+  out["budget"] = budget > 0 ? Json(budget) : Json();
+  if (budget == 0) {
+    out["reason"] = fmt::format("needs at least {} trials with a value of '{}' at one iteration",
+                                options.min_trials, metric);
+  }
   return out;
 }
 

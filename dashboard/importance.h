@@ -3,12 +3,15 @@
 // metric, as Optuna's MeanDecreaseImpurityImportanceEvaluator does with
 // scikit-learn's RandomForestRegressor (64 trees, depth 64, bootstrap, all
 // features at each split). Each tree's impurity decreases are normalised to
-// sum to 1, averaged over the trees, and normalised again.
+// sum to 1, averaged over the trees, and normalised again. (Optuna's
+// default evaluator is fANOVA, optuna-dashboard's PED-ANOVA; this is
+// neither.)
 //
-// Inputs: the trials that finished (TERMINATED) with a finite value of the
-// metric in their last result. Numeric parameters enter as they are (log10
-// for log domains: the scale they were sampled on), others as the index of
-// their value among the values seen. Thread-safe (no shared state).
+// Values are compared at one budget: a trial a scheduler cut at iteration 1
+// and one that ran 100 iterations are not ranked by their last values.
+// Numeric parameters enter as they are (log10 for log domains: the scale
+// they were sampled on), others as the index of their value among the
+// values seen. Thread-safe (no shared state).
 #pragma once
 
 #include <cstdint>
@@ -23,15 +26,22 @@ namespace tune::dashboard {
 struct ImportanceOptions {
   int num_trees = 64;        // Optuna: 64
   int max_depth = 64;        // Optuna: 64
-  size_t min_trials = 8;     // fewer finished trials: no importance (too few to say anything)
+  size_t min_trials = 8;     // fewer trials at any one budget: no importance (too few to say)
   size_t max_trials = 2000;  // a larger experiment is subsampled (seeded) to keep this under ~1 s
   uint64_t seed = 0;         // bootstrap and subsample draws
 };
 
-// {"metric", "num_trials", "params": [{"name", "importance"}] best first}, or
+// {"metric", "method", "num_trials", "params": [{"name", "importance"}] best
+// first}, from each trial's finite value of `metric` in last_metrics, or
 // "params" empty and "reason" saying why when there are too few trials.
 // `params` is ExperimentDb::summary()'s "params" array.
 Json importance(const std::vector<TrialPoint>& trials, const Json& params,
                 const std::string& metric, const ImportanceOptions& options = {});
+
+// importance() of the values at ExperimentDb::points_at_one_budget (the
+// highest training_iteration that min_trials trials reached), with
+// "budget" naming that iteration (null when none has enough trials).
+Json importance_at_one_budget(const ExperimentDb& db, const Json& params, const std::string& metric,
+                              const ImportanceOptions& options = {});
 
 }  // namespace tune::dashboard

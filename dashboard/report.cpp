@@ -34,7 +34,9 @@ size_t write_report(const std::filesystem::path& experiment_dir,
   }
   for (const Json& trial : trials) {
     const std::string id = trial["trial_id"].get<std::string>();
-    answers[prefix + "trial/" + id] = api.get(prefix + "trial/" + id);
+    Json answer = api.get(prefix + "trial/" + id);
+    answer["logs"] = Json::array();  // logs are not part of the report (the page says so)
+    answers[prefix + "trial/" + id] = std::move(answer);
   }
 
   const std::string page = static_page(answers, fmt::format("tunerun report: {}", name));

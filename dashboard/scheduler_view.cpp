@@ -2,6 +2,7 @@
 // key 'scheduler', decoded by schedulers/scheduler_state.h) and the exploits
 // table, turned into what the page draws.
 #include <cmath>
+#include <map>
 
 #include "dashboard/experiment_db.h"
 #include "schedulers/scheduler_state.h"
@@ -18,15 +19,20 @@ using storage::internal::Statement;
 Json number_or_null(double v) { return std::isfinite(v) ? Json(v) : Json(); }
 
 // ASHA: per bracket, per rung (lowest milestone first) the values recorded
-// there and the cut-off a new arrival must beat.
+// there in arrival order, each with the cut-off it was compared with when
+// it arrived, and the cut-off a new arrival must beat.
 Json asha_rungs(const std::vector<SchedulerState::AshaBracket>& state) {
   Json brackets = Json::array();
   for (const SchedulerState::AshaBracket& bracket : state) {
     Json rungs = Json::array();
     for (const SchedulerState::Rung& rung : bracket.rungs) {
       Json recorded = Json::array();
-      for (const auto& [trial_id, value] : rung.recorded) {
-        recorded.push_back({trial_id, number_or_null(value)});
+      for (size_t i = 0; i < rung.recorded.size(); ++i) {
+        const auto& [trial_id, value] = rung.recorded[i];
+        // [trial, value, cut-off on arrival, below it]
+        recorded.push_back({trial_id, number_or_null(value),
+                            number_or_null(rung.cutoff_at_arrival.at(i)),
+                            static_cast<bool>(rung.below_cutoff.at(i))});
       }
       rungs.push_back({{"milestone", rung.milestone},
                        {"recorded", recorded},
@@ -37,8 +43,48 @@ Json asha_rungs(const std::vector<SchedulerState::AshaBracket>& state) {
   return brackets;
 }
 
-// HyperBand: each bracket's size, current milestone and live trials.
-Json hyperband_brackets(const std::vector<SchedulerState::HyperBandBracket>& state) {
+// Where each trial got to, as HyperBand's history needs it.
+struct Reached {
+  double time = 0;  // time_attr at its last result; 0 before one
+  std::string status, reason;
+};
+
+// What became of a bracket's trials at each of its milestones: who reached
+// it, who went on, who was cut there (the scheduler's reason recorded with
+// the stop), who finished at the last one, failed, ended on its own or
+// still waits.
+Json bracket_history(const SchedulerState::HyperBandBracket& b,
+                     const std::map<std::string, Reached>& reached) {
+  Json history = Json::array();
+  for (size_t k = 0; k < b.milestones.size(); ++k) {
+    const double m = b.milestones[k];
+    const bool last = k + 1 == b.milestones.size();
+    Json step = {{"milestone", m}};
+    for (const char* key : {"reached", "went_on", "cut", "finished", "failed", "ended", "waiting"})
+      step[key] = Json::array();
+    for (const std::string& id : b.trials) {
+      auto it = reached.find(id);
+      if (it == reached.end() || it->second.time < m) continue;
+      const Reached& r = it->second;
+      step["reached"].push_back(id);
+      const char* fate = "waiting";
+      if (!last && r.time >= b.milestones[k + 1]) {
+        fate = "went_on";
+      } else if (r.status == "ERROR") {
+        fate = "failed";
+      } else if (r.status == "TERMINATED") {
+        fate = last ? "finished" : r.reason.starts_with("stopped by scheduler") ? "cut" : "ended";
+      }
+      step[fate].push_back(id);
+    }
+    history.push_back(step);
+  }
+  return history;
+}
+
+// HyperBand: each bracket's size, current milestone, live trials and history.
+Json hyperband_brackets(const std::vector<SchedulerState::HyperBandBracket>& state,
+                        const std::map<std::string, Reached>& reached) {
   Json out = Json::array();
   for (const SchedulerState::HyperBandBracket& b : state) {
     Json live = Json::array();
@@ -52,6 +98,9 @@ Json hyperband_brackets(const std::vector<SchedulerState::HyperBandBracket>& sta
                    {"n", b.n},
                    {"milestone", b.milestone},
                    {"halvings", b.halvings},
+                   {"n0", b.n0},
+                   {"milestones", b.milestones},
+                   {"history", bracket_history(b, reached)},
                    {"live", live}});
   }
   return out;
@@ -63,6 +112,34 @@ Json diff(const Json& before, const Json& after) {
   for (const auto& [key, value] : after.items()) {
     if (!before.contains(key) || before[key] != value) {
       out[key] = {before.contains(key) ? before[key] : Json(), value};
+    }
+  }
+  return out;
+}
+
+// Each trial's status, reason and time_attr at its last result.
+std::map<std::string, Reached> reached_by(sqlite3* db, std::string time_attr) {
+  if (time_attr.empty()) time_attr = "training_iteration";  // HyperBand's default, as Ray's
+  Statement query(db,
+                  "SELECT t.trial_id, t.status, IFNULL(t.status_reason, ''), r.training_iteration,"
+                  " r.time_total_s, r.metrics FROM trials AS t LEFT JOIN results AS r"
+                  " ON r.trial_id = t.trial_id AND r.training_iteration ="
+                  " (SELECT MAX(training_iteration) FROM results WHERE trial_id = t.trial_id)");
+  std::map<std::string, Reached> out;
+  while (query.step()) {
+    Reached& r = out[query.column_text(0)];
+    r.status = query.column_text(1);
+    r.reason = query.column_text(2);
+    if (query.is_null(3)) continue;
+    if (time_attr == "training_iteration") {
+      r.time = static_cast<double>(query.column_int(3));
+    } else if (time_attr == "time_total_s") {
+      r.time = query.column_double(4);
+    } else {
+      const Json metrics = storage::parse_json_column(query.column_text(5));
+      if (metrics.contains(time_attr) && metrics[time_attr].is_number()) {
+        r.time = metrics[time_attr].get<double>();
+      }
     }
   }
   return out;
@@ -84,7 +161,11 @@ Json ExperimentDb::scheduler() const {
   Json out = {{"type", scheduler_type(sweep, saved)}, {"options", scheduler_table(sweep)}};
   const SchedulerState state = scheduler_state(sweep, saved, mode);
   if (!state.asha.empty()) out["asha"] = asha_rungs(state.asha);
-  if (!state.hyperband.empty()) out["hyperband"] = hyperband_brackets(state.hyperband);
+  if (!state.hyperband.empty()) {
+    const Json table = scheduler_table(sweep);
+    out["hyperband"] =
+        hyperband_brackets(state.hyperband, reached_by(db_, table.value("time_attr", "")));
+  }
 
   Statement exploits(db_,
                      "SELECT e.trial_id, e.donor_id, e.training_iteration, e.donor_iteration,"

@@ -1,20 +1,22 @@
 #include "dashboard/server.h"
 
 #include <fmt/format.h>
-#include <httplib.h>
 
+#include <algorithm>
 #include <random>
+#include <regex>
 
 #include "core/errors.h"
+#include "dashboard/internal/event_server.h"
+#include "dashboard/internal/http.h"
 #include "dashboard/page.h"
 
 namespace tune::dashboard {
 namespace {
 
-// cpp-httplib compresses text/* and the exact types "application/json" and
-// "application/javascript" with Brotli at its top quality: seconds for a few
-// megabytes of trials. A charset parameter opts an answer out; on loopback
-// compression would only cost time.
+using internal::HttpRequest;
+using internal::HttpResponse;
+
 constexpr const char* kJson = "application/json; charset=utf-8";
 constexpr const char* kCookie = "tunerun_token";
 
@@ -23,7 +25,11 @@ std::string dump(const Json& json) {
   return json.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
-std::string error_json(const std::string& message) { return dump(Json{{"error", message}}); }
+HttpResponse error_json(int status, const std::string& message) {
+  HttpResponse out = HttpResponse::text(status, dump(Json{{"error", message}}), kJson);
+  out.headers.emplace_back("Cache-Control", "no-store");
+  return out;
+}
 
 std::string cookie_value(const std::string& header, const std::string& name) {
   size_t pos = 0;
@@ -38,98 +44,123 @@ std::string cookie_value(const std::string& header, const std::string& name) {
   return "";
 }
 
+std::string lower(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return text;
+}
+
+// "Host: [::1]:8265" -> "::1"; "Host: localhost:8265" -> "localhost".
+std::string host_name(const std::string& header) {
+  if (header.starts_with("[")) {
+    const size_t close = header.find(']');
+    return close == std::string::npos ? header : header.substr(1, close - 1);
+  }
+  return header.substr(0, header.find(':'));
+}
+
+bool is_loopback(const std::string& host) {
+  return host == "localhost" || host == "::1" || host.starts_with("127.");
+}
+
+bool is_wildcard(const std::string& host) {
+  return host.empty() || host == "0.0.0.0" || host == "::" || host == "*";
+}
+
 }  // namespace
 
 DashboardServer::DashboardServer(Api& api, ServerOptions options)
-    : api_(api), options_(std::move(options)), server_(std::make_unique<httplib::Server>()) {
-  httplib::Server& s = *server_;
-  // cpp-httplib sets SO_REUSEPORT, which lets a second dashboard share the
-  // port silently; SO_REUSEADDR alone still allows a quick restart.
-  s.set_socket_options([](socket_t sock) {
-    int yes = 1;
-    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
-  });
-  s.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
-    const std::string query_token = req.get_param_value("token");
-    if (authorized(query_token, req.get_header_value("Cookie"),
-                   req.get_header_value("Authorization"))) {
-      if (!options_.token.empty() && !query_token.empty()) {
-        res.set_header("Set-Cookie", fmt::format("{}={}; Path=/; HttpOnly; SameSite=Strict",
-                                                 kCookie, options_.token));
-      }
-      return httplib::Server::HandlerResponse::Unhandled;
-    }
-    res.status = 403;
-    res.set_content("403: this dashboard needs the token printed when it started (?token=...)\n",
-                    "text/plain");
-    return httplib::Server::HandlerResponse::Handled;
-  });
-  s.Get("/", [](const httplib::Request&, httplib::Response& res) {
-    res.set_content(live_page(), "text/html; charset=utf-8");
-  });
-  s.Get(R"(/static/([a-z_.]+))", [](const httplib::Request& req, httplib::Response& res) {
-    const auto asset = static_asset(req.matches[1].str());
-    if (!asset) {
-      res.status = 404;
-      return;
-    }
-    res.set_content(std::string(asset->text), asset->content_type);
-    res.set_header("Cache-Control", "max-age=3600");
-  });
-  s.Get(R"(/api/(.+))", [this](const httplib::Request& req, httplib::Response& res) {
-    Query query;
-    for (const auto& [key, value] : req.params) {
-      if (key != "token") query[key] = value;
-    }
-    res.set_header("Cache-Control", "no-store");
-    try {
-      res.set_content(*api_.get_text(req.matches[1].str(), query), kJson);
-    } catch (const NotFound& e) {
-      res.status = 404;
-      res.set_content(error_json(e.what()), kJson);
-    } catch (const std::exception& e) {
-      // A missing, corrupt or locked database, or a bad file: the page shows it.
-      res.status = 500;
-      res.set_content(error_json(e.what()), kJson);
-    }
-  });
-  s.set_exception_handler(
-      [](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
-        std::string message = "unknown error";
-        try {
-          std::rethrow_exception(ep);
-        } catch (const std::exception& e) {
-          message = e.what();
-        } catch (...) {
-        }
-        res.status = 500;
-        res.set_content(error_json(message), kJson);
-      });
+    : api_(api), options_(std::move(options)) {
+  server_ = std::make_unique<internal::EventServer>(
+      internal::EventServerOptions{
+          .host = options_.host,
+          .port = options_.port,
+          .workers = options_.workers,
+          .request_timeout_s = options_.request_timeout_s,
+          .write_timeout_s = options_.write_timeout_s,
+          .max_connections_per_address = options_.max_connections_per_address},
+      [this](const HttpRequest& request) { return handle(request); });
 }
 
 DashboardServer::~DashboardServer() = default;
 
-bool DashboardServer::authorized(const std::string& query_token, const std::string& cookie,
-                                 const std::string& authorization) const {
+bool DashboardServer::host_allowed(const std::string& host_header) const {
+  if (is_wildcard(options_.host)) return true;
+  const std::string name = lower(host_name(host_header));
+  if (name == lower(options_.host)) return true;
+  return is_loopback(options_.host) &&
+         (name == "localhost" || name == "::1" || name == "127.0.0.1");
+}
+
+bool DashboardServer::authorized(const HttpRequest& request) const {
   if (options_.token.empty()) return true;
-  return query_token == options_.token || cookie_value(cookie, kCookie) == options_.token ||
-         authorization == "token " + options_.token;
+  auto query = request.params.find("token");
+  return (query != request.params.end() && query->second == options_.token) ||
+         cookie_value(request.header("cookie"), kCookie) == options_.token ||
+         request.header("authorization") == "token " + options_.token;
 }
 
-int DashboardServer::bind() {
-  if (options_.port == 0) {
-    const int port = server_->bind_to_any_port(options_.host);
-    if (port < 0) throw Error(fmt::format("cannot bind {}: no free port", options_.host));
-    return port;
+HttpResponse DashboardServer::handle(const HttpRequest& request) {
+  // HTTP/1.1 requires Host; an HTTP/1.0 client that sends none is no browser.
+  const bool has_host = request.headers.contains("host");
+  if ((request.http11 && !has_host) || (has_host && !host_allowed(request.header("host")))) {
+    return HttpResponse::text(403, fmt::format("403: this dashboard answers to {} only, not to "
+                                               "Host '{}' (another --host serves other names)\n",
+                                               options_.host, request.header("host")));
   }
-  if (!server_->bind_to_port(options_.host, options_.port)) {
-    throw Error(fmt::format("cannot bind {}:{} (in use, or not an address of this machine)",
-                            options_.host, options_.port));
+  if (request.method != "GET") {
+    HttpResponse out = HttpResponse::text(405, "405: this dashboard is read-only\n");
+    out.headers.emplace_back("Allow", "GET");
+    return out;
   }
-  return options_.port;
+  if (!authorized(request)) {
+    return HttpResponse::text(
+        403, "403: this dashboard needs the token printed when it started (?token=...)\n");
+  }
+  HttpResponse out = route(request);
+  if (!options_.token.empty() && request.params.contains("token")) {
+    out.headers.emplace_back("Set-Cookie", fmt::format("{}={}; Path=/; HttpOnly; SameSite=Strict",
+                                                       kCookie, options_.token));
+  }
+  return out;
 }
 
-void DashboardServer::serve() { server_->listen_after_bind(); }
+HttpResponse DashboardServer::route(const HttpRequest& request) {
+  const std::string& path = request.path;
+  if (path == "/") return HttpResponse::text(200, live_page(), "text/html; charset=utf-8");
+  static const std::regex kStatic(R"(/static/([a-z_.]+))");
+  std::smatch match;
+  if (std::regex_match(path, match, kStatic)) {
+    const auto asset = static_asset(match[1].str());
+    if (!asset) return HttpResponse::text(404, "404: no such file\n");
+    HttpResponse out = HttpResponse::text(200, std::string(asset->text), asset->content_type);
+    out.headers.emplace_back("Cache-Control", "max-age=3600");
+    return out;
+  }
+  if (!path.starts_with("/api/") || path.size() == 5) {
+    return HttpResponse::text(404, "404: no such page\n");
+  }
+  Query query;
+  for (const auto& [key, value] : request.params) {
+    if (key != "token") query[key] = value;
+  }
+  try {
+    HttpResponse out;
+    out.content_type = kJson;
+    out.body = api_.get_text(path.substr(5), query);
+    out.headers.emplace_back("Cache-Control", "no-store");
+    return out;
+  } catch (const NotFound& e) {
+    return error_json(404, e.what());
+  } catch (const std::exception& e) {
+    // A missing, corrupt or locked database, or a bad file: the page shows it.
+    return error_json(500, e.what());
+  }
+}
+
+int DashboardServer::bind() { return server_->bind(); }
+
+void DashboardServer::serve() { server_->serve(); }
 
 void DashboardServer::stop() { server_->stop(); }
 

@@ -1,9 +1,18 @@
 // DashboardServer: serves the dashboard page, its embedded scripts and the
-// Api's JSON over HTTP (cpp-httplib), read-only: only GET is routed.
+// Api's JSON over HTTP, read-only: only GET is answered.
+//
+// Slow or idle clients cannot delay others: sockets are served by one
+// event loop and only complete requests reach the workers
+// (dashboard/internal/event_server.h), with short deadlines and a cap on
+// connections per address.
 //
 // Binds 127.0.0.1 by default. With a non-empty token every request must
 // carry it, as Jupyter does: ?token=T once (the answer sets a cookie), the
-// cookie, or the header "Authorization: token T"; others get 403.
+// cookie, or the header "Authorization: token T"; others get 403. The Host
+// header must name the bound address (for loopback also "localhost"), so a
+// web page under another name that resolves to this machine (DNS rebinding)
+// is refused; bound to every interface (0.0.0.0, ::) any name is accepted,
+// and the token protects it.
 // A database that cannot be read answers an error JSON (the page shows it);
 // no request ends the server.
 #pragma once
@@ -13,16 +22,22 @@
 
 #include "dashboard/api.h"
 
-namespace httplib {
-class Server;
-}
-
 namespace tune::dashboard {
+
+namespace internal {
+class EventServer;
+struct HttpRequest;
+struct HttpResponse;
+}  // namespace internal
 
 struct ServerOptions {
   std::string host = "127.0.0.1";  // 0.0.0.0 serves every interface (then set a token)
   int port = 8265;                 // Ray's dashboard port; 0 picks a free one
   std::string token;               // empty: no token asked (loopback only)
+  int workers = 4;                 // threads computing answers; no socket ever blocks one
+  double request_timeout_s = 10;   // a request head must arrive within this, else closed
+  double write_timeout_s = 30;     // an answer its client reads none of for this is dropped
+  size_t max_connections_per_address = 32;  // beyond it, the address's oldest idle one closes
 };
 
 class DashboardServer {
@@ -41,12 +56,14 @@ class DashboardServer {
   static std::string make_token();
 
  private:
-  bool authorized(const std::string& query_token, const std::string& cookie,
-                  const std::string& authorization) const;
+  internal::HttpResponse handle(const internal::HttpRequest& request);
+  internal::HttpResponse route(const internal::HttpRequest& request);
+  bool authorized(const internal::HttpRequest& request) const;
+  bool host_allowed(const std::string& host_header) const;
 
   Api& api_;
   ServerOptions options_;
-  std::unique_ptr<httplib::Server> server_;
+  std::unique_ptr<internal::EventServer> server_;
 };
 
 }  // namespace tune::dashboard

@@ -32,7 +32,7 @@ SchedulerState decode(const std::string& type, const Json& options, Mode experim
       out.asha = AshaScheduler::saved_brackets(
           saved, asynchronous_hyperband(hyperband).reduction_factor, sign);
     } else {
-      out.hyperband = HyperBandScheduler::saved_brackets(saved, sign);
+      out.hyperband = HyperBandScheduler::saved_brackets(saved, sign, hyperband);
     }
   }
   return out;

@@ -36,6 +36,13 @@ struct SchedulerState {
     // ASHA's cut-off: the (1 - 1/reduction_factor) quantile of the recorded
     // values (worse is stopped). NaN while nothing is recorded.
     double cutoff = std::numeric_limits<double>::quiet_NaN();
+    // Per recorded value, the cut-off it was compared with when it arrived:
+    // that of the values recorded before it (NaN for the first). The
+    // decision taken then, not the one the final cut-off would take.
+    std::vector<double> cutoff_at_arrival;
+    // Per recorded value: worse than its cutoff_at_arrival, so ASHA's
+    // stopping rule ended the trial there (at max_t every trial ends).
+    std::vector<bool> below_cutoff;
   };
   struct AshaBracket {
     std::vector<Rung> rungs;  // lowest milestone first
@@ -53,6 +60,9 @@ struct SchedulerState {
     double milestone = 0;  // where its trials pause next
     int64_t halvings = 0;  // halvings left
     std::vector<LiveTrial> live;
+    int64_t n0 = 0;                   // the trials it takes in all
+    std::vector<double> milestones;   // every milestone it has, the first (r0) first
+    std::vector<std::string> trials;  // every trial it ever took, in arrival order
   };
 
   std::vector<AshaBracket> asha;            // ASHA and asynchronous HyperBand

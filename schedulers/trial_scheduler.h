@@ -118,6 +118,16 @@ class TrialScheduler {
   // (reuse_workers: no round trip between trials). Default false.
   virtual bool chooses_ahead() const { return false; }
 
+  // Why this scheduler last decided to end or pause `trial_id` (a kStop or
+  // kPause from on_trial_result, or a listing by take_trials_to_stop), in
+  // words for the trial's status reason and its event, naming the scheduler
+  // and what it compared: "AsyncHyperBand at rung 2 of 3 (milestone 3):
+  // accuracy 0.41 is below the cut-off 0.52 of the 4 trials recorded
+  // there". The controller asks right after the decision, before
+  // on_trial_remove. Empty (the default): the controller names the
+  // scheduler by debug_string().
+  virtual std::string decision_reason(const std::string& trial_id) const { return {}; }
+
   virtual Json save() const { return Json::object(); }
   virtual void restore(const Json& state) {}
 

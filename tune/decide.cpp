@@ -17,6 +17,13 @@ Decision Action::decision() const {
   return Decision::kStop;  // not reached: every kind returns above
 }
 
+std::string scheduler_stop_reason(const std::string& reason, const std::string& name,
+                                  int64_t iteration) {
+  if (reason.empty())
+    return fmt::format("stopped by scheduler {} at iteration {}", name, iteration);
+  return fmt::format("stopped by scheduler {}, at iteration {}", reason, iteration);
+}
+
 Action decide(const ResultVerdicts& v) {
   Decision decision = v.scheduler;
   std::string reason;  // a stopper's or stop_all's; empty: the scheduler's (made only if needed)
@@ -40,14 +47,14 @@ Action decide(const ResultVerdicts& v) {
                           "pass a checkpoint to train::report",
                           v.scheduler_name, v.iteration)};
     }
-    return {Action::Kind::kPause, fmt::format("paused by scheduler at iteration {} (checkpoint {})",
-                                              v.iteration, v.checkpoint_iteration)};
+    std::string paused = fmt::format("paused by scheduler at iteration {} (checkpoint {})",
+                                     v.iteration, v.checkpoint_iteration);
+    if (!v.scheduler_reason.empty()) paused += ": " + v.scheduler_reason;
+    return {Action::Kind::kPause, paused};
   }
   if (decision == Decision::kStop) {
-    if (reason.empty()) {
-      reason =
-          fmt::format("stopped by scheduler {} at iteration {}", v.scheduler_name, v.iteration);
-    }
+    if (reason.empty())
+      reason = scheduler_stop_reason(v.scheduler_reason, v.scheduler_name, v.iteration);
     return {Action::Kind::kStop, reason};
   }
   return {};
@@ -69,7 +76,8 @@ EndOutcome judge_end(const GroupEnd& end) {
     return {TrialPhase::kTerminated,
             end.phase == TrialPhase::kStopping
                 ? end.end_reason
-                : fmt::format("completed after {} iterations", end.iteration)};
+                : fmt::format("completed after {} iteration{}", end.iteration,
+                              end.iteration == 1 ? "" : "s")};
   }
   const int64_t failures = end.num_failures + 1;
   if ((end.max_failures < 0 || failures <= end.max_failures) && !end.experiment_stopping) {

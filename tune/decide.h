@@ -20,6 +20,7 @@ struct ResultVerdicts {
   int64_t iteration = 0;
   Decision scheduler = Decision::kContinue;
   std::string scheduler_name;                  // its debug_string(), for reasons (unless kContinue)
+  std::string scheduler_reason;                // its decision_reason(); empty: name it instead
   std::optional<std::string> stopper_reason;   // the first stopper that stopped the trial
   std::optional<std::string> stop_all_reason;  // a stopper ends the whole experiment
   bool pause_requested = false;                // the experiment is being interrupted
@@ -45,6 +46,12 @@ struct Action {
 // PAUSE of a trial that never checkpointed fails it (resuming would silently
 // restart it from scratch).
 Action decide(const ResultVerdicts& verdicts);
+
+// The status reason of a trial the scheduler stopped at `iteration`: its
+// own reason (TrialScheduler::decision_reason) when it gave one, else its
+// name (debug_string()); either way ending "at iteration N".
+std::string scheduler_stop_reason(const std::string& reason, const std::string& name,
+                                  int64_t iteration);
 
 // How a group ended, as judge_end() needs it.
 struct GroupEnd {

@@ -253,15 +253,12 @@ void RunEnds::stop_waiting_trials() {
         (trial->phase != TrialPhase::kPaused && trial->phase != TrialPhase::kPending)) {
       continue;
     }
+    const std::string reason =
+        scheduler_stop_reason(parts_.plugins.scheduler->decision_reason(id),
+                              parts_.plugins.scheduler->debug_string(), trial->iteration);
     // A trial held by the ranks it was handed to stops where they start it.
-    if (hand_ahead_.stop_when_started(
-            trial->id,
-            fmt::format("stopped by scheduler {}", parts_.plugins.scheduler->debug_string()))) {
-      continue;
-    }
-    end_waiting_trial(*trial,
-                      fmt::format("stopped by scheduler {} at iteration {}",
-                                  parts_.plugins.scheduler->debug_string(), trial->iteration));
+    if (hand_ahead_.stop_when_started(trial->id, reason)) continue;
+    end_waiting_trial(*trial, reason);
   }
 }
 

@@ -82,6 +82,7 @@ void TrialReports::complete_iteration(Trial& trial, CompleteIteration done) {
   // Named in the reason of its own stop or pause only (ASHA's is long to make).
   if (verdicts.scheduler != Decision::kContinue) {
     verdicts.scheduler_name = parts_.plugins.scheduler->debug_string();
+    verdicts.scheduler_reason = parts_.plugins.scheduler->decision_reason(trial.id);
   }
   // Every stopper sees every result (stateful ones, e.g. plateau, need them all).
   for (auto& stopper : parts_.plugins.stoppers) {

@@ -10,8 +10,10 @@ extern const std::string_view index_html;
 extern const std::string_view style_css;
 extern const std::string_view util_js;
 extern const std::string_view charts_js;
+extern const std::string_view contour_js;
 extern const std::string_view scheduler_js;
 extern const std::string_view trial_js;
+extern const std::string_view compare_js;
 extern const std::string_view views_js;
 extern const std::string_view app_js;
 extern const std::string_view chart_js;  // Chart.js 3.9 (libjs-chart.js), MIT

@@ -1,10 +1,12 @@
-// Turns the controller's status reasons into what a reader of the trial
-// table wants: "stopped by scheduler AsyncHyperBand... at iteration 9"
-// becomes "stopped by ASHA at rung 3 (iteration 9)", and a PBT recipient
-// says which trial it exploited.
+// The reason shown for each trial: the one the controller recorded with its
+// last status change (a scheduler's stop names what it decided, e.g.
+// "stopped by scheduler AsyncHyperBand at rung 2 of 3 (milestone 3): ..."),
+// never one reconstructed from later state. A PBT recipient also says which
+// trial it exploited (the exploits table). Reasons recorded by older
+// versions, which named the scheduler by its whole status line, keep only
+// its name.
 #pragma once
 
-#include <cstdint>
 #include <map>
 #include <string>
 
@@ -16,20 +18,12 @@ namespace tune::dashboard::internal {
 
 class ReasonContext {
  public:
-  // Reads the scheduler type (spec), ASHA's rungs (experiment_state) and the
-  // exploits table.
+  // Reads the exploits table.
   static ReasonContext load(const ExperimentDb& db);
 
-  std::string describe(const std::string& trial_id, const std::string& status,
-                       const std::string& reason) const;
+  std::string describe(const std::string& trial_id, const std::string& reason) const;
 
  private:
-  std::string scheduler_;  // "asha", "pbt", ...
-  struct Rung {
-    int64_t number = 0;  // the highest ASHA rung the trial was recorded at, 1: the lowest
-    double max_t = 0;    // its bracket's top milestone
-  };
-  std::map<std::string, Rung> rungs_;
   std::map<std::string, std::string> last_exploit_;  // recipient -> "exploited trial X at ..."
 };
 

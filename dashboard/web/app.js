@@ -1,5 +1,6 @@
-// The router (#/, #/exp/NAME, #/exp/NAME/trial/ID) and the live loop: the
-// current view's version path is polled and the view redrawn when it changes.
+// The router (#/, #/exp/NAME, #/exp/NAME/trial/ID, #/exp/NAME/compare/ID,ID)
+// and the live loop: the current view's version path is polled and the view
+// redrawn when it changes.
 'use strict';
 
 (function () {
@@ -14,6 +15,9 @@
     if (parts[0] === 'exp' && parts[1]) {
       crumbs.replaceChildren(' / ', TR.el('a', {href: TR.href.experiment(parts[1])}, parts[1]),
                              parts[3] ? ` / ${parts[3]}` : '');
+      if (parts[2] === 'compare' && parts[3]) {
+        return TR.compareView(main, parts[1], parts[3].split(','));
+      }
       return parts[2] === 'trial' && parts[3] ? TR.trialView(main, parts[1], parts[3])
                                               : TR.experimentView(main, parts[1]);
     }

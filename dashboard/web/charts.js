@@ -42,13 +42,37 @@ TR.chart = function (canvas, config) {
   return new Chart(canvas, config);
 };
 
+// Sizes a canvas drawn by hand to its box at the screen's pixel ratio;
+// returns its context (in CSS pixels) and the plot's width and height
+// inside `pad`.
+TR.fitCanvas = function (canvas, pad) {
+  const box = canvas.parentNode.getBoundingClientRect(), dpr = window.devicePixelRatio || 1;
+  canvas.width = box.width * dpr;
+  canvas.height = box.height * dpr;
+  canvas.style.width = box.width + 'px';
+  canvas.style.height = box.height + 'px';
+  const ctx = canvas.getContext('2d');
+  ctx.scale(dpr, dpr);
+  return {ctx, w: box.width - pad.left - pad.right, h: box.height - pad.top - pad.bottom};
+};
+
 TR.canvas = (id, cls = 'chart') =>
   TR.el('div', {class: cls}, TR.el('canvas', {id: id, 'aria-label': id}));
 
-// Learning curves: one line per trial; the best one thick and red; a
-// stopped trial ends in a cross where the scheduler cut it.
+// Each trial's place, 0 (worst) .. 1 (best), by its last value of the
+// experiment's own metric under its mode: the colour a trial has on every
+// chart, whichever metric a chart shows.
+TR.objectiveRank = function (trials, metric, mode) {
+  const value = (t) => (t.metrics ? t.metrics[metric] : null);
+  const rank = TR.ranker(trials.map(value), mode);
+  const byId = new Map(trials.map((t) => [t.trial_id, rank(value(t))]));
+  return (id) => (byId.has(id) ? byId.get(id) : null);
+};
+
+// Learning curves: one line per trial, coloured by TR.objectiveRank; the
+// best one thick and red; a trial with one result is a point; a stopped
+// trial ends in a cross where the scheduler cut it.
 TR.curvesChart = function (canvas, curves, opts) {
-  const rank = TR.ranker(curves.trials.map((t) => t.value[t.value.length - 1]), opts.mode);
   // Cut short: stopped (or failed) before the longest trial's last iteration.
   const longest =
     Math.max(0, ...curves.trials.map((t) => t.iteration[t.iteration.length - 1] || 0));
@@ -62,14 +86,16 @@ TR.curvesChart = function (canvas, curves, opts) {
     if ((t.stopped || t.status === 'ERROR') && t.iteration[n - 1] < longest) {
       cuts.push({x: xs[n - 1], y: t.value[n - 1], id: t.trial_id});
     }
+    const colour = best ? 'rgb(220,40,40)' : TR.colour(opts.rankOf(t.trial_id), 0.75);
     return {
       label: t.trial_id,
       trial: t.trial_id,
       data: t.value.map((v, i) => ({x: xs[i], y: v})),
-      borderColor: best ? 'rgb(220,40,40)' : TR.colour(rank(t.value[n - 1]), 0.75),
+      borderColor: colour,
+      backgroundColor: colour,
       borderWidth: best ? 3 : 1.2,
       order: best ? 0 : 1,
-      pointRadius: 0,
+      pointRadius: n === 1 ? 3.5 : 0,
       spanGaps: true,
     };
   });
@@ -99,33 +125,17 @@ TR.curvesChart = function (canvas, curves, opts) {
 };
 
 // Parallel coordinates: one axis per parameter and one for the metric, each
-// scaled to [0, 1] (log10 for log domains, category index for choices); one
-// line per trial, coloured by its metric. Drawn straight on the canvas, not
-// with Chart.js, whose cost per dataset makes 10,000 trials take seconds;
-// canvas.dataset.lines says how many lines it drew.
-TR.parallelChart = function (canvas, trials, params, metric, mode, onTrial) {
+// scaled to [0, 1] (log10 for log domains, category index for choices) with
+// its ticks or category names; one line per trial, coloured by its metric.
+// Drawn straight on the canvas, not with Chart.js, whose cost per dataset
+// makes 10,000 trials take seconds; canvas.dataset.lines says how many lines
+// it drew. Dragging along an axis brushes a range of it (a click on the axis
+// clears it): lines outside every brush turn grey and onBrush hears the ids
+// inside (null: no brush); a click elsewhere opens the nearest line's trial.
+TR.parallelChart = function (canvas, trials, params, metric, mode, onTrial, onBrush) {
   const axes = params.map((p) => ({name: p.name, log: p.log, get: (t) => t.config[p.name]}));
   axes.push({name: metric, log: false, get: (t) => (t.metrics ? t.metrics[metric] : undefined)});
-  const scales = axes.map((a) => {
-    const raw = trials.map(a.get).filter((v) => v !== undefined && v !== null);
-    if (raw.every((v) => typeof v === 'number')) {
-      const f = (v) => (a.log && v > 0 ? Math.log10(v) : v);
-      let lo = Infinity, hi = -Infinity, min = Infinity, max = -Infinity;
-      for (const v of raw) {
-        lo = Math.min(lo, f(v));
-        hi = Math.max(hi, f(v));
-        min = Math.min(min, v);
-        max = Math.max(max, v);
-      }
-      const at = (v) => (typeof v === 'number' ? (hi > lo ? (f(v) - lo) / (hi - lo) : 0.5) : null);
-      return {name: a.name + (a.log ? ' (log)' : ''),
-              range: raw.length ? `${TR.num(min)} … ${TR.num(max)}` : '', at};
-    }
-    const cats = [...new Set(raw.map((v) => JSON.stringify(v)))].sort();
-    const at = (v) =>
-      (v === undefined ? null : (cats.indexOf(JSON.stringify(v)) + 0.5) / cats.length);
-    return {name: a.name, range: cats.join(' · '), at};
-  });
+  const scales = axes.map((a) => TR.parallelScale(a, trials.map(a.get)));
   const rank = TR.ranker(trials.map((t) => (t.metrics ? t.metrics[metric] : null)), mode);
   const lines = trials.map((t) => {
     const r = rank(t.metrics ? t.metrics[metric] : null);
@@ -133,48 +143,78 @@ TR.parallelChart = function (canvas, trials, params, metric, mode, onTrial) {
     return {id: t.trial_id, r, ys, colour: TR.colour(r, 0.65)};
   });
   lines.sort((a, b) => (a.r ?? -1) - (b.r ?? -1));  // the best drawn last, on top
-  const pad = {left: 30, right: 30, top: 10, bottom: 36};
+  // Brushes survive a redraw with new data when the axes are the same.
+  const key = scales.map((s) => s.name).join('|');
+  if (canvas.brushKey !== key) canvas.brushes = {};
+  canvas.brushKey = key;
+  const inside = (line) => Object.entries(canvas.brushes).every(
+    ([i, [lo, hi]]) => line.ys[i] !== null && line.ys[i] >= lo && line.ys[i] <= hi);
+  const pad = {left: 30, right: 60, top: 10, bottom: 24};
   let X, Y;
+  const strokeLine = (ctx, line) => {
+    ctx.beginPath();
+    let pen = false;
+    line.ys.forEach((v, i) => {
+      if (v === null) return void (pen = false);
+      pen ? ctx.lineTo(X(i), Y(v)) : ctx.moveTo(X(i), Y(v));
+      pen = true;
+    });
+    ctx.stroke();
+  };
   canvas.draw = function () {
-    const box = canvas.parentNode.getBoundingClientRect(), dpr = window.devicePixelRatio || 1;
-    canvas.width = box.width * dpr;
-    canvas.height = box.height * dpr;
-    canvas.style.width = box.width + 'px';
-    canvas.style.height = box.height + 'px';
-    const ctx = canvas.getContext('2d');
-    ctx.scale(dpr, dpr);
-    const w = box.width - pad.left - pad.right, h = box.height - pad.top - pad.bottom;
+    const {ctx, w, h} = TR.fitCanvas(canvas, pad);
     X = (i) => pad.left + (axes.length > 1 ? (i * w) / (axes.length - 1) : w / 2);
     Y = (v) => pad.top + (1 - v) * h;
     ctx.lineWidth = 1;
+    const brushing = Object.keys(canvas.brushes).length > 0;
     for (const line of lines) {
-      ctx.strokeStyle = line.colour;
-      ctx.beginPath();
-      let pen = false;
-      line.ys.forEach((v, i) => {
-        if (v === null) return void (pen = false);
-        pen ? ctx.lineTo(X(i), Y(v)) : ctx.moveTo(X(i), Y(v));
-        pen = true;
-      });
-      ctx.stroke();
+      if (!brushing || inside(line)) continue;
+      ctx.strokeStyle = 'rgba(190,190,190,0.35)';
+      strokeLine(ctx, line);
     }
-    ctx.strokeStyle = '#555';
-    ctx.fillStyle = '#333';
-    ctx.font = '11px system-ui, sans-serif';
+    for (const line of lines) {
+      if (brushing && !inside(line)) continue;
+      ctx.strokeStyle = line.colour;
+      strokeLine(ctx, line);
+    }
+    ctx.font = '10px system-ui, sans-serif';
     scales.forEach((s, i) => {
+      ctx.strokeStyle = '#555';
       ctx.beginPath();
       ctx.moveTo(X(i), Y(1));
       ctx.lineTo(X(i), Y(0));
       ctx.stroke();
+      ctx.fillStyle = '#333';
+      ctx.textAlign = 'left';
+      for (const tick of s.ticks) {
+        ctx.beginPath();
+        ctx.moveTo(X(i) - 3, Y(tick.at));
+        ctx.lineTo(X(i) + 3, Y(tick.at));
+        ctx.stroke();
+        ctx.fillText(tick.text, X(i) + 5, Y(tick.at) + 3);
+      }
+      const brush = canvas.brushes[i];
+      if (brush) {
+        ctx.fillStyle = 'rgba(40,90,200,0.18)';
+        ctx.fillRect(X(i) - 6, Y(brush[1]), 12, Y(brush[0]) - Y(brush[1]));
+      }
+      ctx.fillStyle = '#222';
+      ctx.font = '11px system-ui, sans-serif';
       ctx.textAlign = i === 0 ? 'left' : i === scales.length - 1 ? 'right' : 'center';
       const x = X(i) + (i === 0 ? -pad.left + 2 : i === scales.length - 1 ? pad.right - 2 : 0);
-      ctx.fillText(s.name, x, Y(0) + 14);
-      ctx.fillStyle = '#777';
-      ctx.fillText(s.range, x, Y(0) + 27);
-      ctx.fillStyle = '#333';
+      ctx.fillText(s.name, x, Y(0) + 16);
+      ctx.font = '10px system-ui, sans-serif';
     });
   };
+  const brushed = () => {
+    if (!Object.keys(canvas.brushes).length) return null;
+    return canvas.lines.filter(inside).map((l) => l.id);
+  };
   canvas.dataset.lines = String(lines.length);
+  canvas.lines = lines;
+  canvas.onTrial = onTrial;
+  canvas.onBrush = onBrush || (() => {});
+  canvas.brushed = brushed;
   canvas.draw();
   if (!canvas.observer) {
     // Redraw on a change of width only: drawing must not feed back into layout.
@@ -182,10 +222,43 @@ TR.parallelChart = function (canvas, trials, params, metric, mode, onTrial) {
       Math.round(canvas.parentNode.getBoundingClientRect().width * (window.devicePixelRatio || 1));
     canvas.observer = new ResizeObserver(() => canvas.width !== width() && canvas.draw());
     canvas.observer.observe(canvas.parentNode);
+    const at = (e) => {
+      const rect = canvas.getBoundingClientRect();
+      return {x: e.clientX - rect.left, y: e.clientY - rect.top};
+    };
+    const axisNear = (x) => {
+      for (let i = 0; i < canvas.lines[0]?.ys.length; i++) if (Math.abs(X(i) - x) < 10) return i;
+      return -1;
+    };
+    const level = (y) => {
+      const box = canvas.parentNode.getBoundingClientRect();
+      const h = box.height - pad.top - pad.bottom;
+      return Math.min(1, Math.max(0, 1 - (y - pad.top) / h));
+    };
+    let drag = null;
+    canvas.addEventListener('mousedown', (e) => {
+      const p = at(e), axis = axisNear(p.x);
+      if (axis >= 0) drag = {axis, from: level(p.y), moved: false};
+    });
+    canvas.addEventListener('mousemove', (e) => {
+      if (!drag) return;
+      const v = level(at(e).y);
+      drag.moved = drag.moved || Math.abs(v - drag.from) > 0.01;
+      if (drag.moved) canvas.brushes[drag.axis] = [Math.min(v, drag.from), Math.max(v, drag.from)];
+      canvas.draw();
+    });
+    window.addEventListener('mouseup', () => {
+      if (!drag) return;
+      if (!drag.moved) delete canvas.brushes[drag.axis];
+      drag = null;
+      canvas.justBrushed = true;
+      canvas.draw();
+      canvas.onBrush(canvas.brushed());
+    });
     // A click opens the trial whose line passes nearest, within 6 pixels.
     canvas.addEventListener('click', (e) => {
-      const rect = canvas.getBoundingClientRect();
-      const x = e.clientX - rect.left, y = e.clientY - rect.top;
+      if (canvas.justBrushed) return void (canvas.justBrushed = false);
+      const {x, y} = at(e);
       let best = null, dist = 6;
       for (const line of canvas.lines) {
         for (let i = 0; i + 1 < line.ys.length; i++) {
@@ -198,28 +271,65 @@ TR.parallelChart = function (canvas, trials, params, metric, mode, onTrial) {
       if (best) canvas.onTrial(best);
     });
   }
-  canvas.lines = lines;
-  canvas.onTrial = onTrial;
 };
 
-// Slice plot: the metric against one parameter, one point per trial.
+// One parallel-coordinates axis: at(v) in [0, 1] (null: no value), and its
+// ticks [{at, text}]: five evenly spaced numbers (powers of ten apart on a
+// log axis), or each category's name.
+TR.parallelScale = function (axis, values) {
+  const raw = values.filter((v) => v !== undefined && v !== null);
+  if (raw.every((v) => typeof v === 'number')) {
+    const f = (v) => (axis.log && v > 0 ? Math.log10(v) : v);
+    let lo = Infinity, hi = -Infinity;
+    for (const v of raw) {
+      lo = Math.min(lo, f(v));
+      hi = Math.max(hi, f(v));
+    }
+    const at = (v) => (typeof v === 'number' ? (hi > lo ? (f(v) - lo) / (hi - lo) : 0.5) : null);
+    const ticks = !raw.length ? [] : hi > lo ? [0, 0.25, 0.5, 0.75, 1].map((q) => {
+      const x = lo + q * (hi - lo);
+      return {at: q, text: TR.num(Number((axis.log ? 10 ** x : x).toPrecision(3)))};
+    }) : [{at: 0.5, text: TR.num(raw[0])}];
+    return {name: axis.name + (axis.log ? ' (log)' : ''), at, ticks};
+  }
+  const name = (v) => (typeof v === 'string' ? v : JSON.stringify(v));
+  const cats = [...new Set(raw.map(name))].sort();
+  const at = (v) =>
+    (v === undefined || v === null ? null : (cats.indexOf(name(v)) + 0.5) / cats.length);
+  const every = Math.max(1, Math.ceil(cats.length / 12));  // at most ~12 names on an axis
+  const ticks = cats.filter((c, k) => k % every === 0)
+    .map((c) => ({at: (cats.indexOf(c) + 0.5) / cats.length, text: c}));
+  return {name: axis.name, at, ticks};
+};
+
+// Slice plot: the metric against one parameter, one point per trial that
+// has both; a choice's values on a category axis. Points sorted along x:
+// Chart.js takes unparsed data as sorted when it sizes the axis.
 TR.sliceChart = function (canvas, trials, param, metric) {
+  const label = (v) => (typeof v === 'string' ? v : JSON.stringify(v));
   const points = trials
     .filter((t) => t.metrics && typeof t.metrics[metric] === 'number' &&
-                   typeof t.config[param.name] === 'number')
-    .map((t) => ({x: t.config[param.name], y: t.metrics[metric], id: t.trial_id}));
+                   t.config[param.name] !== undefined &&
+                   (!param.numeric || typeof t.config[param.name] === 'number'))
+    .map((t) => ({x: param.numeric ? t.config[param.name] : label(t.config[param.name]),
+                  y: t.metrics[metric], id: t.trial_id}));
+  const labels = param.numeric ? null : [...new Set(points.map((p) => p.x))].sort();
+  if (param.numeric) points.sort((a, b) => a.x - b.x);
+  else points.sort((a, b) => labels.indexOf(a.x) - labels.indexOf(b.x));
+  const xScale = param.numeric ? {type: param.log ? 'logarithmic' : 'linear'}
+                               : {type: 'category', labels, offset: true};
+  canvas.dataset.points = String(points.length);
   return TR.chart(canvas, {
     type: 'scatter',
     data: {datasets: [{data: points, pointRadius: 3, backgroundColor: 'rgba(40,90,200,0.6)'}]},
     options: {
-      parsing: false,
+      parsing: param.numeric ? false : {xAxisKey: 'x', yAxisKey: 'y'},
       plugins: {
         legend: {display: false},
         title: {display: true, text: param.name + (param.log ? ' (log axis)' : '')},
         tooltip: {callbacks: {label: (c) => `${points[c.dataIndex].id}: ${TR.num(c.parsed.y)}`}},
       },
-      scales: {x: {type: param.log ? 'logarithmic' : 'linear'},
-               y: {title: {display: true, text: metric}}},
+      scales: {x: xScale, y: {title: {display: true, text: metric}}},
     },
   });
 };
@@ -243,7 +353,7 @@ TR.historyChart = function (canvas, trials, metric, mode) {
        borderColor: 'rgb(220,40,40)', pointRadius: 0},
     ]},
     options: {parsing: false, normalized: true,
-              scales: {x: {title: {display: true, text: 'trial index'}},
+              scales: {x: {title: {display: true, text: 'trial index'}, ticks: {precision: 0}},
                        y: {title: {display: true, text: metric}}}},
   });
 };
@@ -255,5 +365,25 @@ TR.importanceChart = function (canvas, importance) {
            datasets: [{data: importance.params.map((p) => p.importance),
                        backgroundColor: 'rgba(40,90,200,0.7)'}]},
     options: {indexAxis: 'y', plugins: {legend: {display: false}}, scales: {x: {min: 0, max: 1}}},
+  });
+};
+
+// Empirical distribution function: the share of trials whose last value of
+// the metric is at most x, one step per trial.
+TR.edfChart = function (canvas, trials, metric) {
+  const values = trials.map((t) => (t.metrics ? t.metrics[metric] : null))
+    .filter((v) => typeof v === 'number' && isFinite(v)).sort((a, b) => a - b);
+  const points = values.map((v, i) => ({x: v, y: (i + 1) / values.length}));
+  canvas.dataset.points = String(points.length);
+  return TR.chart(canvas, {
+    type: 'line',
+    data: {datasets: [{label: metric, data: points, stepped: 'after', pointRadius: 2,
+                       borderColor: 'rgb(40,90,200)', backgroundColor: 'rgb(40,90,200)'}]},
+    options: {
+      parsing: false,
+      plugins: {legend: {display: false}},
+      scales: {x: {type: 'linear', title: {display: true, text: metric}},
+               y: {min: 0, max: 1, title: {display: true, text: 'share of trials at most x'}}},
+    },
   });
 };

@@ -5,7 +5,7 @@
 TR.schedulerSection = function (sched, trials, onTrial) {
   const parts = [];
   if (sched.asha) parts.push(TR.ashaView(sched.asha, onTrial));
-  if (sched.hyperband) parts.push(TR.hyperbandView(sched.hyperband));
+  if (sched.hyperband) parts.push(TR.hyperbandView(sched.hyperband, onTrial));
   if (sched.exploits && sched.exploits.length) {
     parts.push(TR.lineageView(sched.exploits, trials, onTrial));
   }
@@ -13,56 +13,95 @@ TR.schedulerSection = function (sched, trials, onTrial) {
   return TR.section(`Scheduler: ${sched.type}`, ...parts);
 };
 
+// ASHA's rungs: each value where it was recorded, a red cross where it fell
+// below the cut-off of the values recorded before it (the decision taken
+// then: ASHA stopped that trial there), and each rung's cut-off now.
 TR.ashaView = function (brackets, onTrial) {
-  const rows = [], datasets = [];
-  const cutoffs = [];
+  const rows = [], datasets = [], cutoffs = [], milestones = new Set();
   brackets.forEach((b, bi) => {
-    const points = [];
+    const kept = [], cut = [];
     b.rungs.forEach((r, ri) => {
-      rows.push(TR.el('tr', {}, TR.el('td', {}, bi), TR.el('td', {}, ri + 1),
-                      TR.el('td', {}, TR.num(r.milestone)), TR.el('td', {}, r.recorded.length),
-                      TR.el('td', {}, TR.num(r.cutoff))));
-      for (const [id, v] of r.recorded) if (v !== null) points.push({x: r.milestone, y: v, id});
+      milestones.add(r.milestone);
+      const below = r.recorded.filter((e) => e[3]).length;
+      rows.push(TR.el('tr', {}, [bi, ri + 1, TR.num(r.milestone), r.recorded.length, below,
+                                 TR.num(r.cutoff)].map((v) => TR.el('td', {}, v))));
+      for (const [id, v, at, stopped] of r.recorded) {
+        if (v !== null) (stopped ? cut : kept).push({x: r.milestone, y: v, id, at});
+      }
       if (r.cutoff !== null) cutoffs.push({x: r.milestone, y: r.cutoff});
     });
-    datasets.push({label: `bracket ${bi}`, data: points, pointRadius: 4,
-                   backgroundColor: `hsla(${210 + bi * 50},60%,45%,0.6)`});
+    const colour = `hsla(${210 + bi * 50},60%,45%,0.6)`;
+    datasets.push({label: `bracket ${bi}`, data: kept, pointRadius: 4, backgroundColor: colour});
+    datasets.push({label: `bracket ${bi}: below the cut-off on arrival (stopped there)`, data: cut,
+                   pointStyle: 'crossRot', pointRadius: 6, pointBorderWidth: 2,
+                   borderColor: 'rgba(200,30,30,0.9)'});
   });
   cutoffs.sort((a, b) => a.x - b.x);
-  datasets.push({label: 'cut-off', data: cutoffs, type: 'line', borderColor: 'rgb(220,40,40)',
-                 borderDash: [6, 4], pointStyle: 'line', pointRadius: 10, pointBorderWidth: 3,
-                 showLine: false});
-  const label = (c) =>
-    (c.raw.id ? `${c.raw.id}: ${TR.num(c.parsed.y)}` : `cut-off ${TR.num(c.parsed.y)}`);
+  datasets.push({label: 'cut-off now', data: cutoffs, type: 'line',
+                 borderColor: 'rgb(220,40,40)', borderDash: [6, 4], pointStyle: 'line',
+                 pointRadius: 10, pointBorderWidth: 3, showLine: false});
+  const label = (c) => (c.raw.id
+    ? `${c.raw.id}: ${TR.num(c.parsed.y)} (cut-off on arrival ${TR.num(c.raw.at) || 'none'})`
+    : `cut-off now ${TR.num(c.parsed.y)}`);
   const trialOf = (items) => items.length && items[0].element.$context.raw.id;
+  const ticks = [...milestones].sort((a, b) => a - b);
   const box = TR.canvas('asha-rungs', 'chart small');
   setTimeout(() => TR.chart(box.firstChild, {
     type: 'scatter',
     data: {datasets},
     options: {
-      plugins: {tooltip: {callbacks: {label}}},
-      scales: {x: {type: 'logarithmic',
+      plugins: {tooltip: {callbacks: {label}},
+                legend: {labels: {filter: (item, data) =>
+                  data.datasets[item.datasetIndex].data.length > 0}}},
+      scales: {x: {type: ticks.length > 1 ? 'logarithmic' : 'linear',
+                   afterBuildTicks: (axis) => (axis.ticks = ticks.map((value) => ({value}))),
+                   ticks: {callback: (v) => TR.num(v)},
                    title: {display: true, text: 'rung milestone (training_iteration)'}}},
       onClick: (e, items) => trialOf(items) && onTrial(trialOf(items)),
     },
   }));
   return TR.el('div', {class: 'pair'},
     TR.el('div', {},
-          TR.el('h3', {}, 'ASHA rungs: values recorded at each milestone; ' +
-                          'a trial below the cut-off stops'),
+          TR.el('h3', {}, 'ASHA rungs: the values recorded at each milestone; a trial below ' +
+                          'the cut-off of the values before it stops there'),
           TR.el('table', {id: 'asha-table'},
-                TR.head(['bracket', 'rung', 'milestone', 'recorded', 'cut-off']),
+                TR.head(['bracket', 'rung', 'milestone', 'recorded', 'stopped there',
+                         'cut-off now']),
                 TR.el('tbody', {}, rows))),
     box);
 };
 
-TR.hyperbandView = function (brackets) {
+// HyperBand: every bracket, and what became of its trials at each of its
+// milestones (the reasons the scheduler recorded tell cut from finished).
+TR.hyperbandView = function (brackets, onTrial) {
+  const ids = (list) => {
+    const shown = list.slice(0, 12).map((id) => TR.el('a', {
+      href: '#', onclick: (e) => {
+        e.preventDefault();
+        onTrial(id);
+      }}, id));
+    const parts = shown.flatMap((a, i) => (i ? [', ', a] : [a]));
+    return list.length > 12 ? [...parts, ` and ${list.length - 12} more`] : parts;
+  };
+  const fates = [['went_on', 'went on'], ['cut', 'cut here'], ['finished', 'finished'],
+                 ['failed', 'failed'], ['ended', 'ended on their own'], ['waiting', 'waiting']];
+  const history = (b) => (b.history || []).map((h) => TR.el('tr', {},
+    TR.el('td', {}, `band ${b.band}, s=${b.s}`), TR.el('td', {}, TR.num(h.milestone)),
+    TR.el('td', {}, h.reached.length),
+    TR.el('td', {}, fates.filter(([k]) => h[k].length).flatMap(([k, words], i) =>
+      [i ? '; ' : '', `${h[k].length} ${words}: `, ...ids(h[k])]))));
   const live = (b) => b.live.map((l) => `${l.trial_id} (${TR.num(l.value)})`).join(', ');
-  const cells = (b) => [b.band, b.s, b.n, TR.num(b.milestone), b.halvings, live(b)];
+  const cells = (b) => [b.band, b.s, b.n0, (b.milestones || []).map(TR.num).join(' → '),
+                        TR.num(b.milestone), b.halvings, live(b)];
   return TR.el('div', {}, TR.el('h3', {}, 'HyperBand brackets'),
-    TR.el('table', {}, TR.head(['band', 's', 'n', 'milestone', 'halvings', 'live trials']),
+    TR.el('table', {id: 'hyperband-table'},
+      TR.head(['band', 's', 'trials', 'milestones', 'now at', 'halvings left', 'live trials']),
       TR.el('tbody', {}, brackets.map(
-        (b) => TR.el('tr', {}, cells(b).map((v) => TR.el('td', {}, v)))))));
+        (b) => TR.el('tr', {}, cells(b).map((v) => TR.el('td', {}, v)))))),
+    TR.el('h3', {}, 'What became of each bracket\'s trials at each milestone'),
+    TR.el('table', {id: 'hyperband-history'},
+      TR.head(['bracket', 'milestone', 'reached', 'then']),
+      TR.el('tbody', {}, brackets.flatMap(history))));
 };
 
 // The lineage graph: each trial a grey line along its iterations at its
@@ -91,7 +130,7 @@ TR.lineageView = function (exploits, trials, onTrial) {
       parsing: false,
       plugins: {legend: {display: false}, tooltip: {callbacks: {label: (c) => c.dataset.label}}},
       scales: {x: {type: 'linear', title: {display: true, text: 'training_iteration'}},
-               y: {reverse: true, ticks: {stepSize: 1},
+               y: {reverse: true, ticks: {stepSize: 1, precision: 0},
                    title: {display: true, text: 'trial index'}}},
       onClick: (e, items) =>
         items.length && onTrial(datasets[items[0].datasetIndex].label.split(' ')[0]),

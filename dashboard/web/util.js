@@ -47,6 +47,19 @@ TR.num = function (v) {
   return a !== 0 && (a < 1e-3 || a >= 1e5) ? v.toExponential(3) : String(Number(v.toPrecision(5)));
 };
 
+// Nested objects as dotted keys, as the server flattens configs.
+TR.flatten = function (value, prefix = '', out = {}) {
+  if (value && typeof value === 'object' && !Array.isArray(value) && Object.keys(value).length) {
+    for (const [k, v] of Object.entries(value)) TR.flatten(v, prefix ? prefix + '.' + k : k, out);
+  } else {
+    out[prefix] = value;
+  }
+  return out;
+};
+
+// "1 trial", "3 trials".
+TR.plural = (n, noun) => `${n} ${noun}${n === 1 ? '' : 's'}`;
+
 TR.when = (t) => (t ? new Date(t * 1000).toLocaleString() : '');
 
 TR.duration = function (s) {
@@ -76,6 +89,8 @@ TR.href = {
   experiments: () => '#/',
   experiment: (name) => '#/exp/' + encodeURIComponent(name),
   trial: (name, id) => '#/exp/' + encodeURIComponent(name) + '/trial/' + encodeURIComponent(id),
+  compare: (name, ids) =>
+    '#/exp/' + encodeURIComponent(name) + '/compare/' + ids.map(encodeURIComponent).join(','),
 };
 // API path parts: URL-encoded for the server, raw for the report's keys.
 TR.enc = (s) => (TR.report ? String(s) : encodeURIComponent(s));

@@ -21,7 +21,8 @@ TR.experimentsView = function (main) {
           }
           const counts = Object.entries(e.counts).map(([s, n]) => `${n} ${s}`).join(', ');
           const end = e.status === 'RUNNING' ? Date.now() / 1000 : e.last_result_at || e.updated_at;
-          return TR.el('tr', {dataset: {experiment: e.name}},
+          const open = () => (location.hash = TR.href.experiment(e.name));
+          return TR.el('tr', {dataset: {experiment: e.name}, onclick: open},
             TR.el('td', {}, link), TR.el('td', {}, TR.status(e.status)),
             TR.el('td', {}, e.num_trials), TR.el('td', {}, counts), TR.el('td', {}, e.num_results),
             TR.el('td', {}, TR.num(e.best)), TR.el('td', {}, `${e.metric} (${e.mode})`),
@@ -34,12 +35,19 @@ TR.experimentsView = function (main) {
 
 TR.experimentView = function (main, name) {
   const state = {metric: null, x: 'iteration', logY: false, filter: '', sort: 'index', desc: false,
-                 page: 0, finished: -1};
+                 page: 0, finished: -1, brushed: null, compare: new Set()};
   const goTrial = (id) => (location.hash = TR.href.trial(name, id));
   // A control's handler: state[key] takes what read() says, and the view redraws.
   const setting = (key, read) => () => {
     state[key] = read();
     view.refresh();
+  };
+  // A brush on the parallel coordinates: the trials inside it (null: all).
+  const onBrush = (ids) => {
+    state.brushed = ids ? new Set(ids) : null;
+    state.page = 0;
+    view.drawTable();
+    view.drawCharts();
   };
   const metricSelect =
     TR.el('select', {id: 'metric', onchange: setting('metric', () => metricSelect.value)});
@@ -63,6 +71,9 @@ TR.experimentView = function (main, name) {
   const importanceNote = TR.el('p', {class: 'muted', id: 'importance-note'});
   const slices = TR.el('div', {id: 'slices', class: 'grid'});
   const scheduler = TR.el('div', {id: 'scheduler'});
+  const edf = TR.canvas('edf', 'chart small');
+  const contour = TR.el('div', {id: 'contour-holder'});
+  const compareLink = TR.el('span', {id: 'compare'});
   const table = TR.el('table', {id: 'trials', class: 'sortable'});
   const pager = TR.el('div', {class: 'pager'});
   main.replaceChildren(
@@ -75,10 +86,13 @@ TR.experimentView = function (main, name) {
           TR.section('Parallel coordinates', TR.canvas('parallel')),
           TR.section('Optimisation history', TR.canvas('history'))),
     TR.section('Metric against each parameter', slices),
-    TR.section('Hyperparameter importance', importanceNote,
-               TR.canvas('importance', 'chart small')),
+    contour,
+    TR.el('div', {class: 'pair'},
+          TR.section('Hyperparameter importance', importanceNote,
+                     TR.canvas('importance', 'chart small')),
+          TR.section('Empirical distribution of the metric', edf)),
     scheduler,
-    TR.section('Trials', TR.el('div', {class: 'controls'}, filter), table, pager));
+    TR.section('Trials', TR.el('div', {class: 'controls'}, filter, compareLink), table, pager));
 
   let data = null;
   const view = {
@@ -90,44 +104,68 @@ TR.experimentView = function (main, name) {
       let [summary, trials, sched, curves] = await Promise.all([
         ...['summary', 'trials', 'scheduler'].map((w) => TR.api(TR.path(name) + w)),
         curvesOf(state.metric)]);
-      data = {summary, trials, sched};
-      view.drawOverview();
       if (!state.metric || !summary.metrics.includes(state.metric) || !curves) {
         state.metric = summary.metrics[0] || summary.metric;
         curves = (await curvesOf(state.metric)) || {trials: [], total: 0, metric: ''};
       }
+      data = {summary, trials, sched, curves};
+      view.drawOverview();
       view.drawTable();
       metricSelect.replaceChildren(...summary.metrics.map(
         (m) => TR.el('option', {value: m, selected: m === state.metric}, m)));
       const mode = summary.mode, metric = summary.metric;
-      curvesNote.textContent = curves.total > curves.trials.length
-        ? `the ${curves.trials.length} best of ${curves.total} trials by their last ` +
-          `${curves.metric}; each curve thinned to at most 200 points`
-        : `${curves.trials.length} trials; a cross marks where a scheduler stopped a trial`;
-      TR.curvesChart(document.getElementById('curves'), curves, {
-        x: state.x,
-        logY: state.logY,
-        mode: state.metric === metric ? mode : 'max',
-        best: summary.best && summary.best.trial_id,
-        onTrial: goTrial,
-      });
       TR.parallelChart(document.getElementById('parallel'), trials, summary.params, metric, mode,
-                       goTrial);
+                       goTrial, onBrush);
+      const ids = document.getElementById('parallel').brushed();
+      state.brushed = ids ? new Set(ids) : null;
+      view.drawCharts();
       // The rest after a frame: the table and the main charts show first.
       await new Promise((resolve) => setTimeout(resolve, 0));
-      TR.historyChart(document.getElementById('history'), trials, metric, mode);
-      view.drawSlices(summary.params.filter((p) => p.numeric), trials, metric);
       scheduler.replaceChildren(TR.schedulerSection(sched, trials, goTrial) || '');
-      const finished = summary.counts.TERMINATED || 0;
+      const finished = (summary.counts.TERMINATED || 0) + (summary.counts.ERROR || 0);
       if (finished !== state.finished) {
         state.finished = finished;
         const imp = await TR.api(TR.path(name) + 'importance');
-        importanceNote.textContent =
-          imp.params.length ? `${imp.method}, on ${imp.num_trials} finished trials` : imp.reason;
+        importanceNote.textContent = imp.params.length
+          ? `${imp.method}; the ${imp.num_trials} trials that reached training_iteration ` +
+            `${imp.budget} compared there (the highest iteration that enough trials reached)`
+          : imp.reason;
         const canvas = document.getElementById('importance');
         canvas.parentNode.hidden = !imp.params.length;
         TR.importanceChart(canvas, imp);
       }
+    },
+    // The charts of the trials shown: all, or those inside the brush.
+    drawCharts() {
+      if (!data) return;
+      const {summary, curves} = data;
+      const shown = (id) => !state.brushed || state.brushed.has(id);
+      const trials = data.trials.filter((t) => shown(t.trial_id));
+      const metric = summary.metric, mode = summary.mode;
+      const drawn = {...curves, trials: curves.trials.filter((t) => shown(t.trial_id))};
+      const brushNote = state.brushed ? ` (${trials.length} inside the brush)` : '';
+      curvesNote.textContent = (curves.total > curves.trials.length
+        ? `the ${curves.trials.length} best of ${curves.total} trials by their last ` +
+          `${curves.metric}; each curve thinned to at most 200 points`
+        : `${TR.plural(curves.trials.length, 'trial')}; a cross marks where a scheduler ` +
+          `stopped a trial; colour: each trial's last ${metric} (${mode}), yellow best`) +
+        brushNote;
+      TR.curvesChart(document.getElementById('curves'), drawn, {
+        x: state.x,
+        logY: state.logY,
+        rankOf: TR.objectiveRank(data.trials, metric, mode),
+        best: summary.best && summary.best.trial_id,
+        onTrial: goTrial,
+      });
+      TR.historyChart(document.getElementById('history'), trials, metric, mode);
+      view.drawSlices(summary.params, trials, metric);
+      TR.edfChart(document.getElementById('edf'), trials, metric);
+      const names = summary.params.map((p) => p.name).join('|');
+      if (summary.params.length >= 2 && contour.dataset.params !== names) {
+        contour.dataset.params = names;
+        contour.replaceChildren(TR.contourSection(summary.params, summary));
+      }
+      if (contour.firstChild) contour.firstChild.redraw(trials);
     },
     drawOverview() {
       const s = data.summary;
@@ -141,13 +179,25 @@ TR.experimentView = function (main, name) {
                             s.best.trial_id),
                       `: ${s.metric} = ${TR.num(s.best.value)}`),
                 TR.el('pre', {}, JSON.stringify(s.best.config, null, 1)))
-        : TR.el('p', {class: 'muted'}, 'no trial has reported the metric yet');
-      const line = TR.el('p', {}, TR.status(s.status),
+        : TR.el('p', {class: 'muted'}, s.status_note
+          ? 'no best trial: a failed trial\'s last value is where it broke'
+          : 'no trial has reported the metric yet');
+      const note = s.status_note ? ` (${s.status_note})` : '';
+      const line = TR.el('p', {}, TR.status(s.status), note,
                          ` optimising ${s.metric} (${s.mode}), scheduler ${s.scheduler}, `,
-                         TR.el('span', {id: 'num-trials'}, s.num_trials), ' trials, ',
-                         TR.el('span', {id: 'num-results'}, s.num_results), ' results, elapsed ',
+                         TR.el('span', {id: 'num-trials'}, s.num_trials),
+                         s.num_trials === 1 ? ' trial, ' : ' trials, ',
+                         TR.el('span', {id: 'num-results'}, s.num_results),
+                         s.num_results === 1 ? ' result, elapsed ' : ' results, elapsed ',
                          TR.duration(end - s.created_at));
       overview.replaceChildren(TR.section(`${s.name} `, line, TR.el('p', {}, counts), best));
+    },
+    drawCompareLink() {
+      const n = state.compare.size;
+      compareLink.replaceChildren(n < 2 ? (n ? 'tick one more trial to compare' : '')
+        : n > 5 ? `${n} ticked: compare at most 5`
+          : TR.el('a', {href: TR.href.compare(name, [...state.compare])},
+                  `compare the ${n} ticked trials`));
     },
     drawSlices(params, trials, metric) {
       if (slices.childElementCount !== params.length) {
@@ -161,6 +211,7 @@ TR.experimentView = function (main, name) {
       const keys = [...new Set(data.trials.flatMap((t) => Object.keys(t.config)))].sort();
       const metric = data.summary.metric;
       const cols = [
+        ['compare', '', () => null],
         ['index', '#', (t) => t.index],
         ['trial_id', 'trial', (t) => t.trial_id],
         ['status', 'status', (t) => t.status],
@@ -172,7 +223,8 @@ TR.experimentView = function (main, name) {
       const col = cols.find((c) => c[0] === state.sort) || cols[0];
       const matches = (t) =>
         cols.some((c) => String(TR.num(c[2](t))).toLowerCase().includes(state.filter));
-      const rows = data.trials.filter((t) => !state.filter || matches(t));
+      const rows = data.trials.filter((t) => (!state.filter || matches(t)) &&
+                                             (!state.brushed || state.brushed.has(t.trial_id)));
       const missing = (v) => v === null || v === undefined;
       rows.sort((a, b) => {
         const x = col[2](a), y = col[2](b);
@@ -190,8 +242,18 @@ TR.experimentView = function (main, name) {
       const header = (c) =>
         TR.el('th', {class: c[0] === state.sort ? (state.desc ? 'desc' : 'asc') : '',
                      onclick: sortBy(c)}, c[1]);
-      const cell = (t, c) =>
-        TR.el('td', {}, c[0] === 'status' ? TR.status(t.status) : TR.num(c[2](t)));
+      const pick = (t) => (e) => {
+        e.stopPropagation();  // a tick selects; it does not open the trial
+        if (e.target.checked) state.compare.add(t.trial_id);
+        else state.compare.delete(t.trial_id);
+        view.drawCompareLink();
+      };
+      const tick = (t) => TR.el('input', {type: 'checkbox', title: 'compare',
+                                          checked: state.compare.has(t.trial_id),
+                                          onclick: pick(t)});
+      const cell = (t, c) => TR.el('td', {}, c[0] === 'compare' ? tick(t)
+        : c[0] === 'status' ? TR.status(t.status) : TR.num(c[2](t)));
+      view.drawCompareLink();
       table.replaceChildren(
         TR.el('thead', {}, TR.el('tr', {}, cols.map(header))),
         TR.el('tbody', {}, shown.map((t) => TR.el(

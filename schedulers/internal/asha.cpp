@@ -59,15 +59,28 @@ class AshaScheduler::Bracket {
     return rung_cutoff(values, rf_);
   }
 
-  // Ray's _Bracket.on_result, `score` with the sign folded in.
-  Decision on_result(const std::string& id, double t, double score) {
+  // Where and against what a trial was cut (scores with the sign folded in).
+  struct Cut {
+    size_t rung = 0;  // 1: the lowest
+    double milestone = 0;
+    double cutoff = 0;
+    size_t recorded = 0;  // values it was the quantile of
+  };
+
+  // Ray's _Bracket.on_result, `score` with the sign folded in. On kStop,
+  // `cut` (when given) says where.
+  Decision on_result(const std::string& id, double t, double score, Cut* cut = nullptr) {
     Decision action = Decision::kContinue;
-    for (Rung& rung : rungs_) {
+    for (size_t r = 0; r < rungs_.size(); ++r) {
+      Rung& rung = rungs_[r];
       const bool seen = rung.find(id) != nullptr;
       // The decision to continue past this rung was made already.
       if (t >= rung.milestone && seen && !stop_last_trials_) break;
       if (t < rung.milestone || seen) continue;
-      if (auto cut = cutoff(rung); cut && score < *cut) action = Decision::kStop;
+      if (auto c = cutoff(rung); c && score < *c) {
+        action = Decision::kStop;
+        if (cut) *cut = {rungs_.size() - r, rung.milestone, *c, rung.recorded.size()};
+      }
       rung.recorded.emplace_back(id, score);
       break;
     }
@@ -221,8 +234,20 @@ Decision AshaScheduler::on_trial_result(const TrialView& trial, const Json& resu
   Bracket& bracket = brackets_[it->second];
   if (*t >= options_.max_t && options_.stop_last_trials) {
     action = Decision::kStop;
+    reasons_.set(trial.trial_id, fmt::format("{}: reached max_t {:g}, where every trial ends",
+                                             name(), options_.max_t));
   } else if (!options_.promotion) {
-    action = bracket.on_result(trial.trial_id, *t, *score);
+    Bracket::Cut cut;
+    action = bracket.on_result(trial.trial_id, *t, *score, &cut);
+    if (action == Decision::kStop) {
+      const double sign = objective_.sign();
+      reasons_.set(
+          trial.trial_id,
+          fmt::format("{} at rung {} of {} (milestone {:g}): {} {:.6g} is below the "
+                      "cut-off {:.6g} of the {} recorded there",
+                      name(), cut.rung, bracket.rungs().size(), cut.milestone, objective_.metric(),
+                      sign * *score, sign * cut.cutoff, detail::count_of(cut.recorded, "trial")));
+    }
   } else if (auto rung = bracket.record(trial.trial_id, *t, *score)) {
     const Place place{it->second, *rung};
     // Continue at once when promotable and no better-placed trial waits for a slot.
@@ -251,6 +276,7 @@ int64_t AshaScheduler::continues_through(const TrialView& trial, int64_t iterati
 }
 
 void AshaScheduler::on_trial_complete(const TrialView& trial, const Json* last_result) {
+  reasons_.forget(trial.trial_id);
   auto it = trial_bracket_.find(trial.trial_id);
   if (it != trial_bracket_.end() && last_result != nullptr) {
     const auto t = number_at(*last_result, options_.time_attr);
@@ -268,8 +294,19 @@ void AshaScheduler::on_trial_complete(const TrialView& trial, const Json* last_r
   forget(trial.trial_id);
 }
 
-void AshaScheduler::on_trial_error(const TrialView& trial) { forget(trial.trial_id); }
-void AshaScheduler::on_trial_remove(const TrialView& trial) { forget(trial.trial_id); }
+void AshaScheduler::on_trial_error(const TrialView& trial) { on_trial_remove(trial); }
+void AshaScheduler::on_trial_remove(const TrialView& trial) {
+  forget(trial.trial_id);
+  reasons_.forget(trial.trial_id);
+}
+
+std::string AshaScheduler::decision_reason(const std::string& trial_id) const {
+  return reasons_.get(trial_id);
+}
+
+std::string AshaScheduler::name() const {
+  return options_.promotion ? "AsyncHyperBand (promotion)" : "AsyncHyperBand";
+}
 
 void AshaScheduler::forget(const std::string& trial_id) {
   std::erase(to_stop_, trial_id);
@@ -357,7 +394,14 @@ std::vector<std::string> AshaScheduler::take_trials_to_stop() {
   if (options_.promotion && !paused_at_.empty() && states_.count(TrialStatus::kRunning) == 0 &&
       states_.count(TrialStatus::kPending) == 0 && !best_promotable()) {
     std::vector<std::string> losers;
-    for (const auto& [id, place] : paused_at_) losers.push_back(id);
+    for (const auto& [id, place] : paused_at_) {
+      losers.push_back(id);
+      const auto& rungs = brackets_[place.bracket].rungs();
+      reasons_.set(id, fmt::format("{}: not promoted from rung {} of {} (milestone {:g}), and "
+                                   "no other trial is left to run",
+                                   name(), rungs.size() - place.rung, rungs.size(),
+                                   rungs[place.rung].milestone));
+    }
     for (const auto& id : losers) forget(id);
     num_stopped_ += static_cast<int64_t>(losers.size());
     to_stop_.insert(to_stop_.end(), losers.begin(), losers.end());
@@ -382,9 +426,18 @@ std::vector<SchedulerState::AshaBracket> AshaScheduler::saved_brackets(const Jso
       SchedulerState::Rung& r = b.rungs.emplace_back();
       r.milestone = rung->at("milestone").get<double>();
       std::vector<double> scores;
+      std::vector<double> sorted;  // the scores before each arrival, NaN left out
+      const double percent = (1 - 1 / reduction_factor) * 100;
       for (const Json& entry : rung->at("recorded")) {
         scores.push_back(double_from_json(entry.at(1)));
         r.recorded.emplace_back(entry.at(0).get<std::string>(), sign * scores.back());
+        const double cutoff = detail::sorted_percentile(sorted, percent);
+        r.cutoff_at_arrival.push_back(sign * cutoff);
+        r.below_cutoff.push_back(scores.back() < cutoff);  // false for NaN
+        if (!std::isnan(scores.back())) {
+          sorted.insert(std::upper_bound(sorted.begin(), sorted.end(), scores.back()),
+                        scores.back());
+        }
       }
       r.cutoff = sign * rung_cutoff(scores, reduction_factor);
     }

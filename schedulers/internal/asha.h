@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "schedulers/internal/decision_reasons.h"
 #include "schedulers/internal/objective.h"
 #include "schedulers/internal/trial_states.h"
 #include "schedulers/scheduler_options.h"
@@ -56,6 +57,7 @@ class AshaScheduler final : public TrialScheduler {
   void on_trial_remove(const TrialView& trial) override;
   int choose_trial_to_run(const std::vector<TrialView>& candidates) override;
   std::vector<std::string> take_trials_to_stop() override;
+  std::string decision_reason(const std::string& trial_id) const override;
   // Up to the trial's next rung (or max_t) when time_attr is
   // training_iteration: ASHA decides only there.
   int64_t continues_through(const TrialView& trial, int64_t iteration) const override;
@@ -86,6 +88,7 @@ class AshaScheduler final : public TrialScheduler {
   };
 
   void forget(const std::string& trial_id);
+  std::string name() const;  // as debug_string() begins
   bool promotable(const std::string& trial_id, const Place& place) const;
   // The best promotable paused trial, highest rung first; `above` limits the
   // search to rungs with a milestone above it.
@@ -99,6 +102,7 @@ class AshaScheduler final : public TrialScheduler {
   std::vector<std::string> to_stop_;             // promotion: handed out, not yet removed
   detail::TrialStates states_;
   int64_t num_stopped_ = 0;
+  detail::DecisionReasons reasons_;
   Rng rng_;
 };
 

@@ -81,7 +81,9 @@ class HyperBandScheduler::Bracket {
   }
 
   // Ray's successive_halving: (good, bad), each in ascending score order.
-  std::pair<std::vector<std::string>, std::vector<std::string>> successive_halving() {
+  // `rank` (when given) gets each trial's place, 1: the best, and score.
+  std::pair<std::vector<std::string>, std::vector<std::string>> successive_halving(
+      std::map<std::string, std::pair<size_t, double>>* rank = nullptr) {
     std::vector<std::string> good, bad;
     if (halves_ == 0 && !stop_last_trials_) {
       for (const Live& l : live_) good.push_back(l.id);
@@ -97,6 +99,7 @@ class HyperBandScheduler::Bracket {
     const size_t keep = std::min<size_t>(static_cast<size_t>(n_), sorted.size());
     for (size_t i = 0; i < sorted.size(); ++i) {
       (i < sorted.size() - keep ? bad : good).push_back(sorted[i].id);
+      if (rank) (*rank)[sorted[i].id] = {sorted.size() - i, sorted[i].score};
     }
     return {good, bad};
   }
@@ -308,6 +311,7 @@ Decision HyperBandScheduler::on_trial_result(const TrialView& trial, const Json&
     // At the last milestone with stop_last_trials. Ray pauses the trial until
     // the rest of the bracket arrives and then stops it; it stops either way,
     // so stop it now and spare the checkpoint and the wait.
+    reasons_.set(trial.trial_id, finished(bracket));
     remove(trial.trial_id);
     return Decision::kStop;
   }
@@ -323,6 +327,14 @@ int64_t HyperBandScheduler::continues_through(const TrialView& trial, int64_t it
   auto it = trial_bracket_.find(trial.trial_id);
   if (it == trial_bracket_.end() || !brackets_[it->second].has(trial.trial_id)) return iteration;
   return std::max(iteration, brackets_[it->second].continues_through());
+}
+
+std::string HyperBandScheduler::label(const Bracket& bracket) const {
+  return fmt::format("HyperBand (band {}, bracket s={})", bracket.band_, bracket.s_);
+}
+
+std::string HyperBandScheduler::finished(const Bracket& bracket) const {
+  return fmt::format("{}: finished at its last milestone {:g}", label(bracket), bracket.cumul_r_);
 }
 
 Decision HyperBandScheduler::process(Bracket& bracket, const std::string& current, bool force) {
@@ -342,13 +354,24 @@ Decision HyperBandScheduler::process(Bracket& bracket, const std::string& curren
   };
   if (bracket.finished()) {
     for (const std::string& id : bracket.live_ids()) {
+      reasons_.set(id, finished(bracket));
       if (states_.status(id) == TrialStatus::kPaused) stop_other(id);
     }
     return Decision::kStop;
   }
-  auto [good, bad] = bracket.successive_halving();
+  const double milestone = bracket.cumul_r_;
+  std::map<std::string, std::pair<size_t, double>> rank;
+  auto [good, bad] = bracket.successive_halving(&rank);
   num_stopped_ += static_cast<int64_t>(bad.size());
+  const double sign = objective_.sign();
   for (const std::string& id : bad) {
+    const auto [place, score] = rank[id];
+    reasons_.set(id, fmt::format("{} at milestone {:g}: {} {} ranked {} of {}, and only the "
+                                 "best {} go on",
+                                 label(bracket), milestone, objective_.metric(),
+                                 std::isfinite(score) ? fmt::format("{:.6g}", sign * score)
+                                                      : std::string("(none)"),
+                                 place, rank.size(), good.size()));
     if (id == current) {
       bracket.cleanup(id);
       action = Decision::kStop;
@@ -364,6 +387,7 @@ Decision HyperBandScheduler::process(Bracket& bracket, const std::string& curren
         bracket.to_unpause_.insert(id);
       }
     } else if (bracket.finished()) {
+      reasons_.set(id, finished(bracket));
       if (id == current) {
         bracket.cleanup(id);
         action = Decision::kStop;
@@ -390,10 +414,17 @@ void HyperBandScheduler::remove(const std::string& trial_id) {
 }
 
 void HyperBandScheduler::on_trial_complete(const TrialView& trial, const Json*) {
-  remove(trial.trial_id);
+  on_trial_remove(trial);
 }
-void HyperBandScheduler::on_trial_error(const TrialView& trial) { remove(trial.trial_id); }
-void HyperBandScheduler::on_trial_remove(const TrialView& trial) { remove(trial.trial_id); }
+void HyperBandScheduler::on_trial_error(const TrialView& trial) { on_trial_remove(trial); }
+void HyperBandScheduler::on_trial_remove(const TrialView& trial) {
+  remove(trial.trial_id);
+  reasons_.forget(trial.trial_id);
+}
+
+std::string HyperBandScheduler::decision_reason(const std::string& trial_id) const {
+  return reasons_.get(trial_id);
+}
 
 int HyperBandScheduler::choose_trial_to_run(const std::vector<TrialView>& candidates) {
   int chosen = choose(candidates);
@@ -474,8 +505,8 @@ std::vector<HyperBandScheduler::BracketInfo> HyperBandScheduler::brackets() cons
   return out;
 }
 
-std::vector<SchedulerState::HyperBandBracket> HyperBandScheduler::saved_brackets(const Json& state,
-                                                                                 double sign) {
+std::vector<SchedulerState::HyperBandBracket> HyperBandScheduler::saved_brackets(
+    const Json& state, double sign, const HyperBandOptions& options) {
   std::vector<SchedulerState::HyperBandBracket> out;
   for (const Json& b : state.at("brackets")) {
     SchedulerState::HyperBandBracket& bracket = out.emplace_back();
@@ -484,6 +515,15 @@ std::vector<SchedulerState::HyperBandBracket> HyperBandScheduler::saved_brackets
     bracket.n = b.at("n").get<int64_t>();
     bracket.milestone = b.at("cumul_r").get<double>();
     bracket.halvings = b.at("halves").get<int64_t>();
+    bracket.n0 = b.at("n0").get<int64_t>();
+    bracket.trials = b.at("all").get<std::vector<std::string>>();
+    // As successive_halving moves it: r0, then r * eta capped at max_t, s times.
+    double r = b.at("r0").get<double>();
+    bracket.milestones.push_back(r);
+    for (int64_t k = 0; k < bracket.s; ++k) {
+      r = std::trunc(std::min(r * options.reduction_factor, options.max_t));
+      bracket.milestones.push_back(r);
+    }
     for (const Json& l : b.at("live")) {  // as Bracket::save writes a Live
       const double score = double_from_json(l.at(3));
       std::optional<double> value;

@@ -51,6 +51,7 @@
 #include <string>
 #include <vector>
 
+#include "schedulers/internal/decision_reasons.h"
 #include "schedulers/internal/objective.h"
 #include "schedulers/internal/trial_states.h"
 #include "schedulers/scheduler_options.h"
@@ -75,6 +76,7 @@ class HyperBandScheduler final : public TrialScheduler {
   void on_trial_remove(const TrialView& trial) override;
   int choose_trial_to_run(const std::vector<TrialView>& candidates) override;
   std::vector<std::string> take_trials_to_stop() override;
+  std::string decision_reason(const std::string& trial_id) const override;
   // With time_attr = training_iteration: through the iteration before the
   // trial's bracket's milestone.
   int64_t continues_through(const TrialView& trial, int64_t iteration) const override;
@@ -95,10 +97,10 @@ class HyperBandScheduler final : public TrialScheduler {
   std::vector<BracketInfo> brackets() const;
 
   // What a state save() wrote shows (schedulers/scheduler_state.h), its
-  // scores times `sign` (the objective's, to give the metric's values).
-  // Throws Json's errors for another layout.
-  static std::vector<SchedulerState::HyperBandBracket> saved_brackets(const Json& state,
-                                                                      double sign);
+  // scores times `sign` (the objective's, to give the metric's values), for
+  // the scheduler `options` make. Throws Json's errors for another layout.
+  static std::vector<SchedulerState::HyperBandBracket> saved_brackets(
+      const Json& state, double sign, const HyperBandOptions& options);
 
  private:
   class Bracket;
@@ -110,6 +112,8 @@ class HyperBandScheduler final : public TrialScheduler {
   Decision process(Bracket& bracket, const std::string& current, bool force = false);
   int choose(const std::vector<TrialView>& candidates);
   void remove(const std::string& trial_id);
+  std::string label(const Bracket& bracket) const;     // "HyperBand (band 0, bracket s=2)"
+  std::string finished(const Bracket& bracket) const;  // the reason at its last milestone
 
   HyperBandOptions options_;
   detail::Objective objective_;
@@ -121,6 +125,7 @@ class HyperBandScheduler final : public TrialScheduler {
   detail::TrialStates states_;
   std::vector<std::string> to_stop_;
   int64_t num_stopped_ = 0;
+  detail::DecisionReasons reasons_;
 };
 
 // The scheduler `options` describe: a HyperBandScheduler, or with

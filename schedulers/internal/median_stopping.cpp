@@ -87,6 +87,10 @@ Decision MedianStoppingRule::on_trial_result(const TrialView& trial, const Json&
   // Ray: compare_op(median, best) != best, i.e. the median is strictly better.
   if (objective_.sign() * median > objective_.sign() * best_value) {
     stopped_.insert(id);
+    reasons_.set(id, fmt::format("MedianStoppingRule at {} {:g}: best {} {:.6g} is worse than the "
+                                 "median {:.6g} of the running means of {}",
+                                 options_.time_attr, *time, objective_.metric(), best_value, median,
+                                 detail::count_of(means.size(), "other trial")));
     if (options_.hard_stop) {
       states_.forget(id);
       return Decision::kStop;
@@ -112,8 +116,15 @@ void MedianStoppingRule::on_trial_complete(const TrialView& trial, const Json* l
   states_.forget(trial.trial_id);
 }
 
-void MedianStoppingRule::on_trial_error(const TrialView& trial) { states_.forget(trial.trial_id); }
-void MedianStoppingRule::on_trial_remove(const TrialView& trial) { states_.forget(trial.trial_id); }
+void MedianStoppingRule::on_trial_error(const TrialView& trial) { on_trial_remove(trial); }
+void MedianStoppingRule::on_trial_remove(const TrialView& trial) {
+  states_.forget(trial.trial_id);
+  reasons_.forget(trial.trial_id);
+}
+
+std::string MedianStoppingRule::decision_reason(const std::string& trial_id) const {
+  return reasons_.get(trial_id);
+}
 
 int MedianStoppingRule::choose_trial_to_run(const std::vector<TrialView>& candidates) {
   // Ray's FIFOScheduler: pending trials first, then paused ones.

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "schedulers/internal/decision_reasons.h"
 #include "schedulers/internal/objective.h"
 #include "schedulers/internal/trial_states.h"
 #include "schedulers/scheduler_options.h"
@@ -37,6 +38,7 @@ class MedianStoppingRule final : public TrialScheduler {
   void on_trial_remove(const TrialView& trial) override;
   int choose_trial_to_run(const std::vector<TrialView>& candidates) override;
   bool pauses_trials() const override { return !options_.hard_stop; }
+  std::string decision_reason(const std::string& trial_id) const override;
   Json save() const override;
   void restore(const Json& state) override;
   std::string debug_string() const override;
@@ -56,6 +58,7 @@ class MedianStoppingRule final : public TrialScheduler {
   std::set<std::string> stopped_;
   std::map<std::string, double> last_pause_;
   detail::TrialStates states_;
+  detail::DecisionReasons reasons_;
 };
 
 }  // namespace tune::schedulers

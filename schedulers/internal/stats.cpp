@@ -8,8 +8,12 @@ namespace tune::schedulers::detail {
 
 double nanpercentile(std::vector<double> values, double percent) {
   std::erase_if(values, [](double v) { return std::isnan(v); });
-  if (values.empty()) return std::numeric_limits<double>::quiet_NaN();
   std::sort(values.begin(), values.end());
+  return sorted_percentile(values, percent);
+}
+
+double sorted_percentile(const std::vector<double>& values, double percent) {
+  if (values.empty()) return std::numeric_limits<double>::quiet_NaN();
   const auto n = static_cast<double>(values.size());
   const double q = percent / 100;  // np.percentile divides by 100 first
   const double virtual_index = (n - 1) * q;

@@ -11,6 +11,8 @@ namespace tune::schedulers::detail {
 // NumPy's _lerp does (from the upper neighbour when the fraction >= 0.5).
 // NaN when no value is left.
 double nanpercentile(std::vector<double> values, double percent);
+// The same of values already sorted, without NaN.
+double sorted_percentile(const std::vector<double>& values, double percent);
 
 // np.median: the mean of the two middle values for an even count. NaN when empty.
 double median(std::vector<double> values);

@@ -4,9 +4,13 @@ over WebDriver (Debian's chromium, chromium-driver and python3-selenium).
 
 Runs the real `tunerun` CLI: a finished ASHA sweep and a PBT sweep that keeps
 running while the test watches the page; then `tunerun dashboard` on both and
-`tunerun report` of each, opened from file://. Screenshots go to --out.
+`tunerun report` of each, opened from file://. Then one sweep per scheduler
+(FIFO, asynchronous HyperBand, HyperBand, HyperBand for BOHB, median
+stopping, PB2 and, with --pythonpath, a scheduler written in Python): each
+one's API answers, report and page. Screenshots go to --out.
 
 Usage: browser_test.py --tunerun build/tunerun --out build/dashboard_screenshots
+                       [--pythonpath build/bindings]
 A missing Chromium, chromedriver or Selenium fails the test: CI installs them
 with scripts/install_deps.sh.
 """
@@ -20,11 +24,13 @@ import sys
 import tempfile
 import time
 import unittest
+import urllib.request
 
 try:
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
     from selenium.common.exceptions import StaleElementReferenceException
+    from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 except ImportError as e:  # fail loudly: a skipped browser test hides a broken page
@@ -84,6 +90,17 @@ def query(db, sql):
         con.close()
 
 
+def start_dashboard(runs):
+    """`tunerun dashboard runs --port 0`: the process and the URL it serves."""
+    server = subprocess.Popen([ARGS.tunerun, "dashboard", runs, "--port", "0"],
+                              stdout=subprocess.PIPE, text=True)
+    line = ""
+    while "serving" not in line:
+        line = server.stdout.readline()
+        assert line, "tunerun dashboard exited before serving"
+    return server, re.search(r"(http://\S+)", line).group(1)
+
+
 def make_driver():
     for tool in ("chromium", "chromedriver"):
         if not shutil.which(tool):
@@ -120,13 +137,7 @@ class DashboardTest(unittest.TestCase):
             except sqlite3.Error:
                 pass
             time.sleep(0.5)
-        cls.server = subprocess.Popen([ARGS.tunerun, "dashboard", cls.runs, "--port", "0"],
-                                      stdout=subprocess.PIPE, text=True)
-        line = ""
-        while "serving" not in line:
-            line = cls.server.stdout.readline()
-            assert line, "tunerun dashboard exited before serving"
-        cls.url = re.search(r"(http://\S+)", line).group(1)
+        cls.server, cls.url = start_dashboard(cls.runs)
         cls.driver = make_driver()
 
     @classmethod
@@ -210,7 +221,7 @@ class DashboardTest(unittest.TestCase):
         self.wait(lambda: self.driver.find_elements(By.CSS_SELECTOR, "#asha-table tbody tr"))
         stopped = query(db, "SELECT COUNT(*) FROM trials WHERE status_reason LIKE 'stopped by%'")[0][0]
         self.assertGreater(stopped, 0)
-        self.wait(lambda: "stopped by ASHA at rung" in self.text("trials"))
+        self.wait(lambda: "stopped by scheduler AsyncHyperBand at rung" in self.text("trials"))
 
     def test_3_running_pbt_updates_live(self):
         self.assertIsNone(self.pbt.poll(), "the PBT sweep should still be running")
@@ -260,10 +271,224 @@ class DashboardTest(unittest.TestCase):
         shutil.rmtree(broken)
 
 
+LEARNING_CURVE = """
+num_samples = 9
+max_concurrent_trials = 3
+seed = 4
+[trainable]
+builtin = "learning_curve"
+[param_space]
+ceiling = { uniform = [0.6, 0.95] }
+speed = { loguniform = [0.05, 0.5] }
+act = { choice = ["relu", "tanh", "gelu"] }
+iterations = 9
+checkpoint_every = 1
+"""
+# Every scheduler the project has, on small sweeps (FIFO: the quick-start
+# quadratic, whose trials report once).
+SCHEDULER_SWEEPS = {
+    "fifo": """metric = "loss"
+mode = "min"
+max_concurrent_trials = 2
+[trainable]
+builtin = "quadratic"
+[param_space]
+x = { grid_search = [1, 2, 3, 4, 5] }
+y = { grid_search = [-3, -1, 1] }
+""",
+    "async_hyperband": 'metric = "accuracy"\nmode = "max"\n' + LEARNING_CURVE + """
+[scheduler]
+type = "hyperband"
+asynchronous = true
+max_t = 9
+reduction_factor = 3
+""",
+    "hyperband": 'metric = "accuracy"\nmode = "max"\n' + LEARNING_CURVE + """
+[scheduler]
+type = "hyperband"
+max_t = 9
+reduction_factor = 3
+""",
+    "hb_bohb": 'metric = "accuracy"\nmode = "max"\n' + LEARNING_CURVE + """
+[search]
+algorithm = "bohb"
+[scheduler]
+type = "hyperband"
+for_bohb = true
+max_t = 9
+reduction_factor = 3
+""",
+    "median": 'metric = "accuracy"\nmode = "max"\n' + LEARNING_CURVE + """
+[scheduler]
+type = "median"
+grace_period = 2
+min_samples_required = 2
+""",
+    "pb2": 'metric = "accuracy"\nmode = "max"\n' + LEARNING_CURVE.replace(
+        'speed = { loguniform = [0.05, 0.5] }', 'speed = { uniform = [0.05, 0.5] }') + """
+[scheduler]
+type = "pb2"
+perturbation_interval = 3
+hyperparam_bounds = { speed = [0.05, 0.5] }
+seed = 2
+""",
+}
+PYTHON_SCHEDULER = """
+import sys
+from tunerun import train, tune
+from tunerun.tune.schedulers import TrialScheduler
+import trainables
+
+class StopAbove(TrialScheduler):
+    def on_trial_result(self, tune_controller, trial, result):
+        if result["training_iteration"] == 2 and result["loss"] > 2.5:
+            return TrialScheduler.STOP
+        return TrialScheduler.CONTINUE
+
+tune.Tuner(trainables.stepper,
+           param_space={"x": tune.grid_search([1, 2, 3, 4]), "steps": 4},
+           tune_config=tune.TuneConfig(metric="loss", mode="min", scheduler=StopAbove()),
+           run_config=train.RunConfig(name="python_scheduler", storage_path=sys.argv[1],
+                                      verbose=0)).fit()
+"""
+
+
+class SchedulerPagesTest(DashboardTest):
+    """Each scheduler's experiment: its API answers and report, and its page
+    with every trial on the table, the curves, the parallel coordinates and
+    every slice plot (a point per trial with the metric)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="tunerun_schedulers_")
+        cls.runs = os.path.join(cls.tmp, "runs")
+        cls.names = []
+        for name, text in SCHEDULER_SWEEPS.items():
+            path = os.path.join(cls.tmp, name + ".toml")
+            with open(path, "w") as f:
+                f.write(f'name = "{name}"\nstorage_path = "{cls.runs}"\n' + text)
+            run = subprocess.run([ARGS.tunerun, "run", "-q", path], capture_output=True,
+                                 text=True, timeout=300)
+            assert run.returncode == 0, name + ": " + run.stdout + run.stderr
+            cls.names.append(name)
+        if ARGS.pythonpath:
+            script = os.path.join(cls.tmp, "python_scheduler.py")
+            with open(script, "w") as f:
+                f.write(PYTHON_SCHEDULER)
+            python_tests = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python")
+            env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+                [os.path.abspath(ARGS.pythonpath), os.path.abspath(python_tests)]))
+            run = subprocess.run([sys.executable, script, cls.runs], capture_output=True,
+                                 text=True, timeout=300, env=env)
+            assert run.returncode == 0, run.stdout + run.stderr
+            cls.names.append("python_scheduler")
+        else:
+            print("browser_test: no --pythonpath, the Python scheduler is not tried", file=sys.stderr)
+        cls.server, cls.url = start_dashboard(cls.runs)
+        cls.driver = make_driver()
+        cls.driver.set_window_size(1400, 4600)  # whole pages: these screenshots go to docs/
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.driver.quit()
+        cls.server.terminate()
+        cls.server.wait(timeout=60)
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def slice_points(self):
+        return self.js("return [...document.querySelectorAll('#slices canvas')]"
+                       ".map((c) => Number(c.dataset.points));")
+
+    def check_page(self, name, prefix):
+        db = os.path.join(self.runs, name, "experiment.db")
+        n = query(db, "SELECT COUNT(*) FROM trials")[0][0]
+        metric = query(db, "SELECT metric FROM experiment")[0][0]
+        with_metric = query(db, "SELECT COUNT(*) FROM last_results WHERE metric_value IS NOT NULL")[0][0]
+        self.wait(lambda: self.count("#trials tbody tr") == n)
+        self.wait(lambda: self.datasets("curves") == n and self.parallel_lines() == n)
+        # Every parameter has its slice plot, with a point for each trial that has the metric.
+        self.wait(lambda: len(self.slice_points()) > 0 and
+                  all(p == with_metric for p in self.slice_points()))
+        self.assertFalse(self.driver.find_element(By.ID, "error").is_displayed())
+        self.shot(f"{prefix}_{name}")
+        self.assertEqual(self.console_errors(), [], name)
+        return metric
+
+    def test_1_every_scheduler_answers_and_draws(self):
+        for name in self.names:
+            with self.subTest(name):
+                for what in ("summary", "trials", "scheduler", "curves", "importance"):
+                    with urllib.request.urlopen(f"{self.url}api/exp/{name}/{what}") as res:
+                        self.assertEqual(res.status, 200, f"{name}/{what}")
+                self.driver.get(self.url + "#/exp/" + name)
+                self.check_page(name, "scheduler")
+
+    def test_2_every_scheduler_reports(self):
+        for name in self.names:
+            with self.subTest(name):
+                out = os.path.join(ARGS.out, f"{name}_report.html")
+                run = subprocess.run([ARGS.tunerun, "report", os.path.join(self.runs, name),
+                                      "-o", out], capture_output=True, text=True, timeout=120)
+                self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
+                self.driver.get("file://" + out)
+                self.wait(lambda: "#/exp/" in self.driver.current_url)
+                self.check_page(name, "report")
+
+    def test_3_single_results_are_points_and_reasons_are_the_schedulers(self):
+        self.driver.get(self.url + "#/exp/fifo")
+        self.wait(lambda: self.datasets("curves") == 15)
+        radii = self.js("return Chart.getChart(document.getElementById('curves')).data.datasets"
+                        ".filter((d) => d.trial).map((d) => d.pointRadius);")
+        self.assertTrue(all(r > 0 for r in radii), radii)  # one result each: drawn as points
+        db = os.path.join(self.runs, "hyperband", "experiment.db")
+        cut = query(db, "SELECT COUNT(*) FROM trials WHERE status_reason LIKE '%ranked%'")[0][0]
+        self.assertGreater(cut, 0)
+        self.driver.get(self.url + "#/exp/hyperband")
+        self.wait(lambda: "cut here" in self.text("hyperband-history"))
+        self.wait(lambda: "ranked" in self.text("trials"))
+        self.driver.get(self.url + "#/exp/async_hyperband")
+        self.wait(lambda: self.driver.find_elements(By.CSS_SELECTOR, "#asha-table tbody tr"))
+        self.assertIn("stopped there", self.text("asha-table"))
+
+    def test_4_contour_distribution_brush_and_comparison(self):
+        db = os.path.join(self.runs, "hyperband", "experiment.db")
+        n = query(db, "SELECT COUNT(*) FROM trials")[0][0]
+        with_metric = query(db, "SELECT COUNT(*) FROM last_results WHERE metric_value IS NOT NULL")[0][0]
+        self.driver.get(self.url + "#/exp/hyperband")
+        self.wait(lambda: self.count("#trials tbody tr") == n)
+        points = "return Number(document.getElementById('{}').dataset.points);"
+        self.wait(lambda: self.js(points.format("contour")) == with_metric)
+        self.wait(lambda: self.js(points.format("edf")) == with_metric)
+        # Drag along the metric's axis (the last one) over its upper half.
+        canvas = self.driver.find_element(By.ID, "parallel")
+        w, h = canvas.size["width"], canvas.size["height"]
+        ActionChains(self.driver).move_to_element_with_offset(canvas, w // 2 - 60, -h // 2 + 12) \
+            .click_and_hold().move_by_offset(0, h // 2 - 30).release().perform()
+        inside = self.js("return document.getElementById('parallel').brushed();")
+        self.assertTrue(inside is not None and 0 < len(inside) < n, inside)
+        self.wait(lambda: self.count("#trials tbody tr") == len(inside))
+        self.shot("brushed_hyperband")
+        # Two ticked trials, compared.
+        boxes = self.driver.find_elements(By.CSS_SELECTOR, "#trials tbody input[type=checkbox]")
+        boxes[0].click()
+        boxes[1].click()
+        self.driver.find_element(By.CSS_SELECTOR, "#compare a").click()
+        self.wait(lambda: "/compare/" in self.driver.current_url)
+        self.wait(lambda: self.count("#compare-table thead th") == 3)
+        self.wait(lambda: self.datasets("compare-curves") == 2)
+        self.shot("compare_hyperband")
+        self.assertEqual(self.console_errors(), [])
+
+    # The parent's tests need its own sweeps.
+    test_1_experiments_list = test_2_finished_asha = test_3_running_pbt_updates_live = None
+    test_4_reports_from_file = test_5_broken_database_shows_an_error = None
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("--tunerun", required=True)
     parser.add_argument("--out", required=True)
+    parser.add_argument("--pythonpath", help="build/bindings: also try a Python scheduler")
     ARGS, rest = parser.parse_known_args()
     ARGS.out = os.path.abspath(ARGS.out)
     unittest.main(argv=[sys.argv[0], "-v"] + rest)

@@ -42,7 +42,10 @@ TEST_CASE("trials: every trial with flattened config, last metrics, and readable
   REQUIRE(trials.size() == 12);
   CHECK(trials[0]["config"]["opt.momentum"] == 0.9);
   CHECK(trials[2]["iteration"] == 3);
-  CHECK(trials[2]["reason"] == "stopped by ASHA at rung 2 (iteration 3)");
+  // The reason the scheduler recorded, as it recorded it.
+  CHECK(trials[2]["reason"] == test::kAshaStop);
+  // The older form keeps only the scheduler's name of its status line.
+  CHECK(trials[11]["reason"] == "stopped by scheduler AsyncHyperBand at iteration 3");
   CHECK(trials[3]["iteration"] == 9);
   CHECK(trials[1]["reason"].get<std::string>().find("exploited trial asha_00000 at iteration 4") !=
         std::string::npos);
@@ -115,6 +118,71 @@ TEST_CASE(
   // eta = 3: the 2/3 quantile of four values is the third, where ASHA's
   // default reduction factor of 4 would cut a quarter of the way past it.
   CHECK(lowest["cutoff"].get<double>() == doctest::Approx(values[2]));
+}
+
+TEST_CASE(
+    "scheduler: each ASHA value with the cut-off it met on arrival and whether it fell below") {
+  DashboardDir runs;
+  const Json s = ExperimentDb::open(write_experiment(runs.path(), "asha")).scheduler();
+  const Json recorded = s["asha"][0]["rungs"][0]["recorded"];
+  REQUIRE(recorded.size() == 12);
+  CHECK(recorded[0][2].is_null());          // the first had nothing to beat
+  CHECK(recorded[1][2] == recorded[0][1]);  // the second, the first's value
+  for (const Json& entry : recorded) {
+    CHECK(entry[3] == (entry[2].is_number() && entry[1] < entry[2]));
+  }
+}
+
+TEST_CASE("scheduler: HyperBand's history says who reached each milestone, went on, was cut") {
+  DashboardDir runs;
+  const Json s = ExperimentDb::open(test::write_hyperband(runs.path(), "hb")).scheduler();
+  REQUIRE(s["hyperband"].size() == 2);
+  const Json first = s["hyperband"][0];
+  CHECK(first["milestones"] == Json::array({9.0}));
+  CHECK(first["history"][0]["finished"] == Json::array({"hb_h0", "hb_h1", "hb_h2"}));
+  const Json second = s["hyperband"][1];
+  CHECK(second["n0"] == 5);
+  CHECK(second["milestones"] == Json::array({3.0, 9.0}));
+  const Json at_3 = second["history"][0];
+  CHECK(at_3["reached"].size() == 5);
+  CHECK(at_3["went_on"] == Json::array({"hb_h3", "hb_h4"}));
+  CHECK(at_3["cut"] == Json::array({"hb_h5", "hb_h6", "hb_h7"}));
+  CHECK(second["history"][1]["finished"] == Json::array({"hb_h3", "hb_h4"}));
+  CHECK(second["history"][1]["cut"].empty());
+  // The trial table words a cut and a finish as the scheduler did.
+  const Json trials = ExperimentDb::open(runs.path() / "hb").trials();
+  CHECK(trials[5]["reason"].get<std::string>().find("at milestone 3: score 0.3 ranked 3 of 5") !=
+        std::string::npos);
+  CHECK(trials[3]["reason"].get<std::string>().find("finished at its last milestone 9") !=
+        std::string::npos);
+}
+
+TEST_CASE("an experiment whose every trial failed is FAILED, with no best trial") {
+  DashboardDir runs;
+  const auto dir = write_experiment(runs.path(), "broken", 3, 2);
+  {
+    auto store = storage::ExperimentStore::open(dir);
+    for (int i = 0; i < 3; ++i) {
+      store.set_trial_status(fmt::format("broken_{:05d}", i), TrialStatus::kError, "boom", 1100);
+    }
+    store.flush();
+  }
+  const Json s = ExperimentDb::open(dir).summary();
+  CHECK(s["status"] == "FAILED");
+  CHECK(s["status_note"] == "every trial failed");
+  CHECK(s["best"].is_null());
+}
+
+TEST_CASE("a copied experiment folder reads its own trials' logs, shown relative to it") {
+  DashboardDir runs;
+  write_experiment(runs.path(), "asha", 3, 2);
+  std::filesystem::copy(runs.path() / "asha", runs.path() / "copy",
+                        std::filesystem::copy_options::recursive);
+  std::ofstream(runs.path() / "copy" / "trials" / "asha_00001" / "rank_0.log") << "the copy\n";
+  const Json t = ExperimentDb::open(runs.path() / "copy").trial("asha_00001", {});
+  CHECK(t["trial_dir"] == "trials/asha_00001");
+  REQUIRE(t["logs"].size() == 1);
+  CHECK(t["logs"][0]["tail"] == "the copy\n");
 }
 
 TEST_CASE("fingerprint changes with a new result and only then") {

@@ -16,9 +16,15 @@
 
 namespace tune::test {
 
+inline const std::string kAshaStop =
+    "stopped by scheduler AsyncHyperBand at rung 2 of 3 (milestone 3): accuracy 0.2 is below "
+    "the cut-off 0.3 of the 4 trials recorded there, at iteration 3";
+
 // runs/<name>: `trials` trials maximising "accuracy" = f(lr) that report
-// `iterations` results each, except every third, stopped by ASHA at 3.
-// Trial 1 exploited trial 0 at iteration 4. Returns the experiment dir.
+// `iterations` results each, except every third, stopped by ASHA at 3 with
+// the reason the scheduler gives (trial 11: in the older form that named
+// the scheduler by its whole status line). Trial 1 exploited trial 0 at
+// iteration 4. Returns the experiment dir.
 inline std::filesystem::path write_experiment(const std::filesystem::path& runs,
                                               const std::string& name, int trials = 12,
                                               int iterations = 9) {
@@ -68,10 +74,13 @@ inline std::filesystem::path write_experiment(const std::filesystem::path& runs,
                           .path = (trial_dir / "checkpoint_000001").string(),
                           .created_at = 1010});
     trial_bracket[id] = 0;
-    store.set_trial_status(
-        id, TrialStatus::kTerminated,
-        stopped ? "stopped by scheduler AsyncHyperBand: num_stopped=1 at iteration 3" : "done",
-        1020.0 + i);
+    const std::string reason =
+        !stopped ? "done"
+        : i == 11
+            ? "stopped by scheduler AsyncHyperBand: num_stopped=1; Bracket: | Iter 9.000: None "
+              "| Iter 3.000: 0.5 at iteration 3"
+            : kAshaStop;
+    store.set_trial_status(id, TrialStatus::kTerminated, reason, 1020.0 + i);
   }
   store.put_state("scheduler",
                   {{"brackets", Json::array({saved_rungs})}, {"trial_bracket", trial_bracket}});
@@ -122,6 +131,66 @@ inline std::filesystem::path write_async_hyperband(const std::filesystem::path& 
     trace.add(id);
     trace.report(id, 1, 0.1 * i);
   }
+  store.put_state("scheduler", scheduler->save());
+  store.flush();
+  return dir;
+}
+
+// runs/<name>: synchronous HyperBand (max_t 9, eta 3) maximising "score",
+// driven as the controller would: trials h0..h2 fill bracket s=0 and run to
+// 9; h3..h7 fill bracket s=1, report at its first milestone 3 with scores
+// 0.5 down to 0.1, and the halving keeps h3 and h4, which run to 9 while
+// h5..h7 end there. Reasons are the scheduler's own.
+inline std::filesystem::path write_hyperband(const std::filesystem::path& runs,
+                                             const std::string& name) {
+  const auto dir = runs / name;
+  const Json options{{"max_t", 9}, {"reduction_factor", 3}};
+  auto scheduler = schedulers::make_scheduler("hyperband", options);
+  scheduler->set_search_properties("score", Mode::kMax);
+  schedulers::testing::Trace trace(*scheduler);
+  auto store = storage::ExperimentStore::open(dir);
+  Json sweep_scheduler = options;
+  sweep_scheduler["type"] = "hyperband";
+  store.put_experiment({.name = name,
+                        .metric = "score",
+                        .mode = Mode::kMax,
+                        .spec = {{"sweep", {{"scheduler", sweep_scheduler}}}},
+                        .created_at = 1000,
+                        .status = ExperimentStatus::kFinished});
+  auto id = [&](int i) { return fmt::format("{}_h{}", name, i); };
+  for (int i = 0; i < 8; ++i) {
+    store.put_trial({.trial_id = id(i),
+                     .trial_index = i,
+                     .config = {{"x", i}},
+                     .status = TrialStatus::kRunning,
+                     .created_at = 1000.0 + i});
+    trace.add(id(i));
+  }
+  // Reports iterations from..to of trial i (score falls with i), and ends it
+  // with the scheduler's reason when it stops it.
+  auto run = [&](int i, int from, int to) {
+    const double score = 0.5 - 0.1 * (i - 3) + (i < 3 ? 1 : 0);
+    Decision d = Decision::kContinue;
+    for (int it = from; it <= to && d == Decision::kContinue; ++it) {
+      store.append_result(
+          {.trial_id = id(i), .training_iteration = it, .metrics = {{"score", score}}});
+      const Json result{{"score", score}, {"training_iteration", it}, {"trial_id", id(i)}};
+      d = scheduler->on_trial_result(trace.view(id(i)), result);
+    }
+    if (d == Decision::kStop) {
+      store.set_trial_status(id(i), TrialStatus::kTerminated,
+                             "stopped by scheduler " + scheduler->decision_reason(id(i)), 1100);
+      scheduler->on_trial_remove(trace.view(id(i)));
+    }
+  };
+  for (int i = 0; i < 3; ++i) run(i, 1, 9);
+  for (int i = 3; i < 8; ++i) run(i, 1, 3);
+  for (const std::string& loser : scheduler->take_trials_to_stop()) {
+    store.set_trial_status(loser, TrialStatus::kTerminated,
+                           "stopped by scheduler " + scheduler->decision_reason(loser), 1100);
+    scheduler->on_trial_remove(trace.view(loser));
+  }
+  for (int i = 3; i < 5; ++i) run(i, 4, 9);
   store.put_state("scheduler", scheduler->save());
   store.flush();
   return dir;

@@ -4,6 +4,8 @@
 
 #include <random>
 
+#include "fixture.h"
+
 namespace tune::dashboard {
 namespace {
 
@@ -43,16 +45,34 @@ TEST_CASE("importance ranks the parameter the metric depends on first, the ignor
   CHECK(importance(points(120, 1), kParams, "loss") == result);
 }
 
-TEST_CASE("importance waits for enough finished trials with a finite value") {
+TEST_CASE("importance waits for enough trials with a finite value") {
   auto few = points(20, 2);
   for (size_t i = 0; i < few.size(); ++i) {
-    if (i % 4 != 0) few[i].status = "RUNNING";
+    if (i % 4 != 0) few[i].last_metrics = nullptr;  // no result yet
   }
   few[0].last_metrics["loss"] = nullptr;  // a NaN is stored as null
   const Json result = importance(few, kParams, "loss");
   CHECK(result["params"].empty());
   CHECK(result["num_trials"] == 4);
   CHECK(result["reason"].get<std::string>().find("at least 8") != std::string::npos);
+}
+
+TEST_CASE("importance compares the trials at one budget, the highest that enough trials reached") {
+  test::ScratchDir runs;
+  // 12 trials: 8 report 9 iterations, 4 were stopped at iteration 3.
+  const auto db = ExperimentDb::open(test::write_experiment(runs.path(), "asha"));
+  const Json params = db.summary()["params"];
+  const Json at_9 = importance_at_one_budget(db, params, "accuracy");
+  CHECK(at_9["budget"] == 9);
+  CHECK(at_9["num_trials"] == 8);
+  CHECK(at_9["params"].size() == 2);
+  const Json at_3 = importance_at_one_budget(db, params, "accuracy", {.min_trials = 10});
+  CHECK(at_3["budget"] == 3);
+  CHECK(at_3["num_trials"] == 12);
+  const Json none = importance_at_one_budget(db, params, "accuracy", {.min_trials = 13});
+  CHECK(none["budget"].is_null());
+  CHECK(none["params"].empty());
+  CHECK(at_9["method"].get<std::string>().find("not fANOVA") != std::string::npos);
 }
 
 }  // namespace

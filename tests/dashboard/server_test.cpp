@@ -19,9 +19,9 @@ using test::write_experiment;
 // A server on a free loopback port, serving until the test ends.
 class Running {
  public:
-  Running(const std::filesystem::path& root, std::string token = "")
+  Running(const std::filesystem::path& root, std::string token = "", std::string host = "127.0.0.1")
       : api_({.root = root}),
-        server_(api_, {.host = "127.0.0.1", .port = 0, .token = std::move(token)}) {
+        server_(api_, {.host = std::move(host), .port = 0, .token = std::move(token)}) {
     port_ = server_.bind();
     thread_ = std::thread([this] { server_.serve(); });
   }
@@ -109,6 +109,48 @@ TEST_CASE("with a token, requests without it get 403, and the token in the URL s
   CHECK(status_of(client, "/api/experiments", {{"Authorization", "token s3cret"}}) == 200);
   CHECK(status_of(client, "/api/experiments", {{"Authorization", "token wrong"}}) == 403);
   CHECK(DashboardServer::make_token().size() == 48);
+}
+
+TEST_CASE("a Host other than the bound address is refused: no DNS rebinding reads the runs") {
+  DashboardDir runs;
+  write_experiment(runs.path(), "asha", 3, 2);
+  Running server(runs.path());
+  auto client = server.client();
+  CHECK(status_of(client, "/api/experiments") == 200);  // Host: 127.0.0.1:PORT
+  CHECK(status_of(client, "/api/experiments", {{"Host", "localhost:8265"}}) == 200);
+  CHECK(status_of(client, "/api/experiments", {{"Host", "[::1]:8265"}}) == 200);
+  CHECK(status_of(client, "/api/experiments", {{"Host", "attacker.example:8265"}}) == 403);
+  CHECK(status_of(client, "/", {{"Host", "attacker.example"}}) == 403);
+
+  // Bound to every interface, any name reaches it, and the token guards it.
+  Running open(runs.path(), "s3cret", "0.0.0.0");
+  auto other = open.client();
+  CHECK(status_of(other, "/api/experiments", {{"Host", "box.example:8265"}}) == 403);
+  CHECK(status_of(other, "/api/experiments",
+                  {{"Host", "box.example:8265"}, {"Authorization", "token s3cret"}}) == 200);
+}
+
+TEST_CASE("the answer cache stays within its entries and bytes over many distinct queries") {
+  DashboardDir runs;
+  write_experiment(runs.path(), "asha");
+  write_experiment(runs.path(), "other", 3, 2);
+  Api api({.root = runs.path(), .cache_entries = 16, .cache_bytes = 64 * 1024});
+  const auto first = api.get_text("exp/asha/trials");
+  for (int i = 0; i < 2000; ++i) {
+    api.get_text("exp/asha/curves", {{"metric", fmt::format("m{}", i)}});
+    api.get_text("exp/asha/summary", {{"junk", std::to_string(i)}});
+    const auto stats = api.cache_stats();
+    REQUIRE(stats.entries <= 16);
+    REQUIRE(stats.bytes <= 64 * 1024);
+  }
+  // Unchanged experiments answer from the cache: the same text, not a copy.
+  const auto again = api.get_text("exp/other/summary");
+  CHECK(api.get_text("exp/other/summary") == again);
+  CHECK(*api.get_text("exp/asha/trials") == *first);
+  // A query parameter no answer reads makes no entry of its own.
+  const size_t before = api.cache_stats().entries;
+  api.get_text("exp/other/summary", {{"cache_buster", "1"}});
+  CHECK(api.cache_stats().entries == before);
 }
 
 TEST_CASE("the report is one file: scripts and every answer inlined, no external reference") {

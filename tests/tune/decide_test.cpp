@@ -31,6 +31,22 @@ TEST_CASE("decide: the scheduler's decision, with its reason") {
   CHECK(pause.decision() == Decision::kPause);
 }
 
+TEST_CASE("decide: a scheduler that gives its reason is quoted, not named by its status line") {
+  ResultVerdicts v = at(3, Decision::kStop);
+  v.scheduler_reason =
+      "AsyncHyperBand at rung 2 of 3 (milestone 3): score 0.1 is below the cut-off";
+  CHECK(decide(v).reason ==
+        "stopped by scheduler AsyncHyperBand at rung 2 of 3 (milestone 3): score 0.1 is below "
+        "the cut-off, at iteration 3");
+  v = at(4, Decision::kPause, 4);
+  v.scheduler_reason = "MedianStoppingRule at training_iteration 4: worse than the median";
+  CHECK(decide(v).reason ==
+        "paused by scheduler at iteration 4 (checkpoint 4): "
+        "MedianStoppingRule at training_iteration 4: worse than the median");
+  CHECK(judge_end({.phase = TrialPhase::kRunning, .all_done = true, .iteration = 1}).reason ==
+        "completed after 1 iteration");
+}
+
 TEST_CASE("decide: a stopper's STOP overrides the scheduler's CONTINUE and PAUSE, not its STOP") {
   ResultVerdicts v = at(5, Decision::kPause, 5);
   v.stopper_reason = "training_iteration >= 5";
