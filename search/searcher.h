@@ -2,7 +2,9 @@
 //
 // Modelled on Ray Tune's Searcher. The controller's event loop owns it and
 // calls it from one thread; it needs no locks. Hooks and when they fire:
-//   set_search_properties  once, before the first suggest
+//   set_search_properties  once, before the first suggest (one objective
+//                          or none)
+//   set_objectives         instead, when the experiment has several
 //   suggest(trial_id)      when the controller has room for a new trial
 //   on_trial_result        every complete iteration of a RUNNING trial
 //   on_trial_complete      once, when a trial is TERMINATED or in ERROR
@@ -15,8 +17,10 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/config.h"
+#include "core/errors.h"
 #include "core/types.h"
 #include "search/param_space.h"
 
@@ -43,6 +47,19 @@ class Searcher {
   // `metric` and `mode` are the experiment's; `space` the sweep's param space.
   virtual void set_search_properties(const std::string& metric, Mode mode,
                                      const ParamSpace& space) = 0;
+
+  // Several objectives (two or more: the experiment's metric and mode
+  // lists), called instead of set_search_properties. A trial's constraint
+  // values, when it reports them, are the result's kConstraintsKey
+  // (core/pareto.h). The
+  // default refuses: a searcher that learns from one metric cannot rank
+  // trials by several. Throws ConfigError (key "metric").
+  virtual void set_objectives(const std::vector<Objective>& objectives, const ParamSpace& space) {
+    throw ConfigError(
+        "this searcher optimises one metric; for several objectives use the search algorithm "
+        "\"motpe\" or \"nsga2\" (or random search)",
+        {}, 0, "metric");
+  }
 
   virtual Suggestion suggest(const std::string& trial_id) = 0;
 

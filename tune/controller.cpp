@@ -98,8 +98,10 @@ class TrialController::Impl {
       const Json stored_spec = {{"sweep", spec_.source},
                                 {"sweep_text", spec_.sweep_text},
                                 {"sweep_file", spec_.sweep_file}};
+      std::vector<Objective> objectives = spec_.objectives();
+      if (objectives.size() < 2) objectives.clear();
       store_->put_experiment({spec_.name, spec_.metric, spec_.mode, stored_spec, unix_now(),
-                              ExperimentStatus::kRunning});
+                              ExperimentStatus::kRunning, std::move(objectives)});
     }
     if (options_.handle_signals) signals_.emplace();
     const ChannelKeys keys = make_channel_keys(dir);

@@ -8,6 +8,8 @@
 #include "schedulers/internal/pbt.h"
 #include "search/internal/bohb.h"
 #include "search/internal/gp.h"
+#include "search/internal/motpe.h"
+#include "search/internal/nsga2.h"
 #include "search/internal/tpe.h"
 #include "tune/plugin_kind.h"
 
@@ -58,6 +60,15 @@ std::shared_ptr<Searcher> gp(GpOptions options) {
 std::shared_ptr<Searcher> bohb(BohbOptions options) {
   options.base.num_samples = -1;
   return named_plugin<Searcher>(std::make_unique<BohbSearcher>(std::move(options)), "bohb");
+}
+
+std::shared_ptr<Searcher> motpe(TpeOptions options) {
+  options.base.num_samples = -1;
+  return named_plugin<Searcher>(std::make_unique<MotpeSearcher>(std::move(options)), "motpe");
+}
+std::shared_ptr<Searcher> nsga2(Nsga2Options options) {
+  options.base.num_samples = -1;
+  return named_plugin<Searcher>(std::make_unique<Nsga2Searcher>(std::move(options)), "nsga2");
 }
 
 }  // namespace search

@@ -15,7 +15,7 @@ import os
 import sys
 import time
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, List, Optional, Union
 
 from tunerun import _reference, _tunerun
 from tunerun.tune.result_grid import ResultGrid
@@ -24,8 +24,10 @@ from tunerun.tune.trainable import Trainable, _WithParameters
 
 @dataclass
 class TuneConfig:
-    metric: Optional[str] = None
-    mode: Optional[str] = None  # "min" | "max"
+    # A list: several objectives (tune.search.MOTPESearch or NSGA2Search, or
+    # random search; ResultGrid.get_pareto_front()).
+    metric: Union[str, List[str], None] = None
+    mode: Union[str, List[str], None] = None  # "min" | "max", or one per metric
     search_alg: Any = None  # tune.search.*; None: BasicVariantGenerator
     scheduler: Any = None  # tune.schedulers.*; None: FIFOScheduler
     num_samples: int = 1
