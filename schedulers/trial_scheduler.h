@@ -59,7 +59,7 @@ class TrialScheduler {
   virtual void set_objectives(const std::vector<Objective>& objectives) {
     throw ConfigError(
         "this scheduler compares trials by one metric; with several objectives use the "
-        "scheduler \"fifo\"",
+        "scheduler \"mo_asha\" or \"fifo\"",
         {}, 0, "metric");
   }
 

@@ -4,6 +4,7 @@
 #include "schedulers/internal/fifo.h"
 #include "schedulers/internal/hyperband.h"
 #include "schedulers/internal/median_stopping.h"
+#include "schedulers/internal/mo_asha.h"
 #include "schedulers/internal/pb2.h"
 #include "schedulers/internal/pbt.h"
 #include "search/internal/bohb.h"
@@ -33,6 +34,10 @@ std::shared_ptr<TrialScheduler> asha(AshaOptions options) {
 }
 std::shared_ptr<TrialScheduler> hyperband(HyperBandOptions options) {
   return named_plugin<TrialScheduler>(make_hyperband_scheduler(std::move(options)), "hyperband");
+}
+std::shared_ptr<TrialScheduler> mo_asha(MoAshaOptions options) {
+  return named_plugin<TrialScheduler>(std::make_unique<MoAshaScheduler>(std::move(options)),
+                                      "mo_asha");
 }
 std::shared_ptr<TrialScheduler> median_stopping(MedianStoppingOptions options) {
   return named_plugin<TrialScheduler>(std::make_unique<MedianStoppingRule>(std::move(options)),

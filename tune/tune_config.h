@@ -133,6 +133,8 @@ std::shared_ptr<TrialScheduler> asha(AshaOptions options = {});
 // With options.asynchronous, an ASHA over HyperBand's brackets
 // (schedulers/internal/hyperband.h).
 std::shared_ptr<TrialScheduler> hyperband(HyperBandOptions options = {});
+// Several objectives (TuneConfig::metric a list): ASHA by non-dominated sorting.
+std::shared_ptr<TrialScheduler> mo_asha(MoAshaOptions options = {});
 std::shared_ptr<TrialScheduler> median_stopping(MedianStoppingOptions options = {});
 std::shared_ptr<TrialScheduler> pbt(PbtOptions options);
 std::shared_ptr<TrialScheduler> pb2(Pb2Options options);

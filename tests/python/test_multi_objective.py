@@ -62,3 +62,16 @@ def test_a_single_objective_searcher_refuses_several_metrics(storage):
         fit(storage, "tpe", tune.search.TPESearch(), metric=["acc", "latency_ms"],
             mode=["max", "min"])
 
+
+def test_mo_asha_stops_dominated_trials(storage):
+    grid = tune.Tuner(
+        trainables.two_objectives_per_step,
+        param_space={"x": tune.uniform(0, 1), "y": tune.uniform(0, 1)},
+        tune_config=tune.TuneConfig(metric=["acc", "latency_ms"], mode=["max", "min"],
+                                    num_samples=10, seed=1,
+                                    scheduler=tune.schedulers.MOASHAScheduler(
+                                        max_t=8, grace_period=1, reduction_factor=2)),
+        run_config=tune.RunConfig(name="moasha", storage_path=storage, verbose=0)).fit()
+    iterations = [r.metrics["training_iteration"] for r in grid]
+    assert len(grid) == 10 and grid.num_errors == 0
+    assert min(iterations) < 8 and max(iterations) == 8

@@ -218,3 +218,8 @@ def two_objectives(config):
     x, y = config["x"], config["y"]
     train.report({"acc": x, "latency_ms": 10 * (x + y), "constraints": [x - 0.8]})
 
+
+def two_objectives_per_step(config):
+    x, y = config["x"], config["y"]
+    for step in range(8):
+        train.report({"acc": x * (step + 1) / 8, "latency_ms": 10 * (x + y)})
