@@ -5,6 +5,7 @@
 //   set_search_properties  once, before the first suggest (one objective
 //                          or none)
 //   set_objectives         instead, when the experiment has several
+//   warm_start             once after either, with a sweep's warm_start
 //   suggest(trial_id)      when the controller has room for a new trial
 //   on_trial_result        every complete iteration of a RUNNING trial
 //   on_trial_complete      once, when a trial is TERMINATED or in ERROR
@@ -40,6 +41,13 @@ struct Suggestion {
   static Suggestion finished() { return {Status::kFinished, {}}; }
 };
 
+// A trial of an earlier experiment, for a warm start: its config (mapped
+// onto this experiment's space) and its last result.
+struct PriorTrial {
+  Json config;
+  Json result;
+};
+
 class Searcher {
  public:
   virtual ~Searcher() = default;
@@ -60,6 +68,13 @@ class Searcher {
         "\"motpe\" or \"nsga2\" (or random search)",
         {}, 0, "metric");
   }
+
+  // Trials of earlier experiments (a sweep's warm_start), before the first
+  // suggest. Model-based searchers learn from them as from their own
+  // trials and suggest the best few of their configs first; others ignore
+  // them. Returns how many it took: a trial whose config does not fit the
+  // space, or whose result lacks an objective, is left out.
+  virtual size_t warm_start(const std::vector<PriorTrial>& trials) { return 0; }
 
   virtual Suggestion suggest(const std::string& trial_id) = 0;
 

@@ -42,6 +42,7 @@ class TrialController::Impl {
     pool_.emplace(ResourceLimits{total_cpus, total_gpus, spec_.max_concurrent_trials},
                   spec_.trainable);
     plugins_ = Plugins::from_spec(spec_);
+    plugins_.warm_start(spec_);
     const bool exists = std::filesystem::exists(spec_.experiment_dir() / "experiment.db");
     if (options_.resume && !exists) {
       throw ConfigError(
@@ -58,6 +59,7 @@ class TrialController::Impl {
 
   ExperimentSummary run() {
     log_.start();
+    for (const std::string& note : plugins_.notes) log_.log(1, "{}", note);
     open();
     try {
       while (true) {

@@ -51,6 +51,9 @@ struct ExperimentSpec {
   // mode applies to every metric).
   std::vector<std::string> metrics;
   std::vector<Mode> modes;
+  // Earlier experiments' directories (runs/NAME) a model-based searcher
+  // starts from (tune/warm_start.h); empty: none.
+  std::vector<std::filesystem::path> warm_start;
   int64_t num_samples = 1;        // repeats of the grid; Ray's default
   int max_concurrent_trials = 0;  // 0: as many as the CPUs allow (Ray: None)
   uint64_t seed = 0;              // seeds the searcher: same seed, same configs

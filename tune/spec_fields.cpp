@@ -158,6 +158,25 @@ constexpr SpecField::Access kModeAccess = {
     },
 };
 
+constexpr SpecField::Access kWarmStartAccess = {
+    .type = "path|list",
+    .get = [](const ExperimentSpec& spec) -> Json {
+      Json out = Json::array();
+      for (const auto& dir : spec.warm_start) out.push_back(dir.string());
+      return out;
+    },
+    .set = [](ExperimentSpec& spec, const Json& value) -> std::optional<std::string> {
+      const Json list = value.is_array() ? value : Json::array({value});
+      std::vector<std::filesystem::path> dirs;
+      for (const Json& v : list) {
+        if (!v.is_string()) return "expected an experiment directory or a list of them";
+        dirs.emplace_back(v.get<std::string>());
+      }
+      spec.warm_start = std::move(dirs);
+      return std::nullopt;
+    },
+};
+
 using ES = ExperimentSpec;
 
 // The rules' messages are what a user reads after a sweep file's
@@ -185,6 +204,11 @@ const SpecField kFields[] = {
      [](const Json& v) { return v >= 1 || v == -1; },
      "must be at least 1 (or -1: until a stopper ends the experiment)", "TuneConfig.num_samples",
      "3"},
+    {"warm_start", kWarmStartAccess,
+     "earlier experiments (their directories) the searcher starts from: TPE, GP-BO and MOTPE "
+     "learn from their trials and run their best few configs again first; parameters new "
+     "since are drawn at random for those trials",
+     nullptr, "", "TuneConfig.warm_start", R"(["runs/last_week"])"},
     {"max_concurrent_trials", field_at<&ES::max_concurrent_trials>,
      "at most this many trials at once; 0: as many as the resources allow",
      [](const Json& v) { return v >= 0; }, "must be >= 0 (0: no limit)",

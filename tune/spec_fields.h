@@ -33,8 +33,9 @@ struct SpecField {
   // Reads and writes the member a row names (spec_fields.cpp makes one per
   // member type).
   struct Access {
-    // "string", "path", "integer", "number", "bool", "min|max", or for metric
-    // and mode "string|list" and "min|max|list" (one value or a list)
+    // "string", "path", "integer", "number", "bool", "min|max", or for metric,
+    // mode and warm_start "string|list", "min|max|list" and "path|list" (one
+    // value or a list)
     std::string_view type;
     Json (*get)(const ExperimentSpec& spec);
     // Stores `value`; returns what was expected when it has another type.

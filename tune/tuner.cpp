@@ -35,6 +35,9 @@ class SampleBudget final : public search::Searcher {
   void set_objectives(const std::vector<Objective>& objectives, const ParamSpace& space) override {
     inner_->set_objectives(objectives, space);
   }
+  size_t warm_start(const std::vector<search::PriorTrial>& trials) override {
+    return inner_->warm_start(trials);
+  }
   search::Suggestion suggest(const std::string& trial_id) override {
     if (budget_ >= 0 && suggested_ >= budget_) return search::Suggestion::finished();
     search::Suggestion s = inner_->suggest(trial_id);

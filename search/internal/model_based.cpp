@@ -67,6 +67,58 @@ void ModelBasedSearcher::start(const ParamSpace& space) {
   }
 }
 
+bool ModelBasedSearcher::inside_space(const Json& config, const std::vector<double>& x) const {
+  // encode() clamps into the bounds and decode() snaps onto the lattice: a
+  // value they move lies outside the domain.
+  const Json decoded = encoding_.decode(x);
+  for (const detail::Dimension& dim : encoding_.dims()) {
+    if (dim.categorical()) continue;
+    const Json* given = &config;
+    const Json* back = &decoded;
+    for (const std::string& key : dim.keys) {
+      given = &given->at(key);
+      back = &back->at(key);
+    }
+    const double v = given->get<double>(), w = back->get<double>();
+    if (std::abs(v - w) > 1e-9 * std::max(1.0, std::abs(v))) return false;
+  }
+  return true;
+}
+
+size_t ModelBasedSearcher::warm_start(const std::vector<PriorTrial>& trials) {
+  std::vector<Observation> prior;
+  std::vector<const Json*> configs;
+  for (const PriorTrial& t : trials) {
+    std::optional<Outcome> outcome = outcome_of(t.result);
+    if (!outcome) continue;
+    std::vector<double> x;
+    try {
+      x = encoding_.encode(t.config);
+    } catch (const ConfigError&) {
+      continue;  // a value missing, or not among a choice's
+    }
+    if (!inside_space(t.config, x)) continue;
+    const double loss = outcome->losses[0];
+    prior.push_back({0, std::move(x), loss, std::move(outcome->losses), outcome->violation});
+    configs.push_back(&t.config);
+  }
+  std::vector<std::vector<double>> losses;
+  std::vector<double> violations;
+  for (const Observation& o : prior) {
+    losses.push_back(o.losses);
+    violations.push_back(o.violation);
+  }
+  std::vector<Json> again;
+  for (size_t i : core::elite_order(losses, violations)) {
+    if (again.size() == kWarmStartRepeats) break;
+    again.push_back(*configs[i]);
+  }
+  auto& points = options_.points_to_evaluate;
+  points.insert(points.begin(), again.begin(), again.end());
+  observations_.insert(observations_.begin(), prior.begin(), prior.end());
+  return prior.size();
+}
+
 Suggestion ModelBasedSearcher::suggest(const std::string& trial_id) {
   if (options_.num_samples != -1 && suggested_ >= static_cast<uint64_t>(options_.num_samples)) {
     return Suggestion::finished();

@@ -40,6 +40,12 @@ class ModelBasedSearcher : public Searcher {
   void set_search_properties(const std::string& metric, Mode mode, const ParamSpace& space) final;
   // Refused (Searcher's default) unless handles_several_objectives().
   void set_objectives(const std::vector<Objective>& objectives, const ParamSpace& space) final;
+  // The trials join the history ahead of this searcher's own (index 0: the
+  // oldest), so the model starts from them and the random start-up phase
+  // shrinks by as many; the best kWarmStartRepeats of them (elite order,
+  // core/pareto.h) are suggested again first, before points_to_evaluate.
+  size_t warm_start(const std::vector<PriorTrial>& trials) final;
+  static constexpr size_t kWarmStartRepeats = 3;
   Suggestion suggest(const std::string& trial_id) final;
   void on_trial_result(const std::string& trial_id, const Json& result) final;
   void on_trial_complete(const std::string& trial_id, const Json* last_result, bool error) final;
@@ -105,6 +111,9 @@ class ModelBasedSearcher : public Searcher {
   };
 
   void start(const ParamSpace& space);
+  // Whether `config`'s searched values lie in their domains: `x` is its
+  // encoding, which clamps them.
+  bool inside_space(const Json& config, const std::vector<double>& x) const;
   std::optional<Outcome> outcome_of(const Json& result) const;
 
   std::string name_;

@@ -40,6 +40,9 @@ class TuneConfig:
     # True: each trial runs in its trial directory (os.chdir), as Ray's; the
     # default (None, False) keeps the script's working directory, as Ray 2.10+.
     chdir_to_trial_dir: Optional[bool] = None
+    # Not in Ray: earlier experiments' directories the searcher starts from
+    # (TPE, GP-BO, MOTPE learn from their trials and run their best configs again).
+    warm_start: Optional[List[str]] = None
     # Seeds the searcher (Ray: the searchers' own seeds); None: fresh entropy,
     # recorded in the experiment's spec.
     seed: Optional[int] = None
