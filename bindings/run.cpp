@@ -257,6 +257,14 @@ void add_run_functions(py::module_& m) {
           },
           py::arg("metric") = "", py::arg("mode") = "", py::arg("scope") = "last",
           py::arg("filter_nan_and_inf") = true)
+      .def("pareto_front_indices",
+           [](const tune::ResultGrid& g) {
+             std::vector<size_t> out;
+             for (const tune::Result* r : g.get_pareto_front()) {
+               out.push_back(static_cast<size_t>(r - &g[0]));
+             }
+             return out;
+           })
       .def("errors", &tune::ResultGrid::errors)
       .def_property_readonly("num_errors", &tune::ResultGrid::num_errors)
       .def_property_readonly("num_terminated", &tune::ResultGrid::num_terminated)

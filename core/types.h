@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace tune::core {
@@ -23,6 +24,16 @@ enum class Decision { kContinue, kPause, kStop };
 enum class ExperimentStatus { kRunning, kFinished, kInterrupted, kFailed };
 
 enum class Mode { kMin, kMax };
+
+// One objective of an experiment: a metric of the results and which way is
+// better. An experiment has none, one (metric = "loss") or several (metric =
+// ["accuracy", "latency_ms"], mode = ["max", "min"]).
+struct Objective {
+  std::string metric;
+  Mode mode = Mode::kMin;
+
+  bool operator==(const Objective&) const = default;
+};
 
 // How report() combines a metric over a trial's ranks.
 enum class ReduceOp { kMean, kSum, kMin, kMax };
@@ -54,6 +65,7 @@ using core::is_finished;
 using core::kTrialStatusCount;
 using core::Mode;
 using core::mode_from_string;
+using core::Objective;
 using core::reduce_op_from_string;
 using core::ReduceOp;
 using core::to_string;

@@ -7,6 +7,7 @@
 #include "schedulers/internal/fifo.h"
 #include "schedulers/internal/hyperband.h"
 #include "schedulers/internal/median_stopping.h"
+#include "schedulers/internal/mo_asha.h"
 #include "schedulers/internal/options.h"
 #include "schedulers/internal/pb2.h"
 #include "schedulers/internal/pbt.h"
@@ -121,13 +122,23 @@ std::unique_ptr<TrialScheduler> make_scheduler(const std::string& type, const Js
   if (type == "asha" || type == "async_hyperband") {
     return std::make_unique<AshaScheduler>(detail::read_asha_options(options));
   }
+  if (type == "mo_asha") {
+    OptionReader r("mo_asha", options);
+    MoAshaOptions o;
+    r.read("time_attr", o.time_attr);
+    r.read("max_t", o.max_t);
+    r.read("grace_period", o.grace_period);
+    r.read("reduction_factor", o.reduction_factor);
+    r.finish();
+    return std::make_unique<MoAshaScheduler>(std::move(o));
+  }
   if (type == "hyperband") return make_hyperband_scheduler(detail::read_hyperband_options(options));
   if (type == "median" || type == "median_stopping_rule") return make_median(options);
   if (type == "pbt") return make_pbt(options);
   if (type == "pb2") return make_pb2(options);
   throw ConfigError::at_key(
       "type", fmt::format("unknown scheduler '{}'; known: fifo, asha (async_hyperband), "
-                          "hyperband, median (median_stopping_rule), pbt, pb2",
+                          "mo_asha, hyperband, median (median_stopping_rule), pbt, pb2",
                           type));
 }
 

@@ -29,6 +29,15 @@ struct AshaOptions {
   uint64_t seed = 0;       // Ray draws brackets from np.random; ours is seeded
 };
 
+// MO-ASHA (schedulers/internal/mo_asha.h), for several objectives: the
+// experiment's, ranked at each rung by non-dominated sorting.
+struct MoAshaOptions {
+  std::string time_attr = "training_iteration";  // as ASHA's
+  double max_t = 100;                            // as ASHA's: trials stop at max_t
+  double grace_period = 1;                       // as ASHA's: no trial stops before this
+  double reduction_factor = 4;                   // as ASHA's: keeps 1/rf of a rung
+};
+
 // HyperBand (schedulers/internal/hyperband.h).
 struct HyperBandOptions {
   std::string time_attr = "training_iteration";  // Ray: "training_iteration"

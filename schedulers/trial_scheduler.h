@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "core/config.h"
+#include "core/errors.h"
 #include "core/types.h"
 
 namespace tune::schedulers {
@@ -53,6 +54,15 @@ class TrialScheduler {
 
   // `metric`/`mode` are the experiment's (metric may be empty for FIFO).
   virtual void set_search_properties(const std::string& metric, Mode mode) {}
+  // Several objectives (two or more), called instead. A scheduler that
+  // compares trials by one metric refuses them: the default throws
+  // ConfigError (key "metric").
+  virtual void set_objectives(const std::vector<Objective>& objectives) {
+    throw ConfigError::at_key(
+        "metric",
+        "this scheduler compares trials by one metric; with several objectives use the "
+        "scheduler \"mo_asha\" or \"fifo\"");
+  }
 
   virtual void on_trial_add(const TrialView& trial) {}
   // `result`: user metrics plus training_iteration, time_this_iter_s,

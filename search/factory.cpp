@@ -11,13 +11,16 @@
 #include "search/internal/bohb.h"
 #include "search/internal/concurrency_limiter.h"
 #include "search/internal/gp.h"
+#include "search/internal/motpe.h"
+#include "search/internal/nsga2.h"
 #include "search/internal/repeater.h"
 #include "search/internal/tpe.h"
 
 namespace tune::search {
 namespace {
 
-constexpr const char* kKnownAlgorithms = "random, basic, grid, tpe, gp, bayesopt, bohb";
+constexpr const char* kKnownAlgorithms =
+    "random, basic, grid, tpe, gp, bayesopt, bohb, motpe, nsga2";
 
 // Typed reads of an options table that remember which keys were read, so
 // finish() can name the first unknown one.
@@ -110,13 +113,15 @@ class OptionReader {
   std::vector<std::string> known_;
 };
 
-ModelBasedOptions model_based_options(OptionReader& r, int64_t num_samples, uint64_t seed) {
+// The budget, seed and points_to_evaluate; with `startup`, n_startup_trials.
+ModelBasedOptions model_based_options(OptionReader& r, int64_t num_samples, uint64_t seed,
+                                      bool startup = true) {
   ModelBasedOptions out;
   out.num_samples = num_samples;
   out.seed = seed;
   r.read("seed", out.seed);
   r.read_points(out.points_to_evaluate);
-  r.read("n_startup_trials", out.n_startup_trials);
+  if (startup) r.read("n_startup_trials", out.n_startup_trials);
   return out;
 }
 
@@ -130,8 +135,8 @@ std::unique_ptr<Searcher> make_inner(const std::string& algorithm, OptionReader&
     r.read_points(o.points_to_evaluate);
     return std::make_unique<BasicVariantGenerator>(std::move(o));
   }
-  if (algorithm == "tpe") {
-    TpeOptions o;
+  if (algorithm == "tpe" || algorithm == "motpe") {
+    TpeOptions o = algorithm == "motpe" ? motpe_defaults() : TpeOptions();
     o.base = model_based_options(r, num_samples, seed);
     r.read("n_ei_candidates", o.n_ei_candidates);
     r.read("gamma", o.gamma);
@@ -141,7 +146,20 @@ std::unique_ptr<Searcher> make_inner(const std::string& algorithm, OptionReader&
     r.read("constant_liar", o.constant_liar);
     r.read_choice("bandwidth", {"neighbour", "scott"}, o.bandwidth);
     r.read_choice("weighting", {"improvement", "optuna"}, o.weighting);
+    if (algorithm == "motpe") return std::make_unique<MotpeSearcher>(std::move(o));
     return std::make_unique<TpeSearcher>(std::move(o));
+  }
+  if (algorithm == "nsga2") {
+    Nsga2Options o;
+    o.base = model_based_options(r, num_samples, seed, false);
+    r.read("population_size", o.population_size);
+    r.read("crossover_prob", o.crossover_prob);
+    r.read("mutation_prob", o.mutation_prob);
+    r.read("swapping_prob", o.swapping_prob);
+    r.read_choice("crossover", {"sbx", "uniform"}, o.crossover);
+    r.read("eta_crossover", o.eta_crossover);
+    r.read("eta_mutation", o.eta_mutation);
+    return std::make_unique<Nsga2Searcher>(std::move(o));
   }
   if (algorithm == "gp" || algorithm == "bayesopt") {
     GpOptions o;
@@ -154,10 +172,7 @@ std::unique_ptr<Searcher> make_inner(const std::string& algorithm, OptionReader&
   }
   if (algorithm == "bohb") {
     BohbOptions o;
-    o.base.num_samples = num_samples;
-    o.base.seed = seed;
-    r.read("seed", o.base.seed);
-    r.read_points(o.base.points_to_evaluate);
+    o.base = model_based_options(r, num_samples, seed, false);
     if (const Json* v = r.find("time_attr")) {
       if (!v->is_string())
         throw ConfigError::at_key("time_attr", "expected a string, got " + v->dump());

@@ -25,6 +25,12 @@ struct SearcherContext {
 //                              n_startup_trials, n_candidates, fit_restarts,
 //                              output_transform ("power" | "rank" | "standardise"),
 //                              trust_region_dims
+//   "motpe"                    MotpeSearcher (search/internal/motpe.h), several objectives:
+//                              TPE's options (defaults: motpe_defaults())
+//   "nsga2"                    Nsga2Searcher (search/internal/nsga2.h), several objectives:
+//                              seed, points_to_evaluate, population_size, crossover_prob,
+//                              mutation_prob, swapping_prob, crossover ("sbx" | "uniform"),
+//                              eta_crossover, eta_mutation
 //   "bohb"                     BohbSearcher (search/internal/bohb.h): seed, points_to_evaluate,
 //                              time_attr, min_points_in_model, top_fraction,
 //                              random_fraction, n_candidates (pair it with HyperBand)

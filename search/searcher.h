@@ -2,7 +2,10 @@
 //
 // Modelled on Ray Tune's Searcher. The controller's event loop owns it and
 // calls it from one thread; it needs no locks. Hooks and when they fire:
-//   set_search_properties  once, before the first suggest
+//   set_search_properties  once, before the first suggest (one objective
+//                          or none)
+//   set_objectives         instead, when the experiment has several
+//   warm_start             once after either, with a sweep's warm_start
 //   suggest(trial_id)      when the controller has room for a new trial
 //   on_trial_result        every complete iteration of a RUNNING trial
 //   on_trial_complete      once, when a trial is TERMINATED or in ERROR
@@ -15,8 +18,10 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/config.h"
+#include "core/errors.h"
 #include "core/types.h"
 #include "search/param_space.h"
 
@@ -36,6 +41,13 @@ struct Suggestion {
   static Suggestion finished() { return {Status::kFinished, {}}; }
 };
 
+// A trial of an earlier experiment, for a warm start: its config (mapped
+// onto this experiment's space) and its last result.
+struct PriorTrial {
+  Json config;
+  Json result;
+};
+
 class Searcher {
  public:
   virtual ~Searcher() = default;
@@ -43,6 +55,26 @@ class Searcher {
   // `metric` and `mode` are the experiment's; `space` the sweep's param space.
   virtual void set_search_properties(const std::string& metric, Mode mode,
                                      const ParamSpace& space) = 0;
+
+  // Several objectives (two or more: the experiment's metric and mode
+  // lists), called instead of set_search_properties. A trial's constraint
+  // values, when it reports them, are the result's kConstraintsKey
+  // (core/pareto.h). The
+  // default refuses: a searcher that learns from one metric cannot rank
+  // trials by several. Throws ConfigError (key "metric").
+  virtual void set_objectives(const std::vector<Objective>& objectives, const ParamSpace& space) {
+    throw ConfigError::at_key(
+        "metric",
+        "this searcher optimises one metric; for several objectives use the search algorithm "
+        "\"motpe\" or \"nsga2\" (or random search)");
+  }
+
+  // Trials of earlier experiments (a sweep's warm_start), before the first
+  // suggest. Model-based searchers learn from them as from their own
+  // trials and suggest the best few of their configs first; others ignore
+  // them. Returns how many it took: a trial whose config does not fit the
+  // space, or whose result lacks an objective, is left out.
+  virtual size_t warm_start(const std::vector<PriorTrial>& trials) { return 0; }
 
   virtual Suggestion suggest(const std::string& trial_id) = 0;
 

@@ -36,6 +36,30 @@ struct TpeOptions {
                               // because the controller runs trials in parallel)
 };
 
+// MOTPE (search/internal/motpe.h) takes TPE's options, with two defaults of
+// its own: Scott's bandwidth and weighting = "optuna" (each good trial's
+// hypervolume contribution over the largest, as Optuna's MOTPE).
+inline TpeOptions motpe_defaults() {
+  TpeOptions o;
+  o.bandwidth = TpeBandwidth::kScott;
+  o.weighting = TpeWeighting::kOptuna;
+  return o;
+}
+
+// NSGA-II (search/internal/nsga2.h), for several objectives.
+enum class NsgaCrossover { kSbx, kUniform };
+
+struct Nsga2Options {
+  ModelBasedOptions base;        // budget, seed, points_to_evaluate (n_startup_trials unused)
+  int64_t population_size = 50;  // random configs first, then the elite kept (Optuna: 50)
+  double crossover_prob = 0.9;   // a child crosses two parents, else copies one (Optuna)
+  double mutation_prob = -1;     // per parameter; < 0: 1 / number of parameters (Optuna)
+  NsgaCrossover crossover = NsgaCrossover::kSbx;  // numeric parameters (Optuna: uniform)
+  double swapping_prob = 0.5;  // uniform crossover's, and categorical parameters' (Optuna)
+  double eta_crossover = 15;   // SBX's distribution index: larger, children nearer parents
+  double eta_mutation = 20;    // polynomial mutation's, likewise (pymoo's defaults)
+};
+
 // GP-BO (search/internal/gp.h). What the GP fits: search/internal/output_transform.h
 // says what each transform does to the losses, search/internal/gp.h how GP-BO picks
 // the power transform's lambda.

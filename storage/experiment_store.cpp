@@ -29,12 +29,21 @@ double now_seconds() {
 // The first version with the *_nonfinite columns (storage/json_column.h).
 constexpr int kNonfiniteVersion = 2;
 
-// Version 1 -> 2; schema.sql then recreates the views it drops.
+// The first version with the objectives table and the pareto_front view.
+constexpr int kObjectivesVersion = 3;
+
+// Version 1 -> 2.
 constexpr const char* kUpgradeFromVersion1 = R"(
     ALTER TABLE trials ADD COLUMN config_nonfinite TEXT;
     ALTER TABLE results ADD COLUMN metrics_nonfinite TEXT;
     ALTER TABLE exploits ADD COLUMN old_config_nonfinite TEXT;
-    ALTER TABLE exploits ADD COLUMN new_config_nonfinite TEXT;
+    ALTER TABLE exploits ADD COLUMN new_config_nonfinite TEXT;)";
+
+// Any older version: the views, which schema.sql then recreates as this
+// version has them (version 2 -> 3 adds their feasible column).
+constexpr const char* kDropViews = R"(
+    DROP VIEW IF EXISTS pareto_front;
+    DROP VIEW IF EXISTS objective_values;
     DROP VIEW IF EXISTS best_result;
     DROP VIEW IF EXISTS best_trial;
     DROP VIEW IF EXISTS last_results;
@@ -180,6 +189,7 @@ ExperimentStore::ExperimentStore(ExperimentStore&& other) noexcept
       db_(std::exchange(other.db_, nullptr)),
       in_batch_(std::exchange(other.in_batch_, false)),
       nonfinite_columns_(other.nonfinite_columns_),
+      objectives_table_(other.objectives_table_),
       statements_(std::move(other.statements_)) {}
 
 ExperimentStore& ExperimentStore::operator=(ExperimentStore&& other) noexcept {
@@ -189,6 +199,7 @@ ExperimentStore& ExperimentStore::operator=(ExperimentStore&& other) noexcept {
     db_ = std::exchange(other.db_, nullptr);
     in_batch_ = std::exchange(other.in_batch_, false);
     nonfinite_columns_ = other.nonfinite_columns_;
+    objectives_table_ = other.objectives_table_;
     statements_ = std::move(other.statements_);
   }
   return *this;
@@ -232,10 +243,12 @@ ExperimentStore ExperimentStore::open(const std::filesystem::path& dir) {
   if (version < kSchemaVersion) {
     exec(store.db_, "BEGIN IMMEDIATE");  // a failure leaves it to close()'s rollback
     if (version == 1) exec(store.db_, kUpgradeFromVersion1);
+    if (version >= 1) exec(store.db_, kDropViews);
     exec(store.db_, internal::kSchemaSql);
     exec(store.db_, "COMMIT");
   }
   store.nonfinite_columns_ = true;
+  store.objectives_table_ = true;
   return store;
 }
 
@@ -250,6 +263,7 @@ ExperimentStore ExperimentStore::open_read_only(const std::filesystem::path& dir
   check_version(store.db_, file);
   // A version 1 file cannot be upgraded read-only: its reads select NULL.
   store.nonfinite_columns_ = user_version(store.db_) >= kNonfiniteVersion;
+  store.objectives_table_ = user_version(store.db_) >= kObjectivesVersion;
   return store;
 }
 
@@ -289,6 +303,18 @@ void ExperimentStore::put_experiment(const ExperimentRecord& experiment) {
       .bind(6, to_string(experiment.status))
       .bind(7, now_seconds())
       .run();
+  std::vector<Objective> objectives = experiment.objectives;
+  if (objectives.empty() && !experiment.metric.empty()) {
+    objectives.push_back({experiment.metric, experiment.mode});
+  }
+  exec(db_, "DELETE FROM objectives");
+  Statement add(db_, "INSERT INTO objectives (position, metric, mode) VALUES (?1, ?2, ?3)");
+  for (size_t i = 0; i < objectives.size(); ++i) {
+    add.bind(1, static_cast<int64_t>(i))
+        .bind(2, objectives[i].metric)
+        .bind(3, to_string(objectives[i].mode))
+        .run();
+  }
 }
 
 void ExperimentStore::set_experiment_status(ExperimentStatus status) {
@@ -501,6 +527,13 @@ std::optional<ExperimentRecord> ExperimentStore::experiment() const {
         fmt::format("{}: the experiment has unknown status '{}'", path_.string(), status));
   }
   experiment.status = *parsed;
+  if (objectives_table_) {
+    Statement rows(db_, "SELECT metric, mode FROM objectives ORDER BY position");
+    while (rows.step()) {
+      experiment.objectives.push_back({rows.column_text(0), read_mode(rows.column_text(1), path_)});
+    }
+    if (experiment.objectives.size() < 2) experiment.objectives.clear();
+  }
   return experiment;
 }
 
@@ -554,6 +587,33 @@ std::optional<ExperimentStore::Best> ExperimentStore::best_trial() const {
       parse(query.column_text(kTrialColumnCount + 1), path_,
             "metrics of trial " + best.trial.trial_id, query.column_text(kTrialColumnCount + 2));
   return best;
+}
+
+std::vector<ExperimentStore::FrontMember> ExperimentStore::pareto_front(bool front_only) const {
+  std::vector<FrontMember> out;
+  if (!objectives_table_) return out;
+  Statement query(db_, fmt::format(R"(
+      WITH p AS (SELECT trial_id AS front_id, rank, crowding, objective_values,
+                        metrics AS last_metrics, training_iteration AS front_iteration
+                 FROM pareto_front {})
+      SELECT {}, p.rank, p.crowding, p.objective_values, p.last_metrics,
+             (SELECT {} FROM results AS r
+              WHERE r.trial_id = p.front_id AND r.training_iteration = p.front_iteration)
+      FROM trials JOIN p ON trial_id = p.front_id
+      ORDER BY p.rank, p.crowding DESC, trial_index)",
+                                   front_only ? "WHERE rank = 0" : "", trial_columns(),
+                                   side_column("metrics")));
+  while (query.step()) {
+    FrontMember& m = out.emplace_back();
+    m.trial = read_trial(query, path_);
+    m.rank = query.column_int(kTrialColumnCount);
+    m.crowding = query.column_double(kTrialColumnCount + 1);
+    m.values = parse(query.column_text(kTrialColumnCount + 2), path_, "objective values");
+    m.last_metrics =
+        parse(query.column_text(kTrialColumnCount + 3), path_,
+              "metrics of trial " + m.trial.trial_id, query.column_text(kTrialColumnCount + 4));
+  }
+  return out;
 }
 
 std::string ExperimentStore::side_column(std::string_view column) const {

@@ -34,7 +34,7 @@ struct sqlite3;  // <sqlite3.h>: only experiment_store.cpp needs SQLite's API
 
 namespace tune::storage {
 
-inline constexpr int kSchemaVersion = 2;
+inline constexpr int kSchemaVersion = 3;
 
 struct ExperimentRecord {
   std::string name;
@@ -43,6 +43,9 @@ struct ExperimentRecord {
   Json spec;              // the whole sweep specification, for display and resume
   double created_at = 0;  // unix seconds
   ExperimentStatus status = ExperimentStatus::kRunning;  // stored as its name ("RUNNING"...)
+  // Several objectives, all of them in order (metric and mode hold the
+  // first); empty with one objective or none. Stored in the objectives table.
+  std::vector<Objective> objectives;
 };
 
 struct TrialRecord {
@@ -161,6 +164,18 @@ class ExperimentStore {
   };
   std::optional<Best> best_trial() const;
 
+  // The pareto_front view (storage/schema.sql): feasible trials with every
+  // objective, best rank first; with front_only, rank 0 alone. Empty for a
+  // file older than the view.
+  struct FrontMember {
+    TrialRecord trial;
+    int64_t rank = 0;
+    double crowding = 0;  // infinity at the ends of an objective
+    Json values;          // {metric: value} of the last result
+    Json last_metrics;
+  };
+  std::vector<FrontMember> pareto_front(bool front_only = false) const;
+
  private:
   struct Statements;  // the hot writes, prepared once (experiment_store.cpp)
 
@@ -176,6 +191,7 @@ class ExperimentStore {
   sqlite3* db_ = nullptr;
   bool in_batch_ = false;
   bool nonfinite_columns_ = false;          // the file has the *_nonfinite columns
+  bool objectives_table_ = false;           // the objectives table and pareto_front
   std::unique_ptr<Statements> statements_;  // null until the first write
 };
 

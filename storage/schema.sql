@@ -1,4 +1,4 @@
--- tunerun experiment database, schema version 2.
+-- tunerun experiment database, schema version 3.
 --
 -- One file per experiment: <storage_path>/<experiment>/experiment.db, in WAL
 -- mode, so you can query it with the sqlite3 CLI or pandas while the sweep
@@ -8,7 +8,8 @@
 --   pandas.read_sql('SELECT * FROM last_results', sqlite3.connect(path))
 --
 -- Start with the views at the end (all_results, last_results, best_trial,
--- best_result); they need no knowledge of the tables. Tables and views are a
+-- best_result, and with several objectives objective_values and
+-- pareto_front); they need no knowledge of the tables. Tables and views are a
 -- contract: later versions add columns, never rename or remove them.
 --
 -- Conventions: times are unix seconds (REAL, fractional). Statuses are
@@ -33,29 +34,52 @@
 -- user_version is 0; `sqlite3 new.db < schema.sql` builds an empty one too.
 -- A version 1 file is upgraded when tunerun opens it for writing: the
 -- *_nonfinite columns are added and the views recreated (metric_value then
--- excludes infinity too).
+-- excludes infinity too). A version 2 file gains the objectives table
+-- (filled from the experiment's metric), the feasible column of the views
+-- and the objective_values and pareto_front views.
+--
+-- Constraints: a trial may report constraint values under the result key
+-- "constraints", a number or a list of numbers, each <= 0 when satisfied
+-- (Optuna's constraints_func). A result with a value > 0, or one that is
+-- not a number (NaN), is infeasible; best_trial, best_result and
+-- pareto_front count feasible results only. Without the key every result
+-- is feasible.
 
 -- Which revision of this schema the file holds. PRAGMA user_version carries
 -- the same number and is the one tunerun checks: it refuses to open a file
 -- newer than it understands.
 CREATE TABLE IF NOT EXISTS schema_info (
   key TEXT PRIMARY KEY,  -- 'schema_version'
-  value TEXT             -- '2'
+  value TEXT             -- '3'
 );
-INSERT OR REPLACE INTO schema_info (key, value) VALUES ('schema_version', '2');
-PRAGMA user_version = 2;
+INSERT OR REPLACE INTO schema_info (key, value) VALUES ('schema_version', '3');
+PRAGMA user_version = 3;
 
 -- The experiment itself: always exactly one row, id = 1.
 CREATE TABLE IF NOT EXISTS experiment (
   id INTEGER PRIMARY KEY CHECK (id = 1),
   name TEXT NOT NULL,          -- the experiment name (also its directory name)
-  metric TEXT,                 -- the metric being optimised; '' when the sweep names none
+  metric TEXT,                 -- the metric being optimised; '' when the sweep names none;
+                               -- with several objectives the first (see objectives)
   mode TEXT NOT NULL CHECK (mode IN ('min', 'max')),  -- direction of "better" for metric
   spec TEXT,                   -- JSON: the whole sweep specification, as resolved
   created_at REAL,             -- when the experiment was first started
   status TEXT,                 -- RUNNING, FINISHED, INTERRUPTED or FAILED
   updated_at REAL              -- when this row last changed
 );
+
+-- The experiment's objectives, in the order the sweep lists them: one row
+-- for a single metric, one per metric for several (metric = ["accuracy",
+-- "latency_ms"], mode = ["max", "min"]), none without a metric.
+CREATE TABLE IF NOT EXISTS objectives (
+  position INTEGER PRIMARY KEY,  -- 0, 1, ...: the metric's place in the list
+  metric TEXT NOT NULL,          -- a key of the results' metrics
+  mode TEXT NOT NULL CHECK (mode IN ('min', 'max'))  -- which way is better
+);
+-- A version 2 file's single metric.
+INSERT INTO objectives (position, metric, mode)
+SELECT 0, metric, mode FROM experiment
+WHERE coalesce(metric, '') <> '' AND NOT EXISTS (SELECT 1 FROM objectives);
 
 -- One row per trial (one sampled configuration), created when the searcher
 -- suggests it and updated as it runs.
@@ -157,7 +181,8 @@ CREATE INDEX IF NOT EXISTS placements_by_host ON placements (host);
 
 -- Every result with its trial's config and status, and metric_value: the
 -- value of the experiment's metric in that result, NULL when the result
--- lacks it or it is not a finite number (NaN, infinity or a string).
+-- lacks it or it is not a finite number (NaN, infinity or a string);
+-- feasible: 1 unless the result's constraints say otherwise (see the top).
 CREATE VIEW IF NOT EXISTS all_results AS
 SELECT
   r.trial_id,
@@ -173,7 +198,9 @@ SELECT
   CASE WHEN json_type(r.metrics, '$."' || e.metric || '"') IN ('integer', 'real')
         AND abs(json_extract(r.metrics, '$."' || e.metric || '"')) <= 1.7976931348623157e308
        THEN json_extract(r.metrics, '$."' || e.metric || '"') END AS metric_value,
-  t.trial_index
+  t.trial_index,
+  NOT EXISTS (SELECT 1 FROM json_each(r.metrics, '$.constraints') AS c
+              WHERE c.type NOT IN ('integer', 'real') OR c.value > 0) AS feasible
 FROM results AS r
 JOIN trials AS t ON t.trial_id = r.trial_id
 LEFT JOIN experiment AS e ON e.id = 1;
@@ -188,8 +215,9 @@ WHERE a.training_iteration =
 
 -- The best trial: the one whose LAST result has the best metric_value under
 -- the experiment's mode (min: smallest, max: largest). Trials whose last
--- result lacks a finite value are skipped. Ties go to the earlier trial.
--- Empty when no trial qualifies.
+-- result lacks a finite value, or is infeasible, are skipped. Ties go to
+-- the earlier trial. Empty when no trial qualifies. With several
+-- objectives: the best by the first (pareto_front holds the trade-offs).
 CREATE VIEW IF NOT EXISTS best_trial AS
 SELECT
   l.trial_id,
@@ -201,19 +229,105 @@ SELECT
   l.metrics
 FROM last_results AS l
 JOIN experiment AS e ON e.id = 1
-WHERE l.metric_value IS NOT NULL
+WHERE l.metric_value IS NOT NULL AND l.feasible
 ORDER BY CASE e.mode WHEN 'max' THEN -l.metric_value ELSE l.metric_value END,
          l.trial_index, l.training_iteration
 LIMIT 1;
 
 -- The best single result over all iterations of all trials (a trial may
 -- have been better before it got worse), with all_results' columns and the
--- metric name. Ties go to the earlier trial, then the earlier iteration.
+-- metric name. Infeasible results are skipped. Ties go to the earlier
+-- trial, then the earlier iteration.
 CREATE VIEW IF NOT EXISTS best_result AS
 SELECT a.*, e.metric
 FROM all_results AS a
 JOIN experiment AS e ON e.id = 1
-WHERE a.metric_value IS NOT NULL
+WHERE a.metric_value IS NOT NULL AND a.feasible
 ORDER BY CASE e.mode WHEN 'max' THEN -a.metric_value ELSE a.metric_value END,
          a.trial_index, a.training_iteration
 LIMIT 1;
+
+-- Each trial's value of each objective in its LAST result: one row per
+-- (trial, objective) where that result holds a finite number for it.
+-- loss is the value made lower-is-better (negated for a 'max' objective).
+CREATE VIEW IF NOT EXISTS objective_values AS
+SELECT
+  l.trial_id,
+  l.trial_index,
+  l.training_iteration,
+  o.position,
+  o.metric,
+  o.mode,
+  json_extract(l.metrics, '$."' || o.metric || '"') AS value,
+  CASE o.mode WHEN 'max' THEN -json_extract(l.metrics, '$."' || o.metric || '"')
+              ELSE json_extract(l.metrics, '$."' || o.metric || '"') END AS loss,
+  l.feasible
+FROM last_results AS l
+JOIN objectives AS o
+WHERE json_type(l.metrics, '$."' || o.metric || '"') IN ('integer', 'real')
+  AND abs(json_extract(l.metrics, '$."' || o.metric || '"')) <= 1.7976931348623157e308;
+
+-- The trade-offs between the objectives: every trial whose last result is
+-- feasible and has a finite value for every objective, with
+--   rank      its non-dominated rank among those trials (NSGA-II's): 0 is
+--             the Pareto front, the trials no other one beats (at least as
+--             good in every objective and better in one); 1 the front of
+--             the rest; and so on. With one objective, the order of values.
+--   crowding  NSGA-II's crowding distance within its rank: per objective,
+--             the gap between its two neighbours over the rank's range,
+--             summed; infinity (Inf) at either end of an objective. Larger:
+--             a more isolated trade-off.
+--   objective_values  {metric: value} of its last result.
+-- Ordered by rank, then crowding (largest first). The front alone:
+--   sqlite3 -readonly runs/NAME/experiment.db \
+--     'SELECT trial_id, objective_values FROM pareto_front WHERE rank = 0'
+-- It costs O(n^2) in the n trials (about a second at a thousand).
+CREATE VIEW IF NOT EXISTS pareto_front AS
+WITH RECURSIVE
+  vals AS MATERIALIZED (
+    SELECT trial_id, trial_index, training_iteration, position, metric, value, loss, feasible
+    FROM objective_values),
+  complete AS MATERIALIZED (
+    SELECT trial_id FROM vals GROUP BY trial_id
+    HAVING count(*) = (SELECT count(*) FROM objectives) AND min(feasible) = 1),
+  points AS MATERIALIZED (
+    SELECT v.* FROM vals AS v WHERE v.trial_id IN (SELECT trial_id FROM complete)),
+  beats (winner, loser) AS MATERIALIZED (
+    SELECT a.trial_id, b.trial_id
+    FROM points AS a JOIN points AS b ON a.position = b.position AND a.trial_id <> b.trial_id
+    GROUP BY a.trial_id, b.trial_id
+    HAVING max(a.loss > b.loss) = 0 AND max(a.loss < b.loss) = 1),
+  -- A trial's rank is the length of the longest chain of trials beating
+  -- one another down to it.
+  depth (trial_id, rank) AS (
+    SELECT trial_id, 0 FROM complete
+    UNION
+    SELECT b.loser, depth.rank + 1 FROM depth JOIN beats AS b ON b.winner = depth.trial_id),
+  ranked AS MATERIALIZED (SELECT trial_id, max(rank) AS rank FROM depth GROUP BY trial_id),
+  gaps AS MATERIALIZED (
+    SELECT p.trial_id,
+           CASE WHEN lag(p.loss) OVER w IS NULL OR lead(p.loss) OVER w IS NULL THEN 1e999
+                WHEN max(p.loss) OVER s = min(p.loss) OVER s THEN 0
+                ELSE (lead(p.loss) OVER w - lag(p.loss) OVER w) * 1.0
+                     / (max(p.loss) OVER s - min(p.loss) OVER s) END AS gap
+    FROM points AS p JOIN ranked AS r ON r.trial_id = p.trial_id
+    WINDOW w AS (PARTITION BY r.rank, p.position ORDER BY p.loss, p.trial_index),
+           s AS (PARTITION BY r.rank, p.position))
+SELECT
+  r.trial_id,
+  t.trial_index,
+  r.rank,
+  (SELECT total(g.gap) FROM gaps AS g WHERE g.trial_id = r.trial_id) AS crowding,
+  (SELECT json_group_object(metric, value)
+   FROM (SELECT metric, value FROM points AS p WHERE p.trial_id = r.trial_id ORDER BY position))
+    AS objective_values,
+  t.config,
+  t.status,
+  res.training_iteration,
+  res.metrics
+FROM ranked AS r
+JOIN trials AS t ON t.trial_id = r.trial_id
+JOIN results AS res ON res.trial_id = r.trial_id
+ AND res.training_iteration = (SELECT max(training_iteration) FROM vals AS v
+                               WHERE v.trial_id = r.trial_id)
+ORDER BY r.rank, crowding DESC, t.trial_index;

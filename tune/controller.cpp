@@ -42,6 +42,7 @@ class TrialController::Impl {
     pool_.emplace(ResourceLimits{total_cpus, total_gpus, spec_.max_concurrent_trials},
                   spec_.trainable);
     plugins_ = Plugins::from_spec(spec_);
+    plugins_.warm_start(spec_);
     const bool exists = std::filesystem::exists(spec_.experiment_dir() / "experiment.db");
     if (options_.resume && !exists) {
       throw ConfigError::at_key(
@@ -57,6 +58,7 @@ class TrialController::Impl {
 
   ExperimentSummary run() {
     log_.start();
+    for (const std::string& note : plugins_.notes) log_.log(1, "{}", note);
     open();
     try {
       while (true) {
@@ -97,8 +99,10 @@ class TrialController::Impl {
       const Json stored_spec = {{"sweep", spec_.source},
                                 {"sweep_text", spec_.sweep_text},
                                 {"sweep_file", spec_.sweep_file}};
+      std::vector<Objective> objectives = spec_.objectives();
+      if (objectives.size() < 2) objectives.clear();
       store_->put_experiment({spec_.name, spec_.metric, spec_.mode, stored_spec, unix_now(),
-                              ExperimentStatus::kRunning});
+                              ExperimentStatus::kRunning, std::move(objectives)});
     }
     if (options_.handle_signals) signals_.emplace();
     const ChannelKeys keys = make_channel_keys(dir);

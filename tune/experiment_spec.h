@@ -46,6 +46,15 @@ struct ExperimentSpec {
   std::filesystem::path storage_path = "runs";  // experiment dir is storage_path / name
   std::string metric;                           // may be empty: no best trial then
   Mode mode = Mode::kMin;
+  // Several objectives (metric = ["accuracy", "latency_ms"], mode = ["max",
+  // "min"]): every metric and every mode in order, metric and mode above
+  // being the first; empty with one objective. finish_spec pairs them (one
+  // mode applies to every metric).
+  std::vector<std::string> metrics;
+  std::vector<Mode> modes;
+  // Earlier experiments' directories (runs/NAME) a model-based searcher
+  // starts from (tune/warm_start.h); empty: none.
+  std::vector<std::filesystem::path> warm_start;
   int64_t num_samples = 1;        // repeats of the grid; Ray's default
   int max_concurrent_trials = 0;  // 0: as many as the CPUs allow (Ray: None)
   uint64_t seed = 0;              // seeds the searcher: same seed, same configs
@@ -88,6 +97,16 @@ struct ExperimentSpec {
   std::string sweep_file;        // its path, for messages
 
   std::filesystem::path experiment_dir() const { return storage_path / name; }
+  // None, one (metric and mode) or several (metrics and modes, paired).
+  std::vector<Objective> objectives() const {
+    if (metrics.empty())
+      return metric.empty() ? std::vector<Objective>() : std::vector{Objective{metric, mode}};
+    std::vector<Objective> out;
+    for (size_t i = 0; i < metrics.size(); ++i) {
+      out.push_back({metrics[i], modes.size() == metrics.size() ? modes[i] : mode});
+    }
+    return out;
+  }
 };
 
 }  // namespace tune

@@ -1,6 +1,7 @@
 #include "tune/result_grid.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -8,6 +9,7 @@
 #include <map>
 #include <numeric>
 
+#include "core/pareto.h"
 #include "storage/experiment_store.h"
 
 namespace tune {
@@ -60,10 +62,11 @@ std::string csv_field(const Json& value) {
 }  // namespace
 
 ResultGrid::ResultGrid(std::vector<Result> results, std::string metric, Mode mode,
-                       std::filesystem::path experiment_path)
+                       std::filesystem::path experiment_path, std::vector<Objective> objectives)
     : results_(std::move(results)),
       metric_(std::move(metric)),
       mode_(mode),
+      objectives_(std::move(objectives)),
       experiment_path_(std::move(experiment_path)) {}
 
 ResultGrid ResultGrid::from_experiment(const std::filesystem::path& experiment_dir) {
@@ -101,7 +104,8 @@ ResultGrid ResultGrid::from_experiment(const std::filesystem::path& experiment_d
     results.push_back(std::move(r));
   }
   return ResultGrid(std::move(results), experiment ? experiment->metric : "",
-                    experiment ? experiment->mode : Mode::kMin, experiment_dir);
+                    experiment ? experiment->mode : Mode::kMin, experiment_dir,
+                    experiment ? experiment->objectives : std::vector<Objective>());
 }
 
 const Result& ResultGrid::get_best_result(const std::string& metric, std::optional<Mode> mode,
@@ -113,6 +117,20 @@ const Result& ResultGrid::get_best_result(const std::string& metric, std::option
         "scope", fmt::format("unknown scope '{}'; expected one of last, avg, last-5-avg, "
                              "last-10-avg, all",
                              scope));
+  }
+  if (metric.empty() && objectives_.size() > 1) {
+    std::vector<std::string> names;
+    for (const Objective& o : objectives_) {
+      names.push_back(fmt::format("{} ({})", o.metric, to_string(o.mode)));
+    }
+    throw ConfigError::at_key(
+        "metric", fmt::format("the experiment has several objectives, {}: pass the metric to "
+                              "judge by to get_best_result, or take get_pareto_front()",
+                              fmt::join(names, ", ")));
+  }
+  // One of several objectives: its own mode unless one is given.
+  for (const Objective& o : objectives_) {
+    if (!mode && o.metric == metric) mode = o.mode;
   }
   const std::string& m = metric.empty() ? metric_ : metric;
   if (m.empty()) {
@@ -127,6 +145,7 @@ const Result& ResultGrid::get_best_result(const std::string& metric, std::option
   const Result* best = nullptr;
   double best_score = 0;
   for (const Result& r : results_) {
+    if (constraint_violation(r.metrics) > 0) continue;
     auto s = score(r, m, md, scope);
     if (!s) continue;
     if (filter_nan_and_inf && !std::isfinite(*s)) continue;
@@ -143,6 +162,29 @@ const Result& ResultGrid::get_best_result(const std::string& metric, std::option
                                 : ""));
   }
   return *best;
+}
+
+std::vector<const Result*> ResultGrid::get_pareto_front() const {
+  std::vector<const Result*> members;
+  std::vector<core::Point> losses;
+  if (objectives_.size() < 2) return members;
+  for (const Result& r : results_) {
+    core::Point loss;
+    for (const Objective& o : objectives_) {
+      const auto it = r.metrics.find(o.metric);
+      if (it == r.metrics.end() || !it->is_number() || !std::isfinite(it->get<double>())) break;
+      loss.push_back(o.mode == Mode::kMax ? -it->get<double>() : it->get<double>());
+    }
+    if (loss.size() < objectives_.size() || constraint_violation(r.metrics) > 0) continue;
+    members.push_back(&r);
+    losses.push_back(std::move(loss));
+  }
+  const std::vector<int> rank = nondominated_ranks(losses);
+  std::vector<const Result*> front;
+  for (size_t i = 0; i < members.size(); ++i) {
+    if (rank[i] == 0) front.push_back(members[i]);
+  }
+  return front;
 }
 
 std::vector<std::string> ResultGrid::errors() const {

@@ -6,6 +6,7 @@
 //   const tune::Result& best = grid.get_best_result();          // experiment metric/mode
 //   const tune::Result& by_avg = grid.get_best_result("loss", tune::Mode::kMin, "last-5-avg");
 //   for (const tune::Result& r : grid) fmt::print("{} {}\n", r.config.dump(), r.metrics.dump());
+//   for (const tune::Result* r : grid.get_pareto_front()) ...  // several objectives
 #pragma once
 
 #include <cstddef>
@@ -43,9 +44,9 @@ struct Result {
 class ResultGrid {
  public:
   // `metric`/`mode` are the experiment's defaults for get_best_result (an
-  // empty metric: none).
+  // empty metric: none); `objectives` its objectives when several.
   ResultGrid(std::vector<Result> results, std::string metric, Mode mode,
-             std::filesystem::path experiment_path);
+             std::filesystem::path experiment_path, std::vector<Objective> objectives = {});
 
   // Reads the experiment in `experiment_dir` (its experiment.db), read-only;
   // safe while a controller runs. Throws StorageError when there is none.
@@ -57,15 +58,27 @@ class ResultGrid {
   //   "avg"         the mean of all its values
   //   "last-5-avg", "last-10-avg"  the mean of its last 5 or 10 values
   //   "all"         its best value of all (max for kMax, min for kMin; NaN values skipped)
-  // Results without a numeric value for the metric are skipped. With
+  // Results without a numeric value for the metric are skipped, and trials
+  // whose last result is infeasible (core::kConstraintsKey). With
   // filter_nan_and_inf, a trial whose score is NaN or infinite is ignored
   // (as in Ray). Throws ConfigError for an unknown scope, or when no metric
   // is given and the experiment has none; throws Error when no trial has a
-  // usable score.
+  // usable score. With several objectives there is no one best: `metric`
+  // names the one to judge by (its mode is the objective's unless given),
+  // else ConfigError (key "metric") lists them; get_pareto_front() has the
+  // trade-offs.
   const Result& get_best_result(const std::string& metric = "",
                                 std::optional<Mode> mode = std::nullopt,
                                 const std::string& scope = "last",
                                 bool filter_nan_and_inf = true) const;
+
+  // Several objectives: the trials on the Pareto front, as the store's
+  // pareto_front view has them at rank 0: of the trials whose last result
+  // is feasible (core::kConstraintsKey) and holds a finite number for every
+  // objective, those no other beats in every objective. In trial order;
+  // empty without several objectives.
+  std::vector<const Result*> get_pareto_front() const;
+  const std::vector<Objective>& objectives() const { return objectives_; }
 
   size_t size() const { return results_.size(); }
   const Result& operator[](size_t i) const { return results_.at(i); }
@@ -88,6 +101,7 @@ class ResultGrid {
   std::vector<Result> results_;
   std::string metric_;
   Mode mode_;
+  std::vector<Objective> objectives_;
   std::filesystem::path experiment_path_;
 };
 

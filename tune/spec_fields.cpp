@@ -114,6 +114,69 @@ bool ipv4_or_empty(const Json& value) {
   return address.empty() || inet_pton(AF_INET, address.c_str(), &parsed) == 1;
 }
 
+// metric and mode: one value, or a list of them for several objectives.
+// A list of one is one value.
+constexpr SpecField::Access kMetricAccess = {
+    .type = "string|list",
+    .get = [](const ExperimentSpec& spec) -> Json {
+      return spec.metrics.size() > 1 ? Json(spec.metrics) : Json(spec.metric);
+    },
+    .set = [](ExperimentSpec& spec, const Json& value) -> std::optional<std::string> {
+      const bool names =
+          value.is_array() && !value.empty() &&
+          std::all_of(value.begin(), value.end(), [](const Json& v) { return v.is_string(); });
+      if (!value.is_string() && !names) return "expected a metric name or a list of them";
+      spec.metrics = value.is_string() ? std::vector<std::string>{value.get<std::string>()}
+                                       : value.get<std::vector<std::string>>();
+      spec.metric = spec.metrics.front();
+      if (spec.metrics.size() == 1) spec.metrics.clear();
+      return std::nullopt;
+    },
+};
+
+constexpr SpecField::Access kModeAccess = {
+    .type = "min|max|list",
+    .get = [](const ExperimentSpec& spec) -> Json {
+      if (spec.modes.size() <= 1) return std::string(to_string(spec.mode));
+      Json out = Json::array();
+      for (Mode m : spec.modes) out.push_back(std::string(to_string(m)));
+      return out;
+    },
+    .set = [](ExperimentSpec& spec, const Json& value) -> std::optional<std::string> {
+      const Json list = value.is_array() ? value : Json::array({value});
+      std::vector<Mode> modes;
+      for (const Json& v : list) {
+        if (!v.is_string()) return "expected \"min\" or \"max\", or a list of them";
+        const auto mode = mode_from_string(v.get<std::string>());
+        if (!mode) return fmt::format("'{}' is not a mode; use min or max", v.get<std::string>());
+        modes.push_back(*mode);
+      }
+      if (modes.empty()) return "expected \"min\" or \"max\", or a list of them";
+      spec.mode = modes.front();
+      spec.modes = modes.size() > 1 ? modes : std::vector<Mode>();
+      return std::nullopt;
+    },
+};
+
+constexpr SpecField::Access kWarmStartAccess = {
+    .type = "path|list",
+    .get = [](const ExperimentSpec& spec) -> Json {
+      Json out = Json::array();
+      for (const auto& dir : spec.warm_start) out.push_back(dir.string());
+      return out;
+    },
+    .set = [](ExperimentSpec& spec, const Json& value) -> std::optional<std::string> {
+      const Json list = value.is_array() ? value : Json::array({value});
+      std::vector<std::filesystem::path> dirs;
+      for (const Json& v : list) {
+        if (!v.is_string()) return "expected an experiment directory or a list of them";
+        dirs.emplace_back(v.get<std::string>());
+      }
+      spec.warm_start = std::move(dirs);
+      return std::nullopt;
+    },
+};
+
 using ES = ExperimentSpec;
 
 // The rules' messages are what a user reads after a sweep file's
@@ -127,17 +190,25 @@ const SpecField kFields[] = {
     {"storage_path", field_at<&ES::storage_path>,
      "the folder that holds experiments, relative to the working directory", nullptr, "",
      "RunConfig.storage_path", R"("elsewhere")"},
-    {"metric", field_at<&ES::metric>,
-     "the result key searchers, schedulers and the best trial judge by; empty: none", nullptr, "",
-     "TuneConfig.metric", R"("accuracy")"},
-    {"mode", field_at<&ES::mode>, "whether a lower or a higher metric is better", nullptr, "",
-     "TuneConfig.mode", R"("max")"},
+    {"metric", kMetricAccess,
+     "the result key searchers, schedulers and the best trial judge by; empty: none; a list "
+     "names several objectives (searchers motpe, nsga2, random; the store's pareto_front)",
+     nullptr, "", "TuneConfig.metric", R"("accuracy")"},
+    {"mode", kModeAccess,
+     "whether a lower or a higher metric is better; with several objectives, one mode for all "
+     "or a list, one per metric",
+     nullptr, "", "TuneConfig.mode", R"("max")"},
     {"num_samples", field_at<&ES::num_samples>,
      "repeats of the grid (with a model-based searcher: trials in all); -1: until a stopper "
      "ends the experiment (Ray's num_samples)",
      [](const Json& v) { return v >= 1 || v == -1; },
      "must be at least 1 (or -1: until a stopper ends the experiment)", "TuneConfig.num_samples",
      "3"},
+    {"warm_start", kWarmStartAccess,
+     "earlier experiments (their directories) the searcher starts from: TPE, GP-BO and MOTPE "
+     "learn from their trials and run their best few configs again first; parameters new "
+     "since are drawn at random for those trials",
+     nullptr, "", "TuneConfig.warm_start", R"(["runs/last_week"])"},
     {"max_concurrent_trials", field_at<&ES::max_concurrent_trials>,
      "at most this many trials at once; 0: as many as the resources allow",
      [](const Json& v) { return v >= 0; }, "must be >= 0 (0: no limit)",

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <set>
 
 #include "core/errors.h"
 #include "schedulers/trial_scheduler.h"
@@ -53,6 +54,25 @@ void check_command(const ExperimentSpec& spec) {
   }
 }
 
+// Several objectives: as many modes as metrics (or one for all), each
+// metric named once.
+void check_objectives(const ExperimentSpec& spec) {
+  if (spec.modes.size() > 1 && spec.modes.size() != std::max<size_t>(spec.metrics.size(), 1)) {
+    throw ConfigError::at_key(
+        "mode", fmt::format("{} modes for {} metric(s); give one mode for all, or one per "
+                            "metric",
+                            spec.modes.size(), std::max<size_t>(spec.metrics.size(), 1)));
+  }
+  std::set<std::string> seen;
+  for (const std::string& metric : spec.metrics) {
+    if (metric.empty() || !seen.insert(metric).second) {
+      throw ConfigError::at_key(
+          "metric", fmt::format("each objective needs its own metric name; '{}' is {}", metric,
+                                metric.empty() ? "empty" : "named twice"));
+    }
+  }
+}
+
 // A named plug-in's options, checked by building it as the controller will.
 // An error names the option under its table ("search.n_startup_trials"),
 // or the experiment's metric.
@@ -63,19 +83,28 @@ void check_plugins(const ExperimentSpec& spec) {
                                                 : table + "." + e.key();
     return ConfigError::at_key(key, e.message());
   };
+  const std::vector<Objective> objectives = spec.objectives();
   if (!spec.custom_searcher) {
     try {
-      search::make_searcher(spec.search_algorithm, spec.search_options,
-                            {spec.num_samples, spec.seed})
-          ->set_search_properties(spec.metric, spec.mode, spec.param_space);
+      auto searcher = search::make_searcher(spec.search_algorithm, spec.search_options,
+                                            {spec.num_samples, spec.seed});
+      if (objectives.size() > 1) {
+        searcher->set_objectives(objectives, spec.param_space);
+      } else {
+        searcher->set_search_properties(spec.metric, spec.mode, spec.param_space);
+      }
     } catch (const ConfigError& e) {
       throw under(e, "search");
     }
   }
   if (!spec.custom_scheduler) {
     try {
-      schedulers::make_scheduler(spec.scheduler, spec.scheduler_options)
-          ->set_search_properties(spec.metric, spec.mode);
+      auto scheduler = schedulers::make_scheduler(spec.scheduler, spec.scheduler_options);
+      if (objectives.size() > 1) {
+        scheduler->set_objectives(objectives);
+      } else {
+        scheduler->set_search_properties(spec.metric, spec.mode);
+      }
     } catch (const ConfigError& e) {
       throw under(e, "scheduler");
     }
@@ -103,6 +132,7 @@ void finish_spec(ExperimentSpec& spec) {
   }
 
   for (const SpecField& field : spec_fields()) check_field(field, spec, std::string(field.key));
+  check_objectives(spec);
   if (spec.trainable.name.empty() && spec.trainable.command.empty()) {
     throw ConfigError::at_key("trainable", "the trainable has no name");
   }

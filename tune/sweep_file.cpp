@@ -56,13 +56,19 @@ Json to_json(const toml::node& node) {
   return text.str();
 }
 
-// A value for a spec field: a TOML integer, float, bool or string as JSON;
-// anything else as null, which every field's type refuses.
+// A value for a spec field: a TOML integer, float, bool or string as JSON,
+// or an array of those (metric and mode take lists); anything else as
+// null, which every field's type refuses.
 Json scalar(const toml::node& node) {
   if (auto v = node.value_exact<int64_t>()) return *v;
   if (auto v = node.value_exact<double>()) return *v;
   if (auto v = node.value_exact<bool>()) return *v;
   if (auto v = node.value_exact<std::string>()) return *v;
+  if (const toml::array* a = node.as_array()) {
+    Json out = Json::array();
+    for (const toml::node& element : *a) out.push_back(scalar(element));
+    return out;
+  }
   return nullptr;
 }
 

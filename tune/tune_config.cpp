@@ -4,10 +4,13 @@
 #include "schedulers/internal/fifo.h"
 #include "schedulers/internal/hyperband.h"
 #include "schedulers/internal/median_stopping.h"
+#include "schedulers/internal/mo_asha.h"
 #include "schedulers/internal/pb2.h"
 #include "schedulers/internal/pbt.h"
 #include "search/internal/bohb.h"
 #include "search/internal/gp.h"
+#include "search/internal/motpe.h"
+#include "search/internal/nsga2.h"
 #include "search/internal/tpe.h"
 #include "tune/plugin_kind.h"
 
@@ -31,6 +34,10 @@ std::shared_ptr<TrialScheduler> asha(AshaOptions options) {
 }
 std::shared_ptr<TrialScheduler> hyperband(HyperBandOptions options) {
   return named_plugin<TrialScheduler>(make_hyperband_scheduler(std::move(options)), "hyperband");
+}
+std::shared_ptr<TrialScheduler> mo_asha(MoAshaOptions options) {
+  return named_plugin<TrialScheduler>(std::make_unique<MoAshaScheduler>(std::move(options)),
+                                      "mo_asha");
 }
 std::shared_ptr<TrialScheduler> median_stopping(MedianStoppingOptions options) {
   return named_plugin<TrialScheduler>(std::make_unique<MedianStoppingRule>(std::move(options)),
@@ -58,6 +65,15 @@ std::shared_ptr<Searcher> gp(GpOptions options) {
 std::shared_ptr<Searcher> bohb(BohbOptions options) {
   options.base.num_samples = -1;
   return named_plugin<Searcher>(std::make_unique<BohbSearcher>(std::move(options)), "bohb");
+}
+
+std::shared_ptr<Searcher> motpe(TpeOptions options) {
+  options.base.num_samples = -1;
+  return named_plugin<Searcher>(std::make_unique<MotpeSearcher>(std::move(options)), "motpe");
+}
+std::shared_ptr<Searcher> nsga2(Nsga2Options options) {
+  options.base.num_samples = -1;
+  return named_plugin<Searcher>(std::make_unique<Nsga2Searcher>(std::move(options)), "nsga2");
 }
 
 }  // namespace search

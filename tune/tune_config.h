@@ -13,6 +13,7 @@
 #include <concepts>
 #include <filesystem>
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <string>
@@ -30,9 +31,34 @@
 
 namespace tune {
 
+// TuneConfig::metric and mode: one value, or a list of them for several
+// objectives:
+//   .metric = {"accuracy", "latency_ms"}, .mode = {tune::Mode::kMax, tune::Mode::kMin}
+template <class T>
+class OneOrList {
+ public:
+  OneOrList() = default;
+  template <class U>
+  requires std::is_constructible_v<T, U&&> OneOrList(U&& value)  // NOLINT: implicit by design
+      : values_{T(std::forward<U>(value))} {}
+  OneOrList(std::initializer_list<T> values) : values_(values) {}   // NOLINT
+  OneOrList(std::vector<T> values) : values_(std::move(values)) {}  // NOLINT
+
+  const std::vector<T>& values() const { return values_; }
+  bool empty() const { return values_.empty(); }
+
+ private:
+  std::vector<T> values_;
+};
+
 struct TuneConfig {
-  std::string metric;      // Ray: None; the metric schedulers, searchers and best results use
-  Mode mode = Mode::kMin;  // Ray: None (required with a metric); ignored without one
+  // Ray: None; the metric schedulers, searchers and best results use. A
+  // list: several objectives (search::motpe(), search::nsga2() or random
+  // search; FIFO; the store's pareto_front).
+  OneOrList<std::string> metric;
+  // Ray: None (required with a metric); ignored without one. With several
+  // objectives, one mode for all or one per metric.
+  OneOrList<Mode> mode = Mode::kMin;
   // Ray: None -> random/grid search (BasicVariantGenerator). A searcher
   // object's own trial budget must not be smaller than num_samples: the
   // factories below make it unlimited, so num_samples alone decides.
@@ -107,6 +133,8 @@ std::shared_ptr<TrialScheduler> asha(AshaOptions options = {});
 // With options.asynchronous, an ASHA over HyperBand's brackets
 // (schedulers/internal/hyperband.h).
 std::shared_ptr<TrialScheduler> hyperband(HyperBandOptions options = {});
+// Several objectives (TuneConfig::metric a list): ASHA by non-dominated sorting.
+std::shared_ptr<TrialScheduler> mo_asha(MoAshaOptions options = {});
 std::shared_ptr<TrialScheduler> median_stopping(MedianStoppingOptions options = {});
 std::shared_ptr<TrialScheduler> pbt(PbtOptions options);
 std::shared_ptr<TrialScheduler> pb2(Pb2Options options);
@@ -121,6 +149,9 @@ std::shared_ptr<Searcher> gp(GpOptions options = {});
 // asynchronous), whose brackets give it results at several budgets: fit()
 // refuses it beside another scheduler, as a sweep file does.
 std::shared_ptr<Searcher> bohb(BohbOptions options = {});
+// For several objectives (TuneConfig::metric a list).
+std::shared_ptr<Searcher> motpe(TpeOptions options = motpe_defaults());
+std::shared_ptr<Searcher> nsga2(Nsga2Options options = {});
 }  // namespace search
 
 }  // namespace tune

@@ -32,6 +32,12 @@ class SampleBudget final : public search::Searcher {
                              const ParamSpace& space) override {
     inner_->set_search_properties(metric, mode, space);
   }
+  void set_objectives(const std::vector<Objective>& objectives, const ParamSpace& space) override {
+    inner_->set_objectives(objectives, space);
+  }
+  size_t warm_start(const std::vector<search::PriorTrial>& trials) override {
+    return inner_->warm_start(trials);
+  }
   search::Suggestion suggest(const std::string& trial_id) override {
     if (budget_ >= 0 && suggested_ >= budget_) return search::Suggestion::finished();
     search::Suggestion s = inner_->suggest(trial_id);
@@ -117,8 +123,12 @@ ResultGrid Tuner::fit() {
   ExperimentSpec spec;
   spec.name = run_config_.name;
   spec.storage_path = run_config_.storage_path;
-  spec.metric = tune_config_.metric;
-  spec.mode = tune_config_.mode;
+  const auto& metrics = tune_config_.metric.values();
+  const auto& modes = tune_config_.mode.values();
+  if (!metrics.empty()) spec.metric = metrics.front();
+  if (metrics.size() > 1) spec.metrics = metrics;
+  if (!modes.empty()) spec.mode = modes.front();
+  if (modes.size() > 1) spec.modes = modes;
   spec.num_samples = tune_config_.num_samples;
   spec.max_concurrent_trials = tune_config_.max_concurrent_trials;
   spec.seed = tune_config_.seed;
@@ -175,6 +185,16 @@ Tuner Tuner::restore(const std::filesystem::path& path, Trainable trainable, Par
     if (auto experiment = storage::ExperimentStore::open_read_only(dir).experiment()) {
       tune_config.metric = experiment->metric;
       tune_config.mode = experiment->mode;
+      if (!experiment->objectives.empty()) {
+        std::vector<std::string> metrics;
+        std::vector<Mode> modes;
+        for (const Objective& o : experiment->objectives) {
+          metrics.push_back(o.metric);
+          modes.push_back(o.mode);
+        }
+        tune_config.metric = metrics;
+        tune_config.mode = modes;
+      }
     }
   }
   Tuner tuner(std::move(trainable), std::move(param_space), std::move(tune_config),

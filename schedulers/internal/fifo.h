@@ -10,6 +10,8 @@ namespace tune::schedulers {
 
 class FifoScheduler final : public TrialScheduler {
  public:
+  // FIFO reads no metric: any number of objectives will do.
+  void set_objectives(const std::vector<Objective>& objectives) override {}
   Decision on_trial_result(const TrialView& trial, const Json& result) override {
     return Decision::kContinue;
   }

@@ -27,6 +27,10 @@ class BasicVariantGenerator final : public Searcher {
 
   void set_search_properties(const std::string& metric, Mode mode,
                              const ParamSpace& space) override;
+  // Random and grid search need no metric: several objectives are welcome.
+  void set_objectives(const std::vector<Objective>& objectives, const ParamSpace& space) override {
+    space_ = space;
+  }
   Suggestion suggest(const std::string& trial_id) override;
   Json save() const override;
   void restore(const Json& state) override;

@@ -21,6 +21,11 @@ void ConcurrencyLimiter::set_search_properties(const std::string& metric, Mode m
   inner_->set_search_properties(metric, mode, space);
 }
 
+void ConcurrencyLimiter::set_objectives(const std::vector<Objective>& objectives,
+                                        const ParamSpace& space) {
+  inner_->set_objectives(objectives, space);
+}
+
 Suggestion ConcurrencyLimiter::suggest(const std::string& trial_id) {
   if (static_cast<int64_t>(live_.size()) >= max_concurrent_) return Suggestion::not_ready();
   Suggestion s = inner_->suggest(trial_id);

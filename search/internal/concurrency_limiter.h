@@ -20,6 +20,10 @@ class ConcurrencyLimiter final : public Searcher {
 
   void set_search_properties(const std::string& metric, Mode mode,
                              const ParamSpace& space) override;
+  void set_objectives(const std::vector<Objective>& objectives, const ParamSpace& space) override;
+  size_t warm_start(const std::vector<PriorTrial>& trials) override {
+    return inner_->warm_start(trials);
+  }
   Suggestion suggest(const std::string& trial_id) override;
   void on_trial_result(const std::string& trial_id, const Json& result) override;
   void on_trial_complete(const std::string& trial_id, const Json* last_result, bool error) override;

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "core/errors.h"
+#include "core/pareto.h"
 
 namespace tune::search {
 
@@ -35,8 +36,23 @@ void ModelBasedSearcher::set_search_properties(const std::string& metric, Mode m
         "metric",
         fmt::format("searcher '{}' learns from a metric; set the experiment's metric", name_));
   }
-  metric_ = metric;
-  mode_ = mode;
+  objectives_ = {{metric, mode}};
+  start(space);
+}
+
+void ModelBasedSearcher::set_objectives(const std::vector<Objective>& objectives,
+                                        const ParamSpace& space) {
+  if (!handles_several_objectives()) Searcher::set_objectives(objectives, space);
+  if (objectives.empty()) {
+    throw ConfigError::at_key(
+        "metric",
+        fmt::format("searcher '{}' learns from metrics; set the experiment's metric", name_));
+  }
+  objectives_ = objectives;
+  start(space);
+}
+
+void ModelBasedSearcher::start(const ParamSpace& space) {
   encoding_ = detail::SpaceEncoding(space);
   // Every point must encode: a choice value outside its choices is an error now, not later.
   Rng rng = detail::suggestion_rng(options_.seed, 0);
@@ -49,6 +65,58 @@ void ModelBasedSearcher::set_search_properties(const std::string& metric, Mode m
       throw ConfigError::at_key("points_to_evaluate", fmt::format("{}: {}", e.key(), e.message()));
     }
   }
+}
+
+bool ModelBasedSearcher::inside_space(const Json& config, const std::vector<double>& x) const {
+  // encode() clamps into the bounds and decode() snaps onto the lattice: a
+  // value they move lies outside the domain.
+  const Json decoded = encoding_.decode(x);
+  for (const detail::Dimension& dim : encoding_.dims()) {
+    if (dim.categorical()) continue;
+    const Json* given = &config;
+    const Json* back = &decoded;
+    for (const std::string& key : dim.keys) {
+      given = &given->at(key);
+      back = &back->at(key);
+    }
+    const double v = given->get<double>(), w = back->get<double>();
+    if (std::abs(v - w) > 1e-9 * std::max(1.0, std::abs(v))) return false;
+  }
+  return true;
+}
+
+size_t ModelBasedSearcher::warm_start(const std::vector<PriorTrial>& trials) {
+  std::vector<Observation> prior;
+  std::vector<const Json*> configs;
+  for (const PriorTrial& t : trials) {
+    std::optional<Outcome> outcome = outcome_of(t.result);
+    if (!outcome) continue;
+    std::vector<double> x;
+    try {
+      x = encoding_.encode(t.config);
+    } catch (const ConfigError&) {
+      continue;  // a value missing, or not among a choice's
+    }
+    if (!inside_space(t.config, x)) continue;
+    const double loss = outcome->losses[0];
+    prior.push_back({0, std::move(x), loss, std::move(outcome->losses), outcome->violation});
+    configs.push_back(&t.config);
+  }
+  std::vector<std::vector<double>> losses;
+  std::vector<double> violations;
+  for (const Observation& o : prior) {
+    losses.push_back(o.losses);
+    violations.push_back(o.violation);
+  }
+  std::vector<Json> again;
+  for (size_t i : core::elite_order(losses, violations)) {
+    if (again.size() == kWarmStartRepeats) break;
+    again.push_back(*configs[i]);
+  }
+  auto& points = options_.points_to_evaluate;
+  points.insert(points.begin(), again.begin(), again.end());
+  observations_.insert(observations_.begin(), prior.begin(), prior.end());
+  return prior.size();
 }
 
 Suggestion ModelBasedSearcher::suggest(const std::string& trial_id) {
@@ -74,20 +142,26 @@ bool ModelBasedSearcher::ready_for_model() const {
   return observations_.size() >= static_cast<size_t>(options_.n_startup_trials);
 }
 
-std::optional<double> ModelBasedSearcher::loss_of(const Json& result) const {
-  auto it = result.find(metric_);
-  if (it == result.end() || !it->is_number()) return std::nullopt;
-  const double value = it->get<double>();
-  if (!std::isfinite(value)) return std::nullopt;
-  return mode_ == Mode::kMax ? -value : value;
+std::optional<ModelBasedSearcher::Outcome> ModelBasedSearcher::outcome_of(
+    const Json& result) const {
+  Outcome out;
+  for (const Objective& objective : objectives_) {
+    auto it = result.find(objective.metric);
+    if (it == result.end() || !it->is_number()) return std::nullopt;
+    const double value = it->get<double>();
+    if (!std::isfinite(value)) return std::nullopt;
+    out.losses.push_back(objective.mode == Mode::kMax ? -value : value);
+  }
+  out.violation = constraint_violation(result);
+  return out;
 }
 
 void ModelBasedSearcher::on_trial_result(const std::string& trial_id, const Json& result) {
   auto it = running_.find(trial_id);
   if (it == running_.end()) return;
-  if (auto loss = loss_of(result)) {
-    it->second.last_loss = loss;
-    on_intermediate(it->second.index, it->second.x, *loss, result);
+  if (auto outcome = outcome_of(result)) {
+    on_intermediate(it->second.index, it->second.x, outcome->losses[0], result);
+    it->second.last = std::move(outcome);
   }
 }
 
@@ -98,11 +172,15 @@ void ModelBasedSearcher::on_trial_complete(const std::string& trial_id, const Js
   Running trial = std::move(it->second);
   running_.erase(it);
   if (error) return;
-  std::optional<double> loss = last_result ? loss_of(*last_result) : std::nullopt;
-  if (loss) on_intermediate(trial.index, trial.x, *loss, *last_result);
+  std::optional<Outcome> outcome = last_result ? outcome_of(*last_result) : std::nullopt;
+  if (outcome) on_intermediate(trial.index, trial.x, outcome->losses[0], *last_result);
   on_trial_end(trial.index);
-  if (!loss) loss = trial.last_loss;
-  if (loss) observations_.push_back({trial.index, std::move(trial.x), *loss});
+  if (!outcome) outcome = std::move(trial.last);
+  if (outcome) {
+    const double loss = outcome->losses[0];
+    observations_.push_back(
+        {trial.index, std::move(trial.x), loss, std::move(outcome->losses), outcome->violation});
+  }
 }
 
 std::vector<ModelBasedSearcher::Observation> ModelBasedSearcher::running() const {
@@ -113,16 +191,35 @@ std::vector<ModelBasedSearcher::Observation> ModelBasedSearcher::running() const
   return out;
 }
 
+std::vector<std::vector<double>> ModelBasedSearcher::observed_losses() const {
+  std::vector<std::vector<double>> out;
+  for (const Observation& o : observations_) out.push_back(o.losses);
+  return out;
+}
+
+std::vector<double> ModelBasedSearcher::observed_violations() const {
+  std::vector<double> out;
+  for (const Observation& o : observations_) out.push_back(o.violation);
+  return out;
+}
+
 Json ModelBasedSearcher::save() const {
   Json observations = Json::array();
   for (const Observation& o : observations_) {
-    observations.push_back({{"index", o.index}, {"x", o.x}, {"loss", o.loss}});
+    Json saved = {{"index", o.index}, {"x", o.x}, {"loss", o.loss}};
+    if (o.losses.size() > 1) saved["losses"] = o.losses;
+    if (o.violation != 0) saved["violation"] = o.violation;
+    observations.push_back(std::move(saved));
   }
   Json running = Json::object();
   for (const auto& [id, trial] : running_) {
-    running[id] = {{"index", trial.index},
-                   {"x", trial.x},
-                   {"last_loss", trial.last_loss ? Json(*trial.last_loss) : Json()}};
+    Json saved = {{"index", trial.index}, {"x", trial.x}, {"last_loss", nullptr}};
+    if (trial.last) {
+      saved["last_loss"] = trial.last->losses[0];
+      if (trial.last->losses.size() > 1) saved["last_losses"] = trial.last->losses;
+      if (trial.last->violation != 0) saved["last_violation"] = trial.last->violation;
+    }
+    running[id] = std::move(saved);
   }
   return {{"searcher", name_},
           {"suggested", suggested_},
@@ -143,16 +240,26 @@ void ModelBasedSearcher::restore(const Json& state) {
       if (out.size() != dims) throw Error("a point has the wrong number of dimensions");
       return out;
     };
+    // Single-objective states hold "loss" alone; a violation only when one.
+    auto losses = [](const Json& saved, const char* all, double first) {
+      return saved.contains(all) ? saved.at(all).get<std::vector<double>>()
+                                 : std::vector<double>{first};
+    };
     std::vector<Observation> observations;
     for (const Json& o : state.at("observations")) {
-      observations.push_back(
-          {o.at("index").get<uint64_t>(), point(o.at("x")), o.at("loss").get<double>()});
+      const double loss = o.at("loss").get<double>();
+      observations.push_back({o.at("index").get<uint64_t>(), point(o.at("x")), loss,
+                              losses(o, "losses", loss), o.value("violation", 0.0)});
     }
     std::map<std::string, Running> running;
     for (const auto& [id, r] : state.at("running").items()) {
       const Json& last = r.at("last_loss");
-      running[id] = {r.at("index").get<uint64_t>(), point(r.at("x")),
-                     last.is_null() ? std::nullopt : std::optional<double>(last.get<double>())};
+      std::optional<Outcome> outcome;
+      if (!last.is_null()) {
+        outcome =
+            Outcome{losses(r, "last_losses", last.get<double>()), r.value("last_violation", 0.0)};
+      }
+      running[id] = {r.at("index").get<uint64_t>(), point(r.at("x")), std::move(outcome)};
     }
     restore_model(state.at("model"));
     suggested_ = state.at("suggested").get<uint64_t>();

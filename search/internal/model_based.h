@@ -8,7 +8,10 @@
 // Values: the experiment's metric from the trial's last result; a trial
 // that completes without it uses its latest intermediate result (fed by
 // on_trial_result), so trials stopped early by a scheduler still count.
-// Trials in ERROR are dropped, like Optuna's FAIL state.
+// Trials in ERROR are dropped, like Optuna's FAIL state. With several
+// objectives (a searcher whose handles_several_objectives() says so), a
+// value is every objective's, and a result lacking one counts as lacking
+// them all; each value also carries the result's constraint violation.
 //
 // Deterministic: suggestion i draws from an Rng seeded by (seed, i); save()
 // holds the counter, the history and the model's warm-start state, so
@@ -35,6 +38,14 @@ class ModelBasedSearcher : public Searcher {
   // Throws ConfigError when `metric` is empty (key "metric") or a point to
   // evaluate does not fit the space (key "points_to_evaluate").
   void set_search_properties(const std::string& metric, Mode mode, const ParamSpace& space) final;
+  // Refused (Searcher's default) unless handles_several_objectives().
+  void set_objectives(const std::vector<Objective>& objectives, const ParamSpace& space) final;
+  // The trials join the history ahead of this searcher's own (index 0: the
+  // oldest), so the model starts from them and the random start-up phase
+  // shrinks by as many; the best kWarmStartRepeats of them (elite order,
+  // core/pareto.h) are suggested again first, before points_to_evaluate.
+  size_t warm_start(const std::vector<PriorTrial>& trials) final;
+  static constexpr size_t kWarmStartRepeats = 3;
   Suggestion suggest(const std::string& trial_id) final;
   void on_trial_result(const std::string& trial_id, const Json& result) final;
   void on_trial_complete(const std::string& trial_id, const Json* last_result, bool error) final;
@@ -45,18 +56,29 @@ class ModelBasedSearcher : public Searcher {
     uint64_t index = 0;     // suggestion number: the order models weigh by
     std::vector<double> x;  // the encoded config (detail::SpaceEncoding)
     double loss = 0;        // the metric, negated for Mode::kMax
+    // Every objective's value, each negated for Mode::kMax; losses[0] == loss.
+    std::vector<double> losses;
+    // core::constraint_violation of the result; 0: feasible.
+    double violation = 0;
   };
 
+  const std::vector<Objective>& objectives() const { return objectives_; }
   // Completed trials with a value, in completion order.
   const std::vector<Observation>& observations() const { return observations_; }
   // Suggested trials not yet complete, in suggestion order (loss unused).
   std::vector<Observation> running() const;
+  // Every observation's losses, and violations, in observations() order
+  // (the form core/pareto.h takes).
+  std::vector<std::vector<double>> observed_losses() const;
+  std::vector<double> observed_violations() const;
 
  protected:
   ModelBasedSearcher(std::string name, ModelBasedOptions options);
 
   // The next point (encoded), once ready_for_model().
   virtual std::vector<double> propose(Rng& rng) = 0;
+  // Whether the model ranks trials by several objectives (set_objectives).
+  virtual bool handles_several_objectives() const { return false; }
   // Whether propose() may be asked; before, configs are random. By default
   // once n_startup_trials trials have completed.
   virtual bool ready_for_model() const;
@@ -77,18 +99,26 @@ class ModelBasedSearcher : public Searcher {
   const detail::SpaceEncoding& encoding() const { return encoding_; }
 
  private:
+  // What a result says of a trial: its losses and constraint violation.
+  struct Outcome {
+    std::vector<double> losses;
+    double violation = 0;
+  };
   struct Running {
     uint64_t index = 0;
     std::vector<double> x;
-    std::optional<double> last_loss;  // from the latest intermediate result
+    std::optional<Outcome> last;  // from the latest intermediate result
   };
 
-  std::optional<double> loss_of(const Json& result) const;
+  void start(const ParamSpace& space);
+  // Whether `config`'s searched values lie in their domains: `x` is its
+  // encoding, which clamps them.
+  bool inside_space(const Json& config, const std::vector<double>& x) const;
+  std::optional<Outcome> outcome_of(const Json& result) const;
 
   std::string name_;
   ModelBasedOptions options_;
-  std::string metric_;
-  Mode mode_ = Mode::kMin;
+  std::vector<Objective> objectives_;
   detail::SpaceEncoding encoding_;
   uint64_t suggested_ = 0;
   std::vector<Observation> observations_;

@@ -41,6 +41,10 @@ std::vector<double> good_group_weights(TpeWeighting weighting, const std::vector
 uint32_t position_of(uint32_t p) { return p; }
 uint32_t position_of(const std::pair<double, uint32_t>& entry) { return entry.second; }
 
+}  // namespace
+
+namespace detail {
+
 // The candidate with the largest log l(x) - log g(x), the first of equals.
 size_t most_promising(const std::vector<double>& log_l, const std::vector<double>& log_g) {
   size_t best = 0;
@@ -50,7 +54,31 @@ size_t most_promising(const std::vector<double>& log_l, const std::vector<double
   return best;
 }
 
-}  // namespace
+void check_tpe_options(const TpeOptions& options) {
+  if (options.n_ei_candidates < 1) {
+    throw ConfigError::at_key("n_ei_candidates",
+                              fmt::format("must be at least 1, got {}", options.n_ei_candidates));
+  }
+  if (!(options.gamma > 0 && options.gamma <= 1)) {
+    throw ConfigError::at_key("gamma", fmt::format("must lie in (0, 1], got {}", options.gamma));
+  }
+  if (options.gamma_cap < 1) {
+    throw ConfigError::at_key("gamma_cap",
+                              fmt::format("must be at least 1, got {}", options.gamma_cap));
+  }
+  if (!(options.prior_weight > 0) || !std::isfinite(options.prior_weight)) {
+    throw ConfigError::at_key("prior_weight",
+                              fmt::format("must be > 0, got {}", options.prior_weight));
+  }
+}
+
+size_t tpe_good_count(const TpeOptions& options, size_t n) {
+  const double count = std::min(std::ceil(options.gamma * static_cast<double>(n)),
+                                static_cast<double>(options.gamma_cap));
+  return std::min(static_cast<size_t>(count), n);
+}
+
+}  // namespace detail
 
 // One suggestion's two groups. "below", the good group, oldest first
 // (Optuna's weights ramp over trial order); "above", the rest of the
@@ -95,11 +123,16 @@ struct TpeSearcher::History {
     for (; synced < obs.size(); ++synced) {
       const auto p = static_cast<uint32_t>(synced);
       const Observation& o = obs[p];
+      // Feasible trials first (violation 0), then by violation (Optuna's
+      // constrained TPE); each by value, ties oldest first.
       by_loss.insert(std::upper_bound(by_loss.begin(), by_loss.end(), p,
                                       [&](uint32_t a, uint32_t b) {
-                                        return obs[a].loss != obs[b].loss
-                                                   ? obs[a].loss < obs[b].loss
-                                                   : obs[a].index < obs[b].index;
+                                        const Observation &x = obs[a], &y = obs[b];
+                                        if (x.violation != y.violation) {
+                                          return x.violation < y.violation;
+                                        }
+                                        return x.loss != y.loss ? x.loss < y.loss
+                                                                : x.index < y.index;
                                       }),
                      p);
       by_index.insert(
@@ -247,21 +280,7 @@ TpeSearcher::TpeSearcher(TpeOptions options)
     : ModelBasedSearcher("tpe", options.base),
       options_(std::move(options)),
       history_(std::make_unique<History>()) {
-  if (options_.n_ei_candidates < 1) {
-    throw ConfigError::at_key("n_ei_candidates",
-                              fmt::format("must be at least 1, got {}", options_.n_ei_candidates));
-  }
-  if (!(options_.gamma > 0 && options_.gamma <= 1)) {
-    throw ConfigError::at_key("gamma", fmt::format("must lie in (0, 1], got {}", options_.gamma));
-  }
-  if (options_.gamma_cap < 1) {
-    throw ConfigError::at_key("gamma_cap",
-                              fmt::format("must be at least 1, got {}", options_.gamma_cap));
-  }
-  if (!(options_.prior_weight > 0) || !std::isfinite(options_.prior_weight)) {
-    throw ConfigError::at_key("prior_weight",
-                              fmt::format("must be > 0, got {}", options_.prior_weight));
-  }
+  detail::check_tpe_options(options_);
 }
 
 TpeSearcher::~TpeSearcher() = default;
@@ -282,11 +301,7 @@ TpeSearcher::Split TpeSearcher::split_history() {
   Split split;
   // gamma(n) counts completed trials only, as Optuna's does.
   if (options_.constant_liar) split.liars = running();
-  const auto n = static_cast<double>(obs.size());
-  const auto n_below =
-      std::min<size_t>(static_cast<size_t>(std::min(std::ceil(options_.gamma * n),
-                                                    static_cast<double>(options_.gamma_cap))),
-                       obs.size());
+  const size_t n_below = detail::tpe_good_count(options_, obs.size());
 
   h.is_below.assign(obs.size(), 0);
   std::vector<uint32_t> below_pos(h.by_loss.begin(), h.by_loss.begin() + n_below);
@@ -296,9 +311,14 @@ TpeSearcher::Split TpeSearcher::split_history() {
     h.is_below[p] = 1;
     split.below.push_back(obs[p].x.data());
   }
-  split.below_weight =
-      good_group_weights(options_.weighting, obs, below_pos,
-                         n_below < obs.size() ? obs[h.by_loss[n_below]].loss : NAN);
+  // A margin over an infeasible trial, or an infeasible trial's, means
+  // nothing: then NaN, and equal weights.
+  const bool feasible_split =
+      std::all_of(h.by_loss.begin(), h.by_loss.begin() + std::min(n_below + 1, obs.size()),
+                  [&](uint32_t p) { return obs[p].violation == 0; });
+  split.below_weight = good_group_weights(
+      options_.weighting, obs, below_pos,
+      n_below < obs.size() && feasible_split ? obs[h.by_loss[n_below]].loss : NAN);
 
   split.n_above = obs.size() - n_below + split.liars.size();
   split.above_weight = detail::tpe_weights(split.n_above);
@@ -333,7 +353,7 @@ std::vector<double> TpeSearcher::propose_joint(const Split& split, Rng& rng) {
   std::vector<double> log_l, log_g;
   l.log_pdf_joint(candidates, log_l);
   history_->joint.log_pdf(candidates, log_g);
-  return candidates[most_promising(log_l, log_g)];
+  return candidates[detail::most_promising(log_l, log_g)];
 }
 
 std::vector<double> TpeSearcher::propose_univariate(const Split& split, Rng& rng) {
@@ -360,7 +380,7 @@ std::vector<double> TpeSearcher::propose_univariate(const Split& split, Rng& rng
       h.build_below(d, split, prior_weight);
       for (size_t c = 0; c < m; ++c) log_l[c] = h.below.log_pdf(candidates[c]);
     }
-    x[d] = candidates[most_promising(log_l, log_g)];
+    x[d] = candidates[detail::most_promising(log_l, log_g)];
   }
   return x;
 }

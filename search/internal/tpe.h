@@ -41,6 +41,11 @@
 // categorical kernels. Conditional values (sample_from) are computed from
 // the chosen config.
 //
+// Constraints (core::kConstraintsKey), as Optuna's constrained TPE: the good
+// group takes feasible trials first, then the least infeasible ones; a
+// group with an infeasible trial, or split at one, weighs its members
+// equally.
+//
 // Trials still running count as the worst value (constant liar), so trials
 // suggested in parallel spread out; like Optuna, gamma(n) counts completed
 // trials only. max_pending_trials() stays 1: the model learns from every
@@ -59,6 +64,16 @@
 #include "search/internal/model_based.h"
 
 namespace tune::search {
+
+namespace detail {
+// Throws ConfigError (key = the option) for a non-positive candidate count,
+// gamma outside (0, 1], gamma_cap < 1 or prior_weight <= 0.
+void check_tpe_options(const TpeOptions& options);
+// How many of n completed trials make the good group: gamma(n).
+size_t tpe_good_count(const TpeOptions& options, size_t n);
+// The candidate with the largest log l(x) - log g(x), the first of equals.
+size_t most_promising(const std::vector<double>& log_l, const std::vector<double>& log_g);
+}  // namespace detail
 
 class TpeSearcher final : public ModelBasedSearcher {
  public:

@@ -59,7 +59,8 @@ def test_every_python_keyword_reaches_its_field(storage, field):
 
 @pytest.mark.parametrize("field", [f for f in FIELDS if f["python"]], ids=lambda f: f["key"])
 def test_a_keyword_of_another_type_names_the_field(storage, field):
-    wrong = 1 if field["type"] in ("string", "path", "min|max") else "1"
+    wrong = 1 if field["type"] in ("string", "path", "min|max", "string|list", "min|max|list",
+                                   "path|list") else "1"
     tune_config, run_config = configs(field["python"], wrong, storage)
     with pytest.raises(ValueError, match=f"key '{field['key']}': expected "):
         tune.Tuner(trainables.quadratic, param_space={"x": 1}, tune_config=tune_config,

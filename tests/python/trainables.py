@@ -211,3 +211,15 @@ class Resettable(tune.Trainable):
 
     def cleanup(self):
         Resettable.cleanups += 1
+
+
+def two_objectives(config):
+    """acc grows with x, latency with x and y; x > 0.8 breaks the constraint."""
+    x, y = config["x"], config["y"]
+    train.report({"acc": x, "latency_ms": 10 * (x + y), "constraints": [x - 0.8]})
+
+
+def two_objectives_per_step(config):
+    x, y = config["x"], config["y"]
+    for step in range(8):
+        train.report({"acc": x * (step + 1) / 8, "latency_ms": 10 * (x + y)})

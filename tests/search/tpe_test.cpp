@@ -242,4 +242,24 @@ TEST_CASE("tpe: points_to_evaluate come first, and a bad option or point is a Co
 }
 
 }  // namespace
+TEST_CASE("tpe: with a constraint, the good group is feasible and so are most suggestions") {
+  // Branin's best value 0.398 is at x1 = -pi, pi and 9.42; x1 >= 5 is the
+  // feasible half, whose minimum is the one at 9.42.
+  for (bool multivariate : {true, false}) {
+    CAPTURE(multivariate);
+    TpeSearcher tpe(tpe_options(80, 3, multivariate));
+    tpe.set_search_properties("loss", Mode::kMin, branin_space());
+    int feasible = 0;
+    for (int i = 0; i < 80; ++i) {
+      const std::string id = "t" + std::to_string(i);
+      const Suggestion s = tpe.suggest(id);
+      const double c = 5 - s.config["x1"].get<double>();
+      const Json result = {{"loss", branin(s.config)}, {"constraints", {c}}};
+      tpe.on_trial_complete(id, &result, false);
+      if (i >= 40) feasible += c <= 0;
+    }
+    CHECK(feasible >= 30);  // random search: about 13 of 40
+  }
+}
+
 }  // namespace tune::search

@@ -143,8 +143,8 @@ TEST_CASE("the database is in WAL mode with schema version 2") {
   ExperimentStore::open(dir.path());
   Sql sql(dir.path() / "experiment.db");
   CHECK(sql.scalar("PRAGMA journal_mode") == "wal");
-  CHECK(sql.scalar("PRAGMA user_version") == "2");
-  CHECK(sql.scalar("SELECT value FROM schema_info WHERE key = 'schema_version'") == "2");
+  CHECK(sql.scalar("PRAGMA user_version") == "3");
+  CHECK(sql.scalar("SELECT value FROM schema_info WHERE key = 'schema_version'") == "3");
 }
 
 TEST_CASE("results are visible to another connection after flush, not before") {
@@ -308,11 +308,11 @@ TEST_CASE("a database from a newer tunerun refuses to open") {
   ExperimentStore::open(dir.path());
   {
     Sql sql(dir.path() / "experiment.db", SQLITE_OPEN_READWRITE);
-    sql.exec("PRAGMA user_version = 3");
-    sql.exec("UPDATE schema_info SET value = '3' WHERE key = 'schema_version'");
+    sql.exec("PRAGMA user_version = 4");
+    sql.exec("UPDATE schema_info SET value = '4' WHERE key = 'schema_version'");
   }
   std::string expected = (dir.path() / "experiment.db").string() +
-                         " has schema version 3; this tunerun understands up to 2";
+                         " has schema version 4; this tunerun understands up to 3";
   CHECK_THROWS_WITH_AS(ExperimentStore::open(dir.path()), expected.c_str(), StorageError);
   CHECK_THROWS_WITH_AS(ExperimentStore::open_read_only(dir.path()), expected.c_str(), StorageError);
 }

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <set>
 
+#include "storage/experiment_store.h"
 #include "train/plugin.h"
 #include "tune/cli/commands.h"
 #include "tune/cli/run_experiment.h"
@@ -68,11 +69,20 @@ ExperimentSpec load(const RunOptions& options) {
 void print_summary(const ExperimentSpec& spec, const ExperimentSummary& s) {
   fmt::print("\nExperiment {}: {} trials ({} TERMINATED, {} ERROR), {} results in {:.2f} s\n",
              spec.name, s.num_trials, s.num_terminated, s.num_errors, s.num_results, s.wall_s);
+  const auto db = s.experiment_dir / "experiment.db";
+  if (spec.objectives().size() > 1) {
+    const auto front =
+        storage::ExperimentStore::open_read_only(s.experiment_dir).pareto_front(true);
+    fmt::print("Pareto front: {} trials (tunerun best {})\n", front.size(),
+               s.experiment_dir.string());
+    fmt::print("Results: {}\n  sqlite3 {} 'SELECT * FROM pareto_front WHERE rank = 0'\n",
+               db.string(), db.string());
+    return;
+  }
   if (s.best) {
     fmt::print("Best trial {}: {} = {}\n  config: {}\n", s.best->trial_id, spec.metric,
                s.best->value, s.best->config.dump());
   }
-  const auto db = s.experiment_dir / "experiment.db";
   fmt::print("Results: {}\n  sqlite3 {} 'SELECT * FROM best_trial'\n", db.string(), db.string());
 }
 

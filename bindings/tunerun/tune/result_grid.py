@@ -100,11 +100,22 @@ class ResultGrid:
                         filter_nan_and_inf=True) -> Result:
         """The best trial by `metric`/`mode` (default: TuneConfig's) over `scope`
         ("last", "avg", "last-5-avg", "last-10-avg", "all"). ValueError without a
-        metric, RuntimeError when no trial has a usable value."""
+        metric, RuntimeError when no trial has a usable value. With several
+        objectives (TuneConfig(metric=[...])) there is no one best: `metric`
+        names the objective to judge by (its mode is that objective's unless
+        given), else ValueError lists them; get_pareto_front() has the
+        trade-offs."""
         if mode not in (None, "min", "max"):
             raise ValueError(f'mode must be "min" or "max", got {mode!r}')
         index = self._data.best_index(metric or "", mode or "", scope, filter_nan_and_inf)
         return self._results[index]
+
+    def get_pareto_front(self) -> List[Result]:
+        """Several objectives: the trials on the Pareto front (the store's
+        pareto_front view, rank 0), in trial order: of the trials whose last
+        result is feasible (its "constraints" all <= 0) and has every
+        objective, those no other trial beats in every objective. Not in Ray."""
+        return [self._results[i] for i in self._data.pareto_front_indices()]
 
     def get_dataframe(self, filter_metric=None, filter_mode=None):
         """One row per trial: its last metrics (or, with filter_metric, its best

@@ -15,7 +15,7 @@ import os
 import sys
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Optional
+from typing import Any, Callable, List, Optional, Union
 
 from tunerun import _reference, _tunerun
 from tunerun.tune.result_grid import ResultGrid
@@ -24,8 +24,10 @@ from tunerun.tune.trainable import Trainable, _WithParameters
 
 @dataclass
 class TuneConfig:
-    metric: Optional[str] = None
-    mode: Optional[str] = None  # "min" | "max"
+    # A list: several objectives (tune.search.MOTPESearch or NSGA2Search, or
+    # random search; ResultGrid.get_pareto_front()).
+    metric: Union[str, List[str], None] = None
+    mode: Union[str, List[str], None] = None  # "min" | "max", or one per metric
     search_alg: Any = None  # tune.search.*; None: BasicVariantGenerator
     scheduler: Any = None  # tune.schedulers.*; None: FIFOScheduler
     num_samples: int = 1
@@ -38,6 +40,9 @@ class TuneConfig:
     # True: each trial runs in its trial directory (os.chdir), as Ray's; the
     # default (None, False) keeps the script's working directory, as Ray 2.10+.
     chdir_to_trial_dir: Optional[bool] = None
+    # Not in Ray: earlier experiments' directories the searcher starts from
+    # (TPE, GP-BO, MOTPE learn from their trials and run their best configs again).
+    warm_start: Optional[List[str]] = None
     # Seeds the searcher (Ray: the searchers' own seeds); None: fresh entropy,
     # recorded in the experiment's spec.
     seed: Optional[int] = None

@@ -127,6 +127,18 @@ class AsyncHyperBandScheduler(_NativeScheduler):
 ASHAScheduler = AsyncHyperBandScheduler
 
 
+class MOASHAScheduler(_NativeScheduler):
+    """Multi-objective ASHA (schedulers/internal/mo_asha.h), for
+    TuneConfig(metric=[...], mode=[...]): trials at a rung ranked by
+    non-dominated sorting. Not in Ray (Syne Tune's MOASHA)."""
+    _type = "mo_asha"
+
+    def __init__(self, time_attr="training_iteration", max_t=100, grace_period=1,
+                 reduction_factor=4):
+        super().__init__(time_attr=time_attr, max_t=max_t, grace_period=grace_period,
+                         reduction_factor=reduction_factor)
+
+
 class HyperBandScheduler(_NativeScheduler):
     _type = "hyperband"
 

@@ -59,9 +59,11 @@ class _NativeSearcher(Searcher):
 
     def __init__(self, metric=None, mode=None, space=None, **options):
         super().__init__()
-        if mode not in (None, "min", "max"):
-            raise ValueError(f"{type(self).__name__}: mode must be \"min\" or \"max\", "
-                             f"got {mode!r}")
+        modes = mode if isinstance(mode, (list, tuple)) else [mode]
+        if not modes or any(m not in (None, "min", "max") for m in modes) or \
+                (isinstance(mode, (list, tuple)) and None in modes):
+            raise ValueError(f"{type(self).__name__}: mode must be \"min\" or \"max\" (or a "
+                             f"list of them, one per metric), got {mode!r}")
         if space is not None and not isinstance(space, dict):
             raise ValueError(f"{type(self).__name__}: space must be a dict of tune domains "
                              f"(tune.uniform...), not {type(space).__name__}: the library's own "
@@ -99,6 +101,26 @@ class TPESearch(_NativeSearcher):
         super().__init__(metric=metric, mode=mode, space=space,
                          points_to_evaluate=points_to_evaluate, seed=seed,
                          n_startup_trials=n_startup_trials, **options)
+
+
+class MOTPESearch(TPESearch):
+    """Multi-objective TPE (search/internal/motpe.h), for TuneConfig(metric=[...],
+    mode=[...]); the TPE options of search/factory.h but weighting. Not in Ray
+    (there: OptunaSearch with several metrics)."""
+    _algorithm = "motpe"
+
+
+class NSGA2Search(_NativeSearcher):
+    """NSGA-II (search/internal/nsga2.h), for TuneConfig(metric=[...], mode=[...]):
+    population_size, crossover_prob, mutation_prob, swapping_prob, crossover
+    ("sbx" | "uniform"), eta_crossover, eta_mutation. Not in Ray (there:
+    OptunaSearch(sampler=optuna.samplers.NSGAIISampler()))."""
+    _algorithm = "nsga2"
+
+    def __init__(self, space=None, metric=None, mode=None, points_to_evaluate=None, seed=None,
+                 **options):
+        super().__init__(metric=metric, mode=mode, space=space,
+                         points_to_evaluate=points_to_evaluate, seed=seed, **options)
 
 
 def _native(searcher, wrapper):

@@ -1,0 +1,290 @@
+// multi_objective: how good and how cheap our multi-objective searchers are,
+// beside Optuna 3.1's measured in the same run
+// (benchmarks/anchors/optuna_multi_objective.py).
+//
+// On ZDT1, ZDT2, ZDT3 (2 objectives, 10 parameters), DTLZ2 (3 objectives, 8
+// parameters) and two hyperparameter-like mixed spaces with a latency-like
+// second objective (tests/search/mo_problems.h), each searcher runs
+// `--trials` trials per seed, evaluated in-process through the Searcher
+// interface, one at a time. The table gives the median hypervolume of the
+// trials so far after 50, 100 and 200 trials, below the problem's fixed
+// reference point (the same code, core::hypervolume, scores Optuna's
+// trials), and the milliseconds a suggestion took (ours: suggest() and
+// on_trial_complete() over the last 20 trials; Optuna's: its whole run
+// over the trials, as it reports no finer time). "vs" is our best
+// searcher's median over Optuna's best sampler's at each budget: 1 or more
+// meets the goal.
+//
+// With --constrained, the problems' constrained versions instead
+// (mo_constraint: about half the front cut off), scored by the hypervolume
+// of feasible trials, Optuna's samplers with constraints_func.
+//
+// Usage: multi_objective [--seeds N] [--first-seed S] [--trials N] [--constrained]
+//                        [--problems a,b] [--only SEARCHER,...] [--no-optuna]
+//                        [--optuna-samplers nsga2,tpe,tpe_mv] [--quick]
+//                        [--optuna-log FILE] [--optuna-from FILE] [--optuna-jobs J]
+//                        [--motpe-options JSON] [--nsga2-options JSON]
+// --quick: 3 seeds and 100 trials (a CI-sized check). Optuna's runs take
+// far longer than ours (minutes per problem): --optuna-log keeps its output
+// lines, and --optuna-from reads such a file instead of running it again,
+// to compare settings of ours against one measurement of Optuna's;
+// --optuna-jobs runs that many of its studies at once. --motpe-options and
+// --nsga2-options override the rows "motpe" and "nsga2" (our defaults), to
+// compare settings.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "benchmarks/anchor.h"
+#include "core/pareto.h"
+#include "search/factory.h"
+#include "tests/search/mo_problems.h"
+
+namespace {
+
+using tune::Json;
+using tune::search::Suggestion;
+using tune::search::testing::MoProblem;
+
+struct Searcher {
+  std::string label, algorithm;
+  Json options;
+};
+
+std::vector<Searcher> searchers() {
+  // *_as_optuna: ours with the settings of Optuna's sampler of that kind.
+  return {{"motpe", "motpe", Json::object()},
+          {"motpe_as_optuna", "motpe", {{"gamma", 0.1}}},
+          {"nsga2", "nsga2", Json::object()},
+          {"nsga2_as_optuna", "nsga2", {{"crossover", "uniform"}}},
+          {"random", "random", Json::object()}};
+}
+
+// One run: the losses and constraint violation of every trial, in order.
+struct Run {
+  std::vector<tune::core::Point> losses;
+  std::vector<double> violations;
+  double seconds = 0;    // in the searcher, all trials
+  double last20_ms = 0;  // per trial, over the last 20
+};
+
+Run run(const Searcher& s, const MoProblem& p, bool constrained, int trials, uint64_t seed) {
+  Json options = s.options;
+  auto searcher =
+      tune::search::make_searcher(s.algorithm, options, {.num_samples = trials, .seed = seed});
+  std::vector<tune::Objective> objectives;
+  for (size_t k = 0; k < p.num_objectives; ++k) objectives.push_back({"f" + std::to_string(k)});
+  searcher->set_objectives(objectives, p.space);
+  Run out;
+  using Clock = std::chrono::steady_clock;
+  for (int i = 0; i < trials; ++i) {
+    const std::string id = std::to_string(i);
+    const auto t0 = Clock::now();
+    Suggestion suggestion = searcher->suggest(id);
+    const auto t1 = Clock::now();
+    const std::vector<double> losses = p.evaluate(suggestion.config);
+    Json result = Json::object();
+    for (size_t k = 0; k < losses.size(); ++k) result["f" + std::to_string(k)] = losses[k];
+    double violation = 0;
+    if (constrained) {
+      const double c = tune::search::testing::mo_constraint(p.name, losses);
+      result[tune::core::kConstraintsKey] = Json::array({c});
+      violation = std::max(c, 0.0);
+    }
+    const auto t2 = Clock::now();
+    searcher->on_trial_complete(id, &result, false);
+    const double s_in = std::chrono::duration<double>(t1 - t0 + (Clock::now() - t2)).count();
+    out.seconds += s_in;
+    if (i >= trials - 20) out.last20_ms += 1e3 * s_in / 20;
+    out.losses.push_back(losses);
+    out.violations.push_back(violation);
+  }
+  return out;
+}
+
+// The hypervolume of the feasible ones of the first n trials.
+double hypervolume_at(const std::vector<tune::core::Point>& losses,
+                      const std::vector<double>& violations, size_t n,
+                      const std::vector<double>& reference) {
+  std::vector<tune::core::Point> feasible;
+  for (size_t i = 0; i < std::min(n, losses.size()); ++i) {
+    if (violations.empty() || violations[i] <= 0) feasible.push_back(losses[i]);
+  }
+  return tune::core::hypervolume(std::move(feasible), reference);
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return NAN;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+bool listed(const std::string& list, const std::string& name) {
+  return list.empty() || (',' + list + ',').find(',' + name + ',') != std::string::npos;
+}
+
+// Optuna's runs, keyed by "problem/sampler", in seed order: from the anchor
+// run with `args` (its lines copied to `log` unless empty), or from a file
+// `from` such a log.
+std::map<std::string, std::vector<Json>> run_optuna(const std::string& args, Json& env,
+                                                    const std::string& log,
+                                                    const std::string& from) {
+  std::map<std::string, std::vector<Json>> out;
+  std::string command;
+  if (!from.empty()) {
+    command = "cat '" + from + "'";
+  } else if (auto missing = bench::missing_anchor("optuna", "python3-optuna"); !missing.empty()) {
+    fmt::print("Optuna {}\n", missing);
+    return out;
+  } else {
+    command = bench::anchor_command("optuna_multi_objective.py", args + " 2>&1");
+    if (!log.empty()) command += " | tee '" + log + "'";
+  }
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return out;
+  std::string line, unparsed;
+  std::array<char, 65536> chunk;
+  while (fgets(chunk.data(), chunk.size(), pipe)) {
+    line += chunk.data();
+    if (line.empty() || line.back() != '\n') continue;
+    Json j = Json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) {
+      unparsed += line;
+    } else if (j.value("bench", "") == "env") {
+      env = j;
+    } else if (j.value("bench", "") == "mo") {
+      out[j["problem"].get<std::string>() + "/" + j["sampler"].get<std::string>()].push_back(j);
+    }
+    line.clear();
+  }
+  if (pclose(pipe) != 0 || out.empty()) {
+    fmt::print("Optuna anchor unavailable ({}): {}\n", command, unparsed.substr(0, 300));
+  }
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int seeds = 20, first_seed = 0, trials = 200, optuna_jobs = 1;
+  bool constrained = false, optuna = true;
+  std::string problems, only, optuna_samplers = "nsga2,tpe,tpe_mv", optuna_log, optuna_from;
+  Json motpe_options = Json::object(), nsga2_options = Json::object();
+  for (int i = 1; i < argc; ++i) {
+    const auto arg = [&](const char* name) { return !std::strcmp(argv[i], name) && i + 1 < argc; };
+    if (arg("--seeds")) seeds = std::atoi(argv[++i]);
+    if (arg("--first-seed")) first_seed = std::atoi(argv[++i]);
+    if (arg("--trials")) trials = std::atoi(argv[++i]);
+    if (arg("--problems")) problems = argv[++i];
+    if (arg("--only")) only = argv[++i];
+    if (arg("--optuna-samplers")) optuna_samplers = argv[++i];
+    if (arg("--optuna-log")) optuna_log = argv[++i];
+    if (arg("--optuna-from")) optuna_from = argv[++i];
+    if (arg("--optuna-jobs")) optuna_jobs = std::atoi(argv[++i]);
+    if (arg("--motpe-options")) motpe_options = Json::parse(argv[++i]);
+    if (arg("--nsga2-options")) nsga2_options = Json::parse(argv[++i]);
+    if (!std::strcmp(argv[i], "--constrained")) constrained = true;
+    if (!std::strcmp(argv[i], "--no-optuna")) optuna = false;
+    if (!std::strcmp(argv[i], "--quick")) {
+      seeds = 3;
+      trials = 100;
+    }
+  }
+  std::vector<size_t> budgets;
+  for (size_t b : {50, 100, 200}) {
+    if (b <= static_cast<size_t>(trials)) budgets.push_back(b);
+  }
+  const std::string suffix = constrained ? "_c" : "";
+
+  std::vector<MoProblem> chosen;
+  for (MoProblem& p : tune::search::testing::mo_problems()) {
+    if (listed(problems, p.name)) chosen.push_back(std::move(p));
+  }
+
+  Json env = Json::object();
+  std::map<std::string, std::vector<Json>> theirs;
+  if (optuna) {
+    std::string names;
+    for (const MoProblem& p : chosen) names += (names.empty() ? "" : ",") + p.name + suffix;
+    theirs = run_optuna(fmt::format("--trials {} --seeds {} --first-seed {} --problems {} "
+                                    "--samplers {} --jobs {}",
+                                    trials, seeds, first_seed, names, optuna_samplers, optuna_jobs),
+                        env, optuna_log, optuna_from);
+  }
+
+  fmt::print(
+      "multi_objective: median hypervolume over seeds {}..{}, {} trials{}; Optuna {} "
+      "(python {}) in the same run\n",
+      first_seed, first_seed + seeds - 1, trials,
+      constrained ? ", constrained (feasible trials only)" : "", env.value("optuna", "-"),
+      env.value("python", "-"));
+  std::vector<std::string> verdicts;
+  for (const MoProblem& p : chosen) {
+    fmt::print("\n{}{} (reference {})\n", p.name, suffix, Json(p.reference).dump());
+    fmt::print("  {:<16}", "searcher");
+    for (size_t b : budgets) fmt::print(" {:>9}", fmt::format("hv@{}", b));
+    fmt::print(" {:>9}\n", "ms/trial");
+    std::map<size_t, double> best_ours, best_theirs;
+    auto row = [&](const std::string& label, const std::vector<std::vector<double>>& hv, double ms,
+                   std::map<size_t, double>& best) {
+      fmt::print("  {:<16}", label);
+      for (size_t j = 0; j < budgets.size(); ++j) {
+        const double m = median(hv[j]);
+        fmt::print(" {:>9.4f}", m);
+        if (label != "random") best[budgets[j]] = std::max(best[budgets[j]], m);
+      }
+      fmt::print(" {:>9.2f}\n", ms);
+    };
+    for (Searcher s : searchers()) {
+      if (!listed(only, s.label)) continue;
+      if (s.label == "motpe") s.options.update(motpe_options);
+      if (s.label == "nsga2") s.options.update(nsga2_options);
+      std::vector<std::vector<double>> hv(budgets.size());
+      double ms = 0;
+      for (int seed = first_seed; seed < first_seed + seeds; ++seed) {
+        const Run r = run(s, p, constrained, trials, static_cast<uint64_t>(seed));
+        for (size_t j = 0; j < budgets.size(); ++j) {
+          hv[j].push_back(hypervolume_at(r.losses, r.violations, budgets[j], p.reference));
+        }
+        ms += r.last20_ms / seeds;
+      }
+      row(s.label, hv, ms, best_ours);
+    }
+    for (const auto& [key, runs] : theirs) {
+      if (key.substr(0, key.find('/')) != p.name + suffix) continue;
+      std::vector<std::vector<double>> hv(budgets.size());
+      double ms = 0;
+      for (const Json& r : runs) {
+        const auto losses = r["losses"].get<std::vector<tune::core::Point>>();
+        const auto violations = r["violations"].get<std::vector<double>>();
+        for (size_t j = 0; j < budgets.size(); ++j) {
+          hv[j].push_back(hypervolume_at(losses, violations, budgets[j], p.reference));
+        }
+        ms += 1e3 * r["seconds"].get<double>() / trials / static_cast<double>(runs.size());
+      }
+      row("optuna_" + key.substr(key.find('/') + 1), hv, ms, best_theirs);
+    }
+    if (best_theirs.empty() || best_ours.empty()) continue;
+    std::string line = fmt::format("  {:<16}", "vs optuna best");
+    bool met = true;
+    for (size_t b : budgets) {
+      const double r = best_ours[b] / best_theirs[b];
+      line += fmt::format(" {:>9.3f}", r);
+      if (b >= 100 && r < 1) met = false;
+    }
+    fmt::print("{}\n", line);
+    verdicts.push_back(fmt::format("{}{}: {}", p.name, suffix, met ? "met" : "NOT met"));
+  }
+  if (!verdicts.empty()) {
+    fmt::print("\nGoal (our best median >= Optuna's best at 100 and 200 trials):\n");
+    for (const auto& v : verdicts) fmt::print("  {}\n", v);
+  }
+}

@@ -1,0 +1,138 @@
+#include "search/internal/motpe.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "core/pareto.h"
+#include "search/internal/parzen.h"
+#include "search/internal/tpe.h"
+
+namespace tune::search {
+namespace {
+
+using Observation = ModelBasedSearcher::Observation;
+
+// The floor of a good trial's weight (the group's mean weight is 1).
+constexpr double kWeightFloor = 1e-3;
+
+// The good group: `n_below` indices into `losses`, whole ranks first, then
+// the hypervolume subset of the rank that does not fit (of an infeasible
+// rank, whose members tie, the oldest).
+std::vector<size_t> good_group(const std::vector<core::Point>& losses,
+                               const std::vector<double>& violation, size_t n_below) {
+  const auto by_rank = core::nondominated_fronts(losses, violation);
+  std::vector<size_t> below;
+  for (const std::vector<size_t>& members : by_rank) {
+    const size_t room = n_below - below.size();
+    if (room == 0) break;
+    if (members.size() <= room) {
+      below.insert(below.end(), members.begin(), members.end());
+      continue;
+    }
+    if (violation[members[0]] > 0) {
+      below.insert(below.end(), members.begin(), members.begin() + static_cast<ptrdiff_t>(room));
+      break;
+    }
+    std::vector<core::Point> rank_losses;
+    for (size_t i : members) rank_losses.push_back(losses[i]);
+    const auto picked =
+        core::hypervolume_subset(losses, members, room, core::reference_beyond(rank_losses));
+    below.insert(below.end(), picked.begin(), picked.end());
+    break;
+  }
+  std::sort(below.begin(), below.end());
+  return below;
+}
+
+// The good trials' weights, parallel to `below`: each feasible one's
+// hypervolume contribution within the group, over the largest ("optuna") or
+// scaled to a mean of 1 ("improvement"), and floored; infeasible ones the
+// floor.
+std::vector<double> good_weights(const std::vector<Observation>& obs,
+                                 const std::vector<size_t>& below, TpeWeighting weighting) {
+  std::vector<core::Point> feasible;
+  for (size_t i : below) {
+    if (obs[i].violation == 0) feasible.push_back(obs[i].losses);
+  }
+  std::vector<double> w(below.size(), kWeightFloor);
+  if (feasible.empty()) return w;
+  const auto contribution =
+      core::hypervolume_contributions(feasible, core::reference_beyond(feasible));
+  const double sum = std::accumulate(contribution.begin(), contribution.end(), 0.0);
+  const double max = *std::max_element(contribution.begin(), contribution.end());
+  const double scale = !(std::isfinite(sum) && sum > 0)          ? 0
+                       : weighting == TpeWeighting::kImprovement ? feasible.size() / sum
+                                                                 : 1 / max;
+  size_t f = 0;
+  for (size_t j = 0; j < below.size(); ++j) {
+    if (obs[below[j]].violation != 0) continue;
+    // No volume to share (a single objective's ties): equal weights.
+    w[j] = scale > 0 ? std::max(contribution[f] * scale, kWeightFloor) : 1.0;
+    ++f;
+  }
+  return w;
+}
+
+}  // namespace
+
+MotpeSearcher::MotpeSearcher(TpeOptions options)
+    : ModelBasedSearcher("motpe", options.base), options_(std::move(options)) {
+  detail::check_tpe_options(options_);
+}
+
+std::vector<double> MotpeSearcher::propose(Rng& rng) {
+  const std::vector<Observation>& obs = observations();
+  const std::vector<size_t> below = good_group(observed_losses(), observed_violations(),
+                                               detail::tpe_good_count(options_, obs.size()));
+  std::vector<const double*> below_points;
+  for (size_t i : below) below_points.push_back(obs[i].x.data());
+  const std::vector<double> below_weights = good_weights(obs, below, options_.weighting);
+
+  // The rest and the liars, in suggestion order (older ones weigh less
+  // past 25, as TPE's).
+  std::vector<Observation> liars = options_.constant_liar ? running() : std::vector<Observation>();
+  std::vector<const Observation*> above;
+  std::vector<char> is_below(obs.size(), 0);
+  for (size_t i : below) is_below[i] = 1;
+  for (size_t i = 0; i < obs.size(); ++i) {
+    if (!is_below[i]) above.push_back(&obs[i]);
+  }
+  for (const Observation& o : liars) above.push_back(&o);
+  std::stable_sort(above.begin(), above.end(),
+                   [](const Observation* a, const Observation* b) { return a->index < b->index; });
+  std::vector<const double*> above_points;
+  for (const Observation* o : above) above_points.push_back(o->x.data());
+  const std::vector<double> above_weights = detail::tpe_weights(above.size());
+
+  const auto& dims = encoding().dims();
+  const bool scott = options_.bandwidth == TpeBandwidth::kScott;
+  const auto bandwidth = scott ? detail::Bandwidth::kScott : detail::Bandwidth::kNeighbour;
+  const auto scale = options_.multivariate && !scott ? detail::KernelScale::kDensity
+                                                     : detail::KernelScale::kOptuna;
+  const detail::ParzenEstimator l(dims, below_points, below_weights, options_.prior_weight,
+                                  bandwidth, scale);
+  const detail::ParzenEstimator g(dims, above_points, above_weights, options_.prior_weight,
+                                  bandwidth, scale);
+  const auto m = static_cast<size_t>(options_.n_ei_candidates);
+  std::vector<double> log_l(m), log_g(m);
+  if (options_.multivariate) {
+    std::vector<std::vector<double>> candidates;
+    for (size_t c = 0; c < m; ++c) candidates.push_back(l.sample_joint(rng));
+    l.log_pdf_joint(candidates, log_l);
+    g.log_pdf_joint(candidates, log_g);
+    return candidates[detail::most_promising(log_l, log_g)];
+  }
+  std::vector<double> x(dims.size()), candidates(m);
+  for (size_t d = 0; d < dims.size(); ++d) {
+    for (size_t c = 0; c < m; ++c) {
+      candidates[c] = l.sample_dim(d, rng);
+      log_l[c] = l.log_pdf_dim(d, candidates[c]);
+      log_g[c] = g.log_pdf_dim(d, candidates[c]);
+    }
+    x[d] = candidates[detail::most_promising(log_l, log_g)];
+  }
+  return x;
+}
+
+}  // namespace tune::search

@@ -1,0 +1,53 @@
+// Warm starts through the Searcher interface: an earlier experiment's best
+// configs run again first, its trials count toward the model's start-up,
+// and trials that do not fit are left out.
+#include <doctest/doctest.h>
+
+#include "search/factory.h"
+#include "tests/search/objectives.h"
+
+using tune::Json;
+using tune::Mode;
+using tune::search::PriorTrial;
+
+namespace {
+
+std::vector<PriorTrial> earlier_trials() {
+  std::vector<PriorTrial> out;
+  for (int i = 0; i < 12; ++i) {
+    const Json config = {{"x1", -5.0 + i}, {"x2", 1.0 + i}};
+    out.push_back({config, {{"loss", tune::search::testing::branin(config)}}});
+  }
+  out.push_back({{{"x1", 99.0}, {"x2", 1.0}}, {{"loss", 0.0}}});  // outside the space
+  out.push_back({{{"x1", 0.0}, {"x2", 1.0}}, {{"other", 0.0}}});  // no loss
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("a warm-started searcher runs the earlier best configs first and skips its start-up") {
+  for (const std::string algorithm : {"tpe", "gp", "motpe"}) {
+    CAPTURE(algorithm);
+    auto s = tune::search::make_searcher(algorithm, Json::object(), {20, 1});
+    s->set_search_properties("loss", Mode::kMin, tune::search::testing::branin_space());
+    const auto prior = earlier_trials();
+    CHECK(s->warm_start(prior) == 12);
+    std::vector<std::pair<double, Json>> ranked;
+    for (size_t i = 0; i < 12; ++i) ranked.emplace_back(prior[i].result["loss"], prior[i].config);
+    std::sort(ranked.begin(), ranked.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (int i = 0; i < 3; ++i) {
+      const auto suggestion = s->suggest("t" + std::to_string(i));
+      CHECK(suggestion.config == ranked[i].second);
+    }
+    // The history holds them: twelve, more than the ten random trials the
+    // models start with.
+    CHECK(s->save()["observations"].size() == 12);
+  }
+}
+
+TEST_CASE("random search ignores a warm start") {
+  auto s = tune::search::make_searcher("random", Json::object(), {5, 1});
+  s->set_search_properties("loss", Mode::kMin, tune::search::testing::branin_space());
+  CHECK(s->warm_start(earlier_trials()) == 0);
+}
