@@ -4,7 +4,6 @@
 #include <fmt/ranges.h>
 
 #include <csignal>
-#include <set>
 
 #include "storage/checkpoint_layout.h"
 #include "train/worker_env.h"
@@ -12,6 +11,7 @@
 #include "tune/experiment_lock.h"
 #include "tune/local_launcher.h"
 #include "tune/rank_keys.h"
+#include "tune/refusal_log.h"
 #include "tune/signal_pipe.h"
 #include "tune/spec_validation.h"
 #include "tune/trial_runs.h"
@@ -231,15 +231,14 @@ class TrialController::Impl {
     if (peer != nullptr) runs_->fail_peer(*peer, reason);
   }
 
-  // Peers refused at the door: each distinct reason is logged once (a
-  // refused peer reconnects and is refused again and again). A finished
-  // rank's late connection is no outsider's: it is logged, not warned about.
+  // Peers refused at the door, each with its address, per address at a
+  // bounded rate (tune/refusal_log.h). A finished rank's late connection is
+  // no outsider's: it is logged, not warned about.
   void log_refusals() {
     for (auto& refusal : channel_->take_refusals()) {
       ++refused_;
-      if (refusal_reasons_.insert(refusal.why).second) {
-        log_.log(refusal.ended_group ? 1 : 0, "{}refused a connection to the control channel: {}",
-                 refusal.ended_group ? "" : "warning: ", refusal.why);
+      if (auto line = refusal_log_.line(refusal, Clock::now())) {
+        log_.log(refusal.ended_group ? 1 : 0, "{}", *line);
       }
     }
   }
@@ -280,7 +279,7 @@ class TrialController::Impl {
   std::optional<TrialRuns> runs_;
   int64_t rejected_ = 0;
   int64_t refused_ = 0;
-  std::set<std::string> refusal_reasons_;
+  RefusalLog refusal_log_;
   Json recorded_nodes_;  // what record_nodes() last stored
 };
 

@@ -65,6 +65,7 @@ class KeyedGroup final : public LaunchedGroup {
 std::unique_ptr<LaunchedGroup> KeyedLauncher::launch(const GroupLaunch& launch) {
   const auto dir = dir_ / fmt::format("group_{}", ++launches_);
   std::filesystem::create_directories(dir);
+  std::filesystem::permissions(dir, std::filesystem::perms::owner_all);  // its secrets' folder
   auto keys = std::make_unique<GroupKeys>(channel_, dir);
   for (int rank = 0; rank < static_cast<int>(launch.ranks.size()); ++rank) {
     keys->issue(launch, rank);
