@@ -76,6 +76,7 @@ class TrialController::Impl {
         if (log_.frame_due()) log_.update(runs_->snapshot(log_.elapsed_s()));
         poll_once();
         log_refusals();
+        options_.launcher->poll();
         for (const auto& notice : options_.launcher->take_notices()) log_.log(0, "{}", notice);
         record_nodes();
         handle_timers(groups_->now());
@@ -126,6 +127,8 @@ class TrialController::Impl {
         ControllerParts{spec_, options_, *store_, *pool_, plugins_, *groups_, *channel_, log_},
         std::move(launch));
     if (options_.resume) {
+      // The nodes' failures of earlier runs count in this one.
+      if (auto nodes = store_->state("nodes")) options_.launcher->restore_nodes(*nodes);
       runs_->load();
       store_->set_experiment_status(ExperimentStatus::kRunning);
     }

@@ -71,6 +71,10 @@ EndOutcome judge_end(const GroupEnd& end) {
                 ? end.end_reason
                 : fmt::format("completed after {} iterations", end.iteration)};
   }
+  if (end.cluster_fault && !end.experiment_stopping) {
+    return {TrialPhase::kPending,
+            fmt::format("restarting {} (not counted against max_failures): {}", from, end.error)};
+  }
   const int64_t failures = end.num_failures + 1;
   if ((end.max_failures < 0 || failures <= end.max_failures) && !end.experiment_stopping) {
     return {TrialPhase::kPending,

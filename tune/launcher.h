@@ -78,6 +78,18 @@ class LaunchedGroup {
   virtual void signal(int signal) = 0;
   // Kills every rank and waits until all are gone.
   virtual void kill_and_wait() = 0;
+  // Why the ranks ended with a node of theirs, once they exited: "node n2
+  // failed (srun: error: Node failure on n2)"; empty when they ended on
+  // their own. A node's failure is not the trial's: it is not counted
+  // against max_failures.
+  virtual std::string node_failure() const { return {}; }
+  // Whether, once the ranks exited, node_failure() is final: false while a
+  // node of theirs is being checked (a probe step runs there).
+  virtual bool nodes_decided() const { return true; }
+  // Why the cluster holds ranks that have not started ("Slurm holds the
+  // step pending: ..."); empty when they started, or the launcher cannot
+  // tell. Held ranks did not hang: their group is placed again, uncounted.
+  virtual std::string held_reason() { return {}; }
 };
 
 class Launcher {
@@ -109,6 +121,13 @@ class Launcher {
   // {name, cpus, cpus_used, gpus, gpus_used, health, failures}. Null: this
   // machine alone (the resource pool says it all).
   virtual Json describe_nodes() const { return nullptr; }
+  // Learns, once per turn of the event loop, what the launcher checks in
+  // the background (probes of suspected nodes, the cluster's node states),
+  // so that describe_nodes() is current while no trial waits.
+  virtual void poll() {}
+  // On resume: the nodes an earlier run recorded (describe_nodes()); their
+  // failure counts carry over.
+  virtual void restore_nodes(const Json& nodes) {}
 };
 
 }  // namespace tune

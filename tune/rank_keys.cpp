@@ -54,6 +54,9 @@ class KeyedGroup final : public LaunchedGroup {
   }
   void signal(int signal) override { inner_->signal(signal); }
   void kill_and_wait() override { inner_->kill_and_wait(); }
+  std::string node_failure() const override { return inner_->node_failure(); }
+  bool nodes_decided() const override { return inner_->nodes_decided(); }
+  std::string held_reason() override { return inner_->held_reason(); }
 
  private:
   std::unique_ptr<GroupKeys> keys_;

@@ -51,6 +51,8 @@ class KeyedLauncher final : public Launcher {
     inner_.check_storage(experiment_dir);
   }
   Json describe_nodes() const override { return inner_.describe_nodes(); }
+  void poll() override { inner_.poll(); }
+  void restore_nodes(const Json& nodes) override { inner_.restore_nodes(nodes); }
 
  private:
   Launcher& inner_;

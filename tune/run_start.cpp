@@ -112,7 +112,7 @@ void RunStart::begin_handed_over(Trial& trial, const std::string& from) {
 
 // What every run starts without: its last run's pause, exploit, error and end.
 void RunStart::reset_run(Trial& trial) {
-  trial.pause_at_next_report = trial.error_from_worker = false;
+  trial.pause_at_next_report = trial.error_from_worker = trial.cluster_fault = false;
   trial.exploit.reset();
   trial.error.clear();
   trial.end_reason.clear();

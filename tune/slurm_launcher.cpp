@@ -35,16 +35,22 @@ void set_variable(std::vector<std::string>& env, const std::string& name,
   env.push_back(name + "=" + value);
 }
 
-// One srun: every rank of the group is one of its tasks.
+// One srun: every rank of the group is one of its tasks. srun's own lines
+// (its stderr: srun.log, from `log_offset` on) say when Slurm holds the
+// step pending and which node failed under it.
 class SlurmGroup final : public LaunchedGroup {
  public:
   SlurmGroup(std::shared_ptr<detail::SlurmState> state, std::vector<int> nodes, int cpus, int gpus,
-             ChildProcess srun)
+             ChildProcess srun, std::filesystem::path log, std::uintmax_t log_offset)
       : state_(std::move(state)),
         nodes_(std::move(nodes)),
         cpus_(cpus),
         gpus_(gpus),
-        srun_(std::move(srun)) {}
+        srun_(std::move(srun)),
+        log_(std::move(log)),
+        log_offset_(log_offset) {
+    for (int node : nodes_) failures_at_launch_.push_back(state_->allocation.nodes[node].failures);
+  }
   ~SlurmGroup() override {
     if (!srun_.exit_status()) kill_and_wait();
     end();
@@ -85,16 +91,57 @@ class SlurmGroup final : public LaunchedGroup {
     end();
   }
 
+  // srun's word on a node of the step, else a node of it that failed
+  // since the launch (a probe there failed, Slurm reports it down).
+  std::string node_failure() const override {
+    if (!ended_) return {};
+    if (!srun_failure_.empty()) return srun_failure_;
+    for (size_t r = 0; r < nodes_.size(); ++r) {
+      const SlurmNode& node = state_->allocation.nodes[nodes_[r]];
+      if (node.failures > failures_at_launch_[r]) {
+        return fmt::format("node {} failed ({})", node.name, node.failure);
+      }
+    }
+    return {};
+  }
+
+  // Undecided while a node of it is probed, or Slurm's word on it since
+  // the step ended is yet to be read.
+  bool nodes_decided() const override {
+    return std::none_of(nodes_.begin(), nodes_.end(), [&](int node) {
+      const SlurmNode& n = state_->allocation.nodes[node];
+      return (n.health == NodeHealth::kSuspected && !n.slurm_down) || n.step_ended;
+    });
+  }
+
+  std::string held_reason() override {
+    if (srun_.exit_status()) return {};
+    const SrunReport said = read_srun_output(detail::read_from(log_, log_offset_));
+    if (!said.step_pending) return {};
+    return fmt::format("Slurm holds its step pending, though the nodes' CPUs are free ({})",
+                       said.pending_line);
+  }
+
  private:
-  // Gives the CPUs and GPUs back; a step that failed, or had to be killed, makes its
-  // nodes suspected; any other has Slurm's word on its nodes checked.
+  // Gives the CPUs and GPUs back. Nodes srun names failed have failed; a
+  // step that failed otherwise, or had to be killed, makes its nodes
+  // suspected; any other has Slurm's word on its nodes checked.
   void end() {
     if (std::exchange(ended_, true)) return;
     for (int node : nodes_) {
       state_->allocation.nodes[node].used -= cpus_;
       state_->allocation.nodes[node].gpus_used -= gpus_;
     }
-    if (killed_ || (srun_.exit_status() && !srun_.exit_status()->ok())) {
+    const SrunReport said = read_srun_output(detail::read_from(log_, log_offset_));
+    for (const auto& [name, line] : said.failed_nodes) {
+      const int node = state_->allocation.find(name);
+      if (std::find(nodes_.begin(), nodes_.end(), node) == nodes_.end()) continue;
+      if (srun_failure_.empty()) srun_failure_ = fmt::format("node {} failed ({})", name, line);
+      state_->note(node_failed(state_->allocation.nodes[node], line));
+    }
+    if (said.step_pending) {
+      // Held by Slurm, never started: nothing to say of its nodes.
+    } else if (killed_ || (srun_.exit_status() && !srun_.exit_status()->ok())) {
       state_->suspect(nodes_);
     } else {
       state_->step_ended(nodes_);
@@ -108,6 +155,10 @@ class SlurmGroup final : public LaunchedGroup {
   bool killed_ = false;     // signalled before srun ended
   bool ended_ = false;      // its CPUs and GPUs were given back
   ChildProcess srun_;
+  std::filesystem::path log_;            // srun's own output
+  std::uintmax_t log_offset_ = 0;        // where this step's begins
+  std::vector<int> failures_at_launch_;  // of rank r's node
+  std::string srun_failure_;             // the first node srun named failed
 };
 
 }  // namespace
@@ -192,13 +243,37 @@ Json SlurmLauncher::describe_nodes() const {
   return nodes;
 }
 
+void SlurmLauncher::poll() { state_->refresh(); }
+
+void SlurmLauncher::restore_nodes(const Json& nodes) {
+  if (!nodes.is_array()) return;
+  for (const Json& record : nodes) {
+    if (!record.is_object() || !record.value("name", Json()).is_string()) continue;
+    const int node = state_->allocation.find(record["name"].get<std::string>());
+    const Json failures = record.value("failures", Json(0));
+    if (node >= 0 && failures.is_number_integer()) {
+      restore_node(state_->allocation.nodes[node], failures.get<int>());
+    }
+  }
+}
+
+// One probe step per node, all at once: a node whose step cannot run
+// (dead, though Slurm does not know yet) is skipped and suspected, not
+// taken for a node that does not share the directory.
 void SlurmLauncher::check_storage(const std::filesystem::path& experiment_dir) {
   state_->poll_slurm();
-  std::vector<std::string> names;
-  for (const auto& node : state_->allocation.nodes) {
-    if (node.usable()) names.push_back(node.name);
+  std::vector<int> probed;
+  std::vector<std::string> skipped;
+  for (size_t i = 0; i < state_->allocation.nodes.size(); ++i) {
+    const SlurmNode& node = state_->allocation.nodes[i];
+    if (node.usable()) {
+      probed.push_back(static_cast<int>(i));
+    } else {
+      skipped.push_back(fmt::format(
+          "{} ({})", node.name,
+          node.slurm_down ? "Slurm reports it down or drained" : to_string(node.health)));
+    }
   }
-  if (names.empty()) throw Error("no node of the allocation is up (sinfo)");
   const auto dir = std::filesystem::absolute(experiment_dir) / ".storage_probe";
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
@@ -209,34 +284,58 @@ void SlurmLauncher::check_storage(const std::filesystem::path& experiment_dir) {
     out << token;
     if (!out.flush()) throw StorageError(fmt::format("cannot write {}", (dir / "token").string()));
   }
-  // Each node copies the controller's token into a file named after itself.
-  SpawnOptions spawn;
-  spawn.argv = state_->srun_argv(
-      {"--job-name=tunerun-storage-probe", fmt::format("--nodelist={}", fmt::join(names, ",")),
-       fmt::format("--nodes={}", names.size()), fmt::format("--ntasks={}", names.size()),
-       "--ntasks-per-node=1", "--overlap", "sh", "-c",
-       R"(cat "$0/token" > "$0/seen_$SLURMD_NODENAME")", dir.string()});
-  spawn.env = environment();
-  spawn.log_file = dir / "srun.log";
-  ChildProcess srun = ChildProcess::spawn(spawn);
-  wait_ok(srun, detail::SlurmState::kProbeTimeout);
-  std::vector<std::string> blind;
-  for (const auto& name : names) {
-    std::ifstream in(dir / ("seen_" + name));
+  // Each node copies the controller's token into a file named after itself;
+  // the step exits 0 whenever it ran, so that srun's failure means it did not.
+  std::vector<ChildProcess> steps;
+  for (int node : probed) {
+    const std::string& name = state_->allocation.nodes[node].name;
+    SpawnOptions spawn;
+    spawn.argv =
+        state_->srun_argv({"--job-name=tunerun-storage-probe", "--nodelist=" + name, "--nodes=1",
+                           "--ntasks=1", "--overlap", "sh", "-c",
+                           R"(cat "$0/token" > "$0/seen_$SLURMD_NODENAME" || true)", dir.string()});
+    spawn.env = environment();
+    spawn.log_file = dir / ("srun_" + name + ".log");
+    steps.push_back(ChildProcess::spawn(spawn));
+  }
+  std::vector<std::string> blind, unreachable;
+  for (size_t k = 0; k < probed.size(); ++k) {
+    SlurmNode& node = state_->allocation.nodes[probed[k]];
+    const bool ran = wait_ok(steps[k], detail::SlurmState::kProbeTimeout);
+    std::ifstream in(dir / ("seen_" + node.name));
     std::string seen;
     std::getline(in, seen);
-    if (seen != token) blind.push_back(name);
+    if (seen == token) continue;
+    if (ran) {
+      blind.push_back(node.name);
+      continue;
+    }
+    // The step did not run there: a node problem, which its health probes decide.
+    const std::string said = detail::last_line(dir / ("srun_" + node.name + ".log"));
+    unreachable.push_back(fmt::format("{} (a step could not run there: srun {}{}{})", node.name,
+                                      steps[k].exit_status()->describe(), said.empty() ? "" : ": ",
+                                      said));
+    state_->suspect({probed[k]});
   }
-  if (blind.empty()) {
-    std::filesystem::remove_all(dir);
-    return;
+  skipped.insert(skipped.end(), unreachable.begin(), unreachable.end());
+  if (!blind.empty()) {
+    throw StorageError(fmt::format(
+        "the experiment directory {} is not shared with node(s) {}: a file the controller wrote "
+        "there was not seen from them, or what they wrote did not come back. Put storage_path on "
+        "a filesystem every node of the allocation mounts",
+        std::filesystem::absolute(experiment_dir).string(), fmt::join(blind, ", ")));
   }
-  throw StorageError(fmt::format(
-      "the experiment directory {} is not shared with node(s) {}: a file the controller wrote "
-      "there was not seen from them, or what they wrote did not come back (srun: {}). Put "
-      "storage_path on a filesystem every node of the allocation mounts",
-      std::filesystem::absolute(experiment_dir).string(), fmt::join(blind, ", "),
-      srun.exit_status()->describe()));
+  if (unreachable.size() == probed.size()) {
+    throw Error(fmt::format("no node of allocation {} can run a step now: {}",
+                            state_->allocation.job_id, fmt::join(skipped, "; ")));
+  }
+  std::filesystem::remove_all(dir);
+  if (!skipped.empty()) {
+    state_->note(fmt::format(
+        "the storage check skipped node(s) {}; no trial is placed on them until they pass a "
+        "probe step",
+        fmt::join(skipped, "; ")));
+  }
 }
 
 std::unique_ptr<LaunchedGroup> SlurmLauncher::launch(const GroupLaunch& launch) {
@@ -290,6 +389,8 @@ std::unique_ptr<LaunchedGroup> SlurmLauncher::launch(const GroupLaunch& launch) 
   set_variable(spawn.env, train::kEnvRankHosts, fmt::format("{}", fmt::join(hosts, ",")));
   spawn.log_file = log_dir / "srun.log";
   spawn.working_dir = launch.working_dir;
+  std::error_code no_file;
+  const std::uintmax_t log_size = std::filesystem::file_size(spawn.log_file, no_file);
   // The step's command line heads its output: the record of what each rank holds.
   std::ofstream(spawn.log_file, std::ios::app) << fmt::format("{}\n", fmt::join(spawn.argv, " "));
   ChildProcess srun = ChildProcess::spawn(spawn);
@@ -297,7 +398,8 @@ std::unique_ptr<LaunchedGroup> SlurmLauncher::launch(const GroupLaunch& launch) 
     allocation.nodes[node].used += cpus;
     allocation.nodes[node].gpus_used += gpus;
   }
-  return std::make_unique<SlurmGroup>(state_, std::move(nodes), cpus, gpus, std::move(srun));
+  return std::make_unique<SlurmGroup>(state_, std::move(nodes), cpus, gpus, std::move(srun),
+                                      spawn.log_file, no_file ? 0 : log_size);
 }
 
 }  // namespace tune

@@ -229,7 +229,9 @@ std::string probe_passed(SlurmNode& node) {
 }
 
 std::string node_failed(SlurmNode& node, std::string_view why) {
-  if (node.health == NodeHealth::kRetired) return {};
+  // Already counted: this is the same failure seen another way.
+  if (node.health == NodeHealth::kRetired || node.health == NodeHealth::kDown) return {};
+  node.failure = why;
   if (++node.failures >= 2) {
     node.health = NodeHealth::kRetired;
     return fmt::format("node {} failed twice ({}); it is not used again in this run", node.name,
@@ -255,6 +257,78 @@ std::string apply_slurm_state(SlurmNode& node, std::string_view state) {
   if (down && !was_down && node.health == NodeHealth::kUsable) {
     return fmt::format("node {} is {} in Slurm; no trial is placed there while it is", node.name,
                        state);
+  }
+  return {};
+}
+
+std::string node_left(SlurmNode& node, std::string_view job_id) {
+  if (node.health == NodeHealth::kRetired) return {};
+  node.health = NodeHealth::kRetired;
+  node.failures = std::max(node.failures, 1);
+  node.failure = fmt::format("Slurm took it out of allocation {}", job_id);
+  return fmt::format(
+      "node {} is no longer in allocation {} (Slurm took it out when it failed); it is not used "
+      "again in this run",
+      node.name, job_id);
+}
+
+void restore_node(SlurmNode& node, int failures) {
+  if (failures <= node.failures) return;
+  node.failures = failures;
+  if (failures >= 2) {
+    node.health = NodeHealth::kRetired;
+  } else if (node.health == NodeHealth::kUsable) {
+    node.health = NodeHealth::kSuspected;
+  }
+}
+
+namespace {
+
+// The word after `marker` in `line` (a node name ends at a space, ':' or ','); empty without one.
+std::string word_after(std::string_view line, std::string_view marker) {
+  const size_t at = line.find(marker);
+  if (at == std::string_view::npos) return {};
+  std::string_view rest = line.substr(at + marker.size());
+  return std::string(rest.substr(0, std::min(rest.find_first_of(" :,\t"), rest.size())));
+}
+
+}  // namespace
+
+SrunReport read_srun_output(std::string_view text) {
+  SrunReport report;
+  while (!text.empty()) {
+    const size_t newline = text.find('\n');
+    std::string_view line = text.substr(0, newline);
+    text = newline == std::string_view::npos ? "" : text.substr(newline + 1);
+    if (!line.starts_with("srun: ")) continue;
+    std::string node = word_after(line, "Node failure on ");
+    if (node.empty() && line.find("Task launch for ") != std::string_view::npos) {
+      node = word_after(line, " failed on node ");
+    }
+    if (!node.empty()) {
+      const bool named = std::any_of(report.failed_nodes.begin(), report.failed_nodes.end(),
+                                     [&](const auto& failed) { return failed.first == node; });
+      if (!named) report.failed_nodes.emplace_back(node, std::string(line));
+    }
+    if (line.find("step creation temporarily disabled") != std::string_view::npos ||
+        line.find("step creation still disabled") != std::string_view::npos) {
+      report.step_pending = true;
+      if (report.pending_line.empty()) report.pending_line = line;
+    }
+    if (line.find("Step created for ") != std::string_view::npos) report.step_created = true;
+  }
+  if (report.step_created) report.step_pending = false;
+  return report;
+}
+
+std::string parse_job_nodelist(std::string_view scontrol_job) {
+  for (size_t at = scontrol_job.find("NodeList="); at != std::string_view::npos;
+       at = scontrol_job.find("NodeList=", at + 1)) {
+    // Not ReqNodeList= or ExcNodeList=.
+    if (at > 0 && scontrol_job[at - 1] != ' ' && scontrol_job[at - 1] != '\n') continue;
+    std::string_view rest = scontrol_job.substr(at + 9);
+    std::string list(rest.substr(0, std::min(rest.find_first_of(" \n"), rest.size())));
+    return list == "(null)" ? "" : list;
   }
   return {};
 }

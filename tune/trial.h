@@ -56,6 +56,9 @@ struct Trial {
   std::optional<schedulers::Exploit> exploit;  // PBT: applied when the pause completes
   std::string error;                           // while FAILING: the failure's message
   bool error_from_worker = false;  // `error` came from a rank's ERROR, not an exit status
+  // The cluster ended the run (a node failed, Slurm held its step): not
+  // counted against max_failures.
+  bool cluster_fault = false;
 
   TrialStatus status() const { return status_of(phase); }
   const Json* last_result_or_null() const { return last_result.is_null() ? nullptr : &last_result; }

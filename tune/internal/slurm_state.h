@@ -9,6 +9,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -33,6 +36,13 @@ void read_job_gpus(SlurmAllocation& allocation);
 std::vector<std::string> environment();
 // Waits for `child` at most `limit`; kills it past that. True when it exited 0.
 bool wait_ok(ChildProcess& child, std::chrono::seconds limit);
+// The last line of `file` that is not empty; empty when none.
+std::string last_line(const std::filesystem::path& file);
+// What `file` holds from byte `offset` on; empty when it cannot be read.
+std::string read_from(const std::filesystem::path& file, std::uintmax_t offset);
+// The names of the nodes job `job_id` holds now (`scontrol show job`);
+// nullopt when scontrol cannot say.
+std::optional<std::vector<std::string>> job_nodes(const std::string& job_id);
 
 // The allocation and what the launcher learns of its nodes, shared with the
 // live groups (which free their CPUs, and report a step that ended badly).
@@ -74,6 +84,9 @@ struct SlurmState {
     for (int node : nodes) allocation.nodes[node].step_ended = true;
     next_poll = std::min(next_poll, last_poll + kRecheckPeriod);
   }
+
+  // The node left the allocation, or failed `why`: a probe there failed.
+  void probe_failed(SlurmNode& node, const std::string& why);
 
   // Reads every node's state from sinfo now.
   void poll_slurm();
