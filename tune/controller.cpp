@@ -41,6 +41,8 @@ class TrialController::Impl {
         spec_.total_gpus >= 0 ? spec_.total_gpus : options_.launcher->total_gpus().value_or(-1);
     pool_.emplace(ResourceLimits{total_cpus, total_gpus, spec_.max_concurrent_trials},
                   spec_.trainable);
+    // A group the launcher can never place is refused here, before anything is written.
+    options_.launcher->can_place(spec_.trainable);
     plugins_ = Plugins::from_spec(spec_);
     const bool exists = std::filesystem::exists(spec_.experiment_dir() / "experiment.db");
     if (options_.resume && !exists) {

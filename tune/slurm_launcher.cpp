@@ -196,35 +196,65 @@ std::vector<std::string> SlurmLauncher::take_notices() {
   return std::exchange(state_->notices, {});
 }
 
+namespace {
+
+// "n1: 2 CPUs (1 in use), 0 GPUs, usable", for messages.
+std::string node_state(const SlurmNode& node) {
+  return fmt::format("{}: {} CPUs ({} in use), {} GPUs ({} in use), {}", node.name, node.cpus,
+                     node.used, node.gpus, node.gpus_used,
+                     node.slurm_down && node.health == NodeHealth::kUsable
+                         ? "down in Slurm"
+                         : to_string(node.health));
+}
+
+// What `strategy` asks, for messages.
+std::string_view strategy_means(PlacementStrategy strategy) {
+  switch (strategy) {
+    case PlacementStrategy::kPack:
+      return "PACK";
+    case PlacementStrategy::kSpread:
+      return "SPREAD";
+    case PlacementStrategy::kStrictPack:
+      return "STRICT_PACK: every rank on one node";
+    case PlacementStrategy::kStrictSpread:
+      return "STRICT_SPREAD: every rank on a node of its own";
+  }
+  return "?";
+}
+
+}  // namespace
+
 bool SlurmLauncher::can_place(const Resources& per_rank) const {
   state_->refresh();
   const auto& nodes = state_->allocation.nodes;
   const int ranks = per_rank.num_workers;
   const int cpus = std::max(1, static_cast<int>(std::ceil(per_rank.cpus_per_worker)));
   const int gpus = per_rank.gpus_per_worker;
-  if (could_ever_place(nodes, ranks, cpus, gpus))
-    return !place_ranks(nodes, ranks, cpus, gpus).empty();
+  const PlacementStrategy strategy = per_rank.placement_strategy;
+  if (could_ever_place(nodes, ranks, cpus, gpus, strategy)) {
+    return !place_ranks(nodes, ranks, cpus, gpus, strategy).empty();
+  }
+  std::vector<std::string> states;
+  for (const auto& node : nodes) states.push_back(node_state(node));
   std::vector<SlurmNode> all = nodes;
   for (auto& node : all) node.health = NodeHealth::kUsable;
-  if (!could_ever_place(all, ranks, cpus, gpus)) {
-    std::vector<std::string> sizes;
-    for (const auto& node : nodes) {
-      sizes.push_back(fmt::format("{} has {} CPUs, {} GPUs", node.name, node.cpus, node.gpus));
-    }
+  if (!could_ever_place(all, ranks, cpus, gpus, strategy)) {
     throw ConfigError(fmt::format(
-        "a group of {} ranks x {} CPUs x {} GPUs does not fit in allocation {} ({}): each "
-        "rank's CPUs and GPUs must be on one node; ask Slurm for bigger nodes or more of them, "
-        "or lower num_workers, cpus_per_worker or gpus_per_worker",
-        ranks, cpus, gpus, state_->allocation.job_id, fmt::join(sizes, "; ")));
-  }
-  std::vector<std::string> retired;
-  for (const auto& node : nodes) {
-    if (node.health == NodeHealth::kRetired) retired.push_back(node.name);
+        "a group of {} ranks x {} CPUs x {} GPUs does not fit in allocation {} as {} ({}): "
+        "each rank's CPUs and GPUs must be on one node; ask Slurm for bigger nodes or more of "
+        "them, or lower num_workers, cpus_per_worker or gpus_per_worker{}",
+        ranks, cpus, gpus, state_->allocation.job_id, strategy_means(strategy),
+        fmt::join(states, "; "),
+        strategy == PlacementStrategy::kStrictPack || strategy == PlacementStrategy::kStrictSpread
+            ? ", or choose placement_strategy PACK or SPREAD"
+            : ""));
   }
   throw Error(fmt::format(
-      "no node left in allocation {} can hold a group of {} ranks x {} CPUs x {} GPUs: {} failed "
-      "twice and are not used again; resume the experiment in a new allocation",
-      state_->allocation.job_id, ranks, cpus, gpus, fmt::join(retired, ", ")));
+      "no node left in allocation {} can hold a group of {} ranks x {} CPUs x {} GPUs ({}): {}; "
+      "nodes that failed twice, or that Slurm took out of the allocation, are not used again: "
+      "resume the experiment in a new allocation",
+      state_->allocation.job_id, ranks, cpus, gpus, strategy_means(strategy),
+      fmt::join(states, "; ")));
 }
 
 Json SlurmLauncher::describe_nodes() const {
@@ -344,11 +374,12 @@ std::unique_ptr<LaunchedGroup> SlurmLauncher::launch(const GroupLaunch& launch) 
   const int gpus = launch.resources.gpus_per_worker;
   state_->refresh();
   auto& allocation = state_->allocation;
-  std::vector<int> nodes = place_ranks(allocation.nodes, ranks, cpus, gpus);
+  std::vector<int> nodes =
+      place_ranks(allocation.nodes, ranks, cpus, gpus, launch.resources.placement_strategy);
   if (nodes.empty()) {
-    throw Error(
-        fmt::format("no room for {} ranks of {} CPUs and {} GPUs on the allocation's nodes now",
-                    ranks, cpus, gpus));
+    throw Error(fmt::format(
+        "no room for {} ranks of {} CPUs and {} GPUs on the allocation's nodes now ({})", ranks,
+        cpus, gpus, strategy_means(launch.resources.placement_strategy)));
   }
   // Rank r runs on line r of the hosts file (--distribution=arbitrary).
   const auto log_dir = launch.ranks.at(0).log_file.parent_path();

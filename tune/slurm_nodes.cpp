@@ -160,22 +160,45 @@ namespace {
 
 // `free_on(i)`: node i's free {CPUs, GPUs}.
 std::vector<int> place_by(const std::vector<SlurmNode>& nodes, int ranks, int cpus, int gpus,
-                          const auto& free_on) {
+                          PlacementStrategy strategy, const auto& free_on) {
   cpus = std::max(cpus, 1);
-  // The ranks node i holds, then its free CPUs: fuller nodes compare less.
-  auto room = [&](int i) {
+  // The ranks node i holds after `taken` of the group, then its free CPUs:
+  // fuller nodes compare less.
+  auto room = [&](int i, int taken = 0) {
     const auto [free_cpus, free_gpus] = free_on(i);
     const int fit = gpus > 0 ? std::min(free_cpus / cpus, free_gpus / gpus) : free_cpus / cpus;
-    return std::pair(fit, free_cpus);
+    return std::pair(fit - taken, free_cpus - taken * cpus);
   };
   std::vector<int> order(nodes.size());
   std::iota(order.begin(), order.end(), 0);
+  if (strategy == PlacementStrategy::kSpread || strategy == PlacementStrategy::kStrictSpread) {
+    // Rank by rank onto the node holding the fewest of the group's ranks
+    // (the roomiest of those); STRICT: never two on one node.
+    std::vector<int> taken(nodes.size(), 0);
+    for (int r = 0; r < ranks; ++r) {
+      int pick = -1;
+      for (int i : order) {
+        if (room(i, taken[i]).first <= 0) continue;
+        if (strategy == PlacementStrategy::kStrictSpread && taken[i] > 0) continue;
+        if (pick < 0 || taken[i] < taken[pick] ||
+            (taken[i] == taken[pick] && room(i, taken[i]) > room(pick, taken[pick]))) {
+          pick = i;
+        }
+      }
+      if (pick < 0) return {};
+      ++taken[pick];
+    }
+    std::vector<int> placed;
+    for (int i : order) placed.insert(placed.end(), taken[i], i);
+    return placed;
+  }
   // One node if any holds the whole group: the fullest such (packing).
   int best = -1;
   for (int i : order) {
     if (room(i).first >= ranks && (best < 0 || room(i) < room(best))) best = i;
   }
   if (best >= 0) return std::vector<int>(ranks, best);
+  if (strategy == PlacementStrategy::kStrictPack) return {};
   // Else the roomiest nodes first, as many ranks on each as fit.
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return room(a) > room(b); });
   std::vector<int> placed;
@@ -190,13 +213,15 @@ std::vector<int> place_by(const std::vector<SlurmNode>& nodes, int ranks, int cp
 
 }  // namespace
 
-std::vector<int> place_ranks(const std::vector<SlurmNode>& nodes, int ranks, int cpus, int gpus) {
-  return place_by(nodes, ranks, cpus, gpus,
+std::vector<int> place_ranks(const std::vector<SlurmNode>& nodes, int ranks, int cpus, int gpus,
+                             PlacementStrategy strategy) {
+  return place_by(nodes, ranks, cpus, gpus, strategy,
                   [&](int i) { return std::pair(nodes[i].free_cpus(), nodes[i].free_gpus()); });
 }
 
-bool could_ever_place(const std::vector<SlurmNode>& nodes, int ranks, int cpus, int gpus) {
-  return !place_by(nodes, ranks, cpus, gpus, [&](int i) {
+bool could_ever_place(const std::vector<SlurmNode>& nodes, int ranks, int cpus, int gpus,
+                      PlacementStrategy strategy) {
+  return !place_by(nodes, ranks, cpus, gpus, strategy, [&](int i) {
             return nodes[i].health == NodeHealth::kRetired
                        ? std::pair(0, 0)
                        : std::pair(nodes[i].cpus, nodes[i].gpus);

@@ -28,6 +28,8 @@
 #include <utility>
 #include <vector>
 
+#include "tune/resources.h"
+
 namespace tune {
 
 enum class NodeHealth {
@@ -78,15 +80,20 @@ std::vector<int> parse_cpus_per_node(std::string_view text);
 std::vector<std::pair<std::string, int>> parse_job_gpus(std::string_view scontrol_job);
 
 // The node (index into `nodes`) of each of `ranks` ranks needing `cpus`
-// CPUs and `gpus` GPUs each, packed onto as few usable nodes as fit; empty
-// when they do not fit in what is free now. A rank's CPUs and GPUs are on
-// its node.
-std::vector<int> place_ranks(const std::vector<SlurmNode>& nodes, int ranks, int cpus,
-                             int gpus = 0);
+// CPUs and `gpus` GPUs each, on usable nodes as `strategy` says: PACK onto
+// as few as fit (one if one holds them all: the fullest such; else the
+// roomiest first), SPREAD each rank onto the node holding fewest of the
+// group's ranks (the roomiest of those), STRICT_PACK onto one node,
+// STRICT_SPREAD onto as many nodes as ranks. Empty when they do not fit in
+// what is free now. A rank's CPUs and GPUs are on its node; ranks on one
+// node are consecutive.
+std::vector<int> place_ranks(const std::vector<SlurmNode>& nodes, int ranks, int cpus, int gpus = 0,
+                             PlacementStrategy strategy = PlacementStrategy::kPack);
 
-// Whether a group of `ranks` x (`cpus`, `gpus`) could ever be placed again:
-// on the nodes not retired, were they all free.
-bool could_ever_place(const std::vector<SlurmNode>& nodes, int ranks, int cpus, int gpus = 0);
+// Whether a group of `ranks` x (`cpus`, `gpus`) could ever be placed again
+// so: on the nodes not retired, were they all free.
+bool could_ever_place(const std::vector<SlurmNode>& nodes, int ranks, int cpus, int gpus = 0,
+                      PlacementStrategy strategy = PlacementStrategy::kPack);
 
 // Whether sinfo's compact state ("idle", "mix", "alloc", "down*", "drain",
 // "drng", "fail"...) lets steps start on a node. A trailing '*' means the

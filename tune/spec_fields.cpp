@@ -30,15 +30,17 @@ Int as_integer(const Json& j) {
 // One type of member: its name in docs, and its JSON form both ways.
 template <class T>
 struct FieldKind {
-  static constexpr std::string_view kName = std::is_same_v<T, bool>                    ? "bool"
-                                            : std::is_same_v<T, double>                ? "number"
-                                            : std::is_integral_v<T>                    ? "integer"
-                                            : std::is_same_v<T, Mode>                  ? "min|max"
+  static constexpr std::string_view kName = std::is_same_v<T, bool>     ? "bool"
+                                            : std::is_same_v<T, double> ? "number"
+                                            : std::is_integral_v<T>     ? "integer"
+                                            : std::is_same_v<T, Mode>   ? "min|max"
+                                            : std::is_same_v<T, PlacementStrategy>
+                                                ? "PACK|SPREAD|STRICT_PACK|STRICT_SPREAD"
                                             : std::is_same_v<T, std::filesystem::path> ? "path"
                                                                                        : "string";
 
   static Json get(const T& v) {
-    if constexpr (std::is_same_v<T, Mode>) {
+    if constexpr (std::is_same_v<T, Mode> || std::is_same_v<T, PlacementStrategy>) {
       return std::string(to_string(v));
     } else if constexpr (std::is_same_v<T, std::filesystem::path>) {
       return v.string();
@@ -64,6 +66,14 @@ struct FieldKind {
         const auto mode = mode_from_string(j.get<std::string>());
         if (!mode) return fmt::format("'{}' is not a mode; use min or max", j.get<std::string>());
         out = *mode;
+      } else if constexpr (std::is_same_v<T, PlacementStrategy>) {
+        const auto strategy = placement_strategy_from_string(j.get<std::string>());
+        if (!strategy) {
+          return fmt::format(
+              "'{}' is not a placement strategy; use PACK, SPREAD, STRICT_PACK or STRICT_SPREAD",
+              j.get<std::string>());
+        }
+        out = *strategy;
       } else {
         out = j.get<std::string>();
       }
@@ -166,6 +176,11 @@ const SpecField kFields[] = {
      "each rank's OMP_NUM_THREADS; 0: its whole CPUs",
      [](const Json& v) { return v >= 0 && v <= 1024; },
      "must be between 1 and 1024 (or 0: one per CPU of the worker)", "", "3"},
+    {"trainable.placement_strategy", field_at<&ES::trainable, &Resources::placement_strategy>,
+     "how a trial's ranks map onto nodes, as Ray's placement groups: PACK (as few nodes as "
+     "fit), SPREAD (as many), STRICT_PACK (one node, or wait), STRICT_SPREAD (a node per rank, "
+     "or wait); a group a STRICT strategy can never place is refused",
+     nullptr, "", "", R"("SPREAD")"},
 
     {"search.algorithm", field_at<&ES::search_algorithm>,
      "the searcher (search/factory.h); the other keys of [search] are its options", nullptr, "", "",

@@ -33,7 +33,9 @@ struct SpecField {
   // Reads and writes the member a row names (spec_fields.cpp makes one per
   // member type).
   struct Access {
-    std::string_view type;  // "string", "path", "integer", "number", "bool" or "min|max"
+    // "string", "path", "integer", "number", "bool", or a choice of names
+    // ("min|max", "PACK|SPREAD|STRICT_PACK|STRICT_SPREAD")
+    std::string_view type;
     Json (*get)(const ExperimentSpec& spec);
     // Stores `value`; returns what was expected when it has another type.
     std::optional<std::string> (*set)(ExperimentSpec& spec, const Json& value);

@@ -204,3 +204,28 @@ TEST_CASE("a job's node list is read from scontrol show job, not its requested o
         "n1");
   CHECK(parse_job_nodelist("JobId=7 NodeList=(null)").empty());
 }
+
+TEST_CASE("placement strategies as Ray's placement groups mean them") {
+  using P = PlacementStrategy;
+  std::vector<SlurmNode> nodes{{"n1", 4, 3}, {"n2", 4, 0}, {"n3", 2, 0}};
+  // PACK is the default: as few nodes as fit.
+  CHECK(place_ranks(nodes, 2, 1, 0, P::kPack) == place_ranks(nodes, 2, 1));
+  // SPREAD: the node with fewest of the group's ranks, roomiest first; ranks per node consecutive.
+  CHECK(place_ranks(nodes, 2, 1, 0, P::kSpread) == std::vector<int>{1, 2});
+  CHECK(place_ranks(nodes, 4, 1, 0, P::kSpread) == std::vector<int>{0, 1, 1, 2});
+  CHECK(place_ranks(nodes, 5, 1, 0, P::kSpread) == std::vector<int>{0, 1, 1, 2, 2});
+  // STRICT_SPREAD: a node per rank, or nothing.
+  CHECK(place_ranks(nodes, 3, 1, 0, P::kStrictSpread) == std::vector<int>{0, 1, 2});
+  CHECK(place_ranks(nodes, 3, 2, 0, P::kStrictSpread).empty());  // n1 has 1 CPU free
+  CHECK(could_ever_place(nodes, 3, 2, 0, P::kStrictSpread));
+  CHECK_FALSE(could_ever_place(nodes, 4, 1, 0, P::kStrictSpread));  // three nodes
+  // STRICT_PACK: one node, or nothing.
+  CHECK(place_ranks(nodes, 2, 2, 0, P::kStrictPack) == std::vector<int>{1, 1});
+  CHECK(place_ranks(nodes, 3, 2, 0, P::kStrictPack).empty());
+  CHECK(place_ranks(nodes, 3, 2, 0, P::kPack) == std::vector<int>{1, 1, 2});
+  CHECK_FALSE(could_ever_place(nodes, 3, 2, 0, P::kStrictPack));
+  CHECK(could_ever_place(nodes, 2, 2, 0, P::kStrictPack));
+  // Suspected and down nodes are not placed on, whatever the strategy.
+  suspect_node(nodes[1]);
+  CHECK(place_ranks(nodes, 2, 1, 0, P::kStrictSpread) == std::vector<int>{0, 2});
+}

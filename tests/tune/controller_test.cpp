@@ -307,6 +307,19 @@ TEST_CASE("a trial needing more CPUs than exist is refused before anything is wr
   CHECK_FALSE(std::filesystem::exists(spec.experiment_dir()));
 }
 
+TEST_CASE("STRICT_SPREAD of two ranks is refused on one machine before anything is written") {
+  test::ScratchDir dir;
+  ExperimentSpec spec = curve_spec(dir, "strict_spread");
+  spec.trainable.num_workers = 2;
+  spec.trainable.placement_strategy = PlacementStrategy::kStrictSpread;
+  CHECK_THROWS_WITH_AS(run(spec), doctest::Contains("STRICT_SPREAD puts each of the 2 ranks"),
+                       ConfigError);
+  CHECK_FALSE(std::filesystem::exists(spec.experiment_dir()));
+  // Every other strategy runs both ranks here.
+  spec.trainable.placement_strategy = PlacementStrategy::kSpread;
+  CHECK(run(spec).num_terminated == 2);
+}
+
 namespace {
 
 // Pauses every trial once, at iteration 3, then lets it run to the end.

@@ -6,10 +6,6 @@
 
 namespace train {
 
-// Where the ranks of one job go. One machine for now: both place every rank
-// on it; the field exists so sweeps say what they mean for multi-node later.
-enum class Placement { kPack, kSpread };
-
 struct ScalingConfig {
   int num_workers = 1;   // ranks (processes) per training job
   bool use_gpu = false;  // each rank gets resources_per_worker.gpus GPUs (1 unless set)
@@ -17,7 +13,8 @@ struct ScalingConfig {
     double cpus = 1;  // Ray's default {CPU: 1}
     int gpus = 0;     // whole GPUs; with use_gpu, 0 means 1
   } resources_per_worker;
-  Placement placement = Placement::kPack;
+  // How the ranks map onto nodes (Ray's placement_strategy); PACK: as few as fit.
+  tune::PlacementStrategy placement_strategy = tune::PlacementStrategy::kPack;
   // Intra-op threads of each rank (OMP_NUM_THREADS); 0: resources_per_worker.cpus,
   // so 2 ranks of 1 CPU on 2 cores do not oversubscribe them.
   int threads_per_worker = 0;
@@ -27,7 +24,8 @@ struct ScalingConfig {
   }
   // The ranks' resources as the one struct every path validates.
   tune::Resources resources() const {
-    return {num_workers, resources_per_worker.cpus, gpus_per_worker(), threads_per_worker};
+    return {num_workers, resources_per_worker.cpus, gpus_per_worker(), threads_per_worker,
+            placement_strategy};
   }
   // Throws tune::ConfigError naming the field that is out of range: the
   // rules of tune/spec_validation.h, plus GPUs only with use_gpu.

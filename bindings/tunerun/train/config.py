@@ -40,3 +40,4 @@ class ScalingConfig:
     num_workers: int = 1
     use_gpu: bool = False
     resources_per_worker: Optional[Dict[str, float]] = None  # {"CPU": 1, "GPU": 1}
+    placement_strategy: str = "PACK"  # or SPREAD, STRICT_PACK, STRICT_SPREAD: ranks over nodes
