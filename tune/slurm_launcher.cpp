@@ -398,6 +398,8 @@ std::unique_ptr<LaunchedGroup> SlurmLauncher::launch(const GroupLaunch& launch) 
   distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
 
   SpawnOptions spawn;
+  // Not --quiet: srun's informational lines say when Slurm holds the step
+  // pending ("step creation temporarily disabled"), which held_reason() reads.
   spawn.argv = state_->srun_argv(
       {"--job-name=" + launch.trial_id, fmt::format("--nodes={}", distinct.size()),
        fmt::format("--ntasks={}", ranks), "--distribution=arbitrary", "--exclusive",

@@ -300,3 +300,38 @@ TEST_CASE("on Slurm, the storage check skips a node that died before Slurm knows
   CHECK(test::query(db, "SELECT count(*) FROM trials WHERE status = 'TERMINATED'")[0][0] == "2");
   CHECK(test::query(db, "SELECT count(*) FROM placements WHERE host = 'n2'")[0][0] == "0");
 }
+
+TEST_CASE("on Slurm, a step Slurm holds pending is placed again, never charged as a failure") {
+  LocalCluster cluster;
+  if (cluster.skipped()) return;
+  test::ScratchDir dir;
+  // Two trials of a whole node each; no failure allowed, and a rank silent
+  // 12 s would be one.
+  dir.write("held.toml", test::sweep("held", "cpus_per_worker = 2\n",
+                                     "speed = { grid_search = [0.1, 0.2] }\niterations = 20\n"
+                                     "sleep_s = 0.5\ncheckpoint_every = 1\n\n[failure]\n"
+                                     "max_failures = 0\nheartbeat_timeout_s = 12\n"));
+  // A step tunerun does not know of holds n2's CPUs for 25 s: the trial
+  // placed there waits inside Slurm, its CPUs free as tunerun counts them.
+  const std::string script =
+      "srun --jobid=\\$SLURM_JOB_ID --quiet --nodelist=n2 --nodes=1 --ntasks=1 --exclusive "
+      "--cpus-per-task=2 sleep 25 & sleep 1; '" +
+      std::string(TUNERUN_BINARY) +
+      "' run held.toml --storage-path runs --control-address 198.18.0.1 -q; code=\\$?; wait; "
+      "exit \\$code";
+  auto run = test::run_shell("cd '" + dir.path().string() + "' && '" + test::kCluster +
+                             "' run salloc --nodes=2 --exclusive --no-kill --quiet sh -c \"" +
+                             script + "\"");
+  INFO(run.output);
+  CHECK(run.exit_code == 0);
+  const auto db = dir.path() / "runs/held/experiment.db";
+  CHECK(test::query(db, "SELECT status, num_failures FROM trials") ==
+        std::vector<std::vector<std::string>>{{"TERMINATED", "0"}, {"TERMINATED", "0"}});
+  for (const auto& row : test::query(db, "SELECT trial_id FROM trials")) {
+    CHECK(iteration_counts(db, row[0]) == std::vector<std::string>{"20", "20", "20"});
+  }
+  CHECK(test::query(db,
+                    "SELECT count(*) FROM trial_events WHERE reason LIKE "
+                    "'%Slurm holds its step pending%'")[0][0] != "0");
+  CHECK(run.output.find("heartbeat timeout") == std::string::npos);
+}

@@ -66,8 +66,10 @@ struct SlurmState {
     if (!line.empty()) notices.push_back(std::move(line));
   }
 
-  std::vector<std::string> srun_argv(std::vector<std::string> args) const {
-    std::vector<std::string> argv{srun, "--jobid=" + allocation.job_id, "--quiet"};
+  // `quiet`: without srun's informational lines (its errors stay).
+  std::vector<std::string> srun_argv(std::vector<std::string> args, bool quiet = true) const {
+    std::vector<std::string> argv{srun, "--jobid=" + allocation.job_id};
+    if (quiet) argv.push_back("--quiet");
     argv.insert(argv.end(), args.begin(), args.end());
     return argv;
   }
