@@ -36,13 +36,15 @@ void set_variable(std::vector<std::string>& env, const std::string& name,
 }
 
 // One srun: every rank of the group is one of its tasks. srun's own lines
-// (its stderr: srun.log, from `log_offset` on) say when Slurm holds the
-// step pending and which node failed under it.
+// (its stderr: srun.log, from `log_offset` on) say which node failed under
+// it; squeue whether Slurm holds the step pending.
 class SlurmGroup final : public LaunchedGroup {
  public:
-  SlurmGroup(std::shared_ptr<detail::SlurmState> state, std::vector<int> nodes, int cpus, int gpus,
-             ChildProcess srun, std::filesystem::path log, std::uintmax_t log_offset)
+  SlurmGroup(std::shared_ptr<detail::SlurmState> state, std::string name, std::vector<int> nodes,
+             int cpus, int gpus, ChildProcess srun, std::filesystem::path log,
+             std::uintmax_t log_offset)
       : state_(std::move(state)),
+        name_(std::move(name)),
         nodes_(std::move(nodes)),
         cpus_(cpus),
         gpus_(gpus),
@@ -114,12 +116,17 @@ class SlurmGroup final : public LaunchedGroup {
     });
   }
 
+  // srun waits while Slurm holds its step: squeue lists no step of that
+  // name (srun's own "step creation temporarily disabled" line reaches its
+  // log only later, buffered).
   std::string held_reason() override {
     if (srun_.exit_status()) return {};
-    const SrunReport said = read_srun_output(detail::read_from(log_, log_offset_));
-    if (!said.step_pending) return {};
-    return fmt::format("Slurm holds its step pending, though the nodes' CPUs are free ({})",
-                       said.pending_line);
+    const auto steps = detail::running_steps(state_->allocation.job_id);
+    if (!steps || std::find(steps->begin(), steps->end(), name_) != steps->end()) return {};
+    return fmt::format(
+        "Slurm holds its step pending, though the nodes' CPUs are free as tunerun counts them "
+        "(squeue lists no step {} of job {})",
+        name_, state_->allocation.job_id);
   }
 
  private:
@@ -149,6 +156,7 @@ class SlurmGroup final : public LaunchedGroup {
   }
 
   std::shared_ptr<detail::SlurmState> state_;
+  std::string name_;        // its step's (srun --job-name)
   std::vector<int> nodes_;  // rank r's node
   int cpus_;                // per rank
   int gpus_;                // per rank
@@ -398,13 +406,15 @@ std::unique_ptr<LaunchedGroup> SlurmLauncher::launch(const GroupLaunch& launch) 
   distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
 
   SpawnOptions spawn;
-  // Not --quiet: srun's informational lines say when Slurm holds the step
-  // pending ("step creation temporarily disabled"), which held_reason() reads.
+  // Not --quiet: srun's informational lines say that Slurm held the step
+  // pending ("step creation temporarily disabled"): its nodes are not
+  // suspected then.
   spawn.argv = state_->srun_argv(
       {"--job-name=" + launch.trial_id, fmt::format("--nodes={}", distinct.size()),
        fmt::format("--ntasks={}", ranks), "--distribution=arbitrary", "--exclusive",
        fmt::format("--cpus-per-task={}", cpus), "--kill-on-bad-exit=0", "--open-mode=append",
-       "--output=" + (log_dir / "rank_%t.log").string()});
+       "--output=" + (log_dir / "rank_%t.log").string()},
+      false);
   // Slurm 22.05 binds --gpus-per-task per task: each task's CUDA_VISIBLE_DEVICES
   // names its own devices. In a step asking none Slurm unsets the variable,
   // which CUDA reads as "every device": `env` empties it, so that no rank
@@ -431,8 +441,8 @@ std::unique_ptr<LaunchedGroup> SlurmLauncher::launch(const GroupLaunch& launch) 
     allocation.nodes[node].used += cpus;
     allocation.nodes[node].gpus_used += gpus;
   }
-  return std::make_unique<SlurmGroup>(state_, std::move(nodes), cpus, gpus, std::move(srun),
-                                      spawn.log_file, no_file ? 0 : log_size);
+  return std::make_unique<SlurmGroup>(state_, launch.trial_id, std::move(nodes), cpus, gpus,
+                                      std::move(srun), spawn.log_file, no_file ? 0 : log_size);
 }
 
 }  // namespace tune

@@ -136,6 +136,15 @@ std::string read_from(const std::filesystem::path& file, std::uintmax_t offset) 
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
+std::optional<std::vector<std::string>> running_steps(const std::string& job_id) {
+  const auto out = read_command(fmt::format("squeue -h -s -j '{}' -o '%j' 2>/dev/null", job_id));
+  if (!out) return std::nullopt;
+  std::vector<std::string> names;
+  std::istringstream lines(*out);
+  for (std::string name; std::getline(lines, name);) names.push_back(name);
+  return names;
+}
+
 std::optional<std::vector<std::string>> job_nodes(const std::string& job_id) {
   const auto out = read_command(fmt::format("scontrol show job -o '{}' 2>/dev/null", job_id));
   if (!out) return std::nullopt;

@@ -40,6 +40,9 @@ bool wait_ok(ChildProcess& child, std::chrono::seconds limit);
 std::string last_line(const std::filesystem::path& file);
 // What `file` holds from byte `offset` on; empty when it cannot be read.
 std::string read_from(const std::filesystem::path& file, std::uintmax_t offset);
+// The names of the running steps of job `job_id` (`squeue -s`: a step Slurm
+// holds pending is not among them); nullopt when squeue cannot say.
+std::optional<std::vector<std::string>> running_steps(const std::string& job_id);
 // The names of the nodes job `job_id` holds now (`scontrol show job`);
 // nullopt when scontrol cannot say.
 std::optional<std::vector<std::string>> job_nodes(const std::string& job_id);
