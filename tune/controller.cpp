@@ -42,7 +42,7 @@ class TrialController::Impl {
     pool_.emplace(ResourceLimits{total_cpus, total_gpus, spec_.max_concurrent_trials},
                   spec_.trainable);
     // A group the launcher can never place is refused here, before anything is written.
-    options_.launcher->can_place(spec_.trainable);
+    options_.launcher->can_place(spec_.trainable.smallest());
     plugins_ = Plugins::from_spec(spec_);
     const bool exists = std::filesystem::exists(spec_.experiment_dir() / "experiment.db");
     if (options_.resume && !exists) {
@@ -110,8 +110,9 @@ class TrialController::Impl {
     keyed_launcher_.emplace(*options_.launcher, *channel_, keys.dir);
     // A command trainable starts its command per trial anyway, and GPUs are
     // bound to a rank's environment at spawn: neither gains from reuse.
+    // An elastic group's size changes between runs: it is started anew each time.
     const bool reusable = spec_.trainable.command.empty() && spec_.trainable.gpus_per_worker == 0 &&
-                          options_.launcher->keeps_idle_groups();
+                          !spec_.trainable.elastic() && options_.launcher->keeps_idle_groups();
     const bool reuse = reusable && spec_.reuse_workers;
     groups_.emplace(*keyed_launcher_,
                     WorkerGroupOptions{.reuse = reuse,

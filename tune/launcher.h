@@ -107,6 +107,12 @@ class Launcher {
   // places ranks now (free CPUs and GPUs per node); the pool's totals are
   // checked apart. A trial waits while its group does not fit.
   virtual bool can_place(const Resources& per_rank) const { return true; }
+  // For an elastic group (Resources::min_workers): the most ranks, from
+  // min_workers to num_workers, that fit where this launcher places ranks
+  // now; 0 when not even min_workers do.
+  virtual int max_ranks(const Resources& per_rank) const {
+    return can_place(per_rank.smallest()) ? per_rank.num_workers : 0;
+  }
   // Whether a finished group may stay alive, idle, for the next trial
   // (reuse_workers): true where idle ranks hold nothing another trial needs.
   virtual bool keeps_idle_groups() const { return true; }

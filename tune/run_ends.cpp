@@ -170,16 +170,20 @@ void RunEnds::conclude(Trial& trial, bool keep_ranks) {
       parts_.pool.release(parts_.groups.release(trial.id, keep_ranks).gpus);
     }
   }
-  const EndOutcome outcome = judge_end({.phase = trial.phase,
-                                        .all_done = all_done,
-                                        .end_reason = trial.end_reason,
-                                        .error = trial.error,
-                                        .iteration = trial.iteration,
-                                        .checkpoint_iteration = trial.checkpoints.latest,
-                                        .num_failures = trial.num_failures,
-                                        .max_failures = parts_.spec.max_failures,
-                                        .experiment_stopping = wind_down_.winding_down(),
-                                        .cluster_fault = trial.cluster_fault});
+  EndOutcome outcome = judge_end({.phase = trial.phase,
+                                  .all_done = all_done,
+                                  .end_reason = trial.end_reason,
+                                  .error = trial.error,
+                                  .iteration = trial.iteration,
+                                  .checkpoint_iteration = trial.checkpoints.latest,
+                                  .num_failures = trial.num_failures,
+                                  .max_failures = parts_.spec.max_failures,
+                                  .experiment_stopping = wind_down_.winding_down(),
+                                  .cluster_fault = trial.cluster_fault});
+  // An elastic trial's pause to grow is no pause: it waits to start again.
+  if (trial.resizing && outcome.next == TrialPhase::kPaused) {
+    outcome = {TrialPhase::kPending, trial.end_reason};
+  }
   if (outcome.failure) ++trial.num_failures;
   if (outcome.next == TrialPhase::kPending) ++trial.attempt;
   const bool pausing = trial.phase == TrialPhase::kPausing;
@@ -188,7 +192,9 @@ void RunEnds::conclude(Trial& trial, bool keep_ranks) {
     hooks_.paused(trial, outcome.reason);
     if (trial.exploit) apply_exploit(trial, *std::exchange(trial.exploit, std::nullopt));
   } else {
-    if (outcome.next == TrialPhase::kPending) {
+    if (outcome.next == TrialPhase::kPending && trial.resizing) {
+      parts_.log.log(1, "{}: {}", trial.id, outcome.reason);
+    } else if (outcome.next == TrialPhase::kPending) {
       parts_.log.log(1, "{} failed ({}); restarting, attempt {}", trial.id, trial.error,
                      trial.attempt);
     }

@@ -265,6 +265,19 @@ bool SlurmLauncher::can_place(const Resources& per_rank) const {
       fmt::join(states, "; ")));
 }
 
+int SlurmLauncher::max_ranks(const Resources& per_rank) const {
+  if (!can_place(per_rank.smallest())) return 0;
+  const int cpus = std::max(1, static_cast<int>(std::ceil(per_rank.cpus_per_worker)));
+  for (int ranks = per_rank.num_workers; ranks > per_rank.fewest_workers(); --ranks) {
+    if (!place_ranks(state_->allocation.nodes, ranks, cpus, per_rank.gpus_per_worker,
+                     per_rank.placement_strategy)
+             .empty()) {
+      return ranks;
+    }
+  }
+  return per_rank.fewest_workers();
+}
+
 Json SlurmLauncher::describe_nodes() const {
   Json nodes = Json::array();
   for (const auto& node : state_->allocation.nodes) {

@@ -66,6 +66,7 @@ class SlurmLauncher final : public Launcher {
   // rank needs more CPUs or GPUs than any node has), Error when no node
   // left could (too many retired).
   bool can_place(const Resources& per_rank) const override;
+  int max_ranks(const Resources& per_rank) const override;
   // Idle ranks would keep holding their nodes' CPUs in the allocation.
   bool keeps_idle_groups() const override { return false; }
   std::vector<std::string> take_notices() override;

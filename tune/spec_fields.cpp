@@ -110,6 +110,36 @@ constexpr SpecField::Access field_at = {
         },
 };
 
+// trainable.num_workers: a count, or [min, max] for an elastic group
+// (Resources::min_workers).
+constexpr SpecField::Access kNumWorkers = {
+    .type = "integer or [min, max]",
+    .get = [](const ExperimentSpec& spec) -> Json {
+      const Resources& r = spec.trainable;
+      return r.min_workers > 0 ? Json::array({r.min_workers, r.num_workers}) : Json(r.num_workers);
+    },
+    .set = [](ExperimentSpec& spec, const Json& value) -> std::optional<std::string> {
+      Resources& r = spec.trainable;
+      if (value.is_number_integer()) {
+        r.num_workers = as_integer<int>(value);
+        r.min_workers = 0;
+        return std::nullopt;
+      }
+      if (value.is_array() && value.size() == 2 && value[0].is_number_integer() &&
+          value[1].is_number_integer()) {
+        r.min_workers = as_integer<int>(value[0]);
+        r.num_workers = as_integer<int>(value[1]);
+        return std::nullopt;
+      }
+      return "expected an integer, or [min, max] for an elastic group";
+    },
+};
+
+bool valid_num_workers(const Json& value) {
+  if (value.is_array()) return 1 <= value[0] && value[0] <= value[1] && value[1] <= 1024;
+  return value >= 1 && value <= 1024;
+}
+
 bool valid_name(const Json& value) {
   const auto name = value.get<std::string>();
   if (name.empty() || name == "." || name == "..") return false;
@@ -163,8 +193,11 @@ const SpecField kFields[] = {
      "trainables without GPUs)",
      nullptr, "", "TuneConfig.prestart_workers", "false"},
 
-    {"trainable.num_workers", field_at<&ES::trainable, &Resources::num_workers>, "ranks per trial",
-     [](const Json& v) { return v >= 1 && v <= 1024; }, "must be between 1 and 1024", "", "2"},
+    {"trainable.num_workers", kNumWorkers,
+     "ranks per trial; [min, max]: an elastic group, as many ranks as fit, at least min, resized "
+     "at checkpoints (a node lost shrinks it, capacity back grows it)",
+     valid_num_workers, "must be between 1 and 1024, or [min, max] with 1 <= min <= max <= 1024",
+     "", "2"},
     {"trainable.cpus_per_worker", field_at<&ES::trainable, &Resources::cpus_per_worker>,
      "CPUs each rank takes from resources.cpus (Ray's resources_per_worker)",
      [](const Json& v) { return v > 0; }, "must be > 0", "", "2.5"},

@@ -69,9 +69,9 @@ Json field_value(const SpecField& field, const ExperimentSpec& spec);
 // The field's default: its value in a default ExperimentSpec.
 Json field_default(const SpecField& field);
 
-// Stores `value` (a JSON scalar). Throws ConfigError keyed by the field when
-// the value is not of the field's type; ranges are finish_spec's
-// (tune/spec_validation.h), checked once all front ends are done.
+// Stores `value` (a JSON scalar, or num_workers' [min, max]). Throws ConfigError keyed by the field
+// when the value is not of the field's type; ranges are finish_spec's (tune/spec_validation.h),
+// checked once all front ends are done.
 void set_field(const SpecField& field, ExperimentSpec& spec, const Json& value);
 
 }  // namespace tune

@@ -56,9 +56,11 @@ Json to_json(const toml::node& node) {
   return text.str();
 }
 
-// A value for a spec field: a TOML integer, float, bool or string as JSON;
-// anything else as null, which every field's type refuses.
+// A value for a spec field: a TOML integer, float, bool, string or array
+// (num_workers = [min, max]) as JSON; anything else as null, which every
+// field's type refuses.
 Json scalar(const toml::node& node) {
+  if (node.is_array()) return to_json(node);
   if (auto v = node.value_exact<int64_t>()) return *v;
   if (auto v = node.value_exact<double>()) return *v;
   if (auto v = node.value_exact<bool>()) return *v;

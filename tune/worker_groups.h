@@ -162,6 +162,8 @@ class WorkerGroups {
   bool can_keep(bool pausing) const { return options_.reuse || (options_.keep_paused && pausing); }
   // Whether the launcher has room for a group of `per_rank` now.
   bool can_place(const Resources& per_rank) const { return launcher_.can_place(per_rank); }
+  // The most ranks of an elastic group the launcher has room for now (Launcher::max_ranks).
+  int max_ranks(const Resources& per_rank) const { return launcher_.max_ranks(per_rank); }
 
   Group* find(const std::string& trial_id);
   const Group* find(const std::string& trial_id) const;

@@ -37,7 +37,7 @@ class RunConfig:
 
 @dataclass
 class ScalingConfig:
-    num_workers: int = 1
+    num_workers: Any = 1  # ranks, or (min, max): an elastic group, resized at checkpoints
     use_gpu: bool = False
     resources_per_worker: Optional[Dict[str, float]] = None  # {"CPU": 1, "GPU": 1}
     placement_strategy: str = "PACK"  # or SPREAD, STRICT_PACK, STRICT_SPREAD: ranks over nodes
