@@ -63,7 +63,6 @@ void RunEnds::on_group_event(const GroupEvent& event) {
       return conclude(*trial, false);
     case GroupEvent::Kind::kHeld:
       trial->cluster_fault = true;
-      parts_.log.log(0, "{}: {}; placing it again", trial->id, event.reason);
       return fail(*trial, event.reason, false);
     case GroupEvent::Kind::kHeartbeatMissed:
       fail(*trial,
@@ -195,8 +194,8 @@ void RunEnds::conclude(Trial& trial, bool keep_ranks) {
     if (outcome.next == TrialPhase::kPending && trial.resizing) {
       parts_.log.log(1, "{}: {}", trial.id, outcome.reason);
     } else if (outcome.next == TrialPhase::kPending) {
-      parts_.log.log(1, "{} failed ({}); restarting, attempt {}", trial.id, trial.error,
-                     trial.attempt);
+      parts_.log.log(1, "{} failed ({}); restarting, attempt {}{}", trial.id, trial.error,
+                     trial.attempt, outcome.failure ? "" : " (not counted against max_failures)");
     }
     notify_end(trial);
   }

@@ -139,7 +139,13 @@ class SlurmGroup final : public LaunchedGroup {
       state_->allocation.nodes[node].used -= cpus_;
       state_->allocation.nodes[node].gpus_used -= gpus_;
     }
-    const SrunReport said = read_srun_output(detail::read_from(log_, log_offset_));
+    // The step's nodes as srun numbers them: in the allocation's order.
+    std::vector<int> distinct = nodes_;
+    std::sort(distinct.begin(), distinct.end());
+    distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+    std::vector<std::string> step_nodes;
+    for (int node : distinct) step_nodes.push_back(state_->allocation.nodes[node].name);
+    const SrunReport said = read_srun_output(detail::read_from(log_, log_offset_), step_nodes);
     for (const auto& [name, line] : said.failed_nodes) {
       const int node = state_->allocation.find(name);
       if (std::find(nodes_.begin(), nodes_.end(), node) == nodes_.end()) continue;
@@ -422,8 +428,11 @@ std::unique_ptr<LaunchedGroup> SlurmLauncher::launch(const GroupLaunch& launch) 
   // Not --quiet: srun's informational lines say that Slurm held the step
   // pending ("step creation temporarily disabled"): its nodes are not
   // suspected then.
+  // The step's name is the attempt's own: an earlier attempt's step on a
+  // lost node can stay listed a while (SlurmGroup::held_reason).
+  const std::string step_name = fmt::format("{}.{}", launch.trial_id, launch.attempt);
   spawn.argv = state_->srun_argv(
-      {"--job-name=" + launch.trial_id, fmt::format("--nodes={}", distinct.size()),
+      {"--job-name=" + step_name, fmt::format("--nodes={}", distinct.size()),
        fmt::format("--ntasks={}", ranks), "--distribution=arbitrary", "--exclusive",
        fmt::format("--cpus-per-task={}", cpus), "--kill-on-bad-exit=0", "--open-mode=append",
        "--output=" + (log_dir / "rank_%t.log").string()},
@@ -454,7 +463,7 @@ std::unique_ptr<LaunchedGroup> SlurmLauncher::launch(const GroupLaunch& launch) 
     allocation.nodes[node].used += cpus;
     allocation.nodes[node].gpus_used += gpus;
   }
-  return std::make_unique<SlurmGroup>(state_, launch.trial_id, std::move(nodes), cpus, gpus,
+  return std::make_unique<SlurmGroup>(state_, step_name, std::move(nodes), cpus, gpus,
                                       std::move(srun), spawn.log_file, no_file ? 0 : log_size);
 }
 

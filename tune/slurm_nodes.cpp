@@ -319,7 +319,7 @@ std::string word_after(std::string_view line, std::string_view marker) {
 
 }  // namespace
 
-SrunReport read_srun_output(std::string_view text) {
+SrunReport read_srun_output(std::string_view text, const std::vector<std::string>& step_nodes) {
   SrunReport report;
   while (!text.empty()) {
     const size_t newline = text.find('\n');
@@ -329,6 +329,11 @@ SrunReport read_srun_output(std::string_view text) {
     std::string node = word_after(line, "Node failure on ");
     if (node.empty() && line.find("Task launch for ") != std::string_view::npos) {
       node = word_after(line, " failed on node ");
+    }
+    if (const std::string index = word_after(line, "missing step on node "); !index.empty()) {
+      size_t k = 0;
+      auto [end, ec] = std::from_chars(index.data(), index.data() + index.size(), k);
+      if (ec == std::errc() && k < step_nodes.size()) node = step_nodes[k];
     }
     if (!node.empty()) {
       const bool named = std::any_of(report.failed_nodes.begin(), report.failed_nodes.end(),

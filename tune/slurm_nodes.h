@@ -120,7 +120,9 @@ void restore_node(SlurmNode& node, int failures);
 struct SrunReport {
   // Nodes it names as failed or unreachable, each with the line naming it
   // ("srun: error: Node failure on n2", "srun: error: Task launch for
-  // StepId=7.3 failed on node n2: Communication connection failure").
+  // StepId=7.3 failed on node n2: Communication connection failure", or by
+  // its place among the step's nodes: "srun: error: Aborting, io error and
+  // missing step on node 0", when the node came back before Slurm noticed).
   std::vector<std::pair<std::string, std::string>> failed_nodes;
   // It waits for Slurm to create the step ("step creation temporarily
   // disabled, retrying"), which Slurm holds pending.
@@ -128,7 +130,8 @@ struct SrunReport {
   std::string pending_line;   // the line that says so
   bool step_created = false;  // "Step created for ..." came after a wait
 };
-SrunReport read_srun_output(std::string_view text);
+// `step_nodes`: the step's nodes in Slurm's order (which srun numbers).
+SrunReport read_srun_output(std::string_view text, const std::vector<std::string>& step_nodes = {});
 
 // The NodeList of `scontrol show job -o`'s output (Slurm's compressed
 // form); empty when it has none.

@@ -46,6 +46,15 @@ bool has_schema(const std::filesystem::path& db) {
              "0";
 }
 
+// A trial with a rank on `host` and at least 3 results; empty while none.
+std::string trial_running_on(const std::filesystem::path& db, const std::string& host) {
+  if (!has_schema(db)) return "";
+  auto rows = test::query(db, "SELECT p.trial_id FROM placements p WHERE p.host = '" + host +
+                                  "' AND (SELECT count(*) FROM results r WHERE r.trial_id = "
+                                  "p.trial_id) >= 3");
+  return rows.empty() ? "" : rows[0][0];
+}
+
 // The line of `tunerun status`'s host table that starts with `host`.
 std::string status_line(const std::string& output, const std::string& host) {
   const size_t at = output.find("\n" + host + " ");
@@ -74,23 +83,7 @@ TEST_CASE("on Slurm, a trial whose node dies restarts from its checkpoint on the
   const auto db = dir.path() / "runs/crash/experiment.db";
   // The trial on n2, once it has checkpointed a few iterations.
   std::string victim;
-  REQUIRE(test::eventually(
-      [&] {
-        // The controller may still be creating the schema.
-        if (!std::filesystem::exists(db) ||
-            test::query(db, "SELECT count(*) FROM sqlite_master WHERE name = 'placements'")[0][0] ==
-                "0") {
-          return false;
-        }
-        auto rows = test::query(db, R"(
-            SELECT p.trial_id FROM placements p
-            WHERE p.host = 'n2' AND (SELECT count(*) FROM results r
-                                     WHERE r.trial_id = p.trial_id) >= 3)");
-        if (rows.empty()) return false;
-        victim = rows[0][0];
-        return true;
-      },
-      60));
+  REQUIRE(test::eventually([&] { return !(victim = trial_running_on(db, "n2")).empty(); }, 60));
   // `tunerun status` shows both nodes full, each running one trial's rank.
   auto status = test::run_tunerun("status runs/crash", dir.path());
   INFO(status.output);
@@ -226,18 +219,7 @@ TEST_CASE("on Slurm, a node lost under running trials costs no trial a failure a
                   " >tunerun.log 2>&1; echo $? > exit_code) >/dev/null 2>&1 &");
   const auto db = dir.path() / "runs/lost/experiment.db";
   std::string victim;
-  REQUIRE(test::eventually(
-      [&] {
-        if (!has_schema(db)) return false;
-        auto rows = test::query(db, R"(
-            SELECT p.trial_id FROM placements p
-            WHERE p.host = 'n2' AND (SELECT count(*) FROM results r
-                                     WHERE r.trial_id = p.trial_id) >= 3)");
-        if (rows.empty()) return false;
-        victim = rows[0][0];
-        return true;
-      },
-      60));
+  REQUIRE(test::eventually([&] { return !(victim = trial_running_on(db, "n2")).empty(); }, 60));
   REQUIRE(LocalCluster::cluster("crash n2").exit_code == 0);
   std::this_thread::sleep_for(std::chrono::seconds(3));
   REQUIRE(LocalCluster::cluster("revive n2").exit_code == 0);

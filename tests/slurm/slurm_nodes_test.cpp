@@ -186,6 +186,13 @@ TEST_CASE("srun's own lines name the nodes that failed under a step, and a step 
       "failure\n");
   REQUIRE(said.failed_nodes.size() == 1);
   CHECK(said.failed_nodes[0].first == "n3");
+  // A node that came back before Slurm noticed: srun numbers it among the step's nodes.
+  said = read_srun_output(
+      "srun: error: _server_write write failed: Bad file descriptor\n"
+      "srun: error: Aborting, io error and missing step on node 1\n",
+      {"n1", "n3"});
+  REQUIRE(said.failed_nodes.size() == 1);
+  CHECK(said.failed_nodes[0].first == "n3");
   said = read_srun_output(
       "srun: Job 7 step creation temporarily disabled, retrying (Requested nodes are busy)\n");
   CHECK(said.step_pending);
