@@ -330,7 +330,9 @@ SrunReport read_srun_output(std::string_view text, const std::vector<std::string
     if (node.empty() && line.find("Task launch for ") != std::string_view::npos) {
       node = word_after(line, " failed on node ");
     }
-    if (const std::string index = word_after(line, "missing step on node "); !index.empty()) {
+    std::string index = word_after(line, "missing step on node ");
+    if (index.empty()) index = word_after(line, "Cannot communicate with node ");
+    if (!index.empty()) {
       size_t k = 0;
       auto [end, ec] = std::from_chars(index.data(), index.data() + index.size(), k);
       if (ec == std::errc() && k < step_nodes.size()) node = step_nodes[k];

@@ -122,7 +122,8 @@ struct SrunReport {
   // ("srun: error: Node failure on n2", "srun: error: Task launch for
   // StepId=7.3 failed on node n2: Communication connection failure", or by
   // its place among the step's nodes: "srun: error: Aborting, io error and
-  // missing step on node 0", when the node came back before Slurm noticed).
+  // missing step on node 0", when the node came back before Slurm noticed,
+  // "srun: error: Cannot communicate with node 0.  Aborting job.").
   std::vector<std::pair<std::string, std::string>> failed_nodes;
   // It waits for Slurm to create the step ("step creation temporarily
   // disabled, retrying"), which Slurm holds pending.

@@ -186,6 +186,9 @@ TEST_CASE("srun's own lines name the nodes that failed under a step, and a step 
       "failure\n");
   REQUIRE(said.failed_nodes.size() == 1);
   CHECK(said.failed_nodes[0].first == "n3");
+  said = read_srun_output("srun: error: Cannot communicate with node 0.  Aborting job.\n", {"n2"});
+  REQUIRE(said.failed_nodes.size() == 1);
+  CHECK(said.failed_nodes[0].first == "n2");
   // A node that came back before Slurm noticed: srun numbers it among the step's nodes.
   said = read_srun_output(
       "srun: error: _server_write write failed: Bad file descriptor\n"
