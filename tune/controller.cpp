@@ -4,7 +4,6 @@
 #include <fmt/ranges.h>
 
 #include <csignal>
-#include <set>
 
 #include "storage/checkpoint_layout.h"
 #include "train/worker_env.h"
@@ -12,6 +11,7 @@
 #include "tune/experiment_lock.h"
 #include "tune/local_launcher.h"
 #include "tune/rank_keys.h"
+#include "tune/refusal_log.h"
 #include "tune/signal_pipe.h"
 #include "tune/spec_validation.h"
 #include "tune/trial_runs.h"
@@ -41,6 +41,8 @@ class TrialController::Impl {
         spec_.total_gpus >= 0 ? spec_.total_gpus : options_.launcher->total_gpus().value_or(-1);
     pool_.emplace(ResourceLimits{total_cpus, total_gpus, spec_.max_concurrent_trials},
                   spec_.trainable);
+    // A group the launcher can never place is refused here, before anything is written.
+    options_.launcher->can_place(spec_.trainable.smallest());
     plugins_ = Plugins::from_spec(spec_);
     plugins_.warm_start(spec_);
     const bool exists = std::filesystem::exists(spec_.experiment_dir() / "experiment.db");
@@ -77,6 +79,7 @@ class TrialController::Impl {
         if (log_.frame_due()) log_.update(runs_->snapshot(log_.elapsed_s()));
         poll_once();
         log_refusals();
+        options_.launcher->poll();
         for (const auto& notice : options_.launcher->take_notices()) log_.log(0, "{}", notice);
         record_nodes();
         handle_timers(groups_->now());
@@ -110,8 +113,9 @@ class TrialController::Impl {
     keyed_launcher_.emplace(*options_.launcher, *channel_, keys.dir);
     // A command trainable starts its command per trial anyway, and GPUs are
     // bound to a rank's environment at spawn: neither gains from reuse.
+    // An elastic group's size changes between runs: it is started anew each time.
     const bool reusable = spec_.trainable.command.empty() && spec_.trainable.gpus_per_worker == 0 &&
-                          options_.launcher->keeps_idle_groups();
+                          !spec_.trainable.elastic() && options_.launcher->keeps_idle_groups();
     const bool reuse = reusable && spec_.reuse_workers;
     groups_.emplace(*keyed_launcher_,
                     WorkerGroupOptions{.reuse = reuse,
@@ -129,6 +133,8 @@ class TrialController::Impl {
         ControllerParts{spec_, options_, *store_, *pool_, plugins_, *groups_, *channel_, log_},
         std::move(launch));
     if (options_.resume) {
+      // The nodes' failures of earlier runs count in this one.
+      if (auto nodes = store_->state("nodes")) options_.launcher->restore_nodes(*nodes);
       runs_->load();
       store_->set_experiment_status(ExperimentStatus::kRunning);
     }
@@ -234,15 +240,14 @@ class TrialController::Impl {
     if (peer != nullptr) runs_->fail_peer(*peer, reason);
   }
 
-  // Peers refused at the door: each distinct reason is logged once (a
-  // refused peer reconnects and is refused again and again). A finished
-  // rank's late connection is no outsider's: it is logged, not warned about.
+  // Peers refused at the door, each with its address, per address at a
+  // bounded rate (tune/refusal_log.h). A finished rank's late connection is
+  // no outsider's: it is logged, not warned about.
   void log_refusals() {
     for (auto& refusal : channel_->take_refusals()) {
       ++refused_;
-      if (refusal_reasons_.insert(refusal.why).second) {
-        log_.log(refusal.ended_group ? 1 : 0, "{}refused a connection to the control channel: {}",
-                 refusal.ended_group ? "" : "warning: ", refusal.why);
+      if (auto line = refusal_log_.line(refusal, Clock::now())) {
+        log_.log(refusal.ended_group ? 1 : 0, "{}", *line);
       }
     }
   }
@@ -283,7 +288,7 @@ class TrialController::Impl {
   std::optional<TrialRuns> runs_;
   int64_t rejected_ = 0;
   int64_t refused_ = 0;
-  std::set<std::string> refusal_reasons_;
+  RefusalLog refusal_log_;
   Json recorded_nodes_;  // what record_nodes() last stored
 };
 

@@ -79,6 +79,10 @@ EndOutcome judge_end(const GroupEnd& end) {
                 : fmt::format("completed after {} iteration{}", end.iteration,
                               end.iteration == 1 ? "" : "s")};
   }
+  if (end.cluster_fault && !end.experiment_stopping) {
+    return {TrialPhase::kPending,
+            fmt::format("restarting {} (not counted against max_failures): {}", from, end.error)};
+  }
   const int64_t failures = end.num_failures + 1;
   if ((end.max_failures < 0 || failures <= end.max_failures) && !end.experiment_stopping) {
     return {TrialPhase::kPending,

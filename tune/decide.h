@@ -64,6 +64,9 @@ struct GroupEnd {
   int64_t num_failures = 0;          // before this end
   int max_failures = 0;              // -1: unlimited
   bool experiment_stopping = false;  // interrupted or stop_all: no retries
+  // The cluster ended the run, not the trial: a node of its group failed,
+  // or Slurm held its step pending. Retried without counting a failure.
+  bool cluster_fault = false;
 };
 
 struct EndOutcome {
@@ -71,6 +74,9 @@ struct EndOutcome {
   std::string reason;
   bool failure = false;  // counts against max_failures
 };
+
+// A run the cluster ended (GroupEnd::cluster_fault) is retried, uncounted,
+// however many failures the trial had; one the experiment's end stops is not.
 
 EndOutcome judge_end(const GroupEnd& end);
 

@@ -78,6 +78,18 @@ class LaunchedGroup {
   virtual void signal(int signal) = 0;
   // Kills every rank and waits until all are gone.
   virtual void kill_and_wait() = 0;
+  // Why the ranks ended with a node of theirs, once they exited: "node n2
+  // failed (srun: error: Node failure on n2)"; empty when they ended on
+  // their own. A node's failure is not the trial's: it is not counted
+  // against max_failures.
+  virtual std::string node_failure() const { return {}; }
+  // Whether, once the ranks exited, node_failure() is final: false while a
+  // node of theirs is being checked (a probe step runs there).
+  virtual bool nodes_decided() const { return true; }
+  // Why the cluster holds ranks that have not started ("Slurm holds the
+  // step pending: ..."); empty when they started, or the launcher cannot
+  // tell. Held ranks did not hang: their group is placed again, uncounted.
+  virtual std::string held_reason() { return {}; }
 };
 
 class Launcher {
@@ -95,6 +107,12 @@ class Launcher {
   // places ranks now (free CPUs and GPUs per node); the pool's totals are
   // checked apart. A trial waits while its group does not fit.
   virtual bool can_place(const Resources& per_rank) const { return true; }
+  // For an elastic group (Resources::min_workers): the most ranks, from
+  // min_workers to num_workers, that fit where this launcher places ranks
+  // now; 0 when not even min_workers do.
+  virtual int max_ranks(const Resources& per_rank) const {
+    return can_place(per_rank.smallest()) ? per_rank.num_workers : 0;
+  }
   // Whether a finished group may stay alive, idle, for the next trial
   // (reuse_workers): true where idle ranks hold nothing another trial needs.
   virtual bool keeps_idle_groups() const { return true; }
@@ -109,6 +127,13 @@ class Launcher {
   // {name, cpus, cpus_used, gpus, gpus_used, health, failures}. Null: this
   // machine alone (the resource pool says it all).
   virtual Json describe_nodes() const { return nullptr; }
+  // Learns, once per turn of the event loop, what the launcher checks in
+  // the background (probes of suspected nodes, the cluster's node states),
+  // so that describe_nodes() is current while no trial waits.
+  virtual void poll() {}
+  // On resume: the nodes an earlier run recorded (describe_nodes()); their
+  // failure counts carry over.
+  virtual void restore_nodes(const Json& nodes) {}
 };
 
 }  // namespace tune

@@ -1,7 +1,11 @@
 #include "tune/local_launcher.h"
 
+#include <fmt/format.h>
+
 #include <csignal>
 #include <thread>
+
+#include "core/errors.h"
 
 namespace tune {
 namespace {
@@ -71,6 +75,18 @@ std::unique_ptr<LaunchedGroup> LocalLauncher::launch(const GroupLaunch& launch) 
     group->add(start_rank(spawn));  // on a throw, ~LocalGroup kills the ranks started
   }
   return group;
+}
+
+bool LocalLauncher::can_place(const Resources& per_rank) const {
+  if (per_rank.placement_strategy == PlacementStrategy::kStrictSpread && per_rank.num_workers > 1) {
+    throw ConfigError::at_key(
+        "trainable.placement_strategy",
+        fmt::format("placement_strategy STRICT_SPREAD puts each of the {} ranks on a node of its "
+                    "own, but the local launcher has one node (this machine); choose PACK or "
+                    "SPREAD, or run inside a Slurm allocation",
+                    per_rank.num_workers));
+  }
+  return true;
 }
 
 }  // namespace tune

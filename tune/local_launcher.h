@@ -11,6 +11,9 @@ namespace tune {
 class LocalLauncher : public Launcher {
  public:
   std::unique_ptr<LaunchedGroup> launch(const GroupLaunch& launch) override;
+  // This machine is one node: every strategy places every rank here but
+  // STRICT_SPREAD, which cannot place two (ConfigError).
+  bool can_place(const Resources& per_rank) const override;
 
  protected:
   // Starts one rank; a launcher that starts processes another way (a

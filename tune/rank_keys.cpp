@@ -54,6 +54,9 @@ class KeyedGroup final : public LaunchedGroup {
   }
   void signal(int signal) override { inner_->signal(signal); }
   void kill_and_wait() override { inner_->kill_and_wait(); }
+  std::string node_failure() const override { return inner_->node_failure(); }
+  bool nodes_decided() const override { return inner_->nodes_decided(); }
+  std::string held_reason() override { return inner_->held_reason(); }
 
  private:
   std::unique_ptr<GroupKeys> keys_;
@@ -65,6 +68,7 @@ class KeyedGroup final : public LaunchedGroup {
 std::unique_ptr<LaunchedGroup> KeyedLauncher::launch(const GroupLaunch& launch) {
   const auto dir = dir_ / fmt::format("group_{}", ++launches_);
   std::filesystem::create_directories(dir);
+  std::filesystem::permissions(dir, std::filesystem::perms::owner_all);  // its secrets' folder
   auto keys = std::make_unique<GroupKeys>(channel_, dir);
   for (int rank = 0; rank < static_cast<int>(launch.ranks.size()); ++rank) {
     keys->issue(launch, rank);

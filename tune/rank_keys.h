@@ -45,12 +45,15 @@ class KeyedLauncher final : public Launcher {
   std::optional<double> total_cpus() const override { return inner_.total_cpus(); }
   std::optional<int> total_gpus() const override { return inner_.total_gpus(); }
   bool can_place(const Resources& per_rank) const override { return inner_.can_place(per_rank); }
+  int max_ranks(const Resources& per_rank) const override { return inner_.max_ranks(per_rank); }
   bool keeps_idle_groups() const override { return inner_.keeps_idle_groups(); }
   std::vector<std::string> take_notices() override { return inner_.take_notices(); }
   void check_storage(const std::filesystem::path& experiment_dir) override {
     inner_.check_storage(experiment_dir);
   }
   Json describe_nodes() const override { return inner_.describe_nodes(); }
+  void poll() override { inner_.poll(); }
+  void restore_nodes(const Json& nodes) override { inner_.restore_nodes(nodes); }
 
  private:
   Launcher& inner_;

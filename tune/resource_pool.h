@@ -1,8 +1,10 @@
 // ResourcePool: what trials may hold at once (CPUs, GPUs, the concurrency
 // limit) and why the next trial waits when it must.
 //
-// Every trial of an experiment needs the same resources (its trainable's
-// Resources). Owned by the controller's event loop; not thread-safe.
+// Every trial of an experiment needs the same resources per rank (its
+// trainable's Resources); an elastic trial (Resources::min_workers) holds
+// those of the ranks it runs with now. Owned by the controller's event loop;
+// not thread-safe.
 #pragma once
 
 #include <optional>
@@ -25,13 +27,16 @@ class ResourcePool {
   // Throws ConfigError when one trial needs more than the whole pool.
   ResourcePool(const ResourceLimits& limits, const Resources& per_trial);
 
-  // Why no further trial can start now; empty when one can.
+  // Why no further trial can start now (with its fewest ranks); empty when one can.
   std::string blocked_reason() const;
+  // The most ranks of one more trial that fit now, at most num_workers.
+  int ranks_free() const;
 
-  // Takes one trial's share; returns the GPU ids of each rank (empty lists
-  // without GPUs). Call only when blocked_reason() is empty.
-  std::vector<std::vector<std::string>> acquire();
-  // Gives back a share acquire() returned.
+  // Takes the share of one trial of `ranks` ranks (0: num_workers); returns
+  // the GPU ids of each rank (empty lists without GPUs). Call only when
+  // blocked_reason() is empty, with at most ranks_free() ranks.
+  std::vector<std::vector<std::string>> acquire(int ranks = 0);
+  // Gives back a share acquire() returned (one entry per rank).
   void release(const std::vector<std::vector<std::string>>& gpus);
 
   int running() const { return running_; }
@@ -42,9 +47,10 @@ class ResourcePool {
   Resources per_trial_;
   int max_concurrent_;
   double total_cpus_;
-  double cpus_per_trial_;
+  double cpus_per_trial_;  // with its fewest ranks
   GpuPool gpus_;
   int running_ = 0;
+  double cpus_used_ = 0;
 };
 
 }  // namespace tune

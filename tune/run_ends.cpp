@@ -59,7 +59,11 @@ void RunEnds::on_group_event(const GroupEvent& event) {
     case GroupEvent::Kind::kRankExited:
       return on_rank_exit(*trial, event.rank, event.status);
     case GroupEvent::Kind::kSettled:
+      if (awaits_node_verdict(*trial)) return parts_.groups.settle(trial->id);
       return conclude(*trial, false);
+    case GroupEvent::Kind::kHeld:
+      trial->cluster_fault = true;
+      return fail(*trial, event.reason, false);
     case GroupEvent::Kind::kHeartbeatMissed:
       fail(*trial,
            fmt::format("rank {} sent nothing for {:.1f} s (heartbeat timeout)", event.rank,
@@ -75,6 +79,7 @@ void RunEnds::on_rank_exit(Trial& trial, int rank, const ExitStatus& status) {
   // Once the group is failing, a rank killed by a signal was most likely
   // killed by fail()'s SIGTERM: the first error stands.
   if (!status.ok() && !(trial.phase == TrialPhase::kFailing && status.signaled)) {
+    if (blame_node(trial)) return fail(trial, trial.error, true);
     fail(trial,
          fmt::format("rank {} {} (log: {})", rank, status.describe(),
                      (trial.dir / fmt::format("rank_{}.log", rank)).string()),
@@ -96,11 +101,35 @@ void RunEnds::maybe_conclude(Trial& trial) {
   const bool known =
       trial.phase == TrialPhase::kInterrupted ||
       (trial.phase == TrialPhase::kFailing ? trial.error_from_worker : group->all_done());
-  if (known) {
+  if (known && !awaits_node_verdict(trial)) {
     conclude(trial, false);
   } else {
     parts_.groups.settle(trial.id);
   }
+}
+
+// Whether a failed run's end waits for the launcher's word on its nodes (a
+// probe step runs on one): a node's failure is not the trial's. At most
+// kNodeVerdictWait after the ranks exited.
+bool RunEnds::awaits_node_verdict(const Trial& trial) const {
+  constexpr auto kNodeVerdictWait = std::chrono::seconds(30);
+  const Group* group = parts_.groups.find(trial.id);
+  if (group == nullptr || trial.phase == TrialPhase::kInterrupted || group->all_done() ||
+      group->processes->nodes_decided()) {
+    return false;
+  }
+  return !group->settle_began || parts_.groups.now() < *group->settle_began + kNodeVerdictWait;
+}
+
+// When a node of the trial's group failed under it, that is the run's error.
+bool RunEnds::blame_node(Trial& trial) {
+  const Group* group = parts_.groups.find(trial.id);
+  if (group == nullptr || group->all_done()) return false;
+  std::string lost = group->processes->node_failure();
+  if (lost.empty()) return false;
+  trial.error = std::move(lost);
+  trial.cluster_fault = true;
+  return true;
 }
 
 // A kept group that was handed a trial ahead runs that one now; one not
@@ -110,6 +139,9 @@ void RunEnds::conclude(Trial& trial, bool keep_ranks) {
   HandAhead::Next next;  // the trial its ranks were handed ahead, which they run now
   if (Group* group = parts_.groups.find(trial.id)) {
     all_done = group->all_done();
+    if (trial.phase != TrialPhase::kInterrupted && !trial.cluster_fault && blame_node(trial)) {
+      parts_.log.log(0, "{}: {}", trial.id, trial.error);
+    }
     for (int r = 0; !all_done && trial.error.empty() && r < group->processes->size(); ++r) {
       const auto& exit = group->processes->exit_status(r);
       if (!group->ranks[r].done) {
@@ -137,15 +169,20 @@ void RunEnds::conclude(Trial& trial, bool keep_ranks) {
       parts_.pool.release(parts_.groups.release(trial.id, keep_ranks).gpus);
     }
   }
-  const EndOutcome outcome = judge_end({.phase = trial.phase,
-                                        .all_done = all_done,
-                                        .end_reason = trial.end_reason,
-                                        .error = trial.error,
-                                        .iteration = trial.iteration,
-                                        .checkpoint_iteration = trial.checkpoints.latest,
-                                        .num_failures = trial.num_failures,
-                                        .max_failures = parts_.spec.max_failures,
-                                        .experiment_stopping = wind_down_.winding_down()});
+  EndOutcome outcome = judge_end({.phase = trial.phase,
+                                  .all_done = all_done,
+                                  .end_reason = trial.end_reason,
+                                  .error = trial.error,
+                                  .iteration = trial.iteration,
+                                  .checkpoint_iteration = trial.checkpoints.latest,
+                                  .num_failures = trial.num_failures,
+                                  .max_failures = parts_.spec.max_failures,
+                                  .experiment_stopping = wind_down_.winding_down(),
+                                  .cluster_fault = trial.cluster_fault});
+  // An elastic trial's pause to grow is no pause: it waits to start again.
+  if (trial.resizing && outcome.next == TrialPhase::kPaused) {
+    outcome = {TrialPhase::kPending, trial.end_reason};
+  }
   if (outcome.failure) ++trial.num_failures;
   if (outcome.next == TrialPhase::kPending) ++trial.attempt;
   const bool pausing = trial.phase == TrialPhase::kPausing;
@@ -154,9 +191,11 @@ void RunEnds::conclude(Trial& trial, bool keep_ranks) {
     hooks_.paused(trial, outcome.reason);
     if (trial.exploit) apply_exploit(trial, *std::exchange(trial.exploit, std::nullopt));
   } else {
-    if (outcome.next == TrialPhase::kPending) {
-      parts_.log.log(1, "{} failed ({}); restarting, attempt {}", trial.id, trial.error,
-                     trial.attempt);
+    if (outcome.next == TrialPhase::kPending && trial.resizing) {
+      parts_.log.log(1, "{}: {}", trial.id, outcome.reason);
+    } else if (outcome.next == TrialPhase::kPending) {
+      parts_.log.log(1, "{} failed ({}); restarting, attempt {}{}", trial.id, trial.error,
+                     trial.attempt, outcome.failure ? "" : " (not counted against max_failures)");
     }
     notify_end(trial);
   }

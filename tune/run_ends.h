@@ -61,6 +61,8 @@ class RunEnds {
 
  private:
   void on_rank_exit(Trial& trial, int rank, const ExitStatus& status);
+  bool awaits_node_verdict(const Trial& trial) const;
+  bool blame_node(Trial& trial);
   void run_handed_over(Trial& trial, const std::string& from, const std::string& stop_reason);
   void notify_end(Trial& trial);
   void end_waiting_trial(Trial& trial, const std::string& reason);

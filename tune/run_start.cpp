@@ -19,7 +19,7 @@ RunStart::RunStart(const TrialParts& parts, WorkerLaunchContext launch, const Wi
 void RunStart::restart_from_checkpoint(Trial& trial) {
   trial.iteration = trial.checkpoints.latest;
   trial.time_offset_s = trial.checkpoints.latest > 0 ? trial.checkpoints.latest_time_total_s : 0.0;
-  trial.collector.reset(parts_.spec.trainable.num_workers, trial.iteration);
+  trial.collector.reset(trial.world_size, trial.iteration);
 }
 
 bool RunStart::launch(Trial& trial) {
@@ -28,13 +28,14 @@ bool RunStart::launch(Trial& trial) {
   const bool in_place = trial.suspended && parts_.groups.holds_suspended(trial.id);
   const bool resuming = trial.checkpoints.latest > 0;
   const bool unpausing = trial.phase == TrialPhase::kPaused;
+  if (!in_place) trial.world_size = world_size();
   if (in_place) {
-    trial.collector.reset(parts_.spec.trainable.num_workers, trial.iteration);
+    trial.collector.reset(trial.world_size, trial.iteration);
   } else {
     restart_from_checkpoint(trial);
   }
   reset_run(trial);
-  auto gpus = parts_.pool.acquire();
+  auto gpus = parts_.pool.acquire(trial.world_size);
   parts_.trials.transition(
       trial, TrialPhase::kRunning,
       in_place   ? fmt::format("resumed in place at iteration {}", trial.iteration)
@@ -91,9 +92,20 @@ bool RunStart::launch(Trial& trial) {
   return true;
 }
 
+// An elastic group gets as many ranks as the pool and the launcher have
+// room for now (at least its fewest: launch_waiting checked that they fit);
+// any other its num_workers.
+int RunStart::world_size() const {
+  const Resources& per_rank = parts_.spec.trainable;
+  if (!per_rank.elastic()) return per_rank.num_workers;
+  const int fit = std::min(parts_.pool.ranks_free(), parts_.groups.max_ranks(per_rank));
+  return std::max(fit, per_rank.fewest_workers());
+}
+
 // It becomes RUNNING as a launched trial does, without a START: its rank
 // has had that since it was handed the trial.
 void RunStart::begin_handed_over(Trial& trial, const std::string& from) {
+  trial.world_size = parts_.spec.trainable.num_workers;  // hand_ahead: one rank, never elastic
   restart_from_checkpoint(trial);
   reset_run(trial);
   parts_.trials.transition(
@@ -112,7 +124,8 @@ void RunStart::begin_handed_over(Trial& trial, const std::string& from) {
 
 // What every run starts without: its last run's pause, exploit, error and end.
 void RunStart::reset_run(Trial& trial) {
-  trial.pause_at_next_report = trial.error_from_worker = false;
+  trial.pause_at_next_report = trial.error_from_worker = trial.cluster_fault = false;
+  trial.resizing = false;
   trial.exploit.reset();
   trial.error.clear();
   trial.end_reason.clear();
@@ -182,7 +195,7 @@ protocol::Start RunStart::start_message(const Trial& trial, int rank, int master
       trial.config,
       trial.dir.string(),
       parts_.spec.name,
-      parts_.spec.trainable.num_workers,
+      trial.world_size,
       resuming ? storage::CheckpointManager::path(trial.dir, trial.checkpoints.latest).string()
                : "",
       trial.checkpoints.latest,

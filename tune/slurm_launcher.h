@@ -66,14 +66,23 @@ class SlurmLauncher final : public Launcher {
   // rank needs more CPUs or GPUs than any node has), Error when no node
   // left could (too many retired).
   bool can_place(const Resources& per_rank) const override;
+  int max_ranks(const Resources& per_rank) const override;
   // Idle ranks would keep holding their nodes' CPUs in the allocation.
   bool keeps_idle_groups() const override { return false; }
   std::vector<std::string> take_notices() override;
-  // One task on every usable node reads a file the controller wrote in
-  // `experiment_dir` and writes one back; throws StorageError naming the
-  // nodes and the path when any node does not see the controller's files.
+  // A step on every node Slurm can run one on reads a file the controller
+  // wrote in `experiment_dir` and writes one back; throws StorageError
+  // naming the nodes and the path when a node where it ran does not see the
+  // controller's files. Nodes down in Slurm, or where the step could not
+  // run (dead before Slurm knows), are skipped, suspected, and named in a
+  // notice with why; Error when no node could run it.
   void check_storage(const std::filesystem::path& experiment_dir) override;
   Json describe_nodes() const override;
+  // Learns what probe steps and Slurm's node states say.
+  void poll() override;
+  // Failure counts by node name; a node that failed before is probed
+  // before use, one that failed twice is retired.
+  void restore_nodes(const Json& nodes) override;
 
   // The nodes, the CPUs and GPUs in use on each and their health, now.
   const SlurmAllocation& allocation() const;

@@ -160,22 +160,45 @@ namespace {
 
 // `free_on(i)`: node i's free {CPUs, GPUs}.
 std::vector<int> place_by(const std::vector<SlurmNode>& nodes, int ranks, int cpus, int gpus,
-                          const auto& free_on) {
+                          PlacementStrategy strategy, const auto& free_on) {
   cpus = std::max(cpus, 1);
-  // The ranks node i holds, then its free CPUs: fuller nodes compare less.
-  auto room = [&](int i) {
+  // The ranks node i holds after `taken` of the group, then its free CPUs:
+  // fuller nodes compare less.
+  auto room = [&](int i, int taken = 0) {
     const auto [free_cpus, free_gpus] = free_on(i);
     const int fit = gpus > 0 ? std::min(free_cpus / cpus, free_gpus / gpus) : free_cpus / cpus;
-    return std::pair(fit, free_cpus);
+    return std::pair(fit - taken, free_cpus - taken * cpus);
   };
   std::vector<int> order(nodes.size());
   std::iota(order.begin(), order.end(), 0);
+  if (strategy == PlacementStrategy::kSpread || strategy == PlacementStrategy::kStrictSpread) {
+    // Rank by rank onto the node holding the fewest of the group's ranks
+    // (the roomiest of those); STRICT: never two on one node.
+    std::vector<int> taken(nodes.size(), 0);
+    for (int r = 0; r < ranks; ++r) {
+      int pick = -1;
+      for (int i : order) {
+        if (room(i, taken[i]).first <= 0) continue;
+        if (strategy == PlacementStrategy::kStrictSpread && taken[i] > 0) continue;
+        if (pick < 0 || taken[i] < taken[pick] ||
+            (taken[i] == taken[pick] && room(i, taken[i]) > room(pick, taken[pick]))) {
+          pick = i;
+        }
+      }
+      if (pick < 0) return {};
+      ++taken[pick];
+    }
+    std::vector<int> placed;
+    for (int i : order) placed.insert(placed.end(), taken[i], i);
+    return placed;
+  }
   // One node if any holds the whole group: the fullest such (packing).
   int best = -1;
   for (int i : order) {
     if (room(i).first >= ranks && (best < 0 || room(i) < room(best))) best = i;
   }
   if (best >= 0) return std::vector<int>(ranks, best);
+  if (strategy == PlacementStrategy::kStrictPack) return {};
   // Else the roomiest nodes first, as many ranks on each as fit.
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return room(a) > room(b); });
   std::vector<int> placed;
@@ -190,13 +213,15 @@ std::vector<int> place_by(const std::vector<SlurmNode>& nodes, int ranks, int cp
 
 }  // namespace
 
-std::vector<int> place_ranks(const std::vector<SlurmNode>& nodes, int ranks, int cpus, int gpus) {
-  return place_by(nodes, ranks, cpus, gpus,
+std::vector<int> place_ranks(const std::vector<SlurmNode>& nodes, int ranks, int cpus, int gpus,
+                             PlacementStrategy strategy) {
+  return place_by(nodes, ranks, cpus, gpus, strategy,
                   [&](int i) { return std::pair(nodes[i].free_cpus(), nodes[i].free_gpus()); });
 }
 
-bool could_ever_place(const std::vector<SlurmNode>& nodes, int ranks, int cpus, int gpus) {
-  return !place_by(nodes, ranks, cpus, gpus, [&](int i) {
+bool could_ever_place(const std::vector<SlurmNode>& nodes, int ranks, int cpus, int gpus,
+                      PlacementStrategy strategy) {
+  return !place_by(nodes, ranks, cpus, gpus, strategy, [&](int i) {
             return nodes[i].health == NodeHealth::kRetired
                        ? std::pair(0, 0)
                        : std::pair(nodes[i].cpus, nodes[i].gpus);
@@ -229,7 +254,9 @@ std::string probe_passed(SlurmNode& node) {
 }
 
 std::string node_failed(SlurmNode& node, std::string_view why) {
-  if (node.health == NodeHealth::kRetired) return {};
+  // Already counted: this is the same failure seen another way.
+  if (node.health == NodeHealth::kRetired || node.health == NodeHealth::kDown) return {};
+  node.failure = why;
   if (++node.failures >= 2) {
     node.health = NodeHealth::kRetired;
     return fmt::format("node {} failed twice ({}); it is not used again in this run", node.name,
@@ -255,6 +282,85 @@ std::string apply_slurm_state(SlurmNode& node, std::string_view state) {
   if (down && !was_down && node.health == NodeHealth::kUsable) {
     return fmt::format("node {} is {} in Slurm; no trial is placed there while it is", node.name,
                        state);
+  }
+  return {};
+}
+
+std::string node_left(SlurmNode& node, std::string_view job_id) {
+  if (node.health == NodeHealth::kRetired) return {};
+  node.health = NodeHealth::kRetired;
+  node.failures = std::max(node.failures, 1);
+  node.failure = fmt::format("Slurm took it out of allocation {}", job_id);
+  return fmt::format(
+      "node {} is no longer in allocation {} (Slurm took it out when it failed); it is not used "
+      "again in this run",
+      node.name, job_id);
+}
+
+void restore_node(SlurmNode& node, int failures) {
+  if (failures <= node.failures) return;
+  node.failures = failures;
+  if (failures >= 2) {
+    node.health = NodeHealth::kRetired;
+  } else if (node.health == NodeHealth::kUsable) {
+    node.health = NodeHealth::kSuspected;
+  }
+}
+
+namespace {
+
+// The word after `marker` in `line` (a node name ends at a space, ':' or ','); empty without one.
+std::string word_after(std::string_view line, std::string_view marker) {
+  const size_t at = line.find(marker);
+  if (at == std::string_view::npos) return {};
+  std::string_view rest = line.substr(at + marker.size());
+  return std::string(rest.substr(0, std::min(rest.find_first_of(" :,\t"), rest.size())));
+}
+
+}  // namespace
+
+SrunReport read_srun_output(std::string_view text, const std::vector<std::string>& step_nodes) {
+  SrunReport report;
+  while (!text.empty()) {
+    const size_t newline = text.find('\n');
+    std::string_view line = text.substr(0, newline);
+    text = newline == std::string_view::npos ? "" : text.substr(newline + 1);
+    if (!line.starts_with("srun: ")) continue;
+    std::string node = word_after(line, "Node failure on ");
+    if (node.empty() && line.find("Task launch for ") != std::string_view::npos) {
+      node = word_after(line, " failed on node ");
+    }
+    std::string index = word_after(line, "missing step on node ");
+    if (index.empty()) index = word_after(line, "Cannot communicate with node ");
+    if (!index.empty()) {
+      size_t k = 0;
+      auto [end, ec] = std::from_chars(index.data(), index.data() + index.size(), k);
+      if (ec == std::errc() && k < step_nodes.size()) node = step_nodes[k];
+    }
+    if (!node.empty()) {
+      const bool named = std::any_of(report.failed_nodes.begin(), report.failed_nodes.end(),
+                                     [&](const auto& failed) { return failed.first == node; });
+      if (!named) report.failed_nodes.emplace_back(node, std::string(line));
+    }
+    if (line.find("step creation temporarily disabled") != std::string_view::npos ||
+        line.find("step creation still disabled") != std::string_view::npos) {
+      report.step_pending = true;
+      if (report.pending_line.empty()) report.pending_line = line;
+    }
+    if (line.find("Step created for ") != std::string_view::npos) report.step_created = true;
+  }
+  if (report.step_created) report.step_pending = false;
+  return report;
+}
+
+std::string parse_job_nodelist(std::string_view scontrol_job) {
+  for (size_t at = scontrol_job.find("NodeList="); at != std::string_view::npos;
+       at = scontrol_job.find("NodeList=", at + 1)) {
+    // Not ReqNodeList= or ExcNodeList=.
+    if (at > 0 && scontrol_job[at - 1] != ' ' && scontrol_job[at - 1] != '\n') continue;
+    std::string_view rest = scontrol_job.substr(at + 9);
+    std::string list(rest.substr(0, std::min(rest.find_first_of(" \n"), rest.size())));
+    return list == "(null)" ? "" : list;
   }
   return {};
 }

@@ -11,6 +11,13 @@
 //   usable --a step there ended and Slurm then reports it down--> failed once
 //   down --Slurm reports it up again--> suspected (probed before reuse)
 //   any --second failure--> retired: never placed on again in this run
+//   any --Slurm took it out of the allocation--> retired (no second failure:
+//          a --no-kill job loses the nodes Slurm declares down; one that
+//          returns is no longer the job's, and its probe fails for that)
+//
+// One failure is counted once: srun naming a node failed, a probe failing
+// there and Slurm reporting it down are one failure until the node is
+// usable again. Failure counts carry over a resume (restore_node).
 //
 // Independently, a node Slurm reports DOWN, DRAIN or not responding is not
 // placed on while it says so. Not thread-safe: the controller's loop owns it.
@@ -20,6 +27,8 @@
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "tune/resources.h"
 
 namespace tune {
 
@@ -41,6 +50,7 @@ struct SlurmNode {
   int gpus_used = 0;  // held by running groups
   NodeHealth health = NodeHealth::kUsable;
   int failures = 0;
+  std::string failure;      // why it last failed, or left the allocation
   bool slurm_down = false;  // Slurm's latest word: down, drained, failing or not responding
   bool step_ended = false;  // a step there ended since Slurm's state was last read
 
@@ -70,15 +80,20 @@ std::vector<int> parse_cpus_per_node(std::string_view text);
 std::vector<std::pair<std::string, int>> parse_job_gpus(std::string_view scontrol_job);
 
 // The node (index into `nodes`) of each of `ranks` ranks needing `cpus`
-// CPUs and `gpus` GPUs each, packed onto as few usable nodes as fit; empty
-// when they do not fit in what is free now. A rank's CPUs and GPUs are on
-// its node.
-std::vector<int> place_ranks(const std::vector<SlurmNode>& nodes, int ranks, int cpus,
-                             int gpus = 0);
+// CPUs and `gpus` GPUs each, on usable nodes as `strategy` says: PACK onto
+// as few as fit (one if one holds them all: the fullest such; else the
+// roomiest first), SPREAD each rank onto the node holding fewest of the
+// group's ranks (the roomiest of those), STRICT_PACK onto one node,
+// STRICT_SPREAD onto as many nodes as ranks. Empty when they do not fit in
+// what is free now. A rank's CPUs and GPUs are on its node; ranks on one
+// node are consecutive.
+std::vector<int> place_ranks(const std::vector<SlurmNode>& nodes, int ranks, int cpus, int gpus = 0,
+                             PlacementStrategy strategy = PlacementStrategy::kPack);
 
-// Whether a group of `ranks` x (`cpus`, `gpus`) could ever be placed again:
-// on the nodes not retired, were they all free.
-bool could_ever_place(const std::vector<SlurmNode>& nodes, int ranks, int cpus, int gpus = 0);
+// Whether a group of `ranks` x (`cpus`, `gpus`) could ever be placed again
+// so: on the nodes not retired, were they all free.
+bool could_ever_place(const std::vector<SlurmNode>& nodes, int ranks, int cpus, int gpus = 0,
+                      PlacementStrategy strategy = PlacementStrategy::kPack);
 
 // Whether sinfo's compact state ("idle", "mix", "alloc", "down*", "drain",
 // "drng", "fail"...) lets steps start on a node. A trailing '*' means the
@@ -94,5 +109,33 @@ std::string suspect_node(SlurmNode& node);
 std::string probe_passed(SlurmNode& node);
 std::string node_failed(SlurmNode& node, std::string_view why);
 std::string apply_slurm_state(SlurmNode& node, std::string_view state);
+// The node is no longer in allocation `job_id`.
+std::string node_left(SlurmNode& node, std::string_view job_id);
+// What an earlier run of the experiment recorded of the node (its
+// failures): one that failed is probed before use, one that failed twice
+// is retired.
+void restore_node(SlurmNode& node, int failures);
+
+// What srun's own lines (its stderr, one step's) say of the step's nodes.
+struct SrunReport {
+  // Nodes it names as failed or unreachable, each with the line naming it
+  // ("srun: error: Node failure on n2", "srun: error: Task launch for
+  // StepId=7.3 failed on node n2: Communication connection failure", or by
+  // its place among the step's nodes: "srun: error: Aborting, io error and
+  // missing step on node 0", when the node came back before Slurm noticed,
+  // "srun: error: Cannot communicate with node 0.  Aborting job.").
+  std::vector<std::pair<std::string, std::string>> failed_nodes;
+  // It waits for Slurm to create the step ("step creation temporarily
+  // disabled, retrying"), which Slurm holds pending.
+  bool step_pending = false;
+  std::string pending_line;   // the line that says so
+  bool step_created = false;  // "Step created for ..." came after a wait
+};
+// `step_nodes`: the step's nodes in Slurm's order (which srun numbers).
+SrunReport read_srun_output(std::string_view text, const std::vector<std::string>& step_nodes = {});
+
+// The NodeList of `scontrol show job -o`'s output (Slurm's compressed
+// form); empty when it has none.
+std::string parse_job_nodelist(std::string_view scontrol_job);
 
 }  // namespace tune

@@ -30,15 +30,17 @@ Int as_integer(const Json& j) {
 // One type of member: its name in docs, and its JSON form both ways.
 template <class T>
 struct FieldKind {
-  static constexpr std::string_view kName = std::is_same_v<T, bool>                    ? "bool"
-                                            : std::is_same_v<T, double>                ? "number"
-                                            : std::is_integral_v<T>                    ? "integer"
-                                            : std::is_same_v<T, Mode>                  ? "min|max"
+  static constexpr std::string_view kName = std::is_same_v<T, bool>     ? "bool"
+                                            : std::is_same_v<T, double> ? "number"
+                                            : std::is_integral_v<T>     ? "integer"
+                                            : std::is_same_v<T, Mode>   ? "min|max"
+                                            : std::is_same_v<T, PlacementStrategy>
+                                                ? "PACK|SPREAD|STRICT_PACK|STRICT_SPREAD"
                                             : std::is_same_v<T, std::filesystem::path> ? "path"
                                                                                        : "string";
 
   static Json get(const T& v) {
-    if constexpr (std::is_same_v<T, Mode>) {
+    if constexpr (std::is_same_v<T, Mode> || std::is_same_v<T, PlacementStrategy>) {
       return std::string(to_string(v));
     } else if constexpr (std::is_same_v<T, std::filesystem::path>) {
       return v.string();
@@ -64,6 +66,14 @@ struct FieldKind {
         const auto mode = mode_from_string(j.get<std::string>());
         if (!mode) return fmt::format("'{}' is not a mode; use min or max", j.get<std::string>());
         out = *mode;
+      } else if constexpr (std::is_same_v<T, PlacementStrategy>) {
+        const auto strategy = placement_strategy_from_string(j.get<std::string>());
+        if (!strategy) {
+          return fmt::format(
+              "'{}' is not a placement strategy; use PACK, SPREAD, STRICT_PACK or STRICT_SPREAD",
+              j.get<std::string>());
+        }
+        out = *strategy;
       } else {
         out = j.get<std::string>();
       }
@@ -99,6 +109,36 @@ constexpr SpecField::Access field_at = {
           return FieldKind<MemberType<Path...>>::set(value, member_at<Path...>(spec));
         },
 };
+
+// trainable.num_workers: a count, or [min, max] for an elastic group
+// (Resources::min_workers).
+constexpr SpecField::Access kNumWorkers = {
+    .type = "integer or [min, max]",
+    .get = [](const ExperimentSpec& spec) -> Json {
+      const Resources& r = spec.trainable;
+      return r.min_workers > 0 ? Json::array({r.min_workers, r.num_workers}) : Json(r.num_workers);
+    },
+    .set = [](ExperimentSpec& spec, const Json& value) -> std::optional<std::string> {
+      Resources& r = spec.trainable;
+      if (value.is_number_integer()) {
+        r.num_workers = as_integer<int>(value);
+        r.min_workers = 0;
+        return std::nullopt;
+      }
+      if (value.is_array() && value.size() == 2 && value[0].is_number_integer() &&
+          value[1].is_number_integer()) {
+        r.min_workers = as_integer<int>(value[0]);
+        r.num_workers = as_integer<int>(value[1]);
+        return std::nullopt;
+      }
+      return "expected an integer, or [min, max] for an elastic group";
+    },
+};
+
+bool valid_num_workers(const Json& value) {
+  if (value.is_array()) return 1 <= value[0] && value[0] <= value[1] && value[1] <= 1024;
+  return value >= 1 && value <= 1024;
+}
 
 bool valid_name(const Json& value) {
   const auto name = value.get<std::string>();
@@ -224,8 +264,11 @@ const SpecField kFields[] = {
      "trainables without GPUs)",
      nullptr, "", "TuneConfig.prestart_workers", "false"},
 
-    {"trainable.num_workers", field_at<&ES::trainable, &Resources::num_workers>, "ranks per trial",
-     [](const Json& v) { return v >= 1 && v <= 1024; }, "must be between 1 and 1024", "", "2"},
+    {"trainable.num_workers", kNumWorkers,
+     "ranks per trial; [min, max]: an elastic group, as many ranks as fit, at least min, resized "
+     "at checkpoints (a node lost shrinks it, capacity back grows it)",
+     valid_num_workers, "must be between 1 and 1024, or [min, max] with 1 <= min <= max <= 1024",
+     "", "2"},
     {"trainable.cpus_per_worker", field_at<&ES::trainable, &Resources::cpus_per_worker>,
      "CPUs each rank takes from resources.cpus (Ray's resources_per_worker)",
      [](const Json& v) { return v > 0; }, "must be > 0", "", "2.5"},
@@ -237,6 +280,11 @@ const SpecField kFields[] = {
      "each rank's OMP_NUM_THREADS; 0: its whole CPUs",
      [](const Json& v) { return v >= 0 && v <= 1024; },
      "must be between 1 and 1024 (or 0: one per CPU of the worker)", "", "3"},
+    {"trainable.placement_strategy", field_at<&ES::trainable, &Resources::placement_strategy>,
+     "how a trial's ranks map onto nodes, as Ray's placement groups: PACK (as few nodes as "
+     "fit), SPREAD (as many), STRICT_PACK (one node, or wait), STRICT_SPREAD (a node per rank, "
+     "or wait); a group a STRICT strategy can never place is refused",
+     nullptr, "", "", R"("SPREAD")"},
 
     {"search.algorithm", field_at<&ES::search_algorithm>,
      "the searcher (search/factory.h); the other keys of [search] are its options", nullptr, "", "",

@@ -33,7 +33,8 @@ struct SpecField {
   // Reads and writes the member a row names (spec_fields.cpp makes one per
   // member type).
   struct Access {
-    // "string", "path", "integer", "number", "bool", "min|max", or for metric,
+    // "string", "path", "integer", "number", "bool", a choice of names
+    // ("min|max", "PACK|SPREAD|STRICT_PACK|STRICT_SPREAD"), or for metric,
     // mode and warm_start "string|list", "min|max|list" and "path|list" (one
     // value or a list)
     std::string_view type;
@@ -70,9 +71,9 @@ Json field_value(const SpecField& field, const ExperimentSpec& spec);
 // The field's default: its value in a default ExperimentSpec.
 Json field_default(const SpecField& field);
 
-// Stores `value` (a JSON scalar). Throws ConfigError keyed by the field when
-// the value is not of the field's type; ranges are finish_spec's
-// (tune/spec_validation.h), checked once all front ends are done.
+// Stores `value` (a JSON scalar, or num_workers' [min, max]). Throws ConfigError keyed by the field
+// when the value is not of the field's type; ranges are finish_spec's (tune/spec_validation.h),
+// checked once all front ends are done.
 void set_field(const SpecField& field, ExperimentSpec& spec, const Json& value);
 
 }  // namespace tune

@@ -57,8 +57,8 @@ Json to_json(const toml::node& node) {
 }
 
 // A value for a spec field: a TOML integer, float, bool or string as JSON,
-// or an array of those (metric and mode take lists); anything else as
-// null, which every field's type refuses.
+// or an array of those (metric and mode take lists, num_workers = [min,
+// max]); anything else as null, which every field's type refuses.
 Json scalar(const toml::node& node) {
   if (auto v = node.value_exact<int64_t>()) return *v;
   if (auto v = node.value_exact<double>()) return *v;

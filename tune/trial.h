@@ -43,6 +43,7 @@ struct Trial {
   storage::TrialCheckpoints checkpoints;
 
   // The current run, reset at every launch.
+  int world_size = 0;            // its ranks (an elastic trial's vary from run to run)
   IterationCollector collector;  // reports of iterations not yet complete
   double time_offset_s = 0;      // time_total_s before this run (resumed trials)
   // The ranks' lease (protocol::DecisionMsg::continue_through): their
@@ -56,6 +57,12 @@ struct Trial {
   std::optional<schedulers::Exploit> exploit;  // PBT: applied when the pause completes
   std::string error;                           // while FAILING: the failure's message
   bool error_from_worker = false;  // `error` came from a rank's ERROR, not an exit status
+  // The cluster ended the run (a node failed, Slurm held its step): not
+  // counted against max_failures.
+  bool cluster_fault = false;
+  // An elastic trial pausing to run again with more ranks: it waits as
+  // PENDING, not PAUSED, and is no scheduler's pause.
+  bool resizing = false;
 
   TrialStatus status() const { return status_of(phase); }
   const Json* last_result_or_null() const { return last_result.is_null() ? nullptr : &last_result; }

@@ -52,7 +52,8 @@ bool can_transition(TrialPhase from, TrialPhase to) {
     case P::kStopping:
       return to == P::kTerminated || to == P::kFailing || to == P::kInterrupted;
     case P::kPausing:
-      return to == P::kPaused || to == P::kFailing || to == P::kInterrupted;
+      // kPending: an elastic trial that paused to run again with more ranks.
+      return to == P::kPaused || to == P::kFailing || to == P::kInterrupted || to == P::kPending;
     case P::kFailing:
       return to == P::kPending || to == P::kError || to == P::kInterrupted;
     case P::kInterrupted:

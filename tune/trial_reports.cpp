@@ -27,6 +27,8 @@ void TrialReports::on_report(Trial& trial, int rank, const protocol::Report& rep
   if (trial.phase != TrialPhase::kRunning && !failing) return;  // stopped: past the end
   auto done = trial.collector.add(rank, report);
   if (!done) return;
+  // An elastic trial's results say with how many ranks each was computed.
+  if (parts_.spec.trainable.elastic()) done->metrics["world_size"] = trial.world_size;
   if (failing) {
     // Its checkpoint is not published: restarts go on from the last one.
     const double now = unix_now();
@@ -73,6 +75,7 @@ void TrialReports::complete_iteration(Trial& trial, CompleteIteration done) {
     }
   }
   const int64_t iteration = done.iteration;
+  const bool checkpointed = done.checkpoint;
   const bool awaited = awaits_decision(iteration, trial.continue_through, done.checkpoint);
   record_result(trial, std::move(done), std::move(row), now);
   const Json& result = trial.last_result;
@@ -94,7 +97,15 @@ void TrialReports::complete_iteration(Trial& trial, CompleteIteration done) {
   verdicts.stop_all_reason = wind_down_.stop_all_reason();
   verdicts.pause_requested = trial.pause_at_next_report;
   verdicts.checkpoint_iteration = trial.checkpoints.latest;
-  const Action action = decide(verdicts);
+  Action action = decide(verdicts);
+  if (action.kind == Action::Kind::kContinue && checkpointed && can_grow(trial)) {
+    // It runs again from this checkpoint with as many ranks as fit then.
+    trial.resizing = true;
+    action = {Action::Kind::kPause,
+              fmt::format("elastic: more than its {} ranks fit now; resuming from checkpoint {} "
+                          "with more",
+                          trial.world_size, iteration)};
+  }
   if (parts_.log.enabled(2)) {
     parts_.log.log(2, "{} iteration {}: {}", trial.id, iteration, result.dump());
   }
@@ -124,6 +135,26 @@ void TrialReports::complete_iteration(Trial& trial, CompleteIteration done) {
                                                                 trial.id, checkpoint_lease(terms)});
   }
   ends_.apply(trial, action);
+}
+
+// An elastic trial running with fewer ranks than it may grows at a
+// checkpoint when ranks fit beside its group now (once re-placed, the group
+// holds those too; a STRICT one only when its whole largest size fits
+// beside it), and no other trial waits for them.
+bool TrialReports::can_grow(const Trial& trial) const {
+  const Resources& per_rank = parts_.spec.trainable;
+  if (!per_rank.elastic() || trial.world_size >= per_rank.num_workers ||
+      wind_down_.winding_down() || parts_.trials.count(TrialStatus::kPending) > 0 ||
+      parts_.trials.count(TrialStatus::kPaused) > 0) {
+    return false;
+  }
+  const bool strict = per_rank.placement_strategy == PlacementStrategy::kStrictPack ||
+                      per_rank.placement_strategy == PlacementStrategy::kStrictSpread;
+  Resources beside = per_rank;
+  beside.num_workers = strict ? per_rank.num_workers : per_rank.num_workers - trial.world_size;
+  beside.min_workers = 1;
+  const int fit = std::min(parts_.pool.ranks_free(), parts_.groups.max_ranks(beside));
+  return strict ? fit >= per_rank.num_workers : fit >= 1;
 }
 
 }  // namespace tune

@@ -36,6 +36,7 @@ class TrialReports {
 
  private:
   void complete_iteration(Trial& trial, CompleteIteration done);
+  bool can_grow(const Trial& trial) const;
   Json result_of(const Trial& trial, const CompleteIteration& done, double now) const;
   void record_result(Trial& trial, CompleteIteration done, Json result, double now);
 

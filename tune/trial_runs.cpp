@@ -43,7 +43,7 @@ void TrialRuns::launch_waiting() {
     std::vector<Trial*> waiting = hand_ahead_.waiting();
     if (waiting.empty()) return;
     std::string reason = parts_.pool.blocked_reason();
-    if (reason.empty() && !parts_.groups.can_place(parts_.spec.trainable)) {
+    if (reason.empty() && !parts_.groups.can_place(parts_.spec.trainable.smallest())) {
       reason = "waiting: no node has room for its ranks now";
     }
     if (!reason.empty()) {

@@ -48,10 +48,15 @@ struct Trainable {
   double cpus_per_worker = 1;  // Ray's default resources_per_worker = {CPU: 1}
   int gpus_per_worker = 0;     // whole GPUs per rank, given as its CUDA_VISIBLE_DEVICES
   int threads_per_worker = 0;  // OMP_NUM_THREADS of each rank; 0: cpus_per_worker
+  PlacementStrategy placement_strategy = PlacementStrategy::kPack;  // the ranks over nodes
+  // An elastic group (tune/resources.h): at least this many ranks, up to
+  // num_workers; 0: exactly num_workers.
+  int min_workers = 0;
 
   // The fields above as the one Resources struct that every path validates.
   Resources resources() const {
-    return {num_workers, cpus_per_worker, gpus_per_worker, threads_per_worker};
+    return {num_workers,        cpus_per_worker,    gpus_per_worker,
+            threads_per_worker, placement_strategy, min_workers};
   }
 };
 using FunctionTrainable = Trainable;

@@ -20,6 +20,7 @@ bool Group::all_done() const {
 void Group::begin_run(int run_attempt, int port, Clock::time_point now) {
   attempt = run_attempt;
   master_port = port;
+  settle_began.reset();
   for (auto& r : ranks) {
     r.done = r.suspended = false;
     r.last_seen = now;
@@ -65,6 +66,7 @@ GroupSource WorkerGroups::start(const std::string& trial_id, int attempt, int ma
       source = GroupSource::kLaunched;
       group.processes = launcher_.launch(launch);
       group.ranks.resize(launch.ranks.size());
+      group.held_check = now() + options_.held_check;
     }
   }
   group.gpus = std::move(gpus);
@@ -164,6 +166,11 @@ Group* WorkerGroups::find(const std::string& trial_id) {
   return it == groups_.end() ? nullptr : &it->second;
 }
 
+const Group* WorkerGroups::find(const std::string& trial_id) const {
+  auto it = groups_.find(trial_id);
+  return it == groups_.end() ? nullptr : &it->second;
+}
+
 Rank* WorkerGroups::find_rank(const std::string& trial_id, int attempt, int rank) {
   Group* group = find(trial_id);
   if (group == nullptr || group->attempt != attempt || rank < 0 ||
@@ -189,6 +196,7 @@ void WorkerGroups::kill(const std::string& trial_id) {
 void WorkerGroups::settle(const std::string& trial_id) {
   Group& group = groups_.at(trial_id);
   group.kill_deadline.reset();
+  if (!group.settle_began) group.settle_began = now();
   if (!group.settle_deadline) group.settle_deadline = now() + options_.settle_time;
 }
 
@@ -316,6 +324,18 @@ std::vector<GroupEvent> WorkerGroups::check_deadlines(Clock::time_point now) {
       continue;
     }
     if (group.terminating) continue;
+    if (group.held_check && now >= *group.held_check) {
+      const bool connected = std::all_of(group.ranks.begin(), group.ranks.end(),
+                                         [](const Rank& r) { return !r.routing_id.empty(); });
+      group.held_check.reset();
+      if (!connected) {
+        group.held_check = now + options_.held_check;
+        if (std::string why = group.processes->held_reason(); !why.empty()) {
+          events.push_back({GroupEvent::Kind::kHeld, id, 0, {}, 0, std::move(why)});
+          continue;
+        }
+      }
+    }
     for (size_t r = 0; r < group.ranks.size(); ++r) {
       const auto silent = now - group.ranks[r].last_seen;
       if (group.processes->exit_status(static_cast<int>(r)) || silent < timeout) continue;

@@ -47,7 +47,11 @@ struct Group {
   std::vector<std::vector<std::string>> gpus;  // per rank, given back when the group ends
   bool terminating = false;                    // signalled to stop; heartbeats no longer count
   std::optional<Clock::time_point> settle_deadline;  // every rank exited: wait for late words
+  std::optional<Clock::time_point> settle_began;     // the first settle of this run
   std::optional<Clock::time_point> kill_deadline;    // SIGKILL then
+  // Launched ranks not all connected by then: the launcher is asked
+  // whether the cluster holds them (LaunchedGroup::held_reason).
+  std::optional<Clock::time_point> held_check;
 
   // A new run on these ranks: its attempt and rendezvous port; no rank has
   // said DONE yet, each was seen `now`.
@@ -62,12 +66,14 @@ struct GroupEvent {
     kRankExited,       // `rank` exited with `status`
     kSettled,          // the settle time after the last exit passed
     kHeartbeatMissed,  // `rank` sent nothing for `silent_s`
+    kHeld,             // the cluster holds the ranks, which never started: `reason`
   };
   Kind kind;
   std::string trial_id;
   int rank = 0;
   ExitStatus status;
   double silent_s = 0;
+  std::string reason;
 };
 
 struct WorkerGroupOptions {
@@ -88,7 +94,10 @@ struct WorkerGroupOptions {
   size_t max_suspended_ranks = 256;
   double min_available_memory = 0.25;
   std::function<double()> available_memory = available_memory_share;
-  double heartbeat_timeout_s = 30;             // a rank silent this long is reported
+  double heartbeat_timeout_s = 30;  // a rank silent this long is reported
+  // Launched ranks not all connected this long are checked, and then as
+  // often: does the cluster hold them (kHeld) rather than they hang?
+  std::chrono::seconds held_check{5};
   std::chrono::milliseconds settle_time{500};  // for DONE or ERROR still in flight after exits
   std::chrono::seconds kill_grace{3};          // between terminate()'s SIGTERM and SIGKILL
   std::chrono::seconds idle_limit{30};         // idle groups older than this are not reused
@@ -153,8 +162,11 @@ class WorkerGroups {
   bool can_keep(bool pausing) const { return options_.reuse || (options_.keep_paused && pausing); }
   // Whether the launcher has room for a group of `per_rank` now.
   bool can_place(const Resources& per_rank) const { return launcher_.can_place(per_rank); }
+  // The most ranks of an elastic group the launcher has room for now (Launcher::max_ranks).
+  int max_ranks(const Resources& per_rank) const { return launcher_.max_ranks(per_rank); }
 
   Group* find(const std::string& trial_id);
+  const Group* find(const std::string& trial_id) const;
   // The group's rank `rank` if it belongs to `attempt` of the trial.
   Rank* find_rank(const std::string& trial_id, int attempt, int rank);
 
@@ -162,7 +174,8 @@ class WorkerGroups {
   void terminate(const std::string& trial_id);
   // SIGKILL to the group now.
   void kill(const std::string& trial_id);
-  // Starts the settle time of a group whose ranks all exited.
+  // Starts the settle time of a group whose ranks all exited (again, when
+  // the controller waits longer for what it needs to judge the end).
   void settle(const std::string& trial_id);
   // Ends the trial's group, returning it: with `keep`, its ranks (every one
   // said DONE) wait idle for the next trial (with reuse) or for this trial's

@@ -39,10 +39,10 @@ std::vector<std::string> inherited_environment(bool has_gpus, bool threads_per_w
 
 namespace {
 
-// The launch of a group of `spec`'s ranks that say HELLO as `attempt` of
-// `trial_id`, rank r writing to log_files[r].
+// The launch of a group of `n` of `spec`'s ranks that say HELLO as
+// `attempt` of `trial_id`, rank r writing to log_files[r].
 GroupLaunch group_launch(const WorkerLaunchContext& context, const ExperimentSpec& spec,
-                         const std::string& trial_id, int attempt, int master_port,
+                         const std::string& trial_id, int attempt, int n, int master_port,
                          const std::vector<std::vector<std::string>>& gpus,
                          const std::vector<std::filesystem::path>& log_files) {
   // Each rank's own CURVE keys are the launcher's (tune/rank_keys.h).
@@ -52,6 +52,7 @@ GroupLaunch group_launch(const WorkerLaunchContext& context, const ExperimentSpe
                      .env = context.env,
                      .working_dir = spec.trainable.working_dir,
                      .resources = spec.trainable};
+  launch.resources.num_workers = n;
   auto& env = launch.env;
   env.push_back(fmt::format("{}=1", train::kEnvWorker));
   env.push_back(fmt::format("{}={}", train::kEnvController, context.controller));
@@ -61,7 +62,6 @@ GroupLaunch group_launch(const WorkerLaunchContext& context, const ExperimentSpe
   env.push_back(fmt::format("{}={}", train::kEnvParentPid, getpid()));
   env.push_back(fmt::format("{}={}", train::kEnvHeartbeatS, spec.heartbeat_period_s));
   if (context.reuse) env.push_back(fmt::format("{}=1", train::kEnvReuse));
-  const int n = spec.trainable.num_workers;
   env.push_back(fmt::format("WORLD_SIZE={}", n));
   env.push_back("MASTER_ADDR=127.0.0.1");
   env.push_back(fmt::format("MASTER_PORT={}", master_port));
@@ -86,17 +86,18 @@ GroupLaunch worker_launch(const WorkerLaunchContext& context, const ExperimentSp
                           const Trial& trial, int master_port,
                           const std::vector<std::vector<std::string>>& gpus) {
   std::vector<std::filesystem::path> logs;
-  for (int rank = 0; rank < spec.trainable.num_workers; ++rank) {
+  for (int rank = 0; rank < trial.world_size; ++rank) {
     logs.push_back(trial.dir / fmt::format("rank_{}.log", rank));
   }
-  return group_launch(context, spec, trial.id, trial.attempt, master_port, gpus, logs);
+  return group_launch(context, spec, trial.id, trial.attempt, trial.world_size, master_port, gpus,
+                      logs);
 }
 
 GroupLaunch spare_launch(const WorkerLaunchContext& context, const ExperimentSpec& spec,
                          int serial) {
   const auto n = static_cast<size_t>(spec.trainable.num_workers);
   // No GPUs: spares are started only for trainables that take none.
-  return group_launch(context, spec, train::kSpareTrialId, serial, 0,
+  return group_launch(context, spec, train::kSpareTrialId, serial, spec.trainable.num_workers, 0,
                       std::vector<std::vector<std::string>>(n),
                       std::vector<std::filesystem::path>(n, "/dev/null"));
 }

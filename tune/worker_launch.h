@@ -26,8 +26,8 @@ struct WorkerLaunchContext {
   bool reuse = false;             // ranks stay for the next trial after DONE
 };
 
-// The launch of `trial`'s group for this attempt: `master_port` is its
-// rendezvous port, `gpus` each rank's devices.
+// The launch of `trial`'s group for this attempt, of trial.world_size
+// ranks: `master_port` is its rendezvous port, `gpus` each rank's devices.
 GroupLaunch worker_launch(const WorkerLaunchContext& context, const ExperimentSpec& spec,
                           const Trial& trial, int master_port,
                           const std::vector<std::vector<std::string>>& gpus);

@@ -1,6 +1,9 @@
 #include "tune/zap_handler.h"
 
+#include <arpa/inet.h>
 #include <fmt/format.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include <cerrno>
 #include <cstdint>
@@ -32,6 +35,20 @@ std::vector<zmq::message_t> receive_frames(zmq::socket_t& socket) {
   return frames;
 }
 
+// The IP address of the peer of socket `fd`; empty when it has none (closed already).
+std::string peer_address(int fd) {
+  sockaddr_storage peer{};
+  socklen_t size = sizeof peer;
+  if (getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &size) != 0) return {};
+  char text[INET6_ADDRSTRLEN] = {};
+  const void* address =
+      peer.ss_family == AF_INET6
+          ? static_cast<const void*>(&reinterpret_cast<sockaddr_in6&>(peer).sin6_addr)
+          : static_cast<const void*>(&reinterpret_cast<sockaddr_in&>(peer).sin_addr);
+  if (inet_ntop(peer.ss_family, address, text, sizeof text) == nullptr) return {};
+  return text;
+}
+
 }  // namespace
 
 ZapHandler::ZapHandler(zmq::context_t& context, zmq::socket_t& server)
@@ -39,10 +56,12 @@ ZapHandler::ZapHandler(zmq::context_t& context, zmq::socket_t& server)
   auto zap = make_socket(context, zmq::socket_type::rep);
   zap.bind("inproc://zeromq.zap.01");
   const std::string monitor_name = inproc_name(this, "monitor");
-  // Failures ZAP never sees: a peer without CURVE, or with another server key.
-  if (zmq_socket_monitor(
-          server.handle(), monitor_name.c_str(),
-          ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL) != 0) {
+  // Failures ZAP never sees: a peer without CURVE, or with another server key;
+  // connections accepted and closed give such a peer its address.
+  if (zmq_socket_monitor(server.handle(), monitor_name.c_str(),
+                         ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
+                             ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL | ZMQ_EVENT_ACCEPTED |
+                             ZMQ_EVENT_DISCONNECTED) != 0) {
     throw zmq::error_t();
   }
   auto monitor = make_socket(context, zmq::socket_type::pair);
@@ -95,7 +114,7 @@ void ZapHandler::serve(zmq::socket_t zap, zmq::socket_t monitor, zmq::socket_t s
     }
     if (items[2].revents & ZMQ_POLLIN) return;
     if (items[0].revents & ZMQ_POLLIN) answer(zap);
-    if (items[1].revents & ZMQ_POLLIN) note_handshake_failure(monitor);
+    if (items[1].revents & ZMQ_POLLIN) on_monitor_event(monitor);
   }
 }
 
@@ -106,6 +125,7 @@ void ZapHandler::answer(zmq::socket_t& zap) {
   bool ok = false;
   bool ended_group = false;
   std::string why = "a malformed ZAP request";
+  const std::string address = frames.size() >= 4 ? frames[3].to_string() : "";
   char key[41] = {};
   if (frames.size() >= 7 && frames[5].to_string_view() == "CURVE" &&
       frames[6].size() == kCurveKeyBytes) {
@@ -116,13 +136,12 @@ void ZapHandler::answer(zmq::socket_t& zap) {
       ended_group = !ok && revoked_.contains(key);
     }
     why = fmt::format(
-        "peer {} presented CURVE key {}, {}", frames[3].to_string(), key,
+        "it presented CURVE key {}, {}", key,
         ended_group ? "issued to a rank whose group has ended" : "not one issued to a live rank");
   } else if (frames.size() >= 6) {
-    why = fmt::format("peer {} used mechanism {}, not CURVE", frames[3].to_string(),
-                      frames[5].to_string());
+    why = fmt::format("it used mechanism {}, not CURVE", frames[5].to_string());
   }
-  if (!ok) refuse({why, ended_group});
+  if (!ok) refuse({address, why, ended_group});
   const std::string request_id = frames.size() > 1 ? frames[1].to_string() : "";
   zap.send(zmq::str_buffer("1.0"), zmq::send_flags::sndmore);
   zap.send(zmq::buffer(request_id), zmq::send_flags::sndmore);
@@ -133,17 +152,39 @@ void ZapHandler::answer(zmq::socket_t& zap) {
   zap.send(zmq::str_buffer(""), zmq::send_flags::none);  // metadata
 }
 
-// A monitor event: 2 bytes of event, 4 of value, then the endpoint.
-void ZapHandler::note_handshake_failure(zmq::socket_t& monitor) {
+// A monitor event: 2 bytes of event, 4 of value (a file descriptor for
+// ACCEPTED and DISCONNECTED), then the socket's endpoint. A handshake
+// failure is followed at once by its connection's DISCONNECTED.
+void ZapHandler::on_monitor_event(zmq::socket_t& monitor) {
   std::vector<zmq::message_t> frames = receive_frames(monitor);
   if (frames.empty() || frames[0].size() < 6) return;
   uint16_t event = 0;
+  uint32_t value = 0;
   std::memcpy(&event, frames[0].data(), sizeof event);
-  if (event == ZMQ_EVENT_MONITOR_STOPPED) return;
-  refuse(
-      {fmt::format("a peer failed the CURVE handshake on {} (no keys, or not this "
-                   "controller's)",
-                   frames.size() > 1 ? frames[1].to_string() : "the control socket")});
+  std::memcpy(&value, static_cast<const char*>(frames[0].data()) + sizeof event, sizeof value);
+  const int fd = static_cast<int>(value);
+  switch (event) {
+    case ZMQ_EVENT_ACCEPTED:
+      accepted_[fd] = peer_address(fd);
+      return;
+    case ZMQ_EVENT_DISCONNECTED: {
+      auto it = accepted_.find(fd);
+      std::string address = it == accepted_.end() ? "" : std::move(it->second);
+      if (it != accepted_.end()) accepted_.erase(it);
+      if (failed_handshake_) refuse({address, *std::exchange(failed_handshake_, std::nullopt)});
+      return;
+    }
+    case ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL:
+    case ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL:
+      // One not followed by its disconnection (never seen) goes without an address.
+      if (failed_handshake_) refuse({"", *failed_handshake_});
+      failed_handshake_ =
+          fmt::format("it failed the CURVE handshake on {} (no keys, or not this controller's)",
+                      frames.size() > 1 ? frames[1].to_string() : "the control socket");
+      return;
+    default:
+      return;
+  }
 }
 
 void ZapHandler::refuse(Refusal refusal) {

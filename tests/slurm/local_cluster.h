@@ -21,8 +21,9 @@ inline const std::string kCluster =
 
 // What each node of a LocalCluster has.
 struct ClusterNodes {
-  int cpus = 2;  // TUNERUN_SLURM_CPUS
-  int gpus = 0;  // TUNERUN_SLURM_GPUS: stand-in devices in gres.conf, nothing behind them
+  int nodes = 2;  // TUNERUN_SLURM_NODES
+  int cpus = 2;   // TUNERUN_SLURM_CPUS
+  int gpus = 0;   // TUNERUN_SLURM_GPUS: stand-in devices in gres.conf, nothing behind them
 };
 
 // Up for the object's lifetime; down at its end, even when a check failed.
@@ -34,8 +35,9 @@ class LocalCluster {
       skip_reason_ = probe.output;
       return;
     }
-    auto up = run_shell(fmt::format("TUNERUN_SLURM_CPUS={} TUNERUN_SLURM_GPUS={} '{}' up",
-                                    nodes.cpus, nodes.gpus, kCluster));
+    auto up = run_shell(
+        fmt::format("TUNERUN_SLURM_NODES={} TUNERUN_SLURM_CPUS={} TUNERUN_SLURM_GPUS={} '{}' up",
+                    nodes.nodes, nodes.cpus, nodes.gpus, kCluster));
     INFO(up.output);
     REQUIRE(up.exit_code == 0);
     up_ = true;
@@ -52,12 +54,13 @@ class LocalCluster {
                                       const std::filesystem::path& cwd) const {
     return run_shell("cd '" + cwd.string() + "' && " + tunerun_command(args));
   }
-  // The shell command that runs `tunerun ARGS` so, from the case's directory;
-  // the allocation survives a node's death (--no-kill). `address`: pass
-  // --control-address (else the sweep file's [cluster] must say it).
-  static std::string tunerun_command(const std::string& args, bool address = true) {
-    return "'" + kCluster + "' run salloc --nodes=2 --exclusive --no-kill --quiet '" +
-           std::string(TUNERUN_BINARY) + "' " + args +
+  // The shell command that runs `tunerun ARGS` so, from the case's directory,
+  // in an allocation of `nodes` nodes that survives a node's death
+  // (--no-kill). `address`: pass --control-address (else the sweep file's
+  // [cluster] must say it).
+  static std::string tunerun_command(const std::string& args, bool address = true, int nodes = 2) {
+    return "'" + kCluster + "' run salloc --nodes=" + std::to_string(nodes) +
+           " --exclusive --no-kill --quiet '" + std::string(TUNERUN_BINARY) + "' " + args +
            (address ? " --control-address 198.18.0.1" : "") + " -q";
   }
   // `local_cluster.sh ARGS` (exec, crash...).

@@ -4,6 +4,7 @@
 
 #include <fstream>
 #include <set>
+#include <thread>
 
 #include "../tune/sqlite_query.h"
 #include "local_cluster.h"
@@ -21,6 +22,37 @@ std::vector<std::string> iteration_counts(const std::filesystem::path& db,
                      "SELECT count(*), count(DISTINCT training_iteration), "
                      "max(training_iteration) FROM results WHERE trial_id = '" +
                          trial + "'")[0];
+}
+
+// `node`'s failures and health as the experiment recorded them (for `tunerun status`).
+std::vector<std::string> recorded_node(const std::filesystem::path& db, const std::string& node) {
+  auto rows = test::query(db, R"(
+      SELECT json_extract(n.value, '$.failures'), json_extract(n.value, '$.health')
+      FROM experiment_state, json_each(experiment_state.value) AS n
+      WHERE experiment_state.key = 'nodes' AND json_extract(n.value, '$.name') = ')" +
+                                  node + "'");
+  return rows.empty() ? std::vector<std::string>{} : rows[0];
+}
+
+std::string read_file(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  return std::string((std::istreambuf_iterator<char>(in)), {});
+}
+
+// Whether the placements table exists yet (the controller may still be creating the schema).
+bool has_schema(const std::filesystem::path& db) {
+  return std::filesystem::exists(db) &&
+         test::query(db, "SELECT count(*) FROM sqlite_master WHERE name = 'placements'")[0][0] !=
+             "0";
+}
+
+// A trial with a rank on `host` and at least 3 results; empty while none.
+std::string trial_running_on(const std::filesystem::path& db, const std::string& host) {
+  if (!has_schema(db)) return "";
+  auto rows = test::query(db, "SELECT p.trial_id FROM placements p WHERE p.host = '" + host +
+                                  "' AND (SELECT count(*) FROM results r WHERE r.trial_id = "
+                                  "p.trial_id) >= 3");
+  return rows.empty() ? "" : rows[0][0];
 }
 
 // The line of `tunerun status`'s host table that starts with `host`.
@@ -51,23 +83,7 @@ TEST_CASE("on Slurm, a trial whose node dies restarts from its checkpoint on the
   const auto db = dir.path() / "runs/crash/experiment.db";
   // The trial on n2, once it has checkpointed a few iterations.
   std::string victim;
-  REQUIRE(test::eventually(
-      [&] {
-        // The controller may still be creating the schema.
-        if (!std::filesystem::exists(db) ||
-            test::query(db, "SELECT count(*) FROM sqlite_master WHERE name = 'placements'")[0][0] ==
-                "0") {
-          return false;
-        }
-        auto rows = test::query(db, R"(
-            SELECT p.trial_id FROM placements p
-            WHERE p.host = 'n2' AND (SELECT count(*) FROM results r
-                                     WHERE r.trial_id = p.trial_id) >= 3)");
-        if (rows.empty()) return false;
-        victim = rows[0][0];
-        return true;
-      },
-      60));
+  REQUIRE(test::eventually([&] { return !(victim = trial_running_on(db, "n2")).empty(); }, 60));
   // `tunerun status` shows both nodes full, each running one trial's rank.
   auto status = test::run_tunerun("status runs/crash", dir.path());
   INFO(status.output);
@@ -110,7 +126,7 @@ TEST_CASE("on Slurm, a trial whose node dies restarts from its checkpoint on the
   CHECK(resumed.back()[0] != "resumed from checkpoint 0");
 }
 
-TEST_CASE("on Slurm, a node that failed twice is not used again") {
+TEST_CASE("on Slurm, a node Slurm took out of the allocation is not used again, one failure") {
   LocalCluster cluster;
   if (cluster.skipped()) return;
   test::ScratchDir dir;
@@ -146,7 +162,8 @@ TEST_CASE("on Slurm, a node that failed twice is not used again") {
   REQUIRE(LocalCluster::cluster("crash n2").exit_code == 0);
   REQUIRE(test::eventually([&] { return logged("node n2 failed ("); }, 60));
   // It comes back, outside the job's allocation now (Slurm took the failed
-  // node out of the --no-kill job): its probe step fails, the second failure.
+  // node out of the --no-kill job): its probe step fails for that, which is
+  // no second failure.
   REQUIRE(LocalCluster::cluster("revive n2").exit_code == 0);
   REQUIRE(test::eventually(finished, 150));
   INFO(log());
@@ -154,7 +171,8 @@ TEST_CASE("on Slurm, a node that failed twice is not used again") {
   int code = -1;
   code_file >> code;
   CHECK(code == 0);
-  CHECK(logged("node n2 failed twice ("));
+  CHECK(logged("node n2 is no longer in allocation"));
+  CHECK_FALSE(logged("node n2 failed twice"));
   CHECK(logged("it is not used again in this run"));
   CHECK(test::query(db, "SELECT count(*) FROM trials WHERE status = 'TERMINATED'")[0][0] == "6");
   for (const auto& row : test::query(db, "SELECT trial_id FROM trials")) {
@@ -184,4 +202,118 @@ TEST_CASE("on Slurm, an experiment directory one node does not share is refused 
   CHECK(run.output.find("node(s) n2") != std::string::npos);
   CHECK(run.output.find((dir.path() / "runs/private").string()) != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(dir.path() / "runs/private/experiment.db"));
+}
+
+TEST_CASE("on Slurm, a node lost under running trials costs no trial a failure and counts once") {
+  LocalCluster cluster(test::ClusterNodes{.nodes = 3});
+  if (cluster.skipped()) return;
+  test::ScratchDir dir;
+  // Six trials of two 1-CPU ranks on three 2-CPU nodes: three run at once,
+  // each on a node of its own. No failure is allowed: n2's is not theirs.
+  dir.write("lost.toml", test::sweep("lost", "num_workers = 2\ncpus_per_worker = 1\n",
+                                     "speed = { grid_search = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6] }\n"
+                                     "iterations = 25\nsleep_s = 0.4\ncheckpoint_every = 1\n\n"
+                                     "[failure]\nmax_failures = 0\n"));
+  test::run_shell("cd '" + dir.path().string() + "' && (" +
+                  LocalCluster::tunerun_command("run lost.toml --storage-path runs", true, 3) +
+                  " >tunerun.log 2>&1; echo $? > exit_code) >/dev/null 2>&1 &");
+  const auto db = dir.path() / "runs/lost/experiment.db";
+  std::string victim;
+  REQUIRE(test::eventually([&] { return !(victim = trial_running_on(db, "n2")).empty(); }, 60));
+  REQUIRE(LocalCluster::cluster("crash n2").exit_code == 0);
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  REQUIRE(LocalCluster::cluster("revive n2").exit_code == 0);
+  REQUIRE(test::eventually([&] { return std::filesystem::exists(dir.path() / "exit_code"); }, 200));
+  const std::string log = read_file(dir.path() / "tunerun.log");
+  INFO(log);
+  CHECK(read_file(dir.path() / "exit_code") == "0\n");
+  CHECK(test::query(db, "SELECT count(*) FROM trials WHERE status = 'TERMINATED'")[0][0] == "6");
+  CHECK(test::query(db, "SELECT sum(num_failures) FROM trials")[0][0] == "0");
+  for (const auto& row : test::query(db, "SELECT trial_id FROM trials")) {
+    CHECK(iteration_counts(db, row[0]) == std::vector<std::string>{"25", "25", "25"});
+  }
+  // The log and the victim's events say that the node failed, not that its ranks did.
+  CHECK(log.find("node n2 failed") != std::string::npos);
+  CHECK(log.find("without reporting DONE") == std::string::npos);
+  auto events = test::query(db, "SELECT reason FROM trial_events WHERE trial_id = '" + victim +
+                                    "' AND reason LIKE '%node n2 failed%'");
+  CHECK(!events.empty());
+  // One failure, counted once; after it, n2 is no longer "suspected".
+  const auto n2 = recorded_node(db, "n2");
+  REQUIRE(n2.size() == 2);
+  CHECK(n2[0] == "1");
+  CHECK(n2[1] != "suspected");
+  for (const char* node : {"n1", "n3"}) CHECK(recorded_node(db, node)[1] == "usable");
+
+  // A resume (in an allocation holding n2 again) keeps n2's failure.
+  REQUIRE(test::eventually(
+      [] {
+        return LocalCluster::cluster("run sinfo -h -n n2 -o %t").output.find("idle") !=
+               std::string::npos;
+      },
+      60));
+  auto resumed = test::run_shell("cd '" + dir.path().string() + "' && " +
+                                 LocalCluster::tunerun_command("resume runs/lost", true, 3));
+  INFO(resumed.output);
+  CHECK(resumed.exit_code == 0);
+  CHECK(recorded_node(db, "n2")[0] == "1");
+}
+
+TEST_CASE("on Slurm, the storage check skips a node that died before Slurm knows, and says so") {
+  LocalCluster cluster;
+  if (cluster.skipped()) return;
+  test::ScratchDir dir;
+  dir.write("dead.toml", test::sweep("dead", "cpus_per_worker = 1\n",
+                                     "speed = { grid_search = [0.1, 0.2] }\niterations = 3\n"));
+  // n2 dies inside the allocation, a moment before tunerun starts: Slurm
+  // still lists it as allocated (it notices after SlurmdTimeout, 10 s).
+  const std::string script = "'" + test::kCluster + "' crash n2 && '" +
+                             std::string(TUNERUN_BINARY) +
+                             "' run dead.toml --storage-path runs --control-address 198.18.0.1 -q";
+  auto run = test::run_shell("cd '" + dir.path().string() + "' && '" + test::kCluster +
+                             "' run salloc --nodes=2 --exclusive --no-kill --quiet sh -c \"" +
+                             script + "\"");
+  INFO(run.output);
+  CHECK(run.exit_code == 0);
+  CHECK(run.output.find("the storage check skipped node(s) n2 (a step could not run there") !=
+        std::string::npos);
+  CHECK(run.output.find("not shared") == std::string::npos);
+  const auto db = dir.path() / "runs/dead/experiment.db";
+  CHECK(test::query(db, "SELECT count(*) FROM trials WHERE status = 'TERMINATED'")[0][0] == "2");
+  CHECK(test::query(db, "SELECT count(*) FROM placements WHERE host = 'n2'")[0][0] == "0");
+}
+
+TEST_CASE("on Slurm, a step Slurm holds pending is placed again, never charged as a failure") {
+  LocalCluster cluster;
+  if (cluster.skipped()) return;
+  test::ScratchDir dir;
+  // Two trials of a whole node each; no failure allowed, and a rank silent
+  // 12 s would be one.
+  dir.write("held.toml", test::sweep("held", "cpus_per_worker = 2\n",
+                                     "speed = { grid_search = [0.1, 0.2] }\niterations = 20\n"
+                                     "sleep_s = 0.5\ncheckpoint_every = 1\n\n[failure]\n"
+                                     "max_failures = 0\nheartbeat_timeout_s = 12\n"));
+  // A step tunerun does not know of holds n2's CPUs for 25 s: the trial
+  // placed there waits inside Slurm, its CPUs free as tunerun counts them.
+  const std::string script =
+      "srun --jobid=\\$SLURM_JOB_ID --quiet --nodelist=n2 --nodes=1 --ntasks=1 --exclusive "
+      "--cpus-per-task=2 sleep 25 & sleep 1; '" +
+      std::string(TUNERUN_BINARY) +
+      "' run held.toml --storage-path runs --control-address 198.18.0.1 -q; code=\\$?; wait; "
+      "exit \\$code";
+  auto run = test::run_shell("cd '" + dir.path().string() + "' && '" + test::kCluster +
+                             "' run salloc --nodes=2 --exclusive --no-kill --quiet sh -c \"" +
+                             script + "\"");
+  INFO(run.output);
+  CHECK(run.exit_code == 0);
+  const auto db = dir.path() / "runs/held/experiment.db";
+  CHECK(test::query(db, "SELECT status, num_failures FROM trials") ==
+        std::vector<std::vector<std::string>>{{"TERMINATED", "0"}, {"TERMINATED", "0"}});
+  for (const auto& row : test::query(db, "SELECT trial_id FROM trials")) {
+    CHECK(iteration_counts(db, row[0]) == std::vector<std::string>{"20", "20", "20"});
+  }
+  CHECK(test::query(db,
+                    "SELECT count(*) FROM trial_events WHERE reason LIKE "
+                    "'%Slurm holds its step pending%'")[0][0] != "0");
+  CHECK(run.output.find("heartbeat timeout") == std::string::npos);
 }

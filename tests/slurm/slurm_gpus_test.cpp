@@ -128,9 +128,9 @@ TEST_CASE(
   INFO(big.output);
   CHECK(big.exit_code != 0);
   CHECK(big.output.find("1 ranks x 1 CPUs x 3 GPUs does not fit") != std::string::npos);
-  CHECK(big.output.find("n1 has 2 CPUs, 2 GPUs") != std::string::npos);
-  CHECK(test::query(dir.path() / "runs/big/experiment.db",
-                    "SELECT count(*) FROM placements")[0][0] == "0");
+  CHECK(big.output.find("n1: 2 CPUs (0 in use), 2 GPUs (0 in use), usable") != std::string::npos);
+  // Refused before anything is written.
+  CHECK_FALSE(std::filesystem::exists(dir.path() / "runs/big/experiment.db"));
 
   dir.write("none.toml", gpu_sweep("none", "num_workers = 2\ncpus_per_worker = 2", 1));
   auto none = cluster.tunerun_in_allocation("run none.toml --storage-path runs", dir.path());

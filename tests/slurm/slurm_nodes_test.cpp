@@ -130,3 +130,112 @@ TEST_CASE("a step that ended well on a node Slurm then reports down counts as it
   CHECK(drained[0].failures == 0);
   CHECK(drained[0].health == NodeHealth::kSuspected);
 }
+
+TEST_CASE("one failure of a node counts once, however many ways it is seen") {
+  std::vector<SlurmNode> nodes{{"n1", 2}, {"n2", 2}};
+  CHECK(node_failed(nodes[1], "srun: error: Node failure on n2").starts_with("node n2 failed ("));
+  // A probe there fails, Slurm reports it down: the same failure.
+  CHECK(node_failed(nodes[1], "a probe step there exited with code 1").empty());
+  CHECK(apply_slurm_state(nodes[1], "down*").empty());
+  CHECK(nodes[1].failures == 1);
+  CHECK(nodes[1].failure == "srun: error: Node failure on n2");
+}
+
+TEST_CASE("a node Slurm took out of the allocation is retired without a second failure") {
+  std::vector<SlurmNode> nodes{{"n1", 2}, {"n2", 2}};
+  node_failed(nodes[1], "srun: error: Node failure on n2");
+  apply_slurm_state(nodes[1], "idle");  // it came back, but no longer as the job's
+  CHECK(nodes[1].health == NodeHealth::kSuspected);
+  CHECK(node_left(nodes[1], "7") ==
+        "node n2 is no longer in allocation 7 (Slurm took it out when it failed); it is not "
+        "used again in this run");
+  CHECK(nodes[1].health == NodeHealth::kRetired);
+  CHECK(nodes[1].failures == 1);
+  CHECK(node_left(nodes[1], "7").empty());
+}
+
+TEST_CASE("failure counts of an earlier run carry over a resume") {
+  std::vector<SlurmNode> nodes{{"n1", 2}, {"n2", 2}, {"n3", 2}};
+  restore_node(nodes[0], 0);
+  restore_node(nodes[1], 1);
+  restore_node(nodes[2], 2);
+  CHECK(nodes[0].health == NodeHealth::kUsable);
+  CHECK(nodes[1].health == NodeHealth::kSuspected);  // probed before use
+  CHECK(nodes[1].failures == 1);
+  CHECK(nodes[2].health == NodeHealth::kRetired);
+  // Its next failure is its second.
+  probe_passed(nodes[1]);
+  suspect_node(nodes[1]);
+  CHECK(node_failed(nodes[1], "a probe step there exited with code 1")
+            .starts_with("node n2 failed twice"));
+}
+
+TEST_CASE("srun's own lines name the nodes that failed under a step, and a step Slurm holds") {
+  const std::string crashed =
+      "/usr/bin/setpriv --pdeathsig TERM -- /usr/bin/srun --jobid=7 ...\n"
+      "srun: error: Node failure on n2\n"
+      "srun: error: n1: task 0: Exited with exit code 1\n"
+      "srun: error: Node failure on n2\n";
+  SrunReport said = read_srun_output(crashed);
+  REQUIRE(said.failed_nodes.size() == 1);
+  CHECK(said.failed_nodes[0] ==
+        std::pair<std::string, std::string>{"n2", "srun: error: Node failure on n2"});
+  CHECK_FALSE(said.step_pending);
+  said = read_srun_output(
+      "srun: error: Task launch for StepId=7.3 failed on node n3: Communication connection "
+      "failure\n");
+  REQUIRE(said.failed_nodes.size() == 1);
+  CHECK(said.failed_nodes[0].first == "n3");
+  said = read_srun_output("srun: error: Cannot communicate with node 0.  Aborting job.\n", {"n2"});
+  REQUIRE(said.failed_nodes.size() == 1);
+  CHECK(said.failed_nodes[0].first == "n2");
+  // A node that came back before Slurm noticed: srun numbers it among the step's nodes.
+  said = read_srun_output(
+      "srun: error: _server_write write failed: Bad file descriptor\n"
+      "srun: error: Aborting, io error and missing step on node 1\n",
+      {"n1", "n3"});
+  REQUIRE(said.failed_nodes.size() == 1);
+  CHECK(said.failed_nodes[0].first == "n3");
+  said = read_srun_output(
+      "srun: Job 7 step creation temporarily disabled, retrying (Requested nodes are busy)\n");
+  CHECK(said.step_pending);
+  CHECK(said.pending_line ==
+        "srun: Job 7 step creation temporarily disabled, retrying (Requested nodes are busy)");
+  said = read_srun_output(
+      "srun: Job 7 step creation temporarily disabled, retrying (Requested nodes are busy)\n"
+      "srun: Step created for job 7\n");
+  CHECK_FALSE(said.step_pending);
+}
+
+TEST_CASE("a job's node list is read from scontrol show job, not its requested one") {
+  CHECK(parse_job_nodelist("JobId=7 JobName=sh ReqNodeList=(null) ExcNodeList=(null) "
+                           "NodeList=n[1,3] BatchHost=n1 NumNodes=2") == "n[1,3]");
+  CHECK(parse_job_nodelist("JobId=7\n   ReqNodeList=n2 ExcNodeList=(null)\n   NodeList=n1\n") ==
+        "n1");
+  CHECK(parse_job_nodelist("JobId=7 NodeList=(null)").empty());
+}
+
+TEST_CASE("placement strategies as Ray's placement groups mean them") {
+  using P = PlacementStrategy;
+  std::vector<SlurmNode> nodes{{"n1", 4, 3}, {"n2", 4, 0}, {"n3", 2, 0}};
+  // PACK is the default: as few nodes as fit.
+  CHECK(place_ranks(nodes, 2, 1, 0, P::kPack) == place_ranks(nodes, 2, 1));
+  // SPREAD: the node with fewest of the group's ranks, roomiest first; ranks per node consecutive.
+  CHECK(place_ranks(nodes, 2, 1, 0, P::kSpread) == std::vector<int>{1, 2});
+  CHECK(place_ranks(nodes, 4, 1, 0, P::kSpread) == std::vector<int>{0, 1, 1, 2});
+  CHECK(place_ranks(nodes, 5, 1, 0, P::kSpread) == std::vector<int>{0, 1, 1, 2, 2});
+  // STRICT_SPREAD: a node per rank, or nothing.
+  CHECK(place_ranks(nodes, 3, 1, 0, P::kStrictSpread) == std::vector<int>{0, 1, 2});
+  CHECK(place_ranks(nodes, 3, 2, 0, P::kStrictSpread).empty());  // n1 has 1 CPU free
+  CHECK(could_ever_place(nodes, 3, 2, 0, P::kStrictSpread));
+  CHECK_FALSE(could_ever_place(nodes, 4, 1, 0, P::kStrictSpread));  // three nodes
+  // STRICT_PACK: one node, or nothing.
+  CHECK(place_ranks(nodes, 2, 2, 0, P::kStrictPack) == std::vector<int>{1, 1});
+  CHECK(place_ranks(nodes, 3, 2, 0, P::kStrictPack).empty());
+  CHECK(place_ranks(nodes, 3, 2, 0, P::kPack) == std::vector<int>{1, 1, 2});
+  CHECK_FALSE(could_ever_place(nodes, 3, 2, 0, P::kStrictPack));
+  CHECK(could_ever_place(nodes, 2, 2, 0, P::kStrictPack));
+  // Suspected and down nodes are not placed on, whatever the strategy.
+  suspect_node(nodes[1]);
+  CHECK(place_ranks(nodes, 2, 1, 0, P::kStrictSpread) == std::vector<int>{0, 2});
+}

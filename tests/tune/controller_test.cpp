@@ -307,6 +307,51 @@ TEST_CASE("a trial needing more CPUs than exist is refused before anything is wr
   CHECK_FALSE(std::filesystem::exists(spec.experiment_dir()));
 }
 
+TEST_CASE("STRICT_SPREAD of two ranks is refused on one machine before anything is written") {
+  test::ScratchDir dir;
+  ExperimentSpec spec = curve_spec(dir, "strict_spread");
+  spec.trainable.num_workers = 2;
+  spec.trainable.placement_strategy = PlacementStrategy::kStrictSpread;
+  CHECK_THROWS_WITH_AS(run(spec), doctest::Contains("STRICT_SPREAD puts each of the 2 ranks"),
+                       ConfigError);
+  CHECK_FALSE(std::filesystem::exists(spec.experiment_dir()));
+  // Every other strategy runs both ranks here.
+  spec.trainable.placement_strategy = PlacementStrategy::kSpread;
+  CHECK(run(spec).num_terminated == 2);
+}
+
+TEST_CASE("an elastic trial starts with the ranks that fit and grows at a checkpoint") {
+  test::ScratchDir dir;
+  ExperimentSpec spec = curve_spec(dir, "elastic");
+  spec.total_cpus = 3;
+  spec.trainable.min_workers = 1;
+  spec.trainable.num_workers = 2;
+  // The first trial takes 2 ranks and ends early; the second starts with the
+  // 1 CPU left and grows to 2 at a checkpoint after the first ended.
+  spec.param_space.set("speed", 0.2);
+  spec.param_space.set("iterations", grid_search({3, 12}));
+  spec.param_space.set("sleep_s", 0.2);
+  spec.param_space.set("checkpoint_every", 1);
+  ExperimentSummary summary = run(spec);
+  CHECK(summary.num_terminated == 2);
+  const auto db = spec.experiment_dir() / "experiment.db";
+  CHECK(test::query(db,
+                    "SELECT DISTINCT json_extract(metrics, '$.world_size') FROM results "
+                    "WHERE trial_id = 'elastic_00000'") ==
+        std::vector<std::vector<std::string>>{{"2"}});
+  auto sizes = test::query(db,
+                           "SELECT json_extract(metrics, '$.world_size') FROM results WHERE "
+                           "trial_id = 'elastic_00001' ORDER BY training_iteration");
+  REQUIRE(sizes.size() == 12);  // every iteration once, across the resize
+  CHECK(sizes.front()[0] == "1");
+  CHECK(sizes.back()[0] == "2");
+  CHECK(test::query(db,
+                    "SELECT count(*) FROM trial_events WHERE trial_id = 'elastic_00001' AND "
+                    "to_status = 'PENDING' AND reason LIKE 'elastic: more than its 1 ranks fit "
+                    "now%'")[0][0] == "1");
+  CHECK(test::query(db, "SELECT sum(num_failures) FROM trials")[0][0] == "0");
+}
+
 namespace {
 
 // Pauses every trial once, at iteration 3, then lets it run to the end.

@@ -112,6 +112,22 @@ TEST_CASE("judge_end: where a trial goes when its group is gone") {
     end.experiment_stopping = true;  // no retries while the experiment stops
     CHECK(judge_end(end).next == TrialPhase::kError);
   }
+  SUBCASE("a run the cluster ended is retried uncounted, past max_failures too") {
+    end.phase = TrialPhase::kFailing;
+    end.error = "node n2 failed (srun: error: Node failure on n2)";
+    end.checkpoint_iteration = 4;
+    end.max_failures = 1;
+    end.num_failures = 1;
+    end.cluster_fault = true;
+    EndOutcome retry = judge_end(end);
+    CHECK(retry.next == TrialPhase::kPending);
+    CHECK_FALSE(retry.failure);
+    CHECK(retry.reason ==
+          "restarting from checkpoint 4 (not counted against max_failures): node n2 failed "
+          "(srun: error: Node failure on n2)");
+    end.experiment_stopping = true;
+    CHECK(judge_end(end).next == TrialPhase::kError);
+  }
   SUBCASE("a rank that exits without DONE is a failure even without an error") {
     end.all_done = false;
     CHECK(judge_end(end).next == TrialPhase::kError);

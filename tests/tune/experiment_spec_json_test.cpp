@@ -32,7 +32,8 @@ x = { uniform = [-5, 5] }
                                   {"num_workers", 1},
                                   {"cpus_per_worker", 1.0},
                                   {"gpus_per_worker", 0},
-                                  {"threads_per_worker", 1}});
+                                  {"threads_per_worker", 1},
+                                  {"placement_strategy", "PACK"}});
   CHECK(json["param_space"] == Json{{"x", "uniform(-5, 5)"}});
   CHECK(json["search"] == Json{{"algorithm", "random"}});
   CHECK(json["scheduler"] == Json{{"type", "fifo"}});

@@ -4,8 +4,10 @@
 #include "tune/rank_keys.h"
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <chrono>
+#include <set>
 #include <thread>
 #include <zmq.hpp>
 
@@ -140,8 +142,11 @@ TEST_CASE("each launched rank gets a keypair of its own, in a 0600 file named th
     CHECK((std::filesystem::status(file).permissions() & std::filesystem::perms::all) ==
           (std::filesystem::perms::owner_read | std::filesystem::perms::owner_write));
   }
-  CHECK((std::filesystem::status(f.keys.dir).permissions() & std::filesystem::perms::all) ==
-        std::filesystem::perms::owner_all);
+  // Their folders too are the owner's alone, as the keys folder is.
+  for (const auto& folder : {f.keys.dir, rank0.parent_path()}) {
+    CHECK((std::filesystem::status(folder).permissions() & std::filesystem::perms::all) ==
+          std::filesystem::perms::owner_all);
+  }
   CHECK(train::read_keypair(rank0).public_key != train::read_keypair(rank1).public_key);
   // The next group's keys are others again.
   auto next = f.launcher.launch(two_ranks("t_00001", 0));
@@ -214,6 +219,33 @@ TEST_CASE("the keys of a group that is gone are refused, and their files removed
   const Seen seen = drain_until(f.channel, 1, std::chrono::milliseconds(300));
   CHECK(seen.messages.empty());
   CHECK(seen.rejected.empty());
+}
+
+TEST_CASE("each refused peer is named by its address, even when the reasons are the same") {
+  Fixture f;
+  const std::string port = f.channel.endpoint().substr(f.channel.endpoint().rfind(':') + 1);
+  // Two outsiders holding keys of their own, from two loopback addresses.
+  std::vector<std::unique_ptr<zmq::socket_t>> outsiders;
+  for (const char* from : {"127.0.0.2", "127.0.0.3"}) {
+    auto socket = std::make_unique<zmq::socket_t>(f.ctx, zmq::socket_type::dealer);
+    socket->set(zmq::sockopt::linger, 0);
+    train::make_curve_client(*socket, f.keys.controller.public_key, train::make_curve_keypair());
+    socket->connect(fmt::format("tcp://{}:0;127.0.0.1:{}", from, port));
+    socket->send(zmq::buffer(protocol::encode(protocol::Hello{"t_00000", 0, 0, 42})),
+                 zmq::send_flags::none);
+    outsiders.push_back(std::move(socket));
+  }
+  std::set<std::string> addresses;
+  for (int i = 0; i < 250 && addresses.size() < 2; ++i) {
+    for (const auto& refusal : f.channel.take_refusals()) {
+      CHECK(refusal.why.find("not one issued to a live rank") != std::string::npos);
+      CHECK_FALSE(refusal.ended_group);
+      addresses.insert(refusal.address);
+    }
+    std::this_thread::sleep_for(20ms);
+  }
+  CHECK(addresses == std::set<std::string>{"127.0.0.2", "127.0.0.3"});
+  CHECK(drain_until(f.channel, 1, std::chrono::milliseconds(300)).messages.empty());
 }
 
 TEST_CASE(

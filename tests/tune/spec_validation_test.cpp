@@ -96,7 +96,8 @@ TEST_CASE("field rules and cross-field rules name the sweep-file key") {
   CHECK(error_of(spec).key() == "name");
   spec.name = "ok";
   spec.trainable.num_workers = 0;
-  CHECK(error_of(spec).message() == "must be between 1 and 1024");
+  CHECK(error_of(spec).message() ==
+        "must be between 1 and 1024, or [min, max] with 1 <= min <= max <= 1024");
   spec.trainable.num_workers = 1;
   spec.cluster.control_address = "10.0.0.1";
   spec.cluster.control_interface = "eth0";

@@ -4,6 +4,7 @@
 
 #include "schedulers/trial_scheduler.h"
 #include "train/builtins/builtins.h"
+#include "tune/experiment_spec_json.h"
 
 using tune::ConfigError;
 using tune::ExperimentSpec;
@@ -83,6 +84,19 @@ TEST_CASE("a full sweep file loads into a spec") {
   CHECK(spec.param_space.resolve(1, rng)["model"]["width"] == 128);
   CHECK(config["epochs"] == 10);
   CHECK(config["layers"].is_number_integer());
+}
+
+TEST_CASE("num_workers = [min, max] makes an elastic group; a reversed range is refused") {
+  train::register_builtin_trainables();
+  auto spec =
+      tune::parse_sweep("[trainable]\nbuiltin = \"noop\"\nnum_workers = [2, 4]\n", "elastic.toml");
+  CHECK(spec.trainable.min_workers == 2);
+  CHECK(spec.trainable.num_workers == 4);
+  CHECK(spec.trainable.elastic());
+  CHECK(tune::experiment_spec_to_json(spec)["trainable"]["num_workers"] == tune::Json{2, 4});
+  CHECK_THROWS_WITH_AS(
+      tune::parse_sweep("[trainable]\nbuiltin = \"noop\"\nnum_workers = [4, 2]\n", "reversed.toml"),
+      doctest::Contains("[min, max] with 1 <= min <= max <= 1024"), tune::ConfigError);
 }
 
 TEST_CASE("the experiment name defaults to the file's stem") {

@@ -308,7 +308,8 @@ TEST_CASE("the C++ API's faults: non-std exceptions, invalid resources, a throwi
   CHECK(out["non_std"][0].get<std::string>().find("exception of type int") != std::string::npos);
   // The C++ API is checked as a sweep file is: no trial that never finishes.
   CHECK(out["zero_workers"]["key"] == "trainable.num_workers");
-  CHECK(out["zero_workers"]["message"] == "must be between 1 and 1024");
+  CHECK(out["zero_workers"]["message"] ==
+        "must be between 1 and 1024, or [min, max] with 1 <= min <= max <= 1024");
   CHECK(out["zero_dir_exists"] == false);
   // A callback that throws ends fit() with its error; the experiment row
   // says FAILED (not RUNNING), and the experiment stays restorable.

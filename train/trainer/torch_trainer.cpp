@@ -41,6 +41,8 @@ TorchTrainer::operator tune::Trainable() const {
   t.cpus_per_worker = r.cpus_per_worker;
   t.gpus_per_worker = r.gpus_per_worker;
   t.threads_per_worker = r.threads_per_worker;
+  t.placement_strategy = r.placement_strategy;
+  t.min_workers = r.min_workers;
   t.func = [func = func_, base = train_loop_config_](const tune::Config& config) {
     tune::Json merged = base;
     merged.merge_patch(config.json());

@@ -9,6 +9,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <optional>
 #include <sstream>
 #include <thread>
@@ -119,10 +121,55 @@ bool wait_ok(ChildProcess& child, std::chrono::seconds limit) {
   return child.exit_status()->ok();
 }
 
+std::string last_line(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  std::string last;
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty()) last = line;
+  }
+  return last;
+}
+
+std::string read_from(const std::filesystem::path& file, std::uintmax_t offset) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in.seekg(static_cast<std::streamoff>(offset))) return {};
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+std::optional<std::vector<std::string>> running_steps(const std::string& job_id) {
+  const auto out = read_command(fmt::format("squeue -h -s -j '{}' -o '%j' 2>/dev/null", job_id));
+  if (!out) return std::nullopt;
+  std::vector<std::string> names;
+  std::istringstream lines(*out);
+  for (std::string name; std::getline(lines, name);) names.push_back(name);
+  return names;
+}
+
+std::optional<std::vector<std::string>> job_nodes(const std::string& job_id) {
+  const auto out = read_command(fmt::format("scontrol show job -o '{}' 2>/dev/null", job_id));
+  if (!out) return std::nullopt;
+  const std::string list = parse_job_nodelist(*out);
+  if (list.empty()) return std::vector<std::string>{};
+  try {
+    return expand_hostnames(list, "scontrol show job: NodeList");
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
 SlurmState::~SlurmState() {
   for (auto& probe : probes) {
     ::kill(probe.srun.pid(), SIGKILL);
     wait_ok(probe.srun, kProbeTimeout);
+  }
+}
+
+void SlurmState::probe_failed(SlurmNode& node, const std::string& why) {
+  const auto nodes = job_nodes(allocation.job_id);
+  if (nodes && std::find(nodes->begin(), nodes->end(), node.name) == nodes->end()) {
+    note(node_left(node, allocation.job_id));
+  } else {
+    note(node_failed(node, why));
   }
 }
 
@@ -140,14 +187,16 @@ void SlurmState::refresh() {
   for (auto it = probes.begin(); it != probes.end();) {
     SlurmNode& node = allocation.nodes[it->node];
     if (it->srun.try_reap()) {
-      note(it->srun.exit_status()->ok()
-               ? probe_passed(node)
-               : node_failed(node, "a probe step there " + it->srun.exit_status()->describe()));
+      if (it->srun.exit_status()->ok()) {
+        note(probe_passed(node));
+      } else {
+        probe_failed(node, "a probe step there " + it->srun.exit_status()->describe());
+      }
     } else if (now > it->deadline) {
       ::kill(it->srun.pid(), SIGKILL);
       wait_ok(it->srun, kProbeTimeout);
-      note(node_failed(
-          node, fmt::format("a probe step there did not end in {} s", kProbeTimeout.count())));
+      probe_failed(node,
+                   fmt::format("a probe step there did not end in {} s", kProbeTimeout.count()));
     } else {
       ++it;
       continue;
@@ -162,7 +211,9 @@ void SlurmState::refresh() {
   for (size_t i = 0; i < allocation.nodes.size(); ++i) {
     unprobed |= allocation.nodes[i].health == NodeHealth::kSuspected && !probing(i);
   }
-  if (unprobed || now >= next_poll) poll_slurm();
+  // A suspected node Slurm reports down is not probed: its state is read
+  // again soon, not at every turn.
+  if ((unprobed && now >= last_poll + kRecheckPeriod) || now >= next_poll) poll_slurm();
   for (size_t i = 0; i < allocation.nodes.size(); ++i) {
     const SlurmNode& node = allocation.nodes[i];
     if (node.health != NodeHealth::kSuspected || node.slurm_down || probing(i)) continue;

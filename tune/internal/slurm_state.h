@@ -9,6 +9,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -33,6 +36,16 @@ void read_job_gpus(SlurmAllocation& allocation);
 std::vector<std::string> environment();
 // Waits for `child` at most `limit`; kills it past that. True when it exited 0.
 bool wait_ok(ChildProcess& child, std::chrono::seconds limit);
+// The last line of `file` that is not empty; empty when none.
+std::string last_line(const std::filesystem::path& file);
+// What `file` holds from byte `offset` on; empty when it cannot be read.
+std::string read_from(const std::filesystem::path& file, std::uintmax_t offset);
+// The names of the running steps of job `job_id` (`squeue -s`: a step Slurm
+// holds pending is not among them); nullopt when squeue cannot say.
+std::optional<std::vector<std::string>> running_steps(const std::string& job_id);
+// The names of the nodes job `job_id` holds now (`scontrol show job`);
+// nullopt when scontrol cannot say.
+std::optional<std::vector<std::string>> job_nodes(const std::string& job_id);
 
 // The allocation and what the launcher learns of its nodes, shared with the
 // live groups (which free their CPUs, and report a step that ended badly).
@@ -56,8 +69,10 @@ struct SlurmState {
     if (!line.empty()) notices.push_back(std::move(line));
   }
 
-  std::vector<std::string> srun_argv(std::vector<std::string> args) const {
-    std::vector<std::string> argv{srun, "--jobid=" + allocation.job_id, "--quiet"};
+  // `quiet`: without srun's informational lines (its errors stay).
+  std::vector<std::string> srun_argv(std::vector<std::string> args, bool quiet = true) const {
+    std::vector<std::string> argv{srun, "--jobid=" + allocation.job_id};
+    if (quiet) argv.push_back("--quiet");
     argv.insert(argv.end(), args.begin(), args.end());
     return argv;
   }
@@ -74,6 +89,9 @@ struct SlurmState {
     for (int node : nodes) allocation.nodes[node].step_ended = true;
     next_poll = std::min(next_poll, last_poll + kRecheckPeriod);
   }
+
+  // The node left the allocation, or failed `why`: a probe there failed.
+  void probe_failed(SlurmNode& node, const std::string& why);
 
   // Reads every node's state from sinfo now.
   void poll_slurm();

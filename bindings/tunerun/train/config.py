@@ -37,9 +37,10 @@ class RunConfig:
 
 @dataclass
 class ScalingConfig:
-    num_workers: int = 1
+    num_workers: Any = 1  # ranks, or (min, max): an elastic group, resized at checkpoints
     use_gpu: bool = False
     resources_per_worker: Optional[Dict[str, float]] = None  # {"CPU": 1, "GPU": 1}
     # Ray's: the trainer actor's own resources. Accepted and unused: a
     # trial here is its ranks alone (no trainer process to reserve for).
     trainer_resources: Optional[Dict[str, float]] = None
+    placement_strategy: str = "PACK"  # or SPREAD, STRICT_PACK, STRICT_SPREAD: ranks over nodes

@@ -163,8 +163,9 @@ class TorchTrainer:
         s = self.scaling_config
         res = {k.upper(): v for k, v in (s.resources_per_worker or {}).items()}
         gpus = int(res.get("GPU", 1 if s.use_gpu else 0))
-        spec = {"num_workers": s.num_workers, "cpus_per_worker": res.get("CPU", 1),
-                "gpus_per_worker": gpus}
+        workers = list(s.num_workers) if isinstance(s.num_workers, (tuple, list)) else s.num_workers
+        spec = {"num_workers": workers, "cpus_per_worker": res.get("CPU", 1),
+                "gpus_per_worker": gpus, "placement_strategy": s.placement_strategy}
         space = {"train_loop_config": self.train_loop_config} if self.train_loop_config else {}
         ref = dict(self._ref)
         if self.resume_from_checkpoint is not None:

@@ -312,7 +312,8 @@ class Tuner:
         bundle = {"CPU": trainable_spec["cpus_per_worker"]}
         if trainable_spec["gpus_per_worker"]:
             bundle["GPU"] = trainable_spec["gpus_per_worker"]
-        ref["bundles"] = [bundle] * trainable_spec["num_workers"]  # get_trial_resources()
+        workers = trainable_spec["num_workers"]  # an elastic group's [min, max]: its largest
+        ref["bundles"] = [bundle] * (workers[-1] if isinstance(workers, list) else workers)
         self._ref = ref
         self._spec = self._make_spec(trainable_spec)
         if not _tunerun.is_worker():

@@ -1,0 +1,56 @@
+// On the local Slurm cluster: an elastic trial (num_workers = [min, max])
+// that loses a node restarts at once with the ranks the nodes left hold.
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <thread>
+
+#include "../tune/sqlite_query.h"
+#include "local_cluster.h"
+
+using namespace tune;
+using test::LocalCluster;
+
+TEST_CASE("on Slurm, an elastic trial shrinks onto the nodes left when one dies") {
+  LocalCluster cluster;
+  if (cluster.skipped()) return;
+  test::ScratchDir dir;
+  // Four 1-CPU ranks fill both nodes; two are enough to go on.
+  dir.write("shrink.toml", test::sweep("shrink", "num_workers = [2, 4]\ncpus_per_worker = 1\n",
+                                       "speed = 0.1\niterations = 30\nsleep_s = 0.4\n"
+                                       "checkpoint_every = 1\n\n[failure]\nmax_failures = 0\n"));
+  test::run_shell("cd '" + dir.path().string() + "' && (" +
+                  LocalCluster::tunerun_command("run shrink.toml --storage-path runs") +
+                  " >tunerun.log 2>&1; echo $? > exit_code) >/dev/null 2>&1 &");
+  const auto db = dir.path() / "runs/shrink/experiment.db";
+  REQUIRE(test::eventually(
+      [&] {
+        return std::filesystem::exists(db) &&
+               test::query(db, "SELECT count(*) FROM sqlite_master WHERE name = 'results'")[0][0] ==
+                   "1" &&
+               std::stoi(test::query(db, "SELECT count(*) FROM results")[0][0]) >= 3;
+      },
+      60));
+  REQUIRE(LocalCluster::cluster("crash n2").exit_code == 0);
+  REQUIRE(test::eventually([&] { return std::filesystem::exists(dir.path() / "exit_code"); }, 150));
+  std::ifstream log_file(dir.path() / "tunerun.log");
+  const std::string log((std::istreambuf_iterator<char>(log_file)), {});
+  INFO(log);
+  std::ifstream code(dir.path() / "exit_code");
+  int exit_code = -1;
+  code >> exit_code;
+  CHECK(exit_code == 0);
+  CHECK(test::query(db, "SELECT status, num_failures FROM trials") ==
+        std::vector<std::vector<std::string>>{{"TERMINATED", "0"}});
+  auto sizes = test::query(db,
+                           "SELECT json_extract(metrics, '$.world_size') FROM results ORDER BY "
+                           "training_iteration");
+  REQUIRE(sizes.size() == 30);  // every iteration once, across the shrink
+  CHECK(sizes.front()[0] == "4");
+  CHECK(sizes.back()[0] == "2");
+  // The restart after the loss ran on n1 alone, with two ranks.
+  CHECK(
+      test::query(db, "SELECT count(*), count(DISTINCT host) FROM placements WHERE attempt = 1") ==
+      std::vector<std::vector<std::string>>{{"2", "1"}});
+  CHECK(log.find("node n2 failed") != std::string::npos);
+}
