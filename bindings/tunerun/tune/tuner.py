@@ -281,6 +281,14 @@ def _load_tuner(path):
     return {key: pickle.loads(value) for key, value in kept.items()}
 
 
+def _kept(saved, key, path):
+    if key not in saved:
+        raise ValueError(f"Tuner.restore: {path} kept no {key} (it did not pickle: a lambda "
+                         "or a local object in it, or the experiment is not a Python "
+                         f"Tuner's); pass {key}= as first given")
+    return saved[key]
+
+
 class Tuner:
     def __init__(self, trainable, *, param_space=None, tune_config=None, run_config=None,
                  _resume=None):
@@ -467,17 +475,9 @@ class Tuner:
         path = os.path.abspath(_expand(path)).rstrip("/")
         saved = _load_tuner(path) if param_space is None or tune_config is None else {}
         if param_space is None:
-            if "param_space" not in saved:
-                raise ValueError(f"Tuner.restore: {path} kept no param_space (it did not "
-                                 "pickle, or the experiment is not a Python Tuner's); pass "
-                                 "param_space= as first given")
-            param_space = saved["param_space"]
+            param_space = _kept(saved, "param_space", path)
         if tune_config is None:
-            if "tune_config" not in saved:
-                raise ValueError(f"Tuner.restore: {path} kept no TuneConfig (it did not "
-                                 "pickle: a lambda or a local object in it); pass "
-                                 "tune_config= as first given")
-            tune_config = saved["tune_config"]
+            tune_config = _kept(saved, "tune_config", path)
         run_config = run_config or RunConfig()
         run_config.name = os.path.basename(path)
         run_config.storage_path = os.path.dirname(path)
