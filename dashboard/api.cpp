@@ -182,6 +182,7 @@ Json Api::experiment(const ExperimentDb& db, const std::string& name, const std:
   if (what == "summary") return summary_of(db, name);
   if (what == "trials") return db.trials();
   if (what == "scheduler") return db.scheduler();
+  if (what == "front") return db.front();
   if (what == "curves") {
     auto metric = query.find("metric");
     return db.curves(metric != query.end() ? metric->second : db.objective().first,

@@ -10,6 +10,7 @@
 //   exp/NAME/trials                  ExperimentDb::trials
 //   exp/NAME/curves?metric=M         ExperimentDb::curves
 //   exp/NAME/scheduler               ExperimentDb::scheduler
+//   exp/NAME/front                   ExperimentDb::front (several objectives)
 //   exp/NAME/importance              importance() of the experiment's metric
 //   exp/NAME/trial/ID                ExperimentDb::trial
 //

@@ -78,6 +78,12 @@ class ExperimentDb {
   // brackets, and every PBT exploit (the lineage graph's edges).
   Json scheduler() const;
 
+  // With several objectives: {objectives: [{metric, mode}], points: [{trial_id,
+  // index, values (one per objective, in order), feasible, rank (0: the
+  // Pareto front; null when infeasible), crowding}]}, one point per trial
+  // whose last result has every objective. With one objective, no points.
+  Json front() const;
+
   // Every trial's flattened config and last metrics (importance, slices).
   std::vector<TrialPoint> trial_points() const;
 

@@ -16,11 +16,12 @@ struct Named {
 };
 
 // In the order the page loads them: Chart.js, then the page's own modules.
-const std::array<Named, 10> kAssets = {{
+const std::array<Named, 11> kAssets = {{
     {"chart.js", &assets::chart_js, "application/javascript; charset=utf-8"},
     {"util.js", &assets::util_js, "application/javascript; charset=utf-8"},
     {"charts.js", &assets::charts_js, "application/javascript; charset=utf-8"},
     {"contour.js", &assets::contour_js, "application/javascript; charset=utf-8"},
+    {"front.js", &assets::front_js, "application/javascript; charset=utf-8"},
     {"scheduler.js", &assets::scheduler_js, "application/javascript; charset=utf-8"},
     {"trial.js", &assets::trial_js, "application/javascript; charset=utf-8"},
     {"compare.js", &assets::compare_js, "application/javascript; charset=utf-8"},

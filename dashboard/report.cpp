@@ -27,6 +27,7 @@ size_t write_report(const std::filesystem::path& experiment_dir,
   const Json trials = api.get(prefix + "trials");
   answers[prefix + "trials"] = trials;
   answers[prefix + "scheduler"] = api.get(prefix + "scheduler");
+  answers[prefix + "front"] = api.get(prefix + "front");
   answers[prefix + "importance"] = api.get(prefix + "importance");
   for (const Json& metric : summary["metrics"]) {
     const std::string m = metric.get<std::string>();

@@ -14,6 +14,7 @@ extern const std::string_view contour_js;
 extern const std::string_view scheduler_js;
 extern const std::string_view trial_js;
 extern const std::string_view compare_js;
+extern const std::string_view front_js;
 extern const std::string_view views_js;
 extern const std::string_view app_js;
 extern const std::string_view chart_js;  // Chart.js 3.9 (libjs-chart.js), MIT

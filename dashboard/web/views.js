@@ -71,6 +71,7 @@ TR.experimentView = function (main, name) {
   const importanceNote = TR.el('p', {class: 'muted', id: 'importance-note'});
   const slices = TR.el('div', {id: 'slices', class: 'grid'});
   const scheduler = TR.el('div', {id: 'scheduler'});
+  const front = TR.frontSection(goTrial);
   const edf = TR.canvas('edf', 'chart small');
   const contour = TR.el('div', {id: 'contour-holder'});
   const compareLink = TR.el('span', {id: 'compare'});
@@ -82,6 +83,7 @@ TR.experimentView = function (main, name) {
                TR.el('div', {class: 'controls'}, 'metric ', metricSelect, ' x ', xSelect,
                      TR.el('label', {}, logBox, ' log y')),
                curvesNote, TR.canvas('curves')),
+    front,
     TR.el('div', {class: 'pair'},
           TR.section('Parallel coordinates', TR.canvas('parallel')),
           TR.section('Optimisation history', TR.canvas('history'))),
@@ -101,8 +103,8 @@ TR.experimentView = function (main, name) {
       const curvesOf = (m) => (m ? TR.api(TR.path(name) + 'curves?metric=' + TR.enc(m)) : null);
       // All at once: the curves of the metric shown so far (the first time,
       // of the experiment's).
-      let [summary, trials, sched, curves] = await Promise.all([
-        ...['summary', 'trials', 'scheduler'].map((w) => TR.api(TR.path(name) + w)),
+      let [summary, trials, sched, tradeoffs, curves] = await Promise.all([
+        ...['summary', 'trials', 'scheduler', 'front'].map((w) => TR.api(TR.path(name) + w)),
         curvesOf(state.metric)]);
       if (!state.metric || !summary.metrics.includes(state.metric) || !curves) {
         state.metric = summary.metrics[0] || summary.metric;
@@ -111,6 +113,7 @@ TR.experimentView = function (main, name) {
       data = {summary, trials, sched, curves};
       view.drawOverview();
       view.drawTable();
+      front.redraw(tradeoffs);
       metricSelect.replaceChildren(...summary.metrics.map(
         (m) => TR.el('option', {value: m, selected: m === state.metric}, m)));
       const mode = summary.mode, metric = summary.metric;

@@ -333,6 +333,21 @@ hyperparam_bounds = { speed = [0.05, 0.5] }
 seed = 2
 """,
 }
+# Several objectives: error = x^2 and cost = (x-1)^2 (x in [0, 1] is the
+# front, x in (1, 2] dominated), x - 2 <= 0 the constraint (x > 2 infeasible);
+# a third objective, x itself, for the parallel coordinates of three.
+OBJECTIVES_COMMAND = ('command = ["/usr/bin/python3", "-c", "import json, sys; x = float(sys.argv[1]); '
+                      "print('@tunerun ' + json.dumps(dict(error=x * x, cost=(x - 1) ** 2, "
+                      'size=x, constraints=x - 2)))", "{x}"]')
+for _name, _metrics in (("two_objectives", '["error", "cost"]'),
+                        ("three_objectives", '["error", "cost", "size"]')):
+    SCHEDULER_SWEEPS[_name] = f"""metric = {_metrics}
+mode = "min"
+[trainable]
+{OBJECTIVES_COMMAND}
+[param_space]
+x = {{ grid_search = [0, 0.25, 0.5, 1, 1.5, 1.8, 2.4, 2.9] }}
+"""
 PYTHON_SCHEDULER = """
 import sys
 from tunerun import train, tune
@@ -449,6 +464,29 @@ class SchedulerPagesTest(DashboardTest):
         self.driver.get(self.url + "#/exp/async_hyperband")
         self.wait(lambda: self.driver.find_elements(By.CSS_SELECTOR, "#asha-table tbody tr"))
         self.assertIn("stopped there", self.text("asha-table"))
+
+    def test_5_the_pareto_front(self):
+        for name in ("two_objectives", "three_objectives"):
+            with self.subTest(name):
+                db = os.path.join(self.runs, name, "experiment.db")
+                front = query(db, "SELECT COUNT(*) FROM pareto_front WHERE rank = 0")[0][0]
+                dominated = query(db, "SELECT COUNT(*) FROM pareto_front WHERE rank > 0")[0][0]
+                infeasible = query(db, "SELECT COUNT(DISTINCT trial_id) FROM objective_values"
+                                       " WHERE NOT feasible")[0][0]
+                self.assertTrue(front > 0 and dominated > 0 and infeasible > 0,
+                                (front, dominated, infeasible))
+                self.driver.get(self.url + "#/exp/" + name)
+                counts = ("const c = document.getElementById('front');"
+                          " return c ? [c.dataset.front, c.dataset.dominated, c.dataset.infeasible]"
+                          ".map(Number) : [];")
+                self.wait(lambda: self.js(counts) == [front, dominated, infeasible])
+                self.assertTrue(self.driver.find_element(By.ID, "front-section").is_displayed())
+                self.shot(f"front_{name}")
+                self.assertEqual(self.console_errors(), [], name)
+        # One objective: no front section.
+        self.driver.get(self.url + "#/exp/hyperband")
+        self.wait(lambda: self.count("#trials tbody tr") > 0)
+        self.assertFalse(self.driver.find_element(By.ID, "front-section").is_displayed())
 
     def test_4_contour_distribution_brush_and_comparison(self):
         db = os.path.join(self.runs, "hyperband", "experiment.db")

@@ -157,6 +157,64 @@ TEST_CASE("scheduler: HyperBand's history says who reached each milestone, went 
         std::string::npos);
 }
 
+TEST_CASE("front: each trial's objectives, the Pareto front ranked, infeasible ones marked") {
+  DashboardDir runs;
+  const auto dir = runs.path() / "two";
+  {
+    auto store = storage::ExperimentStore::open(dir);
+    store.put_experiment({.name = "two",
+                          .metric = "error",
+                          .mode = Mode::kMin,
+                          .created_at = 1000,
+                          .status = ExperimentStatus::kFinished,
+                          .objectives = {{"error", Mode::kMin}, {"cost", Mode::kMin}}});
+    // error = x^2 and cost = (x-1)^2: x in [0, 1] is the front, x > 1 is
+    // dominated by x = 1, and x > 2 breaks the constraint x - 2 <= 0.
+    const std::vector<double> xs = {0.0, 0.5, 1.0, 1.5, 2.5, 3.0};
+    for (size_t i = 0; i < xs.size(); ++i) {
+      const std::string id = fmt::format("two_{:05d}", i);
+      const double x = xs[i];
+      store.put_trial({.trial_id = id,
+                       .trial_index = static_cast<int64_t>(i),
+                       .config = {{"x", x}},
+                       .status = TrialStatus::kTerminated,
+                       .created_at = 1000.0 + static_cast<double>(i)});
+      store.append_result(
+          {.trial_id = id,
+           .training_iteration = 1,
+           .timestamp = 1001,
+           .metrics = {{"error", x * x}, {"cost", (x - 1) * (x - 1)}, {"constraints", x - 2}}});
+    }
+    // A trial without the second objective has no point.
+    store.put_trial({.trial_id = "two_00006", .trial_index = 6, .config = {{"x", 9}}});
+    store.append_result(
+        {.trial_id = "two_00006", .training_iteration = 1, .metrics = {{"error", 0.1}}});
+    store.flush();
+  }
+  const Json front = ExperimentDb::open(dir).front();
+  REQUIRE(front["objectives"].size() == 2);
+  CHECK(front["objectives"][1] == Json{{"metric", "cost"}, {"mode", "min"}});
+  const Json& points = front["points"];
+  REQUIRE(points.size() == 6);
+  CHECK(points[1]["values"] == Json::array({0.25, 0.25}));
+  for (int i : {0, 1, 2}) {
+    CHECK(points[i]["rank"] == 0);
+    CHECK(points[i]["feasible"] == true);
+  }
+  CHECK(points[3]["rank"] == 1);  // x = 1.5, behind x = 1
+  for (int i : {4, 5}) {
+    CHECK(points[i]["feasible"] == false);
+    CHECK(points[i]["rank"].is_null());
+  }
+}
+
+TEST_CASE("front: one objective has no points") {
+  DashboardDir runs;
+  const Json front = ExperimentDb::open(write_experiment(runs.path(), "asha")).front();
+  CHECK(front["objectives"].size() == 1);
+  CHECK(front["points"].empty());
+}
+
 TEST_CASE("an experiment whose every trial failed is FAILED, with no best trial") {
   DashboardDir runs;
   const auto dir = write_experiment(runs.path(), "broken", 3, 2);

@@ -1,0 +1,93 @@
+// The trade-offs of an experiment with several objectives (api exp/NAME/front).
+// Two objectives: a scatter of every trial, the Pareto front's trials joined
+// in order, dominated ones grey, infeasible ones (constraints > 0) as red
+// crosses. Three or more: parallel coordinates of the objectives, each axis
+// scaled so that up is better, one line per trial, the front's in colour.
+// The canvas's data-front, data-dominated and data-infeasible count the trials
+// drawn of each kind.
+'use strict';
+
+TR.frontSection = function (onTrial) {
+  const note = TR.el('p', {class: 'muted', id: 'front-note'});
+  const section = TR.section('Pareto front', note, TR.canvas('front'));
+  section.id = 'front-section';
+  section.hidden = true;
+  section.redraw = function (front) {
+    const n = front.objectives.length;
+    section.hidden = n < 2;
+    if (n < 2) return;
+    const kinds = TR.frontKinds(front.points);
+    note.textContent = `${TR.plural(kinds.front.length, 'trial')} on the front of ` +
+      `${front.points.length} with a value of every objective; ` +
+      `${kinds.dominated.length} dominated, ${kinds.infeasible.length} infeasible`;
+    const canvas = document.getElementById('front');
+    canvas.dataset.front = String(kinds.front.length);
+    canvas.dataset.dominated = String(kinds.dominated.length);
+    canvas.dataset.infeasible = String(kinds.infeasible.length);
+    (n === 2 ? TR.frontScatter : TR.frontParallel)(canvas, front.objectives, kinds, onTrial);
+  };
+  return section;
+};
+
+TR.frontKinds = (points) => ({
+  front: points.filter((p) => p.feasible && p.rank === 0),
+  dominated: points.filter((p) => p.feasible && p.rank !== 0),
+  infeasible: points.filter((p) => !p.feasible),
+});
+
+TR.objectiveLabel = (o) => `${o.metric} (${o.mode})`;
+
+TR.frontScatter = function (canvas, objectives, kinds, onTrial) {
+  const xy = (p) => ({x: p.values[0], y: p.values[1], id: p.trial_id});
+  const front = kinds.front.map(xy).sort((a, b) => a.x - b.x);
+  const datasets = [
+    {label: 'Pareto front', data: front, showLine: true, borderColor: 'rgb(220,40,40)',
+     backgroundColor: 'rgb(220,40,40)', pointRadius: 4},
+    {label: 'dominated', data: kinds.dominated.map(xy), pointRadius: 3,
+     backgroundColor: 'rgba(120,120,120,0.6)'},
+    {label: 'infeasible', data: kinds.infeasible.map(xy), pointStyle: 'crossRot',
+     pointRadius: 5, borderColor: 'rgb(200,60,160)', borderWidth: 2},
+  ];
+  return TR.chart(canvas, {
+    type: 'scatter',
+    data: {datasets},
+    options: {
+      parsing: false,
+      onClick: (e, hit) => hit.length &&
+        onTrial(datasets[hit[0].datasetIndex].data[hit[0].index].id),
+      plugins: {tooltip: {callbacks: {label: (c) =>
+        `${c.raw.id}: ${TR.num(c.raw.x)}, ${TR.num(c.raw.y)}`}}},
+      scales: {x: {title: {display: true, text: TR.objectiveLabel(objectives[0])}},
+               y: {title: {display: true, text: TR.objectiveLabel(objectives[1])}}},
+    },
+  });
+};
+
+TR.frontParallel = function (canvas, objectives, kinds, onTrial) {
+  const all = [...kinds.front, ...kinds.dominated, ...kinds.infeasible];
+  // Each objective from its worst (0) to its best (1) value among the trials.
+  const scaled = objectives.map((o, k) => TR.ranker(all.map((p) => p.values[k]), o.mode));
+  const line = (p, colour, dash) => ({
+    label: p.trial_id, trial: p.trial_id, raw: p.values,
+    data: p.values.map((v, k) => scaled[k](v)),
+    borderColor: colour, backgroundColor: colour, borderDash: dash, pointRadius: 2,
+  });
+  const datasets = [
+    ...kinds.infeasible.map((p) => line(p, 'rgba(200,60,160,0.5)', [4, 3])),
+    ...kinds.dominated.map((p) => line(p, 'rgba(120,120,120,0.35)', [])),
+    ...kinds.front.map((p) => line(p, 'rgba(220,40,40,0.9)', [])),  // on top
+  ];
+  return TR.chart(canvas, {
+    type: 'line',
+    data: {labels: objectives.map(TR.objectiveLabel), datasets},
+    options: {
+      onClick: (e, hit) => hit.length && onTrial(datasets[hit[0].datasetIndex].trial),
+      plugins: {
+        legend: {display: false},
+        tooltip: {callbacks: {label: (c) =>
+          `${c.dataset.trial}: ${TR.num(c.dataset.raw[c.dataIndex])}`}},
+      },
+      scales: {y: {min: 0, max: 1, title: {display: true, text: 'worst … best per objective'}}},
+    },
+  });
+};
