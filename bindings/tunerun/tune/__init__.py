@@ -22,8 +22,9 @@ _lazy.install(globals(), {
                                                             "get_context", "should_checkpoint")},
     "Checkpoint": "tunerun.train.checkpoint:Checkpoint",
     "CLIReporter": "tunerun.tune.progress:CLIReporter",
-    **{name: f"tunerun.tune.legacy:{name}" for name in ("ExperimentAnalysis", "TuneError",
-                                                          "run")},
+    "register_trainable": "tunerun.tune.registry:register_trainable",
+    **{name: f"tunerun.tune.legacy:{name}" for name in ("Experiment", "ExperimentAnalysis",
+                                                          "TuneError", "run", "run_experiments")},
     # Ray 2.7+ spells these tune.*; the same classes as train.*.
     **{name: f"tunerun.train.config:{name}" for name in ("CheckpointConfig", "FailureConfig",
                                                          "RunConfig")},

@@ -124,6 +124,8 @@ def _trainable_spec(trainable):
     """(reference, trainable spec, extra param space, display name, with_parameters'
     pickled kwargs or None) of what Tuner was given."""
     resources, payload = {}, None
+    from tunerun.tune.registry import resolve_trainable
+    trainable = resolve_trainable(trainable)
     while isinstance(trainable, (_WithResources, _WithParameters)):
         if isinstance(trainable, _WithResources):
             resources = trainable.resources
