@@ -98,3 +98,25 @@ def reads_its_dataset_shard(config):
     dist.all_gather_object(seen, xs)
     train.report({"shards": seen, "backend": dist.get_backend(),
                   "batches": len(list(shard.iter_batches(batch_size=2, drop_last=True)))})
+
+
+def air_session_counter(config):
+    """A Ray 2.0-2.6 function: ray.air.session and dict checkpoints. Counts to
+    5, resuming from its checkpoint's dict; fails once at step 3 while the
+    file config["flag"] exists."""
+    import os
+
+    from tunerun.air import session
+    from tunerun.air.checkpoint import Checkpoint
+    step = 0
+    checkpoint = session.get_checkpoint()
+    if checkpoint is not None:
+        step = checkpoint.to_dict()["step"]
+    while step < 5:
+        step += 1
+        if step == 3 and os.path.exists(config["flag"]):
+            os.remove(config["flag"])
+            raise RuntimeError("failing once at step 3")
+        session.report({"step": step, "world_size": session.get_world_size(),
+                        "name": session.get_trial_name()},
+                       checkpoint=Checkpoint.from_dict({"step": step}))
