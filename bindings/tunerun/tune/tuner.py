@@ -179,21 +179,44 @@ def _expand(path):
     return os.path.expandvars(os.path.expanduser(path)) if isinstance(path, str) else path
 
 
-_names_given = set()  # default names this process gave, for Tuners not yet fit
+_taken = set()  # <storage_path>/<name> of the experiments this process named
+
+
+def _first_free(base, storage_path, exists):
+    """base, else base_2, base_3...: the first name whose folder in
+    storage_path no Tuner of this process took and exists(folder) denies."""
+    if not isinstance(storage_path, str) or not isinstance(base, str):
+        return base  # the spec's check names the bad keyword
+    name, n = base, 1
+    while True:
+        folder = os.path.abspath(os.path.join(storage_path, name))
+        if folder not in _taken and not exists(folder):
+            _taken.add(folder)
+            return name
+        n += 1
+        name = f"{base}_{n}"
 
 
 def _default_name(display, storage_path):
     """Ray's default experiment name, <trainable>_<date>_<time>; a name already
-    taken (an experiment in storage_path, or another Tuner of this process)
-    gets a suffix, so two unnamed fit() calls in the same second differ."""
-    base = f"{display}_{time.strftime('%Y-%m-%d_%H-%M-%S')}"
-    name, n = base, 1
-    while name in _names_given or (isinstance(storage_path, str)
-                                   and os.path.exists(os.path.join(storage_path, name))):
-        n += 1
-        name = f"{base}_{n}"
-    _names_given.add(name)
-    return name
+    taken (a folder in storage_path, or another Tuner of this process) gets a
+    suffix, so two unnamed fit() calls in the same second differ."""
+    return _first_free(f"{display}_{time.strftime('%Y-%m-%d_%H-%M-%S')}", storage_path,
+                       os.path.exists)
+
+
+def _free_name(name, storage_path):
+    """RunConfig(name=...) for a new run. Ray writes a second run of a name
+    into the same folder; here an experiment is one store, so a name whose
+    experiment exists (or that another Tuner of this process took) gets the
+    first free suffix, _2, _3..., and says so on stderr."""
+    free = _first_free(name, storage_path,
+                       lambda folder: os.path.exists(os.path.join(folder, "experiment.db")))
+    if free != name:
+        print(f"tunerun: experiment '{name}' exists in {storage_path}; this run is '{free}' "
+              f"(pick another RunConfig(name=) or remove the folder to keep the name)",
+              file=sys.stderr)
+    return free
 
 
 def _has_domains(space):
@@ -306,8 +329,13 @@ class Tuner:
             raise ValueError(f"param_space must be a dict, got {type(param_space).__name__}")
         self._param_space = _merge(base_space, _with_searcher_space(
             self._tune_config.search_alg, param_space or {}))
-        self._name = self._run_config.name or _default_name(
-            display, _expand(self._run_config.storage_path))
+        storage_path = _expand(self._run_config.storage_path)
+        if not self._run_config.name:
+            self._name = _default_name(display, storage_path)
+        elif self._resume or _tunerun.is_worker():  # a worker runs the driver's experiment
+            self._name = self._run_config.name
+        else:
+            self._name = _free_name(self._run_config.name, storage_path)
         trainable_spec["name"] = f"{ref['module']}.{ref['qualname']}"
         ref["name"] = trainable_spec["name"]
         if ref["kind"] == "class":
