@@ -1,9 +1,16 @@
 """What Ray's own example scripts use beyond the guides, with Ray's
-documented outcome: a second run under the same experiment name."""
+documented outcome: a second run under the same experiment name, the
+scheduler examples' mock trainable, and the module paths the examples
+import from."""
 
+import math
 import os
 
+import pytest
+
 from tunerun import tune
+from tunerun.tune.schedulers import HyperBandScheduler
+from tunerun.tune.utils.mock_trainable import MyTrainableClass
 
 import ray_trainables
 
@@ -24,3 +31,24 @@ def test_a_name_used_again_runs_again(storage, capfd):
     assert second.experiment_path == os.path.join(storage, "again_2")
     assert first.experiment_path == os.path.join(storage, "again")
     assert "this run is 'again_2'" in capfd.readouterr().err
+
+
+def test_the_mock_trainable_follows_its_curve(storage):
+    grid = tune.Tuner(
+        MyTrainableClass, param_space={"width": tune.grid_search([2, 5]), "height": 10},
+        tune_config=tune.TuneConfig(metric="episode_reward_mean", mode="max",
+                                    scheduler=HyperBandScheduler(max_t=4)),
+        run_config=run_config(storage, "mock", stop={"training_iteration": 3})).fit()
+    for result in grid:
+        t, width = result.metrics["training_iteration"], result.config["width"]
+        assert result.metrics["episode_reward_mean"] == pytest.approx(10 * math.tanh(t / width))
+    assert grid.get_best_result().config["width"] == 2
+
+
+def test_the_modules_the_examples_import_from():
+    from tunerun.tune import result
+    from tunerun.tune.tune_config import TuneConfig
+    from tunerun.tune.tuner import Tuner
+    assert TuneConfig is tune.TuneConfig and Tuner is tune.Tuner
+    assert (result.SHOULD_CHECKPOINT, result.TRAINING_ITERATION, result.DONE) == \
+        ("should_checkpoint", "training_iteration", "done")

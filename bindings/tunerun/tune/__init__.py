@@ -10,7 +10,8 @@ _DOMAINS = ["Domain", "choice", "grid_search", "lograndint", "loguniform", "qlog
 
 _lazy.install(globals(), {
     **{m: f"tunerun.tune.{m}"
-       for m in ("experiment", "logger", "schedulers", "search", "stopper")},
+       for m in ("examples", "experiment", "logger", "result", "schedulers", "search",
+                 "stopper", "utils")},
     **{name: f"tunerun.tune.search_space:{name}" for name in _DOMAINS},
     **{name: f"tunerun.tune.callback:{name}" for name in ("Callback", "Stopper")},
     **{name: f"tunerun.tune.result_grid:{name}" for name in ("Result", "ResultGrid",
