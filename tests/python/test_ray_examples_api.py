@@ -1,16 +1,19 @@
 """What Ray's own example scripts use beyond the guides, with Ray's
 documented outcome: a second run under the same experiment name, the
-scheduler examples' mock trainable, and the module paths the examples
-import from."""
+scheduler examples' mock trainable, Ray 2.0-2.6 class checkpoints that are a
+file path, a step() asking for a checkpoint, TorchCheckpoint, and the module
+paths the examples import from."""
 
 import math
 import os
 
 import pytest
+import torch
 
-from tunerun import tune
+from tunerun import train, tune
 from tunerun.tune.schedulers import HyperBandScheduler
 from tunerun.tune.utils.mock_trainable import MyTrainableClass
+from tunerun.train.torch import TorchCheckpoint
 
 import ray_trainables
 
@@ -43,6 +46,48 @@ def test_the_mock_trainable_follows_its_curve(storage):
         t, width = result.metrics["training_iteration"], result.config["width"]
         assert result.metrics["episode_reward_mean"] == pytest.approx(10 * math.tanh(t / width))
     assert grid.get_best_result().config["width"] == 2
+
+
+def test_a_checkpoint_path_comes_back_under_the_restored_directory(storage, tmp_path):
+    flag = tmp_path / "flag"
+    flag.touch()
+    grid = tune.Tuner(
+        ray_trainables.SavesAFilePath, param_space={"flag": str(flag)},
+        run_config=run_config(storage, "path",
+                              checkpoint_config=train.CheckpointConfig(checkpoint_frequency=1),
+                              failure_config=train.FailureConfig(max_failures=1))).fit()
+    (result,) = grid
+    assert result.error is None
+    assert result.metrics["count"] == 4
+    assert result.metrics["loaded"] == "state/count.txt"
+
+
+def test_a_step_asking_for_a_checkpoint_gets_one(storage):
+    grid = tune.Tuner(
+        ray_trainables.AsksForACheckpoint,
+        run_config=run_config(storage, "asks", stop={"training_iteration": 3},
+                              checkpoint_config=train.CheckpointConfig(
+                                  checkpoint_at_end=False))).fit()
+    (result,) = grid
+    assert [m["training_iteration"] for _, m in result.best_checkpoints] == [2]
+
+
+def test_a_torch_checkpoint_loads_into_the_model(storage):
+    grid = tune.Tuner(ray_trainables.reports_a_torch_checkpoint, param_space={"seed": 3},
+                      run_config=run_config(storage, "torch")).fit()
+    (result,) = grid
+    model = TorchCheckpoint.from_directory(result.checkpoint.path).get_model(
+        torch.nn.Linear(2, 1))
+    loaded = float(model.weight.sum() + model.bias.sum())
+    assert loaded == pytest.approx(result.metrics["weight_sum"])
+
+
+def test_a_torch_checkpoint_of_a_whole_model():
+    model = torch.nn.Linear(3, 1)
+    checkpoint = TorchCheckpoint.from_model(model)
+    assert torch.equal(checkpoint.get_model().weight, model.weight)
+    with pytest.raises(ValueError, match="pass the model"):
+        TorchCheckpoint.from_state_dict(model.state_dict()).get_model()
 
 
 def test_the_modules_the_examples_import_from():

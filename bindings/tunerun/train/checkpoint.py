@@ -30,7 +30,8 @@ class Checkpoint:
         with open(os.path.join(path, _DICT_FILE), "wb") as f:
             pickle.dump(data, f)
         checkpoint = cls(path)
-        checkpoint._dict = data  # report() removes the temporary directory once copied
+        checkpoint._dict = data
+        checkpoint._temporary = True  # report() removes the directory once copied
         return checkpoint
 
     def to_dict(self) -> dict:

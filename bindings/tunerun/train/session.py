@@ -25,7 +25,7 @@ def report(metrics=None, *, checkpoint=None, **kwargs):
         import shutil
         staged = _tunerun.make_checkpoint_dir()
         shutil.copytree(checkpoint.path, staged, dirs_exist_ok=True)
-        if getattr(checkpoint, "_dict", None) is not None:  # Checkpoint.from_dict's own folder
+        if getattr(checkpoint, "_temporary", False):  # a folder from_dict/from_state_dict made
             shutil.rmtree(checkpoint.path, ignore_errors=True)
     _tunerun.report(metrics, staged)
     if metrics.get("done") is True:
