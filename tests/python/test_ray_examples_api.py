@@ -1,8 +1,9 @@
 """What Ray's own example scripts use beyond the guides, with Ray's
 documented outcome: a second run under the same experiment name, the
 scheduler examples' mock trainable, Ray 2.0-2.6 class checkpoints that are a
-file path, a step() asking for a checkpoint, TorchCheckpoint, and the module
-paths the examples import from."""
+file path, a step() asking for a checkpoint, TorchCheckpoint, a
+ConcurrencyLimiter around a Python searcher, BayesOptSearch's
+utility_kwargs, and the module paths the examples import from."""
 
 import math
 import os
@@ -12,6 +13,9 @@ import torch
 
 from tunerun import train, tune
 from tunerun.tune.schedulers import HyperBandScheduler
+from tunerun.tune.search import ConcurrencyLimiter, Searcher
+from tunerun.tune.search.bayesopt import BayesOptSearch
+from tunerun.tune.search.optuna import OptunaSearch
 from tunerun.tune.utils.mock_trainable import MyTrainableClass
 from tunerun.train.torch import TorchCheckpoint
 
@@ -88,6 +92,63 @@ def test_a_torch_checkpoint_of_a_whole_model():
     assert torch.equal(checkpoint.get_model().weight, model.weight)
     with pytest.raises(ValueError, match="pass the model"):
         TorchCheckpoint.from_state_dict(model.state_dict()).get_model()
+
+
+class CountsLive(Searcher):
+    """Suggests x = 1, 2, ...; remembers the most trials live at once."""
+
+    def __init__(self):
+        super().__init__()
+        self.live = self.most = self.suggested = 0
+
+    def suggest(self, trial_id):
+        self.suggested += 1
+        self.live += 1
+        self.most = max(self.most, self.live)
+        return {"a": self.suggested, "b": 0}
+
+    def on_trial_complete(self, trial_id, result=None, error=False):
+        self.live -= 1
+
+
+def test_a_concurrency_limiter_around_a_python_searcher(storage):
+    searcher = CountsLive()
+    grid = tune.Tuner(ray_trainables.returns_score,
+                      tune_config=tune.TuneConfig(
+                          search_alg=ConcurrencyLimiter(searcher, max_concurrent=1),
+                          num_samples=4),
+                      run_config=run_config(storage, "limited")).fit()
+    assert sorted(r.metrics["score"] for r in grid) == [1, 4, 9, 16]
+    assert searcher.most == 1
+
+
+def define_by_run(trial):
+    trial.suggest_int("a", 1, 3)
+    return {"b": 0}
+
+
+def test_a_concurrency_limiter_around_a_define_by_run_search(storage):
+    search = OptunaSearch(space=define_by_run, metric="score", mode="min", seed=1)
+    grid = tune.Tuner(ray_trainables.returns_score,
+                      tune_config=tune.TuneConfig(
+                          search_alg=ConcurrencyLimiter(search, max_concurrent=2),
+                          num_samples=3),
+                      run_config=run_config(storage, "dbr")).fit()
+    assert len(grid) == 3 and grid.num_errors == 0
+
+
+def test_bayesopt_takes_its_utility_kwargs(storage):
+    with pytest.warns(UserWarning, match="expected improvement"):
+        BayesOptSearch(utility_kwargs={"kind": "ucb", "kappa": 2.5, "xi": 0.0})
+    search = BayesOptSearch(utility_kwargs={"kind": "ei", "xi": 0.0}, metric="score",
+                            mode="min", random_search_steps=2)
+    grid = tune.Tuner(ray_trainables.returns_score,
+                      param_space={"a": tune.uniform(-1, 1), "b": 0},
+                      tune_config=tune.TuneConfig(search_alg=search, num_samples=3),
+                      run_config=run_config(storage, "bo")).fit()
+    assert len(grid) == 3
+    with pytest.raises(ValueError, match="warm_start"):
+        BayesOptSearch(analysis=object())
 
 
 def test_the_modules_the_examples_import_from():
