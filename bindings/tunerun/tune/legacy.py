@@ -31,14 +31,8 @@ class ExperimentAnalysis:
     @property
     def trials(self):
         """The trials (tune.experiment.Trial: trial_id, status, config, last_result)."""
-        from tunerun.tune.experiment import Trial
-        trials = []
-        for r in self._grid:
-            trial = Trial(r.trial_id)
-            trial._update(r.status, r.config, r.metrics, 0)
-            trial.error = r.error
-            trials.append(trial)
-        return trials
+        from tunerun.tune.experiment import _trials_of
+        return _trials_of(self._grid)
 
     @property
     def results(self):

@@ -463,7 +463,9 @@ class Tuner:
         if reporter is not None and self._tune_config.trial_name_creator is not None:
             reporter._name_trial = _TrialNamer(self._tune_config.trial_name_creator,
                                                self._display)
-        callbacks = list(self._run_config.callbacks or []) + ([reporter] if reporter else [])
+        from tunerun.tune.callback import _with_ray_hooks
+        callbacks = [_with_ray_hooks(c, self._display) for c in self._run_config.callbacks or []]
+        callbacks += [reporter] if reporter else []
         for callback in callbacks:
             callback.setup(stop=self._run_config.stop, num_samples=self._tune_config.num_samples,
                            total_num_samples=None, experiment_path=os.path.abspath(
@@ -480,7 +482,13 @@ class Tuner:
         if interrupted and self._run_config.verbose:
             print(f"tunerun: the experiment stopped early; continue it with "
                   f"tune.Tuner.restore({path!r}, trainable)", file=sys.stderr)
-        return ResultGrid.from_experiment(path)
+        grid = ResultGrid.from_experiment(path)
+        if callbacks:
+            from tunerun.tune.experiment import _trials_of
+            trials = _trials_of(grid)
+            for callback in callbacks:
+                callback.on_experiment_end(trials=trials)
+        return grid
 
     def get_results(self) -> ResultGrid:
         return ResultGrid.from_experiment(os.path.join(self._spec["storage_path"], self._name))
