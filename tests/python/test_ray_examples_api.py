@@ -158,3 +158,14 @@ def test_the_modules_the_examples_import_from():
     assert TuneConfig is tune.TuneConfig and Tuner is tune.Tuner
     assert (result.SHOULD_CHECKPOINT, result.TRAINING_ITERATION, result.DONE) == \
         ("should_checkpoint", "training_iteration", "done")
+
+
+def test_an_object_in_the_param_space_names_with_parameters(storage):
+    # Where we differ from Ray (whose config holds any object, as Ray's
+    # mnist_pytorch_trainable puts its argparse Namespace there): configs are
+    # JSON here, and the error says what to use instead.
+    import argparse
+    with pytest.raises(ValueError, match=r"param_space\.args: a Namespace .*with_parameters"):
+        tune.Tuner(ray_trainables.returns_score,
+                   param_space={"args": argparse.Namespace(lr=0.1), "a": 1, "b": 0},
+                   run_config=run_config(storage, "objects"))

@@ -219,6 +219,30 @@ def _free_name(name, storage_path):
     return free
 
 
+_JSON_LEAVES = (str, bool, int, float, type(None))
+
+
+def _check_constants(value, where):
+    """ValueError naming the first constant of the param_space that a config
+    cannot hold. Ray's config takes any object; here configs are stored (and
+    sent to the workers) as JSON, so other objects go by tune.with_parameters."""
+    from tunerun.tune.search_space import Domain, SampleFrom
+    if isinstance(value, dict):
+        for key, item in value.items():
+            _check_constants(item, f"{where}.{key}")
+    elif isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            _check_constants(item, f"{where}[{i}]")
+    elif isinstance(value, Domain):
+        for i, item in enumerate(value.args if value.kind == "grid_search" else ()):
+            _check_constants(item, f"{where}[{i}]")
+    elif not isinstance(value, (_JSON_LEAVES, SampleFrom)) and not hasattr(value, "dtype"):
+        raise ValueError(f"{where}: a {type(value).__name__} cannot be a config value here "
+                         "(configs are stored as JSON: dict, list, str, bool, int, float, "
+                         "None); pass it to the trainable with tune.with_parameters(trainable, "
+                         "name=value) instead")
+
+
 def _has_domains(space):
     from tunerun.tune.search_space import Domain, SampleFrom
     return any(isinstance(v, (Domain, SampleFrom)) or (isinstance(v, dict) and _has_domains(v))
@@ -327,6 +351,7 @@ class Tuner:
         self._display = display
         if param_space is not None and not isinstance(param_space, dict):
             raise ValueError(f"param_space must be a dict, got {type(param_space).__name__}")
+        _check_constants(param_space or {}, "param_space")
         self._param_space = _merge(base_space, _with_searcher_space(
             self._tune_config.search_alg, param_space or {}))
         storage_path = _expand(self._run_config.storage_path)
