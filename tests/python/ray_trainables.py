@@ -175,3 +175,25 @@ class AsksForACheckpoint(tune.Trainable):
 
     def save_checkpoint(self, checkpoint_dir):
         return {"at": self.iteration}
+
+
+def ray1_checkpoint_dir(config, checkpoint_dir=None):
+    """Ray 1.x's function checkpoints: resumes from checkpoint_dir's count,
+    writes one with tune.checkpoint_dir before each tune.report(**metrics).
+    Counts to 5; fails once at 3 while the file config["flag"] exists."""
+    import json
+    import os
+    count = 0
+    if checkpoint_dir:
+        with open(os.path.join(checkpoint_dir, "count.json")) as f:
+            count = json.load(f)["count"]
+    resumed_at = count
+    while count < 5:
+        count += 1
+        if count == 3 and os.path.exists(config["flag"]):
+            os.remove(config["flag"])
+            raise RuntimeError("failing once at 3")
+        with tune.checkpoint_dir(step=count) as d:
+            with open(os.path.join(d, "count.json"), "w") as f:
+                json.dump({"count": count}, f)
+        tune.report(count=count, resumed_at=resumed_at)

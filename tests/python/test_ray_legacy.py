@@ -2,6 +2,7 @@
 tune.run returning an ExperimentAnalysis, TuneError on failed trials, and
 tune.run_experiments over Experiment objects or {name: spec} dicts."""
 
+import os
 import pathlib
 
 import pytest
@@ -86,3 +87,19 @@ def test_a_registered_trainable_runs_by_its_name(storage):
     analysis = tune.run("score_fn", config={"a": 3, "b": 0}, storage_path=storage,
                         name="run_by_name", verbose=0)
     assert [r["score"] for r in analysis.results.values()] == [9]
+
+
+def test_ray_1_function_checkpoints(storage, tmp_path):
+    # Ray 1.x: f(config, checkpoint_dir=None) resumes from the directory that
+    # `with tune.checkpoint_dir(step=...)` wrote before the last report.
+    import json
+    flag = tmp_path / "flag"
+    flag.touch()
+    analysis = tune.run(ray_trainables.ray1_checkpoint_dir, name="ray1", storage_path=storage,
+                        config={"flag": str(flag)}, max_failures=1, verbose=0)
+    (trial,) = analysis.trials
+    assert trial.last_result["count"] == 5
+    assert trial.last_result["resumed_at"] == 2
+    checkpoint = analysis.get_best_checkpoint(trial, metric="count", mode="max")
+    with open(os.path.join(checkpoint.path, "count.json")) as f:
+        assert json.load(f) == {"count": 5}

@@ -19,7 +19,10 @@ def report(metrics=None, *, checkpoint=None, **kwargs):
     A report with done=True is the trial's last, as Ray's: report() then
     raises TrialDone, which the worker takes as the function's normal end (in
     a trainer, every rank reports done=True at the same report)."""
+    global _pending
     metrics = dict(metrics or {}, **kwargs)
+    if checkpoint is None and _pending is not None:  # tune.checkpoint_dir's, as Ray 1.x
+        checkpoint, _pending = _pending, None
     staged = None
     if checkpoint is not None:
         import shutil
@@ -43,6 +46,37 @@ _initial_checkpoint = None
 _bundles = None
 # TorchTrainer's torch_config ({"backend": ..., "timeout_s": ...}).
 _torch_config = None
+
+
+# Ray 1.x's tune.checkpoint_dir: the checkpoint written since the last report.
+_pending = None
+
+
+class _CheckpointDir:
+    def __enter__(self):
+        import tempfile
+        self.path = tempfile.mkdtemp(prefix="checkpoint_")
+        return self.path
+
+    def __exit__(self, error_type, *exc):
+        global _pending
+        import shutil
+        if error_type is not None:
+            shutil.rmtree(self.path, ignore_errors=True)
+            return False
+        if _pending is not None:  # two without a report between: the later one counts
+            shutil.rmtree(_pending.path, ignore_errors=True)
+        _pending = Checkpoint(self.path)
+        _pending._temporary = True  # report() removes the directory once copied
+        return False
+
+
+def checkpoint_dir(step=None):
+    """Ray 1.x's `with tune.checkpoint_dir(step=...) as d:` a new directory to
+    write a checkpoint into; the next report() (tune.report(**metrics))
+    publishes it, as Ray 1.x saved it with that result. A function taking a
+    `checkpoint_dir` argument gets the directory it resumes from (else None)."""
+    return _CheckpointDir()
 
 
 def get_checkpoint():
