@@ -72,7 +72,7 @@ def _wrap(func, ref):
     initial_checkpoint = ref.get("resume_from_checkpoint")
 
     def call(config):
-        _session._pending = None
+        _session._drop_pending()
         _session._initial_checkpoint = initial_checkpoint
         _session._bundles = ref.get("bundles")
         _session._torch_config = ref.get("torch_config")

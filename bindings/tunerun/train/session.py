@@ -71,6 +71,15 @@ class _CheckpointDir:
         return False
 
 
+def _drop_pending():
+    """A new trial in this process: a checkpoint no report took is removed."""
+    global _pending
+    if _pending is not None:
+        import shutil
+        shutil.rmtree(_pending.path, ignore_errors=True)
+        _pending = None
+
+
 def checkpoint_dir(step=None):
     """Ray 1.x's `with tune.checkpoint_dir(step=...) as d:` a new directory to
     write a checkpoint into; the next report() (tune.report(**metrics))

@@ -24,7 +24,6 @@ on_trial_result does not reach the trial (a warning says so; checkpoint
 from the trainable instead).
 """
 
-import inspect
 import sys
 
 _HOOKS = ("on_trial_start", "on_trial_result", "on_trial_complete", "on_trial_error")
@@ -51,6 +50,7 @@ class Callback:
 
 
 def _takes_ray_arguments(hook):
+    import inspect  # here: a rank that imports tune.Callback need not load it
     try:
         parameters = inspect.signature(hook).parameters
     except (TypeError, ValueError):
@@ -72,6 +72,7 @@ class _RayHooks(Callback):
 
     def __init__(self, callback, trainable_name):
         self._callback = callback
+        self._ray = {hook: _takes_ray_arguments(getattr(callback, hook)) for hook in _HOOKS}
         self._trainable_name = trainable_name
         self._records = {}
         self._iteration = 0
@@ -84,7 +85,7 @@ class _RayHooks(Callback):
 
     def _call(self, hook, plain, trial_id, config, status, result, *extra):
         method = getattr(self._callback, hook)
-        if not _takes_ray_arguments(method):
+        if not self._ray[hook]:
             return method(*plain)
         from tunerun.tune.experiment import _record
         trial = _record(self._records, trial_id, config, status, result, self._experiment_path)
