@@ -43,7 +43,7 @@ if ((with_tests)); then
     doctest-dev
     chromium chromium-driver python3-selenium
     slurmd slurmctld slurm-client munge iproute2 mount
-    python3-dev pybind11-dev python3-pytest python3-pandas
+    python3-dev pybind11-dev python3-pytest python3-pandas python3-optuna
   )
   if ((with_torch)); then
     packages+=(fortunes python3-torch)

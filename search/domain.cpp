@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numbers>
+#include <utility>
 
 #include "core/errors.h"
 
@@ -46,6 +47,27 @@ void check_int_bounds(const char* name, int64_t lower, int64_t upper, int64_t mi
     throw ConfigError(
         fmt::format("{} bounds must lie within +-2^53, got [{}, {}]", name, lower, upper));
   }
+}
+
+// An integer domain quantized by q draws the multiples of q inside
+// [lower, upper], as Ray's qrandint and qlograndint do (Ray rounds each draw
+// to a multiple of q; tunerun keeps the rounded values inside the bounds):
+// qlograndint(1, 10, 2) draws from {2, 4, ..., 10}. At least two multiples
+// must lie inside, else the domain is one constant.
+std::pair<int64_t, int64_t> multiples_within(const char* name, int64_t lower, int64_t upper,
+                                             int64_t q) {
+  if (q < 1) throw ConfigError(fmt::format("{} needs q >= 1, got q = {}", name, q));
+  auto floor_div = [](int64_t a, int64_t b) {
+    return a / b - ((a % b != 0) && ((a < 0) != (b < 0)));
+  };
+  const int64_t lo = -floor_div(-lower, q) * q;  // the least multiple >= lower
+  const int64_t hi = floor_div(upper, q) * q;    // the greatest multiple <= upper
+  if (lo >= hi) {
+    throw ConfigError(fmt::format(
+        "{}({}, {}, {}) has {} multiple of {} in [{}, {}]: widen the bounds or use a constant",
+        name, lower, upper, q, lo == hi ? "only one" : "no", q, lower, upper));
+  }
+  return {lo, hi};
 }
 
 // Ray's check: both bounds are (close to) multiples of q.
@@ -151,12 +173,8 @@ Domain randint(int64_t lower, int64_t upper) {
 
 Domain qrandint(int64_t lower, int64_t upper, int64_t q) {
   check_int_bounds("qrandint", lower, upper, -kMaxExactInt);
-  if (q < 1 || lower % q != 0 || upper % q != 0) {
-    throw ConfigError(fmt::format(
-        "qrandint needs q >= 1 and bounds that are multiples of q, got [{}, {}] with q = {}", lower,
-        upper, q));
-  }
-  Domain d = randint(lower, upper);
+  const auto [lo, hi] = multiples_within("qrandint", lower, upper, q);
+  Domain d = randint(lo, hi);
   d.kind_ = Domain::Kind::kQRandInt;
   d.q_ = static_cast<double>(q);
   return d;
@@ -171,12 +189,8 @@ Domain lograndint(int64_t lower, int64_t upper) {
 
 Domain qlograndint(int64_t lower, int64_t upper, int64_t q) {
   check_int_bounds("qlograndint", lower, upper, 1);
-  if (q < 1 || lower % q != 0 || upper % q != 0) {
-    throw ConfigError(fmt::format(
-        "qlograndint needs q >= 1 and bounds that are multiples of q, got [{}, {}] with q = {}",
-        lower, upper, q));
-  }
-  Domain d = randint(lower, upper);
+  const auto [lo, hi] = multiples_within("qlograndint", lower, upper, q);
+  Domain d = randint(lo, hi);
   d.kind_ = Domain::Kind::kQLogRandInt;
   d.q_ = static_cast<double>(q);
   return d;

@@ -21,8 +21,9 @@
 //   grid_search(values)      not sampled: every value is its own grid cell
 //   sample_from(fn)          conditional: fn(config) computed from the other
 //                            keys once they are resolved (C++ only)
-// Every q kind needs lo and hi to be multiples of q (Ray's check), so the
-// rounded values stay inside the bounds.
+// The float q kinds need lo and hi to be multiples of q (Ray's check), so the
+// rounded values stay inside the bounds. The integer q kinds take any bounds
+// and draw the multiples of q inside them (qlograndint(1, 10, 2): 2..10).
 #pragma once
 
 #include <cstdint>
@@ -64,7 +65,8 @@ class Domain {
   };
 
   Kind kind() const { return kind_; }
-  // The bounds as given (randint: upper exclusive; qrandint: inclusive).
+  // The bounds as given (randint: upper exclusive; qrandint: inclusive), an
+  // integer q kind's moved inward to the multiples of q.
   // randn: -inf and +inf.
   double lower() const { return lower_; }
   double upper() const { return upper_; }
@@ -130,16 +132,17 @@ class Domain {
 };
 
 // Each throws tune::ConfigError on invalid bounds, q or an empty value list.
-Domain uniform(double lower, double upper);                   // lower < upper, both finite
-Domain quniform(double lower, double upper, double q);        // q > 0 divides both bounds
-Domain loguniform(double lower, double upper);                // 0 < lower < upper
-Domain qloguniform(double lower, double upper, double q);     // and q divides both bounds
-Domain randn(double mean = 0, double sd = 1);                 // sd > 0
-Domain qrandn(double mean, double sd, double q);              // sd > 0, q > 0
-Domain randint(int64_t lower, int64_t upper);                 // lower < upper; upper exclusive
-Domain qrandint(int64_t lower, int64_t upper, int64_t q);     // lower < upper, q >= 1 divides both
-Domain lograndint(int64_t lower, int64_t upper);              // 1 <= lower < upper; exclusive
-Domain qlograndint(int64_t lower, int64_t upper, int64_t q);  // 1 <= lower < upper; inclusive
+Domain uniform(double lower, double upper);                // lower < upper, both finite
+Domain quniform(double lower, double upper, double q);     // q > 0 divides both bounds
+Domain loguniform(double lower, double upper);             // 0 < lower < upper
+Domain qloguniform(double lower, double upper, double q);  // and q divides both bounds
+Domain randn(double mean = 0, double sd = 1);              // sd > 0
+Domain qrandn(double mean, double sd, double q);           // sd > 0, q > 0
+Domain randint(int64_t lower, int64_t upper);              // lower < upper; upper exclusive
+Domain qrandint(int64_t lower, int64_t upper,
+                int64_t q);                       // q >= 1; two multiples of q in [lower, upper]
+Domain lograndint(int64_t lower, int64_t upper);  // 1 <= lower < upper; exclusive
+Domain qlograndint(int64_t lower, int64_t upper, int64_t q);  // 1 <= lower; likewise
 Domain choice(std::vector<Json> values);                      // at least one value
 Domain grid_search(std::vector<Json> values);                 // at least one value
 // `description` is what describe() prints (a function has no printable form).

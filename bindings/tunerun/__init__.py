@@ -15,7 +15,7 @@ From a build tree: PYTHONPATH=build/bindings /usr/bin/python3 script.py
 
 from tunerun import _lazy
 
-_lazy.install(globals(), {"train": "tunerun.train", "tune": "tunerun.tune",
+_lazy.install(globals(), {"air": "tunerun.air", "train": "tunerun.train", "tune": "tunerun.tune",
                           "load": "tunerun.tune.result_grid:load",
                           **{name: f"tunerun._ray:{name}"
                              for name in ("init", "is_initialized", "shutdown")}})

@@ -50,6 +50,17 @@ def _parameters(ref):
 _parameter_cache = {}
 
 
+def _with_checkpoint_dir(func, kwargs):
+    """Ray 1.x's function signature f(config, checkpoint_dir=None): the
+    directory of the checkpoint the trial resumes from, or None."""
+    code = getattr(func, "__code__", None)
+    if code is None or "checkpoint_dir" in kwargs or "checkpoint_dir" not in \
+            code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]:
+        return kwargs
+    checkpoint = _session.get_checkpoint()
+    return {**kwargs, "checkpoint_dir": checkpoint.path if checkpoint else None}
+
+
 def _wrap(func, ref):
     kind = ref["kind"]
     takes_config = True
@@ -61,6 +72,7 @@ def _wrap(func, ref):
     initial_checkpoint = ref.get("resume_from_checkpoint")
 
     def call(config):
+        _session._drop_pending()
         _session._initial_checkpoint = initial_checkpoint
         _session._bundles = ref.get("bundles")
         _session._torch_config = ref.get("torch_config")
@@ -79,7 +91,7 @@ def _wrap(func, ref):
                 from tunerun.tune.trainable import run_class
                 run_class(func, config, _parameters(ref), ref.get("options", {}))
             else:
-                _final_result(func(config, **_parameters(ref)))
+                _final_result(func(config, **_with_checkpoint_dir(func, _parameters(ref))))
         except _tunerun.StopTrial:
             raise
         except _session.TrialDone:

@@ -149,8 +149,10 @@ Json Pb2Scheduler::explore(const std::string& recipient, const std::string& dono
   std::vector<double> values;
   for (int k = 0; k < dims; ++k) {
     const auto& [key, b] = bounds_[k];
-    // xt * (max - min) + min, then float32, as Ray.
-    const double v = static_cast<float>(picked[k] * (b.second - b.first) + b.first);
+    // xt * (max - min) + min, then float32, as Ray; kept inside the bounds,
+    // which float32 can round past (0.0001 becomes 9.99999975e-05).
+    const double v = std::clamp<double>(
+        static_cast<float>(picked[k] * (b.second - b.first) + b.first), b.first, b.second);
     if (donor_config.contains(key) && donor_config.at(key).is_number_integer()) {
       config[key] = static_cast<int64_t>(std::trunc(v));
       values.push_back(std::trunc(v));

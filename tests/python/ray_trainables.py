@@ -1,7 +1,7 @@
 """Trainables of the Ray compatibility tests, written as Ray's user guides
 write them: top-level functions of an importable module."""
 
-from tunerun import train
+from tunerun import train, tune
 
 
 def returns_score(config):
@@ -98,3 +98,102 @@ def reads_its_dataset_shard(config):
     dist.all_gather_object(seen, xs)
     train.report({"shards": seen, "backend": dist.get_backend(),
                   "batches": len(list(shard.iter_batches(batch_size=2, drop_last=True)))})
+
+
+def air_session_counter(config):
+    """A Ray 2.0-2.6 function: ray.air.session and dict checkpoints. Counts to
+    5, resuming from its checkpoint's dict; fails once at step 3 while the
+    file config["flag"] exists."""
+    import os
+
+    from tunerun.air import session
+    from tunerun.air.checkpoint import Checkpoint
+    step = 0
+    checkpoint = session.get_checkpoint()
+    if checkpoint is not None:
+        step = checkpoint.to_dict()["step"]
+    while step < 5:
+        step += 1
+        if step == 3 and os.path.exists(config["flag"]):
+            os.remove(config["flag"])
+            raise RuntimeError("failing once at step 3")
+        session.report({"step": step, "world_size": session.get_world_size(),
+                        "name": session.get_trial_name()},
+                       checkpoint=Checkpoint.from_dict({"step": step}))
+
+
+def reports_a_torch_checkpoint(config):
+    """Ray 2.x's TorchCheckpoint.from_state_dict, reported with the model's
+    weight sum."""
+    import torch
+
+    from tunerun.train.torch import TorchCheckpoint
+    torch.manual_seed(config["seed"])
+    model = torch.nn.Linear(2, 1)
+    train.report({"weight_sum": float(model.weight.sum() + model.bias.sum())},
+                 checkpoint=TorchCheckpoint.from_state_dict(model.state_dict()))
+
+
+class SavesAFilePath(tune.Trainable):
+    """Ray 2.0-2.6's class checkpoint: save_checkpoint returns a file inside
+    its directory (state/count.txt), load_checkpoint gets that file's path.
+    Counts to 4; fails once at 3 while the file config["flag"] exists."""
+
+    def setup(self, config):
+        self.count = 0
+        self.loaded = None
+
+    def step(self):
+        import os
+        self.count += 1
+        if self.count == 3 and os.path.exists(self.config["flag"]):
+            os.remove(self.config["flag"])
+            raise RuntimeError("failing once at 3")
+        return {"count": self.count, "loaded": self.loaded, "done": self.count == 4}
+
+    def save_checkpoint(self, checkpoint_dir):
+        import os
+        os.makedirs(os.path.join(checkpoint_dir, "state"))
+        path = os.path.join(checkpoint_dir, "state", "count.txt")
+        with open(path, "w") as f:
+            f.write(str(self.count))
+        return path
+
+    def load_checkpoint(self, checkpoint_path):
+        import os
+        with open(checkpoint_path) as f:
+            self.count = int(f.read())
+        self.loaded = "/".join(checkpoint_path.split(os.sep)[-2:])
+
+
+class AsksForACheckpoint(tune.Trainable):
+    """Returns should_checkpoint=True (Ray's tune.result.SHOULD_CHECKPOINT)
+    from its second step only."""
+
+    def step(self):
+        return {"should_checkpoint": self.iteration == 1}
+
+    def save_checkpoint(self, checkpoint_dir):
+        return {"at": self.iteration}
+
+
+def ray1_checkpoint_dir(config, checkpoint_dir=None):
+    """Ray 1.x's function checkpoints: resumes from checkpoint_dir's count,
+    writes one with tune.checkpoint_dir before each tune.report(**metrics).
+    Counts to 5; fails once at 3 while the file config["flag"] exists."""
+    import json
+    import os
+    count = 0
+    if checkpoint_dir:
+        with open(os.path.join(checkpoint_dir, "count.json")) as f:
+            count = json.load(f)["count"]
+    resumed_at = count
+    while count < 5:
+        count += 1
+        if count == 3 and os.path.exists(config["flag"]):
+            os.remove(config["flag"])
+            raise RuntimeError("failing once at 3")
+        with tune.checkpoint_dir(step=count) as d:
+            with open(os.path.join(d, "count.json"), "w") as f:
+                json.dump({"count": count}, f)
+        tune.report(count=count, resumed_at=resumed_at)

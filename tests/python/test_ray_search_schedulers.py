@@ -189,3 +189,61 @@ def test_concurrency_limiter_refuses_batches():
     with pytest.raises(ValueError, match="batch"):
         tune.search.ConcurrencyLimiter(tune.search.optuna.OptunaSearch(), max_concurrent=2,
                                        batch=True)
+
+
+def define_by_run_space(trial):
+    # Ray's define-by-run example: a conditional parameter and constants.
+    activation = trial.suggest_categorical("activation", ["relu", "tanh"])
+    trial.suggest_float("x", -2.0, 8.0)
+    if activation == "relu":
+        trial.suggest_float("mult", 1.0, 2.0)
+    return {"steps": 1}
+
+
+def test_optuna_define_by_run_space(storage):
+    pytest.importorskip("optuna")
+    searcher = tune.search.optuna.OptunaSearch(space=define_by_run_space, metric="score",
+                                               mode="max", seed=3)
+    grid = tune.Tuner(ray_trainables.parabola,
+                      tune_config=tune.TuneConfig(search_alg=searcher, num_samples=12),
+                      run_config=run_config(storage, "define_by_run")).fit()
+    configs = [r.config for r in grid]
+    assert len(configs) == 12 and all(c["steps"] == 1 for c in configs)
+    # The conditional parameter is there exactly when its condition holds.
+    assert all(("mult" in c) == (c["activation"] == "relu") for c in configs)
+    assert {c["activation"] for c in configs} == {"relu", "tanh"}
+    assert all(-2.0 <= c["x"] <= 8.0 for c in configs)
+    # The study was told every trial's final result.
+    told = sorted(t.value for t in searcher._study.trials if t.state.name == "COMPLETE")
+    assert told == pytest.approx(sorted(r.metrics["score"] for r in grid))
+
+
+def test_optuna_define_by_run_needs_a_metric_and_valid_returns(storage):
+    pytest.importorskip("optuna")
+    searcher = tune.search.optuna.OptunaSearch(space=lambda trial: [1])
+    with pytest.raises(Exception, match="metric and mode|dict of constants"):
+        tune.Tuner(ray_trainables.parabola,
+                   tune_config=tune.TuneConfig(search_alg=searcher, metric="score", mode="max",
+                                               num_samples=1),
+                   run_config=run_config(storage, "bad_define_by_run")).fit()
+
+
+def test_pb2_over_the_example_pbt_function(storage):
+    # Ray's pb2_example imports its trainable from tune.examples.pbt_function.
+    from tunerun.tune.examples.pbt_function import pbt_function
+    from tunerun.tune.schedulers.pb2 import PB2
+    scheduler = PB2(time_attr="training_iteration", perturbation_interval=2,
+                    hyperparam_bounds={"lr": [0.0001, 0.02]})
+    grid = tune.Tuner(
+        pbt_function,
+        param_space={"lr": 0.0001, "checkpoint_interval": 2},
+        tune_config=tune.TuneConfig(scheduler=scheduler, metric="mean_accuracy", mode="max",
+                                    num_samples=4),
+        run_config=tune.RunConfig(name="pb2_example", storage_path=storage, verbose=0,
+                                  stop={"training_iteration": 30})).fit()
+    assert grid.num_errors == 0
+    assert all(r.metrics["training_iteration"] == 30 for r in grid)
+    # PB2 moved lr off its start value, inside its bounds: the lrs the trials
+    # ran with (an exploited trial may later be given 0.0001 again).
+    lrs = {lr for r in grid for lr in r.metrics_dataframe["cur_lr"]}
+    assert lrs != {0.0001} and all(0.0001 <= lr <= 0.02 for lr in lrs)

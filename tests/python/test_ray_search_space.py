@@ -40,6 +40,12 @@ def test_randint_excludes_its_upper_bound_and_qrandint_includes_it():
     assert set(draws(tune.qlograndint(2, 10, 2))) == {2, 4, 6, 8, 10}
 
 
+def test_integer_quantized_bounds_need_not_be_multiples_of_q():
+    # The search-space guide's own example: log-uniform in [1, 10], multiples of 2.
+    assert set(draws(tune.qlograndint(1, 10, 2))) == {2, 4, 6, 8, 10}
+    assert set(draws(tune.qrandint(-20, 13, 3))) == set(range(-18, 13, 3))
+
+
 def test_choice_draws_every_category():
     assert set(draws(tune.choice(["a", "b", "c"]))) == {"a", "b", "c"}
 

@@ -32,6 +32,19 @@ def test_storage_path_expands_home_and_variables(tmp_path, monkeypatch):
     assert not os.path.exists("~")
 
 
+def test_ray_2_0_local_dir_is_the_storage_path(tmp_path, monkeypatch):
+    # Ray 2.0-2.6's air.RunConfig(local_dir=...), renamed storage_path in 2.7.
+    import pytest
+    from tunerun import air
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    grid = tune.Tuner(ray_trainables.returns_score, param_space={"a": 1, "b": 0},
+                      run_config=air.RunConfig(name="old", local_dir="~/ray_results",
+                                               verbose=0)).fit()
+    assert grid.experiment_path == str(tmp_path / "home" / "ray_results" / "old")
+    with pytest.raises(ValueError, match="not both"):
+        air.RunConfig(storage_path="a", local_dir="b")
+
+
 def test_two_unnamed_fits_get_distinct_names(storage):
     paths = []
     for _ in range(2):

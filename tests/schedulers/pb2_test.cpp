@@ -21,10 +21,12 @@ struct Run {
   std::vector<std::string> donors;
 };
 
-Run run_population(uint64_t seed, int rounds) {
+// A population of 8 whose x spans [lo, hi] at first, gaining `gain(x)` per step.
+Run run_population(uint64_t seed, int rounds, double lo = 0, double hi = 1,
+                   double (*gain)(double) = rate) {
   Pb2Scheduler s({.time_attr = "training_iteration",
                   .perturbation_interval = 1,
-                  .hyperparam_bounds = Json::parse(R"({"x": [0, 1]})"),
+                  .hyperparam_bounds = Json{{"x", {lo, hi}}},
                   .seed = seed});
   s.set_search_properties("score", Mode::kMax);
   Trace t(s);
@@ -32,7 +34,7 @@ Run run_population(uint64_t seed, int rounds) {
   std::map<std::string, double> score;
   for (int i = 0; i < n; ++i) {
     const std::string id = "t" + std::to_string(i);
-    t.add(id, {{"x", 0.05 + 0.9 * i / (n - 1)}, {"fixed", 1}});
+    t.add(id, {{"x", lo + (hi - lo) * (0.05 + 0.9 * i / (n - 1))}, {"fixed", 1}});
     t.choose({id});
     score[id] = 0;
   }
@@ -40,7 +42,7 @@ Run run_population(uint64_t seed, int rounds) {
   for (int step = 1; step <= rounds; ++step) {
     for (auto it = score.rbegin(); it != score.rend(); ++it) {  // the best first
       auto& [id, value] = *it;
-      value += rate(t.config(id)["x"].get<double>());
+      value += gain(t.config(id)["x"].get<double>());
       const Decision d = t.report(id, step, value);
       if (d != kPause) continue;
       if (auto e = s.take_exploit(id)) {
@@ -73,6 +75,20 @@ TEST_CASE("PB2 picks values within the bounds, mostly in the better region") {
   // Uniform picks would land above 0.6 four times in ten (sd 0.07 over 48
   // picks); UCB still explores, so not every pick is in the better region.
   CHECK(better >= 0.6 * total);
+}
+
+TEST_CASE("PB2 keeps its picks inside bounds that float32 rounds past") {
+  // float32(0.0001) is 9.99999975e-05: a pick at the lower bound must stay 0.0001.
+  auto smaller_is_better = [](double x) { return 1.0 - x / 0.02; };
+  int at_lower = 0;
+  for (uint64_t seed : {1, 2, 3}) {
+    for (double x : run_population(seed, 6, 0.0001, 0.02, smaller_is_better).picked) {
+      CHECK(x >= 0.0001);
+      CHECK(x <= 0.02);
+      at_lower += x == 0.0001;
+    }
+  }
+  CHECK(at_lower > 0);  // the case in question happened
 }
 
 TEST_CASE("PB2 without data on the donor keeps the donor's values, as Ray") {

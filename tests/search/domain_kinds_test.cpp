@@ -74,6 +74,19 @@ TEST_CASE("qrandint is upper-inclusive, lograndint upper-exclusive, qlograndint 
   CHECK(qrandint(0, 10, 5).sample(rng).is_number_integer());
 }
 
+TEST_CASE("integer q kinds take any bounds and draw the multiples of q inside them") {
+  // Ray's own examples: qrandint(-21, 12, 3) and qlograndint(1, 10, 2).
+  Rng rng(8);
+  std::set<int64_t> q, qlog;
+  for (int i = 0; i < 4000; ++i) {
+    q.insert(qrandint(-20, 13, 3).sample(rng).get<int64_t>());
+    qlog.insert(qlograndint(1, 10, 2).sample(rng).get<int64_t>());
+  }
+  CHECK(q == std::set<int64_t>{-18, -15, -12, -9, -6, -3, 0, 3, 6, 9, 12});
+  CHECK(qlog == std::set<int64_t>{2, 4, 6, 8, 10});
+  CHECK(qlograndint(1, 10, 2).describe() == "qlograndint(2, 10, 2)");
+}
+
 TEST_CASE("lograndint favours small values like a log scale") {
   Rng rng(7);
   int below_10 = 0;
@@ -85,9 +98,11 @@ TEST_CASE("bad bounds and q values are rejected with what is wrong") {
   CHECK(config_error([] { quniform(0, 1, 0.3); }).find("multiples of q") != std::string::npos);
   CHECK(config_error([] { quniform(0, 1, 0); }).find("q > 0") != std::string::npos);
   CHECK(config_error([] { qloguniform(0, 1, 0.1); }).find("0 < lower") != std::string::npos);
-  CHECK(config_error([] { qrandint(0, 10, 3); }).find("multiples of q") != std::string::npos);
+  CHECK(config_error([] { qrandint(1, 3, 2); }).find("only one multiple of 2") !=
+        std::string::npos);
   CHECK(config_error([] { lograndint(0, 10); }).find("1 <= lower") != std::string::npos);
-  CHECK(config_error([] { qlograndint(2, 9, 2); }).find("multiples of q") != std::string::npos);
+  CHECK(config_error([] { qlograndint(5, 7, 4); }).find("no multiple of 4") != std::string::npos);
+  CHECK(config_error([] { qrandint(0, 10, 0); }).find("q >= 1") != std::string::npos);
   CHECK(config_error([] { randn(0, 0); }).find("sd > 0") != std::string::npos);
   CHECK(config_error([] { qrandn(0, 1, -1); }).find("q > 0") != std::string::npos);
   CHECK(config_error([] { sample_from(nullptr); }).find("function") != std::string::npos);

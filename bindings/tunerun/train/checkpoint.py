@@ -3,6 +3,7 @@
 import os
 
 _METADATA = ".metadata.json"  # Ray's name
+_DICT_FILE = "dict_checkpoint.pkl"  # where Ray 2.0-2.6 kept a dict checkpoint
 
 
 class Checkpoint:
@@ -15,6 +16,35 @@ class Checkpoint:
         if not os.path.isdir(path):
             raise ValueError(f"Checkpoint.from_directory: {path} is not a directory")
         return cls(path)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Checkpoint":
+        """Ray 2.0-2.6's dict checkpoint: `data` pickled into a new directory
+        (dict_checkpoint.pkl, Ray's file name), which report() publishes as any
+        other checkpoint; to_dict() reads it back."""
+        import pickle
+        import tempfile
+        if not isinstance(data, dict):
+            raise TypeError(f"Checkpoint.from_dict takes a dict, got {type(data).__name__}")
+        path = tempfile.mkdtemp(prefix="checkpoint_")
+        with open(os.path.join(path, _DICT_FILE), "wb") as f:
+            pickle.dump(data, f)
+        checkpoint = cls(path)
+        checkpoint._dict = data
+        checkpoint._temporary = True  # report() removes the directory once copied
+        return checkpoint
+
+    def to_dict(self) -> dict:
+        """The dict a Checkpoint.from_dict checkpoint holds."""
+        import pickle
+        if getattr(self, "_dict", None) is not None:
+            return self._dict
+        try:
+            with open(os.path.join(self.path, _DICT_FILE), "rb") as f:
+                return pickle.load(f)
+        except FileNotFoundError:
+            raise ValueError(f"Checkpoint.to_dict: {self.path} was not made by "
+                             "Checkpoint.from_dict; read its files with as_directory()") from None
 
     def as_directory(self):
         """`with ckpt.as_directory() as d:` the checkpoint's directory, read-only

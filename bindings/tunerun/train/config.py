@@ -33,6 +33,14 @@ class RunConfig:
     failure_config: FailureConfig = field(default_factory=FailureConfig)
     verbose: int = 1  # 0 silent, 1 trial starts/ends, 2 every result (Ray's levels differ)
     progress_reporter: Any = None  # tune.CLIReporter: a trial table while fit() runs
+    local_dir: Any = None  # Ray 2.0-2.6's name of storage_path
+
+    def __post_init__(self):
+        if self.local_dir is not None:
+            if self.storage_path != "runs":
+                raise ValueError("RunConfig: give storage_path or local_dir (its Ray 2.0-2.6 "
+                                 "name), not both")
+            self.storage_path, self.local_dir = self.local_dir, None
 
 
 @dataclass

@@ -19,12 +19,17 @@ def report(metrics=None, *, checkpoint=None, **kwargs):
     A report with done=True is the trial's last, as Ray's: report() then
     raises TrialDone, which the worker takes as the function's normal end (in
     a trainer, every rank reports done=True at the same report)."""
+    global _pending
     metrics = dict(metrics or {}, **kwargs)
+    if checkpoint is None and _pending is not None:  # tune.checkpoint_dir's, as Ray 1.x
+        checkpoint, _pending = _pending, None
     staged = None
     if checkpoint is not None:
         import shutil
         staged = _tunerun.make_checkpoint_dir()
         shutil.copytree(checkpoint.path, staged, dirs_exist_ok=True)
+        if getattr(checkpoint, "_temporary", False):  # a folder from_dict/from_state_dict made
+            shutil.rmtree(checkpoint.path, ignore_errors=True)
     _tunerun.report(metrics, staged)
     if metrics.get("done") is True:
         raise TrialDone
@@ -41,6 +46,46 @@ _initial_checkpoint = None
 _bundles = None
 # TorchTrainer's torch_config ({"backend": ..., "timeout_s": ...}).
 _torch_config = None
+
+
+# Ray 1.x's tune.checkpoint_dir: the checkpoint written since the last report.
+_pending = None
+
+
+class _CheckpointDir:
+    def __enter__(self):
+        import tempfile
+        self.path = tempfile.mkdtemp(prefix="checkpoint_")
+        return self.path
+
+    def __exit__(self, error_type, *exc):
+        global _pending
+        import shutil
+        if error_type is not None:
+            shutil.rmtree(self.path, ignore_errors=True)
+            return False
+        if _pending is not None:  # two without a report between: the later one counts
+            shutil.rmtree(_pending.path, ignore_errors=True)
+        _pending = Checkpoint(self.path)
+        _pending._temporary = True  # report() removes the directory once copied
+        return False
+
+
+def _drop_pending():
+    """A new trial in this process: a checkpoint no report took is removed."""
+    global _pending
+    if _pending is not None:
+        import shutil
+        shutil.rmtree(_pending.path, ignore_errors=True)
+        _pending = None
+
+
+def checkpoint_dir(step=None):
+    """Ray 1.x's `with tune.checkpoint_dir(step=...) as d:` a new directory to
+    write a checkpoint into; the next report() (tune.report(**metrics))
+    publishes it, as Ray 1.x saved it with that result. A function taking a
+    `checkpoint_dir` argument gets the directory it resumes from (else None)."""
+    return _CheckpointDir()
 
 
 def get_checkpoint():

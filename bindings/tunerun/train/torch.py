@@ -24,6 +24,7 @@ import torch.distributed as dist
 
 from tunerun import _reference
 from tunerun.train import RunConfig, ScalingConfig
+from tunerun.train.torch_checkpoint import TorchCheckpoint  # noqa: F401
 
 
 def _device():

@@ -10,7 +10,8 @@ _DOMAINS = ["Domain", "choice", "grid_search", "lograndint", "loguniform", "qlog
 
 _lazy.install(globals(), {
     **{m: f"tunerun.tune.{m}"
-       for m in ("experiment", "logger", "schedulers", "search", "stopper")},
+       for m in ("examples", "experiment", "logger", "result", "schedulers", "search",
+                 "stopper", "utils")},
     **{name: f"tunerun.tune.search_space:{name}" for name in _DOMAINS},
     **{name: f"tunerun.tune.callback:{name}" for name in ("Callback", "Stopper")},
     **{name: f"tunerun.tune.result_grid:{name}" for name in ("Result", "ResultGrid",
@@ -19,11 +20,13 @@ _lazy.install(globals(), {
     **{name: f"tunerun.tune.tuner:{name}" for name in ("PlacementGroupFactory", "TuneConfig",
                                                           "Tuner", "with_resources")},
     **{name: f"tunerun.train.session:{name}" for name in ("report", "get_checkpoint",
-                                                            "get_context", "should_checkpoint")},
+                                                            "get_context", "should_checkpoint",
+                                                            "checkpoint_dir")},
     "Checkpoint": "tunerun.train.checkpoint:Checkpoint",
     "CLIReporter": "tunerun.tune.progress:CLIReporter",
-    **{name: f"tunerun.tune.legacy:{name}" for name in ("ExperimentAnalysis", "TuneError",
-                                                          "run")},
+    "register_trainable": "tunerun.tune.registry:register_trainable",
+    **{name: f"tunerun.tune.legacy:{name}" for name in ("Experiment", "ExperimentAnalysis",
+                                                          "TuneError", "run", "run_experiments")},
     # Ray 2.7+ spells these tune.*; the same classes as train.*.
     **{name: f"tunerun.train.config:{name}" for name in ("CheckpointConfig", "FailureConfig",
                                                          "RunConfig")},

@@ -1,4 +1,7 @@
-"""tune.experiment.Trial: what a Python TrialScheduler sees of a trial."""
+"""tune.experiment.Trial: what a Python TrialScheduler, a LoggerCallback or
+a callback with Ray's hook arguments sees of a trial."""
+
+import os
 
 
 class Trial:
@@ -32,3 +35,30 @@ class Trial:
 
     def __repr__(self):
         return f"Trial({self.trial_id}, {self.status})"
+
+    def __str__(self):
+        return self.trial_id
+
+
+def _record(records, trial_id, config, status, result, experiment_path):
+    """records[trial_id], a Trial made on first sight (local_path: its
+    directory under experiment_path), updated to status, config and result
+    (None keeps the last result)."""
+    trial = records.get(trial_id)
+    if trial is None:
+        trial = records[trial_id] = Trial(trial_id)
+        trial.local_path = (os.path.join(experiment_path, "trials", trial_id)
+                            if experiment_path else None)
+    trial._update(status, config, result if result is not None else trial.last_result, 0)
+    return trial
+
+
+def _trials_of(grid):
+    """Trial records of a ResultGrid's trials, as they ended (with .error)."""
+    trials = []
+    for result in grid:
+        trial = Trial(result.trial_id)
+        trial._update(result.status, result.config, result.metrics, 0)
+        trial.error = result.error
+        trials.append(trial)
+    return trials

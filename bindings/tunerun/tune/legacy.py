@@ -1,5 +1,5 @@
-"""Ray Tune's function API from before Tuner: tune.run, ExperimentAnalysis
-and TuneError, over Tuner and ResultGrid.
+"""Ray Tune's function API from before Tuner: tune.run, ExperimentAnalysis,
+TuneError, Experiment and run_experiments, over Tuner and ResultGrid.
 
 tune.run takes Ray's keywords that have a Tuner counterpart; any other
 keyword given a non-default value is a ValueError naming it (no silent
@@ -31,14 +31,8 @@ class ExperimentAnalysis:
     @property
     def trials(self):
         """The trials (tune.experiment.Trial: trial_id, status, config, last_result)."""
-        from tunerun.tune.experiment import Trial
-        trials = []
-        for r in self._grid:
-            trial = Trial(r.trial_id)
-            trial._update(r.status, r.config, r.metrics, 0)
-            trial.error = r.error
-            trials.append(trial)
-        return trials
+        from tunerun.tune.experiment import _trials_of
+        return _trials_of(self._grid)
 
     @property
     def results(self):
@@ -121,7 +115,8 @@ def run(run_or_experiment, name=None, metric=None, mode=None, stop=None, time_bu
             raise TypeError(f"tune.run() got an unexpected keyword argument {key!r}")
         if value != _UNSUPPORTED[key]:
             raise ValueError(f"tune.run: {key} is not supported by tunerun")
-    trainable = run_or_experiment
+    from tunerun.tune.registry import resolve_trainable
+    trainable = resolve_trainable(run_or_experiment)
     if resources_per_trial:
         trainable = with_resources(trainable, resources_per_trial)
     if checkpoint_config is None:
@@ -150,3 +145,88 @@ def run(run_or_experiment, name=None, metric=None, mode=None, stop=None, time_bu
         failed = [r.trial_id for r in grid if r.error is not None]
         raise TuneError(f"Trials did not complete: {failed}")
     return ExperimentAnalysis(grid.experiment_path, default_metric=metric, default_mode=mode)
+
+
+# An Experiment's keywords (Ray's Experiment.__init__ and the keys of its
+# from_json spec) that tune.run takes under the same name.
+_EXPERIMENT_KEYS = ("stop", "time_budget_s", "config", "resources_per_trial", "num_samples",
+                    "storage_path", "local_dir", "checkpoint_config", "trial_name_creator",
+                    "trial_dirname_creator", "max_failures", "keep_checkpoints_num",
+                    "checkpoint_score_attr", "checkpoint_freq", "checkpoint_at_end",
+                    "log_to_file", "sync_config", "export_formats", "restore")
+
+
+class Experiment:
+    """Ray's tune.Experiment: a name, what to run and tune.run's keywords for
+    it (stop, config, num_samples, resources_per_trial, storage_path,
+    checkpoint_config, max_failures...), run by tune.run_experiments. `run`
+    is a function or tune.Trainable class, or the name it was registered
+    under (tune.register_trainable)."""
+
+    def __init__(self, name, run, **spec):
+        from tunerun.tune.registry import resolve_trainable
+        run = resolve_trainable(run)
+        for key in spec:
+            if key not in _EXPERIMENT_KEYS:
+                raise TypeError(f"Experiment {name!r}: unexpected keyword argument {key!r} "
+                                f"(known: {', '.join(_EXPERIMENT_KEYS)})")
+        self.name = name
+        self.run = run
+        self.spec = dict(spec)
+
+    @classmethod
+    def from_json(cls, name, spec):
+        """Ray's form: {"run": trainable, "config": {...}, "stop": {...}, ...}."""
+        if not isinstance(spec, dict):
+            raise TypeError(f"Experiment {name!r}: the spec must be a dict, got "
+                            f"{type(spec).__name__}")
+        if "run" not in spec:
+            raise ValueError(f"Experiment {name!r}: the spec has no 'run' key (the trainable)")
+        rest = {k: v for k, v in spec.items() if k != "run"}
+        return cls(name, spec["run"], **rest)
+
+    def __repr__(self):
+        return f"Experiment(name={self.name!r}, run={getattr(self.run, '__name__', self.run)!r})"
+
+
+def _as_experiments(experiments):
+    if isinstance(experiments, Experiment):
+        return [experiments]
+    if isinstance(experiments, dict):
+        return [Experiment.from_json(name, spec) for name, spec in experiments.items()]
+    if isinstance(experiments, (list, tuple)):
+        for e in experiments:
+            if not isinstance(e, Experiment):
+                raise TypeError(f"run_experiments: expected Experiment objects, got "
+                                f"{type(e).__name__}")
+        return list(experiments)
+    raise TypeError("run_experiments takes an Experiment, a list of them or a dict "
+                    f"{{name: spec}}, got {type(experiments).__name__}")
+
+
+def run_experiments(experiments, scheduler=None, verbose=2, progress_reporter=None,
+                    resume=False, reuse_actors=None, raise_on_failed_trial=True,
+                    concurrent=True, callbacks=None):
+    """Ray's tune.run_experiments: runs each Experiment (or {name: spec} of
+    Ray's from_json form) and returns the list of all their trials
+    (tune.experiment.Trial). Differences: the experiments run one after the
+    other, each an experiment of its own under its storage_path (Ray, with
+    concurrent=True, interleaves their trials in one run); a scheduler
+    object is used by one experiment only, so with several experiments pass
+    a scheduler that holds no state or None; resume is refused (use
+    Tuner.restore)."""
+    if resume:
+        raise ValueError("run_experiments: resume is not supported by tunerun; continue an "
+                         "experiment with tune.Tuner.restore(path, trainable)")
+    experiments = _as_experiments(experiments)
+    if scheduler is not None and len(experiments) > 1:
+        raise ValueError("run_experiments: one scheduler object cannot serve several "
+                         "experiments here (they run one after the other); run them apart")
+    trials = []
+    for experiment in experiments:
+        analysis = run(experiment.run, name=experiment.name, scheduler=scheduler,
+                       verbose=verbose, progress_reporter=progress_reporter,
+                       reuse_actors=reuse_actors, raise_on_failed_trial=raise_on_failed_trial,
+                       callbacks=callbacks, **experiment.spec)
+        trials.extend(analysis.trials)
+    return trials

@@ -13,7 +13,7 @@ import json
 import os
 
 from tunerun.tune.callback import Callback
-from tunerun.tune.experiment import Trial
+from tunerun.tune.experiment import Trial, _record
 from tunerun.tune.result_grid import _flatten
 
 
@@ -34,14 +34,8 @@ class LoggerCallback(Callback):
         pass
 
     def _trial(self, trial_id, config, status, result):
-        trials = self.__dict__.setdefault("_trials", {})
-        trial = trials.get(trial_id)
-        if trial is None:
-            trial = trials[trial_id] = Trial(trial_id)
-            base = getattr(self, "_experiment_path", None)
-            trial.local_path = os.path.join(base, "trials", trial_id) if base else None
-        trial._update(status, config, result if result is not None else trial.last_result, 0)
-        return trial
+        return _record(self.__dict__.setdefault("_trials", {}), trial_id, config, status, result,
+                       getattr(self, "_experiment_path", None))
 
     def on_trial_start(self, trial_id, config):
         self.log_trial_start(self._trial(trial_id, config, Trial.RUNNING, None))

@@ -5,11 +5,13 @@ one instance per trial run, `step()` per iteration, each result reported.
 Checkpoints follow RunConfig's CheckpointConfig: every
 `checkpoint_frequency` iterations, and at the end (`checkpoint_at_end`,
 default True here) when the trial ends by itself (a result with done=True)
-or reaches RunConfig.stop's training_iteration. And wherever the scheduler
-may pause the trial or let PBT clone it (train.should_checkpoint(): PBT's
-perturbation points, HyperBand's milestones), as Ray saves a trial it
-pauses; an interrupt or a failure resumes from the latest checkpoint, so
-give a checkpoint_frequency for those. Like a function, the class obeys the one rule of
+or reaches RunConfig.stop's training_iteration; after a step whose result
+holds should_checkpoint=True (Ray's tune.result.SHOULD_CHECKPOINT). And
+wherever the scheduler may pause the trial or let PBT clone it
+(train.should_checkpoint(): PBT's perturbation points, HyperBand's
+milestones), as Ray saves a trial it pauses; an interrupt or a failure
+resumes from the latest checkpoint, so give a checkpoint_frequency for
+those. Like a function, the class obeys the one rule of
 tunerun/_reference.py (defined at the top level of a module or script).
 
 With reuse_actors (TuneConfig), a rank that ran a trial to its end (or to a
@@ -36,8 +38,9 @@ _STATE_FILE = ".tunerun_trainable.json"  # the iteration a checkpoint was taken 
 
 class Trainable:
     """Subclass it and override setup(config, **parameters), step() -> dict,
-    and, to checkpoint, save_checkpoint(checkpoint_dir) -> None | dict and
-    load_checkpoint(checkpoint_dir or that dict); cleanup() runs at the end."""
+    and, to checkpoint, save_checkpoint(checkpoint_dir) -> None | dict | a path
+    inside checkpoint_dir and load_checkpoint(checkpoint_dir, that dict or
+    that path); cleanup() runs at the end."""
 
     def __init__(self, config=None, **parameters):
         self.config = config or {}
@@ -145,11 +148,14 @@ def run_class(cls, config, parameters, options):
         ckpt = train.get_checkpoint()
         if ckpt is not None:
             with open(os.path.join(ckpt.path, _STATE_FILE)) as f:
-                trainable._iteration = json.load(f)["iteration"]
+                state = json.load(f)
+            trainable._iteration = state["iteration"]
             saved = os.path.join(ckpt.path, _DICT_FILE)
             if os.path.exists(saved):
                 with open(saved, "rb") as f:
                     trainable.load_checkpoint(pickle.load(f))
+            elif state.get("path"):  # save_checkpoint returned a path inside its directory
+                trainable.load_checkpoint(os.path.join(ckpt.path, state["path"]))
             else:
                 trainable.load_checkpoint(ckpt.path)
         frequency = options.get("checkpoint_frequency") or 0
@@ -162,7 +168,7 @@ def run_class(cls, config, parameters, options):
             trainable._iteration += 1
             done = bool(result.get("done")) or trainable._iteration == max_iteration
             if ((frequency and trainable._iteration % frequency == 0) or (done and at_end)
-                    or train.should_checkpoint()):
+                    or result.get("should_checkpoint") or train.should_checkpoint()):
                 _report_with_checkpoint(trainable, result)
             else:
                 train.report(result)
@@ -188,15 +194,29 @@ def _report_with_checkpoint(trainable, result):
     from tunerun import train
     with tempfile.TemporaryDirectory(prefix="tunerun-trainable-") as d:
         saved = trainable.save_checkpoint(d)
+        state = {"iteration": trainable._iteration}
         if isinstance(saved, dict):
             with open(os.path.join(d, _DICT_FILE), "wb") as f:
                 pickle.dump(saved, f)
-        elif saved is not None and os.path.abspath(saved) != os.path.abspath(d):
-            raise ValueError(f"{type(trainable).__name__}.save_checkpoint returned {saved!r}: "
-                             "expected None, a dict, or the checkpoint_dir it was given")
+        elif saved is not None:
+            state["path"] = _inside(trainable, saved, d)
         with open(os.path.join(d, _STATE_FILE), "w") as f:
-            json.dump({"iteration": trainable._iteration}, f)
+            json.dump(state, f)
         train.report(result, checkpoint=train.Checkpoint.from_directory(d))
+
+
+def _inside(trainable, saved, checkpoint_dir):
+    """The path save_checkpoint returned, relative to its checkpoint_dir ("" for
+    the directory itself). As Ray's (2.0-2.6), load_checkpoint gets the same
+    path under the directory the checkpoint is restored to."""
+    relative = None
+    if isinstance(saved, (str, os.PathLike)):
+        relative = os.path.relpath(os.path.abspath(saved), os.path.abspath(checkpoint_dir))
+    if relative is None or relative == os.pardir or relative.startswith(os.pardir + os.sep):
+        raise ValueError(f"{type(trainable).__name__}.save_checkpoint returned {saved!r}: "
+                         "expected None, a dict, or a path inside the checkpoint_dir it was "
+                         f"given ({checkpoint_dir})")
+    return "" if relative == os.curdir else relative
 
 
 class _WithParameters:

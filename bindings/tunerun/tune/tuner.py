@@ -124,6 +124,8 @@ def _trainable_spec(trainable):
     """(reference, trainable spec, extra param space, display name, with_parameters'
     pickled kwargs or None) of what Tuner was given."""
     resources, payload = {}, None
+    from tunerun.tune.registry import resolve_trainable
+    trainable = resolve_trainable(trainable)
     while isinstance(trainable, (_WithResources, _WithParameters)):
         if isinstance(trainable, _WithResources):
             resources = trainable.resources
@@ -177,21 +179,68 @@ def _expand(path):
     return os.path.expandvars(os.path.expanduser(path)) if isinstance(path, str) else path
 
 
-_names_given = set()  # default names this process gave, for Tuners not yet fit
+_taken = set()  # <storage_path>/<name> of the experiments this process named
+
+
+def _first_free(base, storage_path, exists):
+    """base, else base_2, base_3...: the first name whose folder in
+    storage_path no Tuner of this process took and exists(folder) denies."""
+    if not isinstance(storage_path, str) or not isinstance(base, str):
+        return base  # the spec's check names the bad keyword
+    name, n = base, 1
+    while True:
+        folder = os.path.abspath(os.path.join(storage_path, name))
+        if folder not in _taken and not exists(folder):
+            _taken.add(folder)
+            return name
+        n += 1
+        name = f"{base}_{n}"
 
 
 def _default_name(display, storage_path):
     """Ray's default experiment name, <trainable>_<date>_<time>; a name already
-    taken (an experiment in storage_path, or another Tuner of this process)
-    gets a suffix, so two unnamed fit() calls in the same second differ."""
-    base = f"{display}_{time.strftime('%Y-%m-%d_%H-%M-%S')}"
-    name, n = base, 1
-    while name in _names_given or (isinstance(storage_path, str)
-                                   and os.path.exists(os.path.join(storage_path, name))):
-        n += 1
-        name = f"{base}_{n}"
-    _names_given.add(name)
-    return name
+    taken (a folder in storage_path, or another Tuner of this process) gets a
+    suffix, so two unnamed fit() calls in the same second differ."""
+    return _first_free(f"{display}_{time.strftime('%Y-%m-%d_%H-%M-%S')}", storage_path,
+                       os.path.exists)
+
+
+def _free_name(name, storage_path):
+    """RunConfig(name=...) for a new run. Ray writes a second run of a name
+    into the same folder; here an experiment is one store, so a name whose
+    experiment exists (or that another Tuner of this process took) gets the
+    first free suffix, _2, _3..., and says so on stderr."""
+    free = _first_free(name, storage_path,
+                       lambda folder: os.path.exists(os.path.join(folder, "experiment.db")))
+    if free != name:
+        print(f"tunerun: experiment '{name}' exists in {storage_path}; this run is '{free}' "
+              f"(pick another RunConfig(name=) or remove the folder to keep the name)",
+              file=sys.stderr)
+    return free
+
+
+_JSON_LEAVES = (str, bool, int, float, type(None))
+
+
+def _check_constants(value, where):
+    """ValueError naming the first constant of the param_space that a config
+    cannot hold. Ray's config takes any object; here configs are stored (and
+    sent to the workers) as JSON, so other objects go by tune.with_parameters."""
+    from tunerun.tune.search_space import Domain, SampleFrom
+    if isinstance(value, dict):
+        for key, item in value.items():
+            _check_constants(item, f"{where}.{key}")
+    elif isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            _check_constants(item, f"{where}[{i}]")
+    elif isinstance(value, Domain):
+        for i, item in enumerate(value.args if value.kind == "grid_search" else ()):
+            _check_constants(item, f"{where}[{i}]")
+    elif not isinstance(value, (_JSON_LEAVES, SampleFrom)) and not hasattr(value, "dtype"):
+        raise ValueError(f"{where}: a {type(value).__name__} cannot be a config value here "
+                         "(configs are stored as JSON: dict, list, str, bool, int, float, "
+                         "None); pass it to the trainable with tune.with_parameters(trainable, "
+                         "name=value) instead")
 
 
 def _has_domains(space):
@@ -302,10 +351,16 @@ class Tuner:
         self._display = display
         if param_space is not None and not isinstance(param_space, dict):
             raise ValueError(f"param_space must be a dict, got {type(param_space).__name__}")
+        _check_constants(param_space or {}, "param_space")
         self._param_space = _merge(base_space, _with_searcher_space(
             self._tune_config.search_alg, param_space or {}))
-        self._name = self._run_config.name or _default_name(
-            display, _expand(self._run_config.storage_path))
+        storage_path = _expand(self._run_config.storage_path)
+        if not self._run_config.name:
+            self._name = _default_name(display, storage_path)
+        elif self._resume or _tunerun.is_worker():  # a worker runs the driver's experiment
+            self._name = self._run_config.name
+        else:
+            self._name = _free_name(self._run_config.name, storage_path)
         trainable_spec["name"] = f"{ref['module']}.{ref['qualname']}"
         ref["name"] = trainable_spec["name"]
         if ref["kind"] == "class":
@@ -433,7 +488,9 @@ class Tuner:
         if reporter is not None and self._tune_config.trial_name_creator is not None:
             reporter._name_trial = _TrialNamer(self._tune_config.trial_name_creator,
                                                self._display)
-        callbacks = list(self._run_config.callbacks or []) + ([reporter] if reporter else [])
+        from tunerun.tune.callback import _with_ray_hooks
+        callbacks = [_with_ray_hooks(c, self._display) for c in self._run_config.callbacks or []]
+        callbacks += [reporter] if reporter else []
         for callback in callbacks:
             callback.setup(stop=self._run_config.stop, num_samples=self._tune_config.num_samples,
                            total_num_samples=None, experiment_path=os.path.abspath(
@@ -450,7 +507,13 @@ class Tuner:
         if interrupted and self._run_config.verbose:
             print(f"tunerun: the experiment stopped early; continue it with "
                   f"tune.Tuner.restore({path!r}, trainable)", file=sys.stderr)
-        return ResultGrid.from_experiment(path)
+        grid = ResultGrid.from_experiment(path)
+        if callbacks:
+            from tunerun.tune.experiment import _trials_of
+            trials = _trials_of(grid)
+            for callback in callbacks:
+                callback.on_experiment_end(trials=trials)
+        return grid
 
     def get_results(self) -> ResultGrid:
         return ResultGrid.from_experiment(os.path.join(self._spec["storage_path"], self._name))

@@ -131,7 +131,14 @@ def _native(searcher, wrapper):
 
 
 class ConcurrencyLimiter(_NativeSearcher):
-    """At most `max_concurrent` live trials of the wrapped (C++) searcher."""
+    """At most `max_concurrent` live trials of the wrapped searcher: a C++
+    one in the engine; a Python one (a Searcher subclass, or OptunaSearch with a
+    define-by-run space) in _PythonLimiter below."""
+
+    def __new__(cls, searcher, max_concurrent, batch=False):
+        if isinstance(searcher, Searcher) and not isinstance(searcher, _NativeSearcher):
+            return _PythonLimiter(searcher, max_concurrent, batch)
+        return super().__new__(cls)
 
     def __init__(self, searcher, max_concurrent, batch=False):
         if batch:
@@ -140,6 +147,43 @@ class ConcurrencyLimiter(_NativeSearcher):
         self._algorithm = _native(searcher, "ConcurrencyLimiter")._algorithm
         super().__init__(searcher._metric, searcher._mode, searcher._space,
                          **searcher._options, max_concurrent=max_concurrent)
+
+
+class _PythonLimiter(Searcher):
+    """ConcurrencyLimiter over a Python searcher, as Ray's: suggest() answers
+    None (asked again later) while max_concurrent of its trials are live."""
+
+    def __init__(self, searcher, max_concurrent, batch=False):
+        if batch:
+            raise ValueError("ConcurrencyLimiter: batch=True is not supported (trials start "
+                             "as slots free up)")
+        if not isinstance(max_concurrent, int) or max_concurrent < 1:
+            raise ValueError(f"ConcurrencyLimiter: max_concurrent must be an int >= 1, got "
+                             f"{max_concurrent!r}")
+        super().__init__(searcher.metric, searcher.mode)
+        self.searcher = searcher
+        self.max_concurrent = max_concurrent
+        self._live = set()
+
+    def set_search_properties(self, metric, mode, config, **spec):
+        adopted = self.searcher.set_search_properties(metric, mode, config, **spec)
+        self._metric, self._mode = self.searcher.metric, self.searcher.mode
+        return adopted
+
+    def suggest(self, trial_id):
+        if len(self._live) >= self.max_concurrent:
+            return None
+        suggestion = self.searcher.suggest(trial_id)
+        if isinstance(suggestion, dict):
+            self._live.add(trial_id)
+        return suggestion
+
+    def on_trial_result(self, trial_id, result):
+        self.searcher.on_trial_result(trial_id, result)
+
+    def on_trial_complete(self, trial_id, result=None, error=False):
+        self._live.discard(trial_id)
+        self.searcher.on_trial_complete(trial_id, result=result, error=error)
 
 
 class Repeater(_NativeSearcher):
