@@ -23,14 +23,14 @@
 //                        [--problems a,b] [--only SEARCHER,...] [--no-optuna]
 //                        [--optuna-samplers nsga2,tpe,tpe_mv] [--quick]
 //                        [--optuna-log FILE] [--optuna-from FILE] [--optuna-jobs J]
-//                        [--motpe-options JSON] [--nsga2-options JSON]
+//                        [--motpe-options JSON] [--nsga2-options JSON] [--gp-options JSON]
 // --quick: 3 seeds and 100 trials (a CI-sized check). Optuna's runs take
 // far longer than ours (minutes per problem): --optuna-log keeps its output
 // lines, and --optuna-from reads such a file instead of running it again,
 // to compare settings of ours against one measurement of Optuna's;
-// --optuna-jobs runs that many of its studies at once. --motpe-options and
-// --nsga2-options override the rows "motpe" and "nsga2" (our defaults), to
-// compare settings.
+// --optuna-jobs runs that many of its studies at once. --motpe-options,
+// --nsga2-options and --gp-options override the rows "motpe", "nsga2" and
+// "gp" (our defaults), to compare settings.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -60,11 +60,10 @@ struct Searcher {
 
 std::vector<Searcher> searchers() {
   // *_as_optuna: ours with the settings of Optuna's sampler of that kind.
-  return {{"motpe", "motpe", Json::object()},
-          {"motpe_as_optuna", "motpe", {{"gamma", 0.1}}},
-          {"nsga2", "nsga2", Json::object()},
-          {"nsga2_as_optuna", "nsga2", {{"crossover", "uniform"}}},
-          {"random", "random", Json::object()}};
+  return {
+      {"motpe", "motpe", Json::object()}, {"motpe_as_optuna", "motpe", {{"gamma", 0.1}}},
+      {"nsga2", "nsga2", Json::object()}, {"nsga2_as_optuna", "nsga2", {{"crossover", "uniform"}}},
+      {"gp", "gp", Json::object()},       {"random", "random", Json::object()}};
 }
 
 // One run: the losses and constraint violation of every trial, in order.
@@ -177,7 +176,7 @@ int main(int argc, char** argv) {
   int seeds = 20, first_seed = 0, trials = 200, optuna_jobs = 1;
   bool constrained = false, optuna = true;
   std::string problems, only, optuna_samplers = "nsga2,tpe,tpe_mv", optuna_log, optuna_from;
-  Json motpe_options = Json::object(), nsga2_options = Json::object();
+  Json motpe_options = Json::object(), nsga2_options = Json::object(), gp_options = Json::object();
   for (int i = 1; i < argc; ++i) {
     const auto arg = [&](const char* name) { return !std::strcmp(argv[i], name) && i + 1 < argc; };
     if (arg("--seeds")) seeds = std::atoi(argv[++i]);
@@ -191,6 +190,7 @@ int main(int argc, char** argv) {
     if (arg("--optuna-jobs")) optuna_jobs = std::atoi(argv[++i]);
     if (arg("--motpe-options")) motpe_options = Json::parse(argv[++i]);
     if (arg("--nsga2-options")) nsga2_options = Json::parse(argv[++i]);
+    if (arg("--gp-options")) gp_options = Json::parse(argv[++i]);
     if (!std::strcmp(argv[i], "--constrained")) constrained = true;
     if (!std::strcmp(argv[i], "--no-optuna")) optuna = false;
     if (!std::strcmp(argv[i], "--quick")) {
@@ -247,6 +247,7 @@ int main(int argc, char** argv) {
       if (!listed(only, s.label)) continue;
       if (s.label == "motpe") s.options.update(motpe_options);
       if (s.label == "nsga2") s.options.update(nsga2_options);
+      if (s.label == "gp") s.options.update(gp_options);
       std::vector<std::vector<double>> hv(budgets.size());
       double ms = 0;
       for (int seed = first_seed; seed < first_seed + seeds; ++seed) {

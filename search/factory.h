@@ -21,7 +21,8 @@ struct SearcherContext {
 //                              prior_weight, multivariate, bandwidth ("neighbour" |
 //                              "scott"), weighting ("improvement" | "optuna"),
 //                              constant_liar
-//   "gp", "bayesopt"           GpSearcher (search/internal/gp.h): seed, points_to_evaluate,
+//   "gp", "bayesopt"           GpSearcher (search/internal/gp.h), one objective or several
+//                              (ParEGO): seed, points_to_evaluate,
 //                              n_startup_trials, n_candidates, fit_restarts,
 //                              output_transform ("power" | "rank" | "standardise"),
 //                              trust_region_dims

@@ -66,7 +66,7 @@ class Searcher {
     throw ConfigError::at_key(
         "metric",
         "this searcher optimises one metric; for several objectives use the search algorithm "
-        "\"motpe\" or \"nsga2\" (or random search)");
+        "\"motpe\", \"nsga2\" or \"gp\" (or random search)");
   }
 
   // Trials of earlier experiments (a sweep's warm_start), before the first

@@ -232,7 +232,7 @@ const SpecField kFields[] = {
      "RunConfig.storage_path", R"("elsewhere")"},
     {"metric", kMetricAccess,
      "the result key searchers, schedulers and the best trial judge by; empty: none; a list "
-     "names several objectives (searchers motpe, nsga2, random; the store's pareto_front)",
+     "names several objectives (searchers motpe, nsga2, gp, random; the store's pareto_front)",
      nullptr, "", "TuneConfig.metric", R"("accuracy")"},
     {"mode", kModeAccess,
      "whether a lower or a higher metric is better; with several objectives, one mode for all "
