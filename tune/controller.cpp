@@ -113,6 +113,7 @@ class TrialController::Impl {
                               ExperimentStatus::kRunning, std::move(objectives)});
     }
     if (options_.handle_signals) signals_.emplace();
+    raise_open_file_limit();  // a connection per rank, two with heartbeats
     const ChannelKeys keys = make_channel_keys(dir);
     channel_.emplace(zmq_, fmt::format("tcp://{}:*", options_.control_address), keys);
     keyed_launcher_.emplace(*options_.launcher, *channel_, keys.dir);
