@@ -135,12 +135,19 @@ TEST_CASE("an elastic trial shrinks onto the simulated nodes left when one is lo
   const auto db = spec.experiment_dir() / "experiment.db";
   CHECK(test::query(db, "SELECT status, num_failures FROM trials") ==
         std::vector<std::vector<std::string>>{{"TERMINATED", "0"}});
-  auto sizes = test::query(db,
-                           "SELECT json_extract(metrics, '$.world_size') FROM results ORDER BY "
-                           "training_iteration");
-  REQUIRE(sizes.size() == 30);  // every iteration once, across the shrink
-  CHECK(sizes.front()[0] == "4");
-  CHECK(sizes.back()[0] == "2");
+  // Every iteration once, on 4 ranks until the loss and on 2 from then on
+  // (the node stays lost: the trial never grows back).
+  const auto rows = test::query(db,
+                                "SELECT training_iteration, json_extract(metrics, '$.world_size') "
+                                "FROM results ORDER BY training_iteration");
+  REQUIRE(rows.size() == 30);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    INFO("iteration ", rows[i][0], " on ", rows[i][1], " ranks");
+    CHECK(rows[i][0] == std::to_string(i + 1));
+    CHECK(rows[i][1] == (i == 0 || rows[i - 1][1] == "4" ? rows[i][1] : "2"));
+  }
+  CHECK(rows.front()[1] == "4");
+  CHECK(rows.back()[1] == "2");
   // The restart after the loss ran on sim-n1 alone, with two ranks.
   CHECK(test::query(db,
                     "SELECT count(*), count(DISTINCT host), min(host) FROM placements WHERE "

@@ -71,6 +71,8 @@ void wait_for_results(const std::filesystem::path& dir, int64_t n) {
   FAIL("the experiment never reached " << n << " results");
 }
 
+// The sweeps of the CLI's cases below: worker processes always (those
+// cases are skipped where curve experiments run on simulated ranks).
 const char* kSlowSweep = R"(
 name = "slow"
 metric = "accuracy"
