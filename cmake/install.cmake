@@ -3,6 +3,7 @@
 #
 #   bin/tunerun                          the CLI
 #   lib/tunerun/tunerun-worker           the ranks of the CLI's trials
+#   lib/tunerun/tunerun-sim              the simulated ranks of launcher "sim"
 #   lib/tunerun/libtunerun_*.so          plug-in trainables the CLI loads as built-ins
 #   share/tunerun/examples/              the sweep files: `tunerun examples/quadratic.toml`
 #   include/{core,search,...}/*.h        the public headers (no internal/ ones)
@@ -33,7 +34,8 @@ target_compile_definitions(tunerun PRIVATE TUNERUN_DATA_DIR_FROM_BIN="${_tunerun
 # --- runtime -------------------------------------------------------------
 install(TARGETS tunerun EXPORT tunerunTargets
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT runtime)
-install(TARGETS tunerun-worker RUNTIME DESTINATION ${TUNERUN_PLUGIN_INSTALL_DIR} COMPONENT runtime)
+install(TARGETS tunerun-worker tunerun-sim
+        RUNTIME DESTINATION ${TUNERUN_PLUGIN_INSTALL_DIR} COMPONENT runtime)
 foreach(plugin tunerun_fashion_mnist tunerun_models)
   if(TARGET ${plugin})
     install(TARGETS ${plugin} LIBRARY DESTINATION ${TUNERUN_PLUGIN_INSTALL_DIR} COMPONENT runtime)

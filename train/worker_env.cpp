@@ -10,6 +10,7 @@
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <string_view>
 
 #include "core/errors.h"
@@ -17,8 +18,10 @@
 namespace train {
 namespace {
 
-std::string require(const char* name) {
-  const char* value = std::getenv(name);
+using Lookup = std::function<const char*(const char*)>;
+
+std::string require(const Lookup& lookup, const char* name) {
+  const char* value = lookup(name);
   if (value == nullptr || *value == '\0') {
     throw tune::Error(fmt::format("worker environment variable {} is not set", name));
   }
@@ -26,8 +29,8 @@ std::string require(const char* name) {
 }
 
 template <class T>
-T number(const char* name) {
-  std::string text = require(name);
+T number(const Lookup& lookup, const char* name) {
+  std::string text = require(lookup, name);
   T value{};
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (ec != std::errc() || end != text.data() + text.size()) {
@@ -39,24 +42,27 @@ T number(const char* name) {
 
 }  // namespace
 
-WorkerEnv WorkerEnv::from_environment() {
+WorkerEnv WorkerEnv::from_environment() { return from_variables(std::getenv); }
+
+WorkerEnv WorkerEnv::from_variables(const std::function<const char*(const char*)>& lookup) {
   WorkerEnv env;
-  env.controller = require(kEnvController);
-  env.trial_id = require(kEnvTrialId);
+  env.controller = require(lookup, kEnvController);
+  env.trial_id = require(lookup, kEnvTrialId);
   // A Slurm job step's tasks share one environment: each knows its rank
   // from Slurm (tune/slurm_launcher.h).
-  const char* rank = std::getenv("RANK");
-  env.rank = rank == nullptr && std::getenv("SLURM_PROCID") != nullptr ? number<int>("SLURM_PROCID")
-                                                                       : number<int>("RANK");
-  env.world_size = number<int>("WORLD_SIZE");
-  env.attempt = number<int>(kEnvAttempt);
-  env.parent_pid = number<long>(kEnvParentPid);
-  env.heartbeat_s = number<double>(kEnvHeartbeatS);
-  env.curve_server_key = require(kEnvCurveServerKey);
+  const char* rank = lookup("RANK");
+  env.rank = rank == nullptr && lookup("SLURM_PROCID") != nullptr
+                 ? number<int>(lookup, "SLURM_PROCID")
+                 : number<int>(lookup, "RANK");
+  env.world_size = number<int>(lookup, "WORLD_SIZE");
+  env.attempt = number<int>(lookup, kEnvAttempt);
+  env.parent_pid = number<long>(lookup, kEnvParentPid);
+  env.heartbeat_s = number<double>(lookup, kEnvHeartbeatS);
+  env.curve_server_key = require(lookup, kEnvCurveServerKey);
   if (env.rank < 0 || env.rank >= env.world_size) {
     throw tune::Error(fmt::format("RANK={} is outside WORLD_SIZE={}", env.rank, env.world_size));
   }
-  std::string key_file = require(kEnvCurveKeyFile);
+  std::string key_file = require(lookup, kEnvCurveKeyFile);
   if (auto at = key_file.find("%t"); at != std::string::npos) {
     key_file.replace(at, 2, std::to_string(env.rank));
   }

@@ -3,6 +3,7 @@
 // as torchrun does: RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -43,6 +44,9 @@ struct WorkerEnv {
   // Reads the variables above and the key file; throws tune::Error naming a
   // missing or malformed one.
   static WorkerEnv from_environment();
+  // The same from `lookup` (a variable's value, or nullptr when unset)
+  // instead of this process's environment: a simulated rank's (tune/sim/).
+  static WorkerEnv from_variables(const std::function<const char*(const char*)>& lookup);
 };
 
 // A loopback TCP port free right now, for a group's rendezvous store

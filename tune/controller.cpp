@@ -13,6 +13,7 @@
 #include "tune/rank_keys.h"
 #include "tune/refusal_log.h"
 #include "tune/signal_pipe.h"
+#include "tune/sim/sim_launcher.h"
 #include "tune/spec_validation.h"
 #include "tune/trial_runs.h"
 
@@ -32,7 +33,11 @@ class TrialController::Impl {
         log_(options_.verbosity, options_.progress) {
     finish_spec(spec_);
     if (options_.worker_argv.empty()) options_.worker_argv = {self_executable()};
-    if (!options_.launcher) options_.launcher = std::make_shared<LocalLauncher>();
+    if (!options_.launcher) {
+      options_.launcher = spec_.cluster.launcher == "sim"
+                              ? make_sim_launcher(spec_.simulation, options_.worker_argv.front())
+                              : std::make_shared<LocalLauncher>();
+    }
     // Workers may start elsewhere (working_dir): every path they get is absolute.
     spec_.storage_path = std::filesystem::absolute(spec_.storage_path);
     const double total_cpus =
@@ -108,6 +113,7 @@ class TrialController::Impl {
                               ExperimentStatus::kRunning, std::move(objectives)});
     }
     if (options_.handle_signals) signals_.emplace();
+    raise_open_file_limit();  // a connection per rank, two with heartbeats
     const ChannelKeys keys = make_channel_keys(dir);
     channel_.emplace(zmq_, fmt::format("tcp://{}:*", options_.control_address), keys);
     keyed_launcher_.emplace(*options_.launcher, *channel_, keys.dir);

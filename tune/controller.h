@@ -40,7 +40,8 @@ struct ControllerOptions {
   // How a worker starts: argv of an executable whose main() calls
   // train::run_worker() when tune::is_worker(). Empty: this executable.
   std::vector<std::string> worker_argv;
-  // Where ranks run. Null: child processes on this machine (LocalLauncher).
+  // Where ranks run. Null: child processes on this machine (LocalLauncher),
+  // or simulated ranks when the spec's cluster.launcher is "sim" (SimLauncher).
   // A launcher naming its own CPUs and GPUs (Launcher::total_cpus,
   // total_gpus) sizes the resource pool when the spec sets no total_cpus or
   // total_gpus.

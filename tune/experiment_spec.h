@@ -36,9 +36,33 @@ struct TrainableSpec : Resources {
 // Where the ranks run ([cluster] in a sweep file); the CLI's --launcher and
 // --control-address override it.
 struct ClusterSpec {
-  std::string launcher = "auto";  // local | slurm | auto: slurm when SLURM_JOB_ID is set
+  // local | slurm | auto: slurm when SLURM_JOB_ID is set | sim: simulated
+  // ranks on simulated nodes ([simulation], tune/sim/sim_launcher.h)
+  std::string launcher = "auto";
   std::string control_address;    // the IPv4 address ranks reach the controller at
   std::string control_interface;  // or the interface whose IPv4 address that is
+};
+
+// The simulated cluster of launcher "sim" ([simulation] in a sweep file):
+// its nodes, how long an iteration takes, the faults it injects, the seed of
+// every random draw. Rates of deaths and losses are per simulated hour; a
+// late report's chance is per report.
+struct SimulationSpec {
+  int nodes = 4;
+  int cpus_per_node = 8;
+  int gpus_per_node = 0;
+  // An iteration's mean duration where a trial's config sets no sleep_s; 0:
+  // none, ranks report as fast as the controller answers.
+  double iteration_s = 0;
+  // Each duration is the mean times a factor drawn uniformly from
+  // [1 - jitter, 1 + jitter].
+  double iteration_jitter = 0;
+  double rank_death_rate = 0;   // per rank and hour: it dies (SIGKILL), failing its trial
+  double node_loss_rate = 0;    // per node and hour: every rank on it dies, no trial charged
+  double node_recovery_s = 60;  // a lost node is back this long after; 0: never
+  double late_report_rate = 0;  // per report: it comes late_report_s late (a straggler)
+  double late_report_s = 5;
+  uint64_t seed = 0;  // every draw of the simulation: the same seed, the same draws per rank
 };
 
 struct ExperimentSpec {
@@ -76,6 +100,7 @@ struct ExperimentSpec {
   Mode checkpoint_score_order = Mode::kMax;  // which scores are better (Ray: "max")
 
   ClusterSpec cluster;
+  SimulationSpec simulation;
   TrainableSpec trainable;
   ParamSpace param_space;
   std::string search_algorithm = "random";

@@ -324,9 +324,11 @@ const SpecField kFields[] = {
 
     {"cluster.launcher", field_at<&ES::cluster, &ClusterSpec::launcher>,
      "where ranks run: local, slurm (job steps of the allocation), auto: slurm when "
-     "SLURM_JOB_ID is set; the CLI's --launcher overrides it",
-     [](const Json& v) { return v == "local" || v == "slurm" || v == "auto"; },
-     "'{}' is not a launcher; use \"local\", \"slurm\" or \"auto\" (slurm inside an allocation)",
+     "SLURM_JOB_ID is set, sim: simulated ranks on the nodes of [simulation]; the CLI's "
+     "--launcher overrides it",
+     [](const Json& v) { return v == "local" || v == "slurm" || v == "auto" || v == "sim"; },
+     "'{}' is not a launcher; use \"local\", \"slurm\", \"auto\" (slurm inside an "
+     "allocation) or \"sim\"",
      "", R"("slurm")"},
     {"cluster.control_address", field_at<&ES::cluster, &ClusterSpec::control_address>,
      "the IPv4 address ranks reach the controller at; empty: loopback, or control_interface's",
@@ -334,6 +336,43 @@ const SpecField kFields[] = {
     {"cluster.control_interface", field_at<&ES::cluster, &ClusterSpec::control_interface>,
      "or the network interface whose IPv4 address that is; empty: none", nullptr, "", "",
      R"("eth0")"},
+
+    {"simulation.nodes", field_at<&ES::simulation, &SimulationSpec::nodes>,
+     "simulated nodes (launcher \"sim\")", [](const Json& v) { return v >= 1 && v <= 100000; },
+     "must be between 1 and 100000", "", "16"},
+    {"simulation.cpus_per_node", field_at<&ES::simulation, &SimulationSpec::cpus_per_node>,
+     "CPUs of each simulated node", [](const Json& v) { return v >= 1 && v <= 100000; },
+     "must be between 1 and 100000", "", "64"},
+    {"simulation.gpus_per_node", field_at<&ES::simulation, &SimulationSpec::gpus_per_node>,
+     "GPUs of each simulated node", [](const Json& v) { return v >= 0 && v <= 1024; },
+     "must be between 0 and 1024", "", "8"},
+    {"simulation.iteration_s", field_at<&ES::simulation, &SimulationSpec::iteration_s>,
+     "seconds a simulated iteration takes, where a trial's config sets no sleep_s (which is "
+     "its duration then); 0: none, ranks report as fast as the controller answers",
+     [](const Json& v) { return v >= 0; }, "must be >= 0", "", "30.5"},
+    {"simulation.iteration_jitter", field_at<&ES::simulation, &SimulationSpec::iteration_jitter>,
+     "each iteration lasts its mean times a factor drawn from [1 - jitter, 1 + jitter]",
+     [](const Json& v) { return v >= 0 && v < 1; }, "must be >= 0 and < 1", "", "0.25"},
+    {"simulation.rank_death_rate", field_at<&ES::simulation, &SimulationSpec::rank_death_rate>,
+     "deaths per simulated rank and hour (it is killed, failing its trial under max_failures)",
+     [](const Json& v) { return v >= 0; }, "must be >= 0", "", "0.5"},
+    {"simulation.node_loss_rate", field_at<&ES::simulation, &SimulationSpec::node_loss_rate>,
+     "losses per simulated node and hour: its ranks die, their trials are not charged",
+     [](const Json& v) { return v >= 0; }, "must be >= 0", "", "0.1"},
+    {"simulation.node_recovery_s", field_at<&ES::simulation, &SimulationSpec::node_recovery_s>,
+     "a lost node takes ranks again this long after; 0: never",
+     [](const Json& v) { return v >= 0; }, "must be >= 0 (0: never)", "", "600.5"},
+    {"simulation.late_report_rate", field_at<&ES::simulation, &SimulationSpec::late_report_rate>,
+     "the chance that a report comes late_report_s late (a straggling iteration; its "
+     "heartbeats go on)",
+     [](const Json& v) { return v >= 0 && v <= 1; }, "must be between 0 and 1", "", "0.01"},
+    {"simulation.late_report_s", field_at<&ES::simulation, &SimulationSpec::late_report_s>,
+     "how late a late report comes, in seconds", [](const Json& v) { return v >= 0; },
+     "must be >= 0", "", "20.5"},
+    {"simulation.seed", field_at<&ES::simulation, &SimulationSpec::seed>,
+     "seeds every draw of the simulation (durations, faults): per rank, the same seed gives "
+     "the same draws",
+     nullptr, "", "", "7"},
 };
 
 }  // namespace

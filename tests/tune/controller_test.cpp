@@ -307,7 +307,8 @@ TEST_CASE("a trial needing more CPUs than exist is refused before anything is wr
   CHECK_FALSE(std::filesystem::exists(spec.experiment_dir()));
 }
 
-TEST_CASE("STRICT_SPREAD of two ranks is refused on one machine before anything is written") {
+TEST_CASE("STRICT_SPREAD of two ranks is refused on one machine before anything is written" *
+          doctest::skip(test::kSimulatedRanks)) {
   test::ScratchDir dir;
   ExperimentSpec spec = curve_spec(dir, "strict_spread");
   spec.trainable.num_workers = 2;
@@ -434,7 +435,8 @@ TEST_CASE("a paused and resumed trial keeps its first start, only status changes
   }
 }
 
-TEST_CASE("a group that cannot start fails its trial under max_failures, not the experiment") {
+TEST_CASE("a group that cannot start fails its trial under max_failures, not the experiment" *
+          doctest::skip(test::kSimulatedRanks)) {
   test::ScratchDir dir;
   ExperimentSpec spec = curve_spec(dir, "no_binary");
   spec.max_failures = 1;

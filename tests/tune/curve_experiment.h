@@ -1,12 +1,26 @@
 // The experiments most controller tests start from: the learning_curve
 // built-in on 2 CPUs (checkpointed_curve: 8 iterations, a checkpoint every
 // iteration), run through the real controller with tunerun workers.
+//
+// Built with TUNERUN_TEST_LAUNCHER="sim" (tests/sim), the same experiments
+// run on simulated ranks (tune/sim/sim_launcher.h) instead: the scenarios
+// of the files compiled so assert the same of the simulated launcher. A
+// test case that needs real processes is skipped there:
+//   TEST_CASE("..." * doctest::skip(test::kSimulatedRanks))
 #pragma once
+
+#include <string_view>
 
 #include "test_util.h"
 #include "tune/controller.h"
 
 namespace tune::test {
+
+#ifdef TUNERUN_TEST_LAUNCHER
+inline constexpr bool kSimulatedRanks = std::string_view(TUNERUN_TEST_LAUNCHER) == "sim";
+#else
+inline constexpr bool kSimulatedRanks = false;
+#endif
 
 // The learning_curve built-in maximising accuracy on 2 CPUs, nothing else set.
 inline ExperimentSpec curve(const ScratchDir& dir, const std::string& name) {
@@ -17,6 +31,7 @@ inline ExperimentSpec curve(const ScratchDir& dir, const std::string& name) {
   spec.mode = Mode::kMax;
   spec.total_cpus = 2;
   spec.trainable.name = "learning_curve";
+  if (kSimulatedRanks) spec.cluster.launcher = "sim";
   return spec;
 }
 

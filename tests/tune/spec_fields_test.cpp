@@ -90,7 +90,7 @@ TEST_CASE("the table: keys unique, each with a doc and a type, sections as a swe
     CHECK_FALSE(field.doc.empty());
     CHECK_FALSE(field.access.type.empty());
   }
-  CHECK(tune::spec_sections() == std::vector<std::string_view>{"", "trainable", "search",
-                                                               "scheduler", "resources", "failure",
-                                                               "checkpoint", "cluster"});
+  CHECK(tune::spec_sections() ==
+        std::vector<std::string_view>{"", "trainable", "search", "scheduler", "resources",
+                                      "failure", "checkpoint", "cluster", "simulation"});
 }

@@ -6,10 +6,10 @@
 #include <cmath>
 #include <csignal>
 #include <cstdlib>
-#include <fstream>
 #include <numbers>
 #include <thread>
 
+#include "train/builtins/learning_curve.h"
 #include "train/session.h"
 #include "train/trainable.h"
 
@@ -33,39 +33,27 @@ void branin(const tune::Config& config) {
 }
 
 void learning_curve(const tune::Config& config) {
-  const int64_t iterations = config.get<int64_t>("iterations", 100);
-  const double ceiling = config.get<double>("ceiling", 0.9);
-  const double speed = config.get<double>("speed", 0.1);
-  const double sleep_s = config.get<double>("sleep_s", 0.0);
-  const int64_t checkpoint_every = config.get<int64_t>("checkpoint_every", 0);
-  // Also checkpoint where the scheduler may act (train::should_checkpoint):
-  // all that pausing, resuming and cloning need.
-  const bool checkpoint_for_scheduler = config.get<bool>("checkpoint_for_scheduler", false);
-  const int64_t fail_at = config.get<int64_t>("fail_at", 0);
-  const int64_t crash_at = config.get<int64_t>("crash_at", 0);
-  const int64_t hang_at = config.get<int64_t>("hang_at", 0);
-  const int64_t vanish_at = config.get<int64_t>("vanish_at", 0);
+  const LearningCurve curve = LearningCurve::from_config(config);
   // Injected failures strike the first attempt only, so a restart can succeed.
   const bool first_attempt = get_context().attempt == 0;
   int64_t start = 1;
-  if (auto checkpoint = get_checkpoint()) {
-    std::ifstream in(checkpoint->path() / "state.json");
-    start = tune::Json::parse(in).at("t").get<int64_t>() + 1;
-  }
-  for (int64_t t = start; t <= iterations; ++t) {
-    if (sleep_s > 0) std::this_thread::sleep_for(std::chrono::duration<double>(sleep_s));
-    if (first_attempt && t == fail_at) {
+  if (auto checkpoint = get_checkpoint()) start = read_curve_checkpoint(checkpoint->path()) + 1;
+  for (int64_t t = start; t <= curve.iterations; ++t) {
+    if (curve.sleep_s > 0) {
+      std::this_thread::sleep_for(std::chrono::duration<double>(curve.sleep_s));
+    }
+    if (first_attempt && t == curve.fail_at) {
       throw std::runtime_error(fmt::format("injected failure at iteration {}", t));
     }
-    if (first_attempt && t == crash_at) std::_Exit(3);
-    if (first_attempt && t == vanish_at) std::_Exit(0);  // gone without a word, exit code 0
-    if (first_attempt && t == hang_at) raise(SIGSTOP);   // a hung rank: alive, silent
-    const double accuracy = ceiling * (1 - std::exp(-speed * static_cast<double>(t)));
-    const tune::Json metrics = {{"accuracy", accuracy}, {"loss", 1 - accuracy}};
-    if ((checkpoint_every > 0 && t % checkpoint_every == 0) ||
-        (checkpoint_for_scheduler && should_checkpoint())) {
+    if (first_attempt && t == curve.crash_at) std::_Exit(3);
+    if (first_attempt && t == curve.vanish_at) std::_Exit(0);  // gone without a word, exit code 0
+    if (first_attempt && t == curve.hang_at) raise(SIGSTOP);   // a hung rank: alive, silent
+    const tune::Json metrics = curve.metrics(t);
+    // Also checkpoint where the scheduler may act (train::should_checkpoint):
+    // all that pausing, resuming and cloning need.
+    if (curve.checkpoints_at(t) || (curve.checkpoint_for_scheduler && should_checkpoint())) {
       auto dir = make_checkpoint_dir();
-      if (get_context().world_rank == 0) std::ofstream(dir / "state.json") << tune::Json{{"t", t}};
+      if (get_context().world_rank == 0) write_curve_checkpoint(dir, t);
       report(metrics, Checkpoint::from_directory(dir));
     } else {
       report(metrics);

@@ -18,7 +18,9 @@
 #include "tune/cli/run_experiment.h"
 #include "tune/controller.h"
 #include "tune/experiment_spec_json.h"
+#include "tune/local_launcher.h"
 #include "tune/process.h"
+#include "tune/sim/sim_launcher.h"
 #include "tune/slurm_launcher.h"
 #include "tune/sweep_file.h"
 
@@ -104,9 +106,10 @@ void add_output_options(CLI::App* cmd, OutputOptions& options) {
 void add_cluster_options(CLI::App* cmd, ClusterOptions& options) {
   cmd->add_option("--launcher", options.launcher,
                   "Where ranks run: local (this machine), slurm (job steps in this Slurm "
-                  "allocation), auto: slurm when SLURM_JOB_ID is set (default: [cluster] "
-                  "launcher in the sweep file, else auto)")
-      ->check(CLI::IsMember({"auto", "local", "slurm"}));
+                  "allocation), auto: slurm when SLURM_JOB_ID is set, sim: simulated ranks on "
+                  "the nodes of [simulation] (default: [cluster] launcher in the sweep file, "
+                  "else auto)")
+      ->check(CLI::IsMember({"auto", "local", "slurm", "sim"}));
   cmd->add_option("--control-address", options.control_address,
                   "The IP address the ranks reach the controller at (with slurm: one the nodes "
                   "route to; default: [cluster] control_address or control_interface)");
@@ -171,11 +174,16 @@ void run_experiment(const ExperimentSpec& spec, const OutputOptions& output,
     }
     options.launcher = std::make_shared<SlurmLauncher>(read_slurm_allocation());
   }
+  if (options.worker_argv.empty()) options.worker_argv = worker_argv();
+  if (launcher == "sim") {
+    options.launcher = make_sim_launcher(spec.simulation, options.worker_argv.front());
+  } else if (launcher == "local") {
+    options.launcher = std::make_shared<LocalLauncher>();  // over the file's "sim"
+  }
   if (!address.empty()) options.control_address = address;
   options.verbosity = output.verbosity;
   options.progress = make_progress_reporter(output.progress);
   options.handle_signals = true;
-  if (options.worker_argv.empty()) options.worker_argv = worker_argv();
   TrialController controller(spec, options);
   ExperimentSummary summary = controller.run();
   if (output.verbosity > 0) print_summary(spec, summary);

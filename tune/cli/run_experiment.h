@@ -17,8 +17,9 @@ struct OutputOptions {
 // Adds -q/--quiet, -v/--verbose and --progress auto|live|plain to `cmd`.
 void add_output_options(CLI::App* cmd, OutputOptions& options);
 
-// Where `run` and `resume` start ranks: --launcher local|slurm|auto (auto:
-// slurm inside a Slurm allocation, SLURM_JOB_ID set) and --control-address,
+// Where `run` and `resume` start ranks: --launcher local|slurm|auto|sim
+// (auto: slurm inside a Slurm allocation, SLURM_JOB_ID set; sim: simulated
+// ranks, tune/sim/sim_launcher.h) and --control-address,
 // the address the nodes reach the controller at.
 // Override the sweep file's [cluster] section when given.
 struct ClusterOptions {

@@ -1,0 +1,71 @@
+// PeerHost: the process of the simulated peers (tunerun-sim, started by the
+// SimLauncher, tune/sim/sim_launcher.h). One event loop holds every
+// simulated rank (tune/sim/sim_peer.h) and node: it polls the launcher's
+// channel (tune/sim/sim_wire.h) and every peer's control socket, and runs
+// what the one EventQueue says is due. No thread per peer; ZeroMQ's one I/O
+// thread carries every connection.
+//
+// From the launcher it takes launches (a SimPeer per rank, on the node the
+// launcher placed it), signals (the group's live ranks die of them) and
+// node losses; it sends back every rank's exit and each node lost or back.
+// Nodes are lost at random too ([simulation] node_loss_rate, drawn from the
+// simulation's seed) and come back node_recovery_s later.
+//
+// Single-threaded; run() returns when the launcher closes its end.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+#include <zmq.hpp>
+
+#include "core/config.h"
+#include "tune/sim/event_queue.h"
+#include "tune/sim/sim_peer.h"
+
+namespace tune::sim {
+
+class PeerHost {
+ public:
+  // `fd`: this end of the launcher's socketpair.
+  explicit PeerHost(int fd);
+
+  // Serves the launcher until it closes its end. Throws Error when the
+  // channel fails otherwise.
+  void run();
+
+ private:
+  void on_message(const Json& message);
+  void launch(const Json& message);
+  void start_rank(int64_t group, const Json& group_env, const Json& rank);
+  void signal_group(int64_t group, int signal);
+  void lose_node(int node, const std::string& why);
+  void node_back(int node);
+  void schedule_loss(int node);
+  void on_exit(const SimPeer& peer, const ExitStatus& status, const std::string& node_lost);
+  void post_exit(int64_t group, int rank, const ExitStatus& status, const std::string& node_lost);
+  // Sends at once when nothing waits before it: a rank's exit or idleness
+  // reaches the launcher before what the rank sends the controller next.
+  void post(Json message);
+  void flush();
+  int next_timeout_ms();
+
+  int fd_;
+  SimulationSpec simulation_;
+  std::vector<std::string> node_names_;
+  std::vector<bool> node_up_;
+  std::mt19937_64 node_rng_;  // the nodes' losses
+  zmq::context_t zmq_{1};
+  EventQueue events_;
+  PeerWorld world_;
+  std::map<std::pair<int64_t, int>, std::unique_ptr<SimPeer>> peers_;  // by (group, rank)
+  std::deque<Json> outbox_;  // to the launcher, sent as its socket takes them
+  bool closed_ = false;      // the launcher closed its end
+};
+
+}  // namespace tune::sim
