@@ -178,12 +178,15 @@ void RunEnds::conclude(Trial& trial, bool keep_ranks) {
                                   .num_failures = trial.num_failures,
                                   .max_failures = parts_.spec.max_failures,
                                   .experiment_stopping = wind_down_.winding_down(),
-                                  .cluster_fault = trial.cluster_fault});
+                                  .cluster_fault = trial.cluster_fault,
+                                  .cluster_ends_in_row = trial.cluster_ends_in_row});
   // An elastic trial's pause to grow is no pause: it waits to start again.
   if (trial.resizing && outcome.next == TrialPhase::kPaused) {
     outcome = {TrialPhase::kPending, trial.end_reason};
   }
   if (outcome.failure) ++trial.num_failures;
+  if (trial.cluster_fault)
+    trial.cluster_ends_in_row = outcome.failure ? 0 : trial.cluster_ends_in_row + 1;
   if (outcome.next == TrialPhase::kPending) ++trial.attempt;
   const bool pausing = trial.phase == TrialPhase::kPausing;
   parts_.trials.transition(trial, outcome.next, outcome.reason, unix_now());
@@ -195,7 +198,13 @@ void RunEnds::conclude(Trial& trial, bool keep_ranks) {
       parts_.log.log(1, "{}: {}", trial.id, outcome.reason);
     } else if (outcome.next == TrialPhase::kPending) {
       parts_.log.log(1, "{} failed ({}); restarting, attempt {}{}", trial.id, trial.error,
-                     trial.attempt, outcome.failure ? "" : " (not counted against max_failures)");
+                     trial.attempt,
+                     !outcome.failure ? std::string(" (not counted against max_failures)")
+                     : trial.cluster_fault
+                         ? fmt::format(" (counted against max_failures: the cluster ended {} runs "
+                                       "in a row without a new result)",
+                                       kClusterEndsCharged)
+                         : std::string());
     }
     notify_end(trial);
   }
