@@ -1,5 +1,6 @@
-// On the local Slurm cluster: a node that dies under a running trial, and an
-// experiment directory that one node does not share.
+// On the local Slurm cluster: a node that dies under a running trial, one
+// where Slurm holds every step of ours, and an experiment directory that
+// one node does not share.
 #include <doctest/doctest.h>
 
 #include <fstream>
@@ -8,6 +9,7 @@
 
 #include "../tune/sqlite_query.h"
 #include "local_cluster.h"
+#include "tune/slurm_nodes.h"
 
 using namespace tune;
 using test::LocalCluster;
@@ -316,4 +318,39 @@ TEST_CASE("on Slurm, a step Slurm holds pending is placed again, never charged a
                     "SELECT count(*) FROM trial_events WHERE reason LIKE "
                     "'%Slurm holds its step pending%'")[0][0] != "0");
   CHECK(run.output.find("heartbeat timeout") == std::string::npos);
+}
+
+TEST_CASE("on Slurm, a node where Slurm holds every step of ours fails, and the trial goes on") {
+  LocalCluster cluster;
+  if (cluster.skipped()) return;
+  test::ScratchDir dir;
+  dir.write("stuck.toml", test::sweep("stuck", "cpus_per_worker = 2\n",
+                                      "speed = 0.1\niterations = 10\nsleep_s = 0.3\n"
+                                      "checkpoint_every = 1\n\n[failure]\nmax_failures = 0\n"));
+  // A step tunerun does not know of holds n1's CPUs longer than the test
+  // lasts: probe steps (--overlap) pass there, the trial's steps are held.
+  const std::string script =
+      "srun --jobid=\\$SLURM_JOB_ID --quiet --nodelist=n1 --nodes=1 --ntasks=1 --exclusive "
+      "--cpus-per-task=2 sleep 100 & sleep 1; '" +
+      std::string(TUNERUN_BINARY) +
+      "' run stuck.toml --storage-path runs --control-address 198.18.0.1 -q; code=\\$?; "
+      "kill \\$!; wait; exit \\$code";
+  auto run = test::run_shell("cd '" + dir.path().string() + "' && '" + test::kCluster +
+                             "' run salloc --nodes=2 --exclusive --no-kill --quiet sh -c \"" +
+                             script + "\"");
+  INFO(run.output);
+  CHECK(run.exit_code == 0);
+  CHECK(run.output.find(fmt::format("node n1 failed ({} steps in a row there never started",
+                                    kUnstartedStepsFailed)) != std::string::npos);
+  const auto db = dir.path() / "runs/stuck/experiment.db";
+  CHECK(test::query(db, "SELECT status, num_failures FROM trials") ==
+        std::vector<std::vector<std::string>>{{"TERMINATED", "0"}});
+  CHECK(iteration_counts(db, "stuck_00000") == std::vector<std::string>{"10", "10", "10"});
+  // Held there that many times, then placed on n2, where it ran.
+  CHECK(test::query(db,
+                    "SELECT count(*) FROM trial_events WHERE to_status = 'PENDING' AND reason "
+                    "LIKE '%Slurm holds its step pending%'")[0][0] ==
+        std::to_string(kUnstartedStepsFailed));
+  CHECK(test::query(db, "SELECT DISTINCT host FROM placements") ==
+        std::vector<std::vector<std::string>>{{"n2"}});
 }
