@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <map>
 #include <thread>
 
 #include "curve_experiment.h"
@@ -182,6 +183,32 @@ TEST_CASE("kill -9 of the controller mid-sweep, then resume: every trial once, n
   }
   CHECK(store.num_results() == 36);
   CHECK(before <= 36);
+}
+
+TEST_CASE("after a resume each run of a trial is an attempt of its own in placements") {
+  test::ScratchDir dir;
+  dir.write("slow.toml", kSlowSweep);
+  const auto experiment = dir.path() / "runs/slow";
+  pid_t controller = start_tunerun({"slow.toml"}, dir.path());
+  wait_for_results(experiment, 4);
+  kill(controller, SIGKILL);
+  wait_exit(controller);
+  auto resume = test::run_tunerun("resume runs/slow", dir.path());
+  INFO(resume.output);
+  REQUIRE(resume.exit_code == 0);
+  // One rank per run: one placement per attempt.
+  std::map<std::string, std::vector<int64_t>> attempts;
+  for (const auto& p : storage::ExperimentStore::open_read_only(experiment).placements()) {
+    attempts[p.trial_id].push_back(p.attempt);
+  }
+  bool resumed = false;
+  for (auto& [trial, seen] : attempts) {
+    INFO(trial);
+    std::sort(seen.begin(), seen.end());
+    CHECK(std::adjacent_find(seen.begin(), seen.end()) == seen.end());
+    resumed |= seen.size() > 1;
+  }
+  CHECK(resumed);  // a trial that ran before the kill ran again after it
 }
 
 TEST_CASE("kill -9 of the controller: every result a rank was told is on disk is there") {
