@@ -98,3 +98,27 @@ def reads_its_dataset_shard(config):
     dist.all_gather_object(seen, xs)
     train.report({"shards": seen, "backend": dist.get_backend(),
                   "batches": len(list(shard.iter_batches(batch_size=2, drop_last=True)))})
+
+
+def elastic_steps(config):
+    """An elastic train loop: resumes from its checkpoint at whatever world
+    size it gets, and reports the world size it saw (as "seen")."""
+    import json
+    import os
+    import tempfile
+    import time
+    context = train.get_context()
+    start = 0
+    checkpoint = train.get_checkpoint()
+    if checkpoint is not None:
+        with open(os.path.join(checkpoint.path, "state.json")) as f:
+            start = json.load(f)["step"]
+    for step in range(start + 1, config["steps"] + 1):
+        time.sleep(config["sleep_s"])
+        with tempfile.TemporaryDirectory() as d:
+            saved = None
+            if context.get_world_rank() == 0:
+                with open(os.path.join(d, "state.json"), "w") as f:
+                    json.dump({"step": step}, f)
+                saved = train.Checkpoint.from_directory(d)
+            train.report({"step": step, "seen": context.get_world_size()}, checkpoint=saved)
