@@ -56,16 +56,18 @@ TEST_CASE("on Slurm, an elastic trial shrinks onto the nodes left when one dies"
   CHECK(log.find("node n2 failed") != std::string::npos);
 }
 
+// A rank takes a whole node of three: the short trial gets two nodes, the
+// long one starts on the third alone and grows once the short one ended.
+const std::string kGrowSweep = test::sweep("grow", "num_workers = [1, 2]\ncpus_per_worker = 2\n",
+                                           "speed = 0.1\niterations = { grid_search = [4, 40] }\n"
+                                           "sleep_s = 0.4\ncheckpoint_every = 1\n\n[failure]\n"
+                                           "max_failures = 0\n");
+
 TEST_CASE("on Slurm, an elastic trial started small grows at a checkpoint once a node frees") {
   LocalCluster cluster(test::ClusterNodes{.nodes = 3});
   if (cluster.skipped()) return;
   test::ScratchDir dir;
-  // A rank takes a whole node: the short trial gets two nodes, the long one
-  // starts on the third alone and grows once the short one ended.
-  dir.write("grow.toml", test::sweep("grow", "num_workers = [1, 2]\ncpus_per_worker = 2\n",
-                                     "speed = 0.1\niterations = { grid_search = [4, 40] }\n"
-                                     "sleep_s = 0.4\ncheckpoint_every = 1\n\n[failure]\n"
-                                     "max_failures = 0\n"));
+  dir.write("grow.toml", kGrowSweep);
   auto run =
       test::run_shell("cd '" + dir.path().string() + "' && " +
                       LocalCluster::tunerun_command("run grow.toml --storage-path runs", true, 3));

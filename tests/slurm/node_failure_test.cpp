@@ -64,6 +64,24 @@ std::string status_line(const std::string& output, const std::string& host) {
   return output.substr(at + 1, output.find('\n', at + 1) - at - 1);
 }
 
+// Runs `tunerun run SWEEP` from `dir` in a 2-node allocation beside a step
+// tunerun does not know of, which holds every CPU of `node` for `seconds`
+// (cancelled when tunerun exits): a trial step placed there waits inside
+// Slurm, its CPUs free as tunerun counts them, while probe steps
+// (--overlap) pass there.
+test::CommandResult run_beside_foreign_step(const std::filesystem::path& dir,
+                                            const std::string& sweep, const std::string& node,
+                                            int seconds) {
+  const std::string script = fmt::format(
+      "srun --jobid=\\$SLURM_JOB_ID --quiet --nodelist={} --nodes=1 --ntasks=1 --exclusive "
+      "--cpus-per-task=2 sleep {} & sleep 1; '{}' run {} --storage-path runs --control-address "
+      "198.18.0.1 -q; code=\\$?; kill \\$!; wait; exit \\$code",
+      node, seconds, TUNERUN_BINARY, sweep);
+  return test::run_shell("cd '" + dir.string() + "' && '" + test::kCluster +
+                         "' run salloc --nodes=2 --exclusive --no-kill --quiet sh -c \"" + script +
+                         "\"");
+}
+
 }  // namespace
 
 TEST_CASE("on Slurm, a trial whose node dies restarts from its checkpoint on the other node") {
@@ -295,17 +313,8 @@ TEST_CASE("on Slurm, a step Slurm holds pending is placed again, never charged a
                                      "speed = { grid_search = [0.1, 0.2] }\niterations = 20\n"
                                      "sleep_s = 0.5\ncheckpoint_every = 1\n\n[failure]\n"
                                      "max_failures = 0\nheartbeat_timeout_s = 12\n"));
-  // A step tunerun does not know of holds n2's CPUs for 25 s: the trial
-  // placed there waits inside Slurm, its CPUs free as tunerun counts them.
-  const std::string script =
-      "srun --jobid=\\$SLURM_JOB_ID --quiet --nodelist=n2 --nodes=1 --ntasks=1 --exclusive "
-      "--cpus-per-task=2 sleep 25 & sleep 1; '" +
-      std::string(TUNERUN_BINARY) +
-      "' run held.toml --storage-path runs --control-address 198.18.0.1 -q; code=\\$?; wait; "
-      "exit \\$code";
-  auto run = test::run_shell("cd '" + dir.path().string() + "' && '" + test::kCluster +
-                             "' run salloc --nodes=2 --exclusive --no-kill --quiet sh -c \"" +
-                             script + "\"");
+  // n2's CPUs are held for 25 s.
+  auto run = run_beside_foreign_step(dir.path(), "held.toml", "n2", 25);
   INFO(run.output);
   CHECK(run.exit_code == 0);
   const auto db = dir.path() / "runs/held/experiment.db";
@@ -327,17 +336,9 @@ TEST_CASE("on Slurm, a node where Slurm holds every step of ours fails, and the 
   dir.write("stuck.toml", test::sweep("stuck", "cpus_per_worker = 2\n",
                                       "speed = 0.1\niterations = 10\nsleep_s = 0.3\n"
                                       "checkpoint_every = 1\n\n[failure]\nmax_failures = 0\n"));
-  // A step tunerun does not know of holds n1's CPUs longer than the test
-  // lasts: probe steps (--overlap) pass there, the trial's steps are held.
-  const std::string script =
-      "srun --jobid=\\$SLURM_JOB_ID --quiet --nodelist=n1 --nodes=1 --ntasks=1 --exclusive "
-      "--cpus-per-task=2 sleep 100 & sleep 1; '" +
-      std::string(TUNERUN_BINARY) +
-      "' run stuck.toml --storage-path runs --control-address 198.18.0.1 -q; code=\\$?; "
-      "kill \\$!; wait; exit \\$code";
-  auto run = test::run_shell("cd '" + dir.path().string() + "' && '" + test::kCluster +
-                             "' run salloc --nodes=2 --exclusive --no-kill --quiet sh -c \"" +
-                             script + "\"");
+  // n1's CPUs are held longer than the test lasts: probe steps pass there,
+  // the trial's steps are held.
+  auto run = run_beside_foreign_step(dir.path(), "stuck.toml", "n1", 100);
   INFO(run.output);
   CHECK(run.exit_code == 0);
   CHECK(run.output.find(fmt::format("node n1 failed ({} steps in a row there never started",
