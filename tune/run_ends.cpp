@@ -132,6 +132,19 @@ bool RunEnds::blame_node(Trial& trial) {
   return true;
 }
 
+namespace {
+
+// What the run log says of a restart's count against max_failures.
+std::string counted_note(const EndOutcome& outcome, bool cluster_fault) {
+  if (!outcome.failure) return " (not counted against max_failures)";
+  if (!cluster_fault) return {};
+  return fmt::format(
+      " (counted against max_failures: the cluster ended {} runs in a row without a new result)",
+      kClusterEndsCharged);
+}
+
+}  // namespace
+
 // A kept group that was handed a trial ahead runs that one now; one not
 // kept gives it back to the waiting trials.
 void RunEnds::conclude(Trial& trial, bool keep_ranks) {
@@ -185,8 +198,9 @@ void RunEnds::conclude(Trial& trial, bool keep_ranks) {
     outcome = {TrialPhase::kPending, trial.end_reason};
   }
   if (outcome.failure) ++trial.num_failures;
-  if (trial.cluster_fault)
+  if (trial.cluster_fault) {
     trial.cluster_ends_in_row = outcome.failure ? 0 : trial.cluster_ends_in_row + 1;
+  }
   if (outcome.next == TrialPhase::kPending) ++trial.attempt;
   const bool pausing = trial.phase == TrialPhase::kPausing;
   parts_.trials.transition(trial, outcome.next, outcome.reason, unix_now());
@@ -198,13 +212,7 @@ void RunEnds::conclude(Trial& trial, bool keep_ranks) {
       parts_.log.log(1, "{}: {}", trial.id, outcome.reason);
     } else if (outcome.next == TrialPhase::kPending) {
       parts_.log.log(1, "{} failed ({}); restarting, attempt {}{}", trial.id, trial.error,
-                     trial.attempt,
-                     !outcome.failure ? std::string(" (not counted against max_failures)")
-                     : trial.cluster_fault
-                         ? fmt::format(" (counted against max_failures: the cluster ended {} runs "
-                                       "in a row without a new result)",
-                                       kClusterEndsCharged)
-                         : std::string());
+                     trial.attempt, counted_note(outcome, trial.cluster_fault));
     }
     notify_end(trial);
   }
