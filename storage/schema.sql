@@ -165,9 +165,9 @@ CREATE TABLE IF NOT EXISTS exploits (
 
 -- Where each rank of each run of a trial ran, as the rank said when it
 -- connected (with reuse_workers, also each trial a connected rank went on
--- to run); a run resumed after the controller stopped adds rows of the same
--- attempt. SQL answers "which trials ran on node n3". Runs on one machine
--- record its hostname and an empty step.
+-- to run); a run resumed after the controller stopped is an attempt of its
+-- own, one past the highest recorded. SQL answers "which trials ran on node
+-- n3". Runs on one machine record its hostname and an empty step.
 CREATE TABLE IF NOT EXISTS placements (
   id INTEGER PRIMARY KEY,      -- increasing: the order the ranks started in
   trial_id TEXT NOT NULL REFERENCES trials (trial_id),

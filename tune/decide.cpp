@@ -79,16 +79,23 @@ EndOutcome judge_end(const GroupEnd& end) {
                 : fmt::format("completed after {} iteration{}", end.iteration,
                               end.iteration == 1 ? "" : "s")};
   }
+  std::string error = end.error;
   if (end.cluster_fault && !end.experiment_stopping) {
-    return {TrialPhase::kPending,
-            fmt::format("restarting {} (not counted against max_failures): {}", from, end.error)};
+    if (end.cluster_ends_in_row + 1 < kClusterEndsCharged) {
+      return {TrialPhase::kPending,
+              fmt::format("restarting {} (not counted against max_failures): {}", from, error)};
+    }
+    error += fmt::format(
+        "; the cluster ended {} runs of the trial in a row without a new result, so this one "
+        "counts against max_failures",
+        kClusterEndsCharged);
   }
   const int64_t failures = end.num_failures + 1;
   if ((end.max_failures < 0 || failures <= end.max_failures) && !end.experiment_stopping) {
     return {TrialPhase::kPending,
-            fmt::format("restarting after failure {} ({}): {}", failures, from, end.error), true};
+            fmt::format("restarting after failure {} ({}): {}", failures, from, error), true};
   }
-  return {TrialPhase::kError, end.error, true};
+  return {TrialPhase::kError, error, true};
 }
 
 }  // namespace tune

@@ -65,8 +65,11 @@ struct GroupEnd {
   int max_failures = 0;              // -1: unlimited
   bool experiment_stopping = false;  // interrupted or stop_all: no retries
   // The cluster ended the run, not the trial: a node of its group failed,
-  // or Slurm held its step pending. Retried without counting a failure.
+  // or Slurm held its step pending. Retried without counting a failure...
   bool cluster_fault = false;
+  // ... unless the cluster ended this many runs of the trial before this
+  // one, since its last new result (kClusterEndsCharged).
+  int cluster_ends_in_row = 0;
 };
 
 struct EndOutcome {
@@ -77,6 +80,10 @@ struct EndOutcome {
 
 // A run the cluster ended (GroupEnd::cluster_fault) is retried, uncounted,
 // however many failures the trial had; one the experiment's end stops is not.
+// The kClusterEndsCharged-th such run in a row without a new result between
+// them counts as one failure all the same: a cluster that can never run the
+// trial (a node whose steps Slurm holds forever) must not retry it forever.
+inline constexpr int kClusterEndsCharged = 10;
 
 EndOutcome judge_end(const GroupEnd& end);
 

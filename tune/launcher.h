@@ -90,6 +90,9 @@ class LaunchedGroup {
   // step pending: ..."); empty when they started, or the launcher cannot
   // tell. Held ranks did not hang: their group is placed again, uncounted.
   virtual std::string held_reason() { return {}; }
+  // Every rank said HELLO: where they run, ranks start (a node whose steps
+  // keep ending before that is not healthy, whatever else it passes).
+  virtual void started() {}
 };
 
 class Launcher {

@@ -57,6 +57,7 @@ class KeyedGroup final : public LaunchedGroup {
   std::string node_failure() const override { return inner_->node_failure(); }
   bool nodes_decided() const override { return inner_->nodes_decided(); }
   std::string held_reason() override { return inner_->held_reason(); }
+  void started() override { inner_->started(); }
 
  private:
   std::unique_ptr<GroupKeys> keys_;

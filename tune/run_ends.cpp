@@ -132,6 +132,19 @@ bool RunEnds::blame_node(Trial& trial) {
   return true;
 }
 
+namespace {
+
+// What the run log says of a restart's count against max_failures.
+std::string counted_note(const EndOutcome& outcome, bool cluster_fault) {
+  if (!outcome.failure) return " (not counted against max_failures)";
+  if (!cluster_fault) return {};
+  return fmt::format(
+      " (counted against max_failures: the cluster ended {} runs in a row without a new result)",
+      kClusterEndsCharged);
+}
+
+}  // namespace
+
 // A kept group that was handed a trial ahead runs that one now; one not
 // kept gives it back to the waiting trials.
 void RunEnds::conclude(Trial& trial, bool keep_ranks) {
@@ -178,12 +191,16 @@ void RunEnds::conclude(Trial& trial, bool keep_ranks) {
                                   .num_failures = trial.num_failures,
                                   .max_failures = parts_.spec.max_failures,
                                   .experiment_stopping = wind_down_.winding_down(),
-                                  .cluster_fault = trial.cluster_fault});
+                                  .cluster_fault = trial.cluster_fault,
+                                  .cluster_ends_in_row = trial.cluster_ends_in_row});
   // An elastic trial's pause to grow is no pause: it waits to start again.
   if (trial.resizing && outcome.next == TrialPhase::kPaused) {
     outcome = {TrialPhase::kPending, trial.end_reason};
   }
   if (outcome.failure) ++trial.num_failures;
+  if (trial.cluster_fault) {
+    trial.cluster_ends_in_row = outcome.failure ? 0 : trial.cluster_ends_in_row + 1;
+  }
   if (outcome.next == TrialPhase::kPending) ++trial.attempt;
   const bool pausing = trial.phase == TrialPhase::kPausing;
   parts_.trials.transition(trial, outcome.next, outcome.reason, unix_now());
@@ -195,7 +212,7 @@ void RunEnds::conclude(Trial& trial, bool keep_ranks) {
       parts_.log.log(1, "{}: {}", trial.id, outcome.reason);
     } else if (outcome.next == TrialPhase::kPending) {
       parts_.log.log(1, "{} failed ({}); restarting, attempt {}{}", trial.id, trial.error,
-                     trial.attempt, outcome.failure ? "" : " (not counted against max_failures)");
+                     trial.attempt, counted_note(outcome, trial.cluster_fault));
     }
     notify_end(trial);
   }

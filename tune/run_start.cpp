@@ -170,7 +170,7 @@ void RunStart::on_hello(const std::string& routing_id, const protocol::Hello& he
     throw ProtocolError(fmt::format("HELLO for trial {} rank {} attempt {}, which is not running",
                                     hello.trial_id, hello.rank, hello.attempt));
   }
-  const Group& group = *parts_.groups.find(hello.trial_id);
+  Group& group = *parts_.groups.find(hello.trial_id);
   const int64_t pid = group.processes->pid(hello.rank);
   if (!rank->routing_id.empty() || (pid != 0 && pid != hello.pid)) {
     throw ProtocolError(fmt::format("HELLO claims trial {} rank {} (pid {}), already taken",
@@ -180,6 +180,7 @@ void RunStart::on_hello(const std::string& routing_id, const protocol::Hello& he
   rank->host = hello.host;
   rank->step = hello.step;
   rank->last_seen = parts_.groups.now();
+  if (group.all_connected()) group.processes->started();
   parts_.store.add_placement(
       {hello.trial_id, hello.attempt, hello.rank, hello.host, hello.step, unix_now()});
   parts_.channel.bind_peer(routing_id, {hello.trial_id, hello.rank});

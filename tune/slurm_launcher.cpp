@@ -118,21 +118,31 @@ class SlurmGroup final : public LaunchedGroup {
 
   // srun waits while Slurm holds its step: squeue lists no step of that
   // name (srun's own "step creation temporarily disabled" line reaches its
-  // log only later, buffered).
+  // log only later, buffered; once there, the reason quotes it: it says
+  // why Slurm waits).
   std::string held_reason() override {
     if (srun_.exit_status()) return {};
     const auto steps = detail::running_steps(state_->allocation.job_id);
     if (!steps || std::find(steps->begin(), steps->end(), name_) != steps->end()) return {};
-    return fmt::format(
+    const SrunReport said = read_srun_output(detail::read_from(log_, log_offset_));
+    held_ = fmt::format(
         "Slurm holds its step pending, though the nodes' CPUs are free as tunerun counts them "
-        "(squeue lists no step {} of job {})",
-        name_, state_->allocation.job_id);
+        "(squeue lists no step {} of job {}{}{})",
+        name_, state_->allocation.job_id, said.step_pending ? "; " : "", said.pending_line);
+    return held_;
+  }
+
+  void started() override {
+    started_ = true;
+    for (int node : nodes_) step_started(state_->allocation.nodes[node]);
   }
 
  private:
   // Gives the CPUs and GPUs back. Nodes srun names failed have failed; a
-  // step that failed otherwise, or had to be killed, makes its nodes
-  // suspected; any other has Slurm's word on its nodes checked.
+  // step held or cancelled before its ranks started is one more such step
+  // on each of its nodes; a step that failed otherwise, or had to be
+  // killed, makes its nodes suspected; any other has Slurm's word on its
+  // nodes checked.
   void end() {
     if (std::exchange(ended_, true)) return;
     for (int node : nodes_) {
@@ -152,8 +162,14 @@ class SlurmGroup final : public LaunchedGroup {
       if (srun_failure_.empty()) srun_failure_ = fmt::format("node {} failed ({})", name, line);
       state_->note(node_failed(state_->allocation.nodes[node], line));
     }
+    if (!started_ && (said.step_pending || killed_)) {
+      const std::string why = !held_.empty()      ? held_
+                              : said.step_pending ? said.pending_line
+                                                  : "cancelled before its ranks started";
+      for (int node : distinct) state_->note(step_not_started(state_->allocation.nodes[node], why));
+    }
     if (said.step_pending) {
-      // Held by Slurm, never started: nothing to say of its nodes.
+      // Held by Slurm, never started: nothing more to say of its nodes.
     } else if (killed_ || (srun_.exit_status() && !srun_.exit_status()->ok())) {
       state_->suspect(nodes_);
     } else {
@@ -168,6 +184,8 @@ class SlurmGroup final : public LaunchedGroup {
   int gpus_;                // per rank
   bool killed_ = false;     // signalled before srun ended
   bool ended_ = false;      // its CPUs and GPUs were given back
+  bool started_ = false;    // every rank said HELLO
+  std::string held_;        // why Slurm held it, once held_reason() said so
   ChildProcess srun_;
   std::filesystem::path log_;            // srun's own output
   std::uintmax_t log_offset_ = 0;        // where this step's begins
@@ -295,7 +313,8 @@ Json SlurmLauncher::describe_nodes() const {
          {"gpus_used", node.gpus_used},
          {"health", node.slurm_down && node.health == NodeHealth::kUsable ? "down in Slurm"
                                                                           : to_string(node.health)},
-         {"failures", node.failures}});
+         {"failures", node.failures},
+         {"allocation", state_->allocation.job_id}});
   }
   return nodes;
 }
@@ -309,7 +328,8 @@ void SlurmLauncher::restore_nodes(const Json& nodes) {
     const int node = state_->allocation.find(record["name"].get<std::string>());
     const Json failures = record.value("failures", Json(0));
     if (node >= 0 && failures.is_number_integer()) {
-      restore_node(state_->allocation.nodes[node], failures.get<int>());
+      restore_node(state_->allocation.nodes[node], failures.get<int>(),
+                   record.value("allocation", Json()) == Json(state_->allocation.job_id));
     }
   }
 }

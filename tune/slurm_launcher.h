@@ -17,7 +17,9 @@
 // abnormally (srun failed, or the controller had to kill it) are suspected
 // and not placed on until a one-task probe step (`srun --overlap true`)
 // runs there; a node the probe fails on, or that Slurm reports down or
-// drained, has failed; one that failed twice is not used again in this run.
+// drained, has failed, and so has one where kUnstartedStepsFailed steps in a
+// row never started; one that failed twice is not used again in this
+// allocation.
 // The allocation must survive a node's death: salloc/sbatch --no-kill.
 // Nodes Slurm reports down or drained are not placed on; their states are
 // read with sinfo when a step ends abnormally and every 30 s while trials wait.
@@ -81,7 +83,8 @@ class SlurmLauncher final : public Launcher {
   // Learns what probe steps and Slurm's node states say.
   void poll() override;
   // Failure counts by node name; a node that failed before is probed
-  // before use, one that failed twice is retired.
+  // before use, one that failed twice is retired if this is the allocation
+  // it failed in (else probed, and retired at its next failure).
   void restore_nodes(const Json& nodes) override;
 
   // The nodes, the CPUs and GPUs in use on each and their health, now.

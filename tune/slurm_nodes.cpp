@@ -257,10 +257,12 @@ std::string node_failed(SlurmNode& node, std::string_view why) {
   // Already counted: this is the same failure seen another way.
   if (node.health == NodeHealth::kRetired || node.health == NodeHealth::kDown) return {};
   node.failure = why;
+  node.unstarted_steps = 0;
   if (++node.failures >= 2) {
     node.health = NodeHealth::kRetired;
-    return fmt::format("node {} failed twice ({}); it is not used again in this run", node.name,
-                       why);
+    return fmt::format(
+        "node {} failed {} ({}); it is not used again in this allocation", node.name,
+        node.failures == 2 ? std::string("twice") : fmt::format("{} times", node.failures), why);
   }
   node.health = NodeHealth::kDown;
   return fmt::format("node {} failed ({}); no trial is placed there until Slurm reports it up",
@@ -297,10 +299,22 @@ std::string node_left(SlurmNode& node, std::string_view job_id) {
       node.name, job_id);
 }
 
-void restore_node(SlurmNode& node, int failures) {
+std::string step_not_started(SlurmNode& node, std::string_view why) {
+  // Down or retired: this step's end is that failure, already counted.
+  if (node.health == NodeHealth::kDown || node.health == NodeHealth::kRetired) return {};
+  if (++node.unstarted_steps < kUnstartedStepsFailed) return {};
+  node.unstarted_steps = 0;
+  return node_failed(node, fmt::format("{} steps in a row there never started, though probe "
+                                       "steps run there; the last: {}",
+                                       kUnstartedStepsFailed, why));
+}
+
+void step_started(SlurmNode& node) { node.unstarted_steps = 0; }
+
+void restore_node(SlurmNode& node, int failures, bool same_allocation) {
   if (failures <= node.failures) return;
   node.failures = failures;
-  if (failures >= 2) {
+  if (failures >= 2 && same_allocation) {
     node.health = NodeHealth::kRetired;
   } else if (node.health == NodeHealth::kUsable) {
     node.health = NodeHealth::kSuspected;

@@ -10,14 +10,23 @@
 //   suspected --probe fails, or Slurm reports it down--> failed once (down)
 //   usable --a step there ended and Slurm then reports it down--> failed once
 //   down --Slurm reports it up again--> suspected (probed before reuse)
-//   any --second failure--> retired: never placed on again in this run
+//   usable --kUnstartedStepsFailed steps in a row there never started--> failed once
+//   any --second failure--> retired: never placed on again in this allocation
 //   any --Slurm took it out of the allocation--> retired (no second failure:
 //          a --no-kill job loses the nodes Slurm declares down; one that
 //          returns is no longer the job's, and its probe fails for that)
 //
 // One failure is counted once: srun naming a node failed, a probe failing
 // there and Slurm reporting it down are one failure until the node is
-// usable again. Failure counts carry over a resume (restore_node).
+// usable again. Failure counts carry over a resume (restore_node); a resume
+// in a new allocation probes a node that failed before, and retires it at
+// its next failure.
+//
+// Steps that never start count too: a probe step (one task, --overlap) can
+// pass on a node where Slurm holds every trial's step pending, for CPUs a
+// step it lost track of still holds there (a node that died and came back
+// before Slurm noticed). Such a node would take the same trial again and
+// again.
 //
 // Independently, a node Slurm reports DOWN, DRAIN or not responding is not
 // placed on while it says so. Not thread-safe: the controller's loop owns it.
@@ -36,7 +45,7 @@ enum class NodeHealth {
   kUsable,
   kSuspected,  // a step on it ended abnormally; a probe step decides
   kDown,       // failed once; waits for Slurm to report it up, then is probed
-  kRetired,    // failed twice; not used again in this run
+  kRetired,    // failed twice; not used again in this allocation
 };
 
 // "usable", "suspected", "failed once", "retired".
@@ -53,6 +62,7 @@ struct SlurmNode {
   std::string failure;      // why it last failed, or left the allocation
   bool slurm_down = false;  // Slurm's latest word: down, drained, failing or not responding
   bool step_ended = false;  // a step there ended since Slurm's state was last read
+  int unstarted_steps = 0;  // steps in a row there that ended before their ranks all started
 
   bool usable() const { return health == NodeHealth::kUsable && !slurm_down; }
   int free_cpus() const { return usable() ? cpus - used : 0; }
@@ -111,10 +121,19 @@ std::string node_failed(SlurmNode& node, std::string_view why);
 std::string apply_slurm_state(SlurmNode& node, std::string_view state);
 // The node is no longer in allocation `job_id`.
 std::string node_left(SlurmNode& node, std::string_view job_id);
+// A step there ended before all its ranks started: Slurm held it pending,
+// or it had to be cancelled. The kUnstartedStepsFailed-th such step in a row
+// (no step between whose ranks all started there) is the node's failure,
+// whatever its probes say; `why`: the last one's end.
+inline constexpr int kUnstartedStepsFailed = 3;
+std::string step_not_started(SlurmNode& node, std::string_view why);
+// Every rank of a step there started: the node runs steps.
+void step_started(SlurmNode& node);
 // What an earlier run of the experiment recorded of the node (its
-// failures): one that failed is probed before use, one that failed twice
-// is retired.
-void restore_node(SlurmNode& node, int failures);
+// failures): one that failed is probed before use; one that failed twice
+// is retired if `same_allocation`, else it is probed too (a new allocation
+// is a fresh start for its nodes) and retired at its next failure.
+void restore_node(SlurmNode& node, int failures, bool same_allocation = true);
 
 // What srun's own lines (its stderr, one step's) say of the step's nodes.
 struct SrunReport {

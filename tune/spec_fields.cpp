@@ -127,6 +127,8 @@ constexpr SpecField::Access kNumWorkers = {
       }
       if (value.is_array() && value.size() == 2 && value[0].is_number_integer() &&
           value[1].is_number_integer()) {
+        // min_workers 0 would read back as a plain count, unchecked.
+        if (value[0] < 1) return "[min, max] needs 1 <= min <= max <= 1024";
         r.min_workers = as_integer<int>(value[0]);
         r.num_workers = as_integer<int>(value[1]);
         return std::nullopt;

@@ -38,8 +38,9 @@ struct Trial {
   Json config;  // PBT's exploit replaces it
   int attempt = 0;
   int64_t num_failures = 0;
-  int64_t iteration = 0;  // last complete iteration
-  Json last_result;       // null until the first complete iteration
+  int cluster_ends_in_row = 0;  // runs the cluster ended (cluster_fault) since its last new result
+  int64_t iteration = 0;        // last complete iteration
+  Json last_result;             // null until the first complete iteration
   storage::TrialCheckpoints checkpoints;
 
   // The current run, reset at every launch.

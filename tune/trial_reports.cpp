@@ -56,6 +56,7 @@ void TrialReports::record_result(Trial& trial, CompleteIteration done, Json resu
   parts_.store.append_result({trial.id, done.iteration, now, done.time_this_iter_s,
                               trial.time_offset_s + done.time_total_s, std::move(done.metrics)});
   ++num_results_;
+  trial.cluster_ends_in_row = 0;
   trial.iteration = done.iteration;
   trial.last_result = std::move(result);
   hooks_.result(trial);

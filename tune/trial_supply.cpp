@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 
 #include "core/errors.h"
 
@@ -17,6 +18,13 @@ void TrialSupply::load() {
   std::vector<storage::TrialRecord> records = parts_.store.trials();
   std::sort(records.begin(), records.end(),
             [](const auto& a, const auto& b) { return a.trial_index < b.trial_index; });
+  // A trial's next run is a new attempt: one past the highest its runs
+  // recorded (restarts the cluster caused count none as a failure).
+  std::map<std::string, int> next_attempt;
+  for (const auto& p : parts_.store.placements()) {
+    int& next = next_attempt[p.trial_id];
+    next = std::max(next, static_cast<int>(p.attempt) + 1);
+  }
   for (const auto& r : records) {
     Trial t;
     t.id = r.trial_id;
@@ -29,7 +37,8 @@ void TrialSupply::load() {
     t.started_at = r.started_at;
     t.finished_at = r.finished_at;
     t.num_failures = r.num_failures;
-    t.attempt = static_cast<int>(r.num_failures);  // every failure was one attempt
+    // Every failure was one attempt at least.
+    t.attempt = std::max(static_cast<int>(r.num_failures), next_attempt[t.id]);
     t.error = r.error;
     const auto results = parts_.store.results(t.id);
     if (!results.empty()) {

@@ -27,6 +27,11 @@ void Group::begin_run(int run_attempt, int port, Clock::time_point now) {
   }
 }
 
+bool Group::all_connected() const {
+  return std::all_of(ranks.begin(), ranks.end(),
+                     [](const Rank& r) { return !r.routing_id.empty(); });
+}
+
 bool Group::all_suspended() const {
   return !ranks.empty() &&
          std::all_of(ranks.begin(), ranks.end(), [](const Rank& r) { return r.suspended; });
@@ -107,9 +112,7 @@ bool WorkerGroups::adopt_spare(Group& group) {
       it = spares_.erase(it);
       continue;
     }
-    const bool connected = std::all_of(it->group.ranks.begin(), it->group.ranks.end(),
-                                       [](const Rank& r) { return !r.routing_id.empty(); });
-    if (connected) {
+    if (it->group.all_connected()) {
       group = std::move(it->group);
       spares_.erase(it);
       return true;
@@ -325,10 +328,8 @@ std::vector<GroupEvent> WorkerGroups::check_deadlines(Clock::time_point now) {
     }
     if (group.terminating) continue;
     if (group.held_check && now >= *group.held_check) {
-      const bool connected = std::all_of(group.ranks.begin(), group.ranks.end(),
-                                         [](const Rank& r) { return !r.routing_id.empty(); });
       group.held_check.reset();
-      if (!connected) {
+      if (!group.all_connected()) {
         group.held_check = now + options_.held_check;
         if (std::string why = group.processes->held_reason(); !why.empty()) {
           events.push_back({GroupEvent::Kind::kHeld, id, 0, {}, 0, std::move(why)});

@@ -58,6 +58,7 @@ struct Group {
   void begin_run(int run_attempt, int port, Clock::time_point now);
   bool all_done() const;
   bool all_suspended() const;
+  bool all_connected() const;  // every rank said HELLO
   bool all_exited() const { return processes->all_exited(); }
 };
 

@@ -197,3 +197,27 @@ def ray1_checkpoint_dir(config, checkpoint_dir=None):
             with open(os.path.join(d, "count.json"), "w") as f:
                 json.dump({"count": count}, f)
         tune.report(count=count, resumed_at=resumed_at)
+
+
+def elastic_steps(config):
+    """An elastic train loop: resumes from its checkpoint at whatever world
+    size it gets, and reports the world size it saw (as "seen")."""
+    import json
+    import os
+    import tempfile
+    import time
+    context = train.get_context()
+    start = 0
+    checkpoint = train.get_checkpoint()
+    if checkpoint is not None:
+        with open(os.path.join(checkpoint.path, "state.json")) as f:
+            start = json.load(f)["step"]
+    for step in range(start + 1, config["steps"] + 1):
+        time.sleep(config["sleep_s"])
+        with tempfile.TemporaryDirectory() as d:
+            saved = None
+            if context.get_world_rank() == 0:
+                with open(os.path.join(d, "state.json"), "w") as f:
+                    json.dump({"step": step}, f)
+                saved = train.Checkpoint.from_directory(d)
+            train.report({"step": step, "seen": context.get_world_size()}, checkpoint=saved)

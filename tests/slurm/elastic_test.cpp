@@ -1,5 +1,6 @@
 // On the local Slurm cluster: an elastic trial (num_workers = [min, max])
-// that loses a node restarts at once with the ranks the nodes left hold.
+// that loses a node restarts at once with the ranks the nodes left hold, and
+// one that started small grows when a node frees.
 #include <doctest/doctest.h>
 
 #include <fstream>
@@ -53,4 +54,45 @@ TEST_CASE("on Slurm, an elastic trial shrinks onto the nodes left when one dies"
       test::query(db, "SELECT count(*), count(DISTINCT host) FROM placements WHERE attempt = 1") ==
       std::vector<std::vector<std::string>>{{"2", "1"}});
   CHECK(log.find("node n2 failed") != std::string::npos);
+}
+
+// A rank takes a whole node of three: the short trial gets two nodes, the
+// long one starts on the third alone and grows once the short one ended.
+const std::string kGrowSweep = test::sweep("grow", "num_workers = [1, 2]\ncpus_per_worker = 2\n",
+                                           "speed = 0.1\niterations = { grid_search = [4, 40] }\n"
+                                           "sleep_s = 0.4\ncheckpoint_every = 1\n\n[failure]\n"
+                                           "max_failures = 0\n");
+
+TEST_CASE("on Slurm, an elastic trial started small grows at a checkpoint once a node frees") {
+  LocalCluster cluster(test::ClusterNodes{.nodes = 3});
+  if (cluster.skipped()) return;
+  test::ScratchDir dir;
+  dir.write("grow.toml", kGrowSweep);
+  auto run =
+      test::run_shell("cd '" + dir.path().string() + "' && " +
+                      LocalCluster::tunerun_command("run grow.toml --storage-path runs", true, 3));
+  INFO(run.output);
+  CHECK(run.exit_code == 0);
+  const auto db = dir.path() / "runs/grow/experiment.db";
+  CHECK(test::query(db, "SELECT status, num_failures FROM trials ORDER BY trial_id") ==
+        std::vector<std::vector<std::string>>{{"TERMINATED", "0"}, {"TERMINATED", "0"}});
+  const std::string long_trial =
+      test::query(db, "SELECT trial_id FROM trials WHERE json_extract(config, '$.iterations') = 40")
+          .at(0)
+          .at(0);
+  auto sizes = test::query(db,
+                           "SELECT json_extract(metrics, '$.world_size') FROM results WHERE "
+                           "trial_id = '" +
+                               long_trial + "' ORDER BY training_iteration");
+  REQUIRE(sizes.size() == 40);  // every iteration once, across the resize
+  CHECK(sizes.front()[0] == "1");
+  CHECK(sizes.back()[0] == "2");
+  // Its first run held one node; a later one two.
+  auto hosts = test::query(db,
+                           "SELECT attempt, count(DISTINCT host) FROM placements WHERE "
+                           "trial_id = '" +
+                               long_trial + "' GROUP BY attempt ORDER BY attempt");
+  REQUIRE(hosts.size() >= 2);
+  CHECK(hosts.front() == std::vector<std::string>{"0", "1"});
+  CHECK(hosts.back()[1] == "2");
 }

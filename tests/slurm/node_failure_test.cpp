@@ -1,5 +1,6 @@
-// On the local Slurm cluster: a node that dies under a running trial, and an
-// experiment directory that one node does not share.
+// On the local Slurm cluster: a node that dies under a running trial, one
+// where Slurm holds every step of ours, and an experiment directory that
+// one node does not share.
 #include <doctest/doctest.h>
 
 #include <fstream>
@@ -8,6 +9,7 @@
 
 #include "../tune/sqlite_query.h"
 #include "local_cluster.h"
+#include "tune/slurm_nodes.h"
 
 using namespace tune;
 using test::LocalCluster;
@@ -60,6 +62,24 @@ std::string status_line(const std::string& output, const std::string& host) {
   const size_t at = output.find("\n" + host + " ");
   if (at == std::string::npos) return "";
   return output.substr(at + 1, output.find('\n', at + 1) - at - 1);
+}
+
+// Runs `tunerun run SWEEP` from `dir` in a 2-node allocation beside a step
+// tunerun does not know of, which holds every CPU of `node` for `seconds`
+// (cancelled when tunerun exits): a trial step placed there waits inside
+// Slurm, its CPUs free as tunerun counts them, while probe steps
+// (--overlap) pass there.
+test::CommandResult run_beside_foreign_step(const std::filesystem::path& dir,
+                                            const std::string& sweep, const std::string& node,
+                                            int seconds) {
+  const std::string script = fmt::format(
+      "srun --jobid=\\$SLURM_JOB_ID --quiet --nodelist={} --nodes=1 --ntasks=1 --exclusive "
+      "--cpus-per-task=2 sleep {} & sleep 1; '{}' run {} --storage-path runs --control-address "
+      "198.18.0.1 -q; code=\\$?; kill \\$!; wait; exit \\$code",
+      node, seconds, TUNERUN_BINARY, sweep);
+  return test::run_shell("cd '" + dir.string() + "' && '" + test::kCluster +
+                         "' run salloc --nodes=2 --exclusive --no-kill --quiet sh -c \"" + script +
+                         "\"");
 }
 
 }  // namespace
@@ -238,14 +258,24 @@ TEST_CASE("on Slurm, a node lost under running trials costs no trial a failure a
   auto events = test::query(db, "SELECT reason FROM trial_events WHERE trial_id = '" + victim +
                                     "' AND reason LIKE '%node n2 failed%'");
   CHECK(!events.empty());
-  // One failure, counted once; after it, n2 is no longer "suspected".
+  // The crash is one failure, counted once however it was seen; after it,
+  // n2 is no longer "suspected". Back before Slurm noticed, n2 may hold
+  // every later step of ours pending (Slurm still counts the killed step's
+  // CPUs there): that is a failure of its own, which retires it.
+  const bool held_there = log.find("] node n2 failed twice (3 steps in a row") != std::string::npos;
+  size_t failed_lines = 0;
+  for (size_t at = log.find("] node n2 failed"); at != std::string::npos;
+       at = log.find("] node n2 failed", at + 1)) {
+    ++failed_lines;
+  }
+  CHECK(failed_lines == (held_there ? 2 : 1));
   const auto n2 = recorded_node(db, "n2");
   REQUIRE(n2.size() == 2);
-  CHECK(n2[0] == "1");
+  CHECK(n2[0] == (held_there ? "2" : "1"));
   CHECK(n2[1] != "suspected");
   for (const char* node : {"n1", "n3"}) CHECK(recorded_node(db, node)[1] == "usable");
 
-  // A resume (in an allocation holding n2 again) keeps n2's failure.
+  // A resume (in an allocation holding n2 again) keeps n2's failures.
   REQUIRE(test::eventually(
       [] {
         return LocalCluster::cluster("run sinfo -h -n n2 -o %t").output.find("idle") !=
@@ -256,7 +286,7 @@ TEST_CASE("on Slurm, a node lost under running trials costs no trial a failure a
                                  LocalCluster::tunerun_command("resume runs/lost", true, 3));
   INFO(resumed.output);
   CHECK(resumed.exit_code == 0);
-  CHECK(recorded_node(db, "n2")[0] == "1");
+  CHECK(recorded_node(db, "n2")[0] == n2[0]);
 }
 
 TEST_CASE("on Slurm, the storage check skips a node that died before Slurm knows, and says so") {
@@ -293,17 +323,8 @@ TEST_CASE("on Slurm, a step Slurm holds pending is placed again, never charged a
                                      "speed = { grid_search = [0.1, 0.2] }\niterations = 20\n"
                                      "sleep_s = 0.5\ncheckpoint_every = 1\n\n[failure]\n"
                                      "max_failures = 0\nheartbeat_timeout_s = 12\n"));
-  // A step tunerun does not know of holds n2's CPUs for 25 s: the trial
-  // placed there waits inside Slurm, its CPUs free as tunerun counts them.
-  const std::string script =
-      "srun --jobid=\\$SLURM_JOB_ID --quiet --nodelist=n2 --nodes=1 --ntasks=1 --exclusive "
-      "--cpus-per-task=2 sleep 25 & sleep 1; '" +
-      std::string(TUNERUN_BINARY) +
-      "' run held.toml --storage-path runs --control-address 198.18.0.1 -q; code=\\$?; wait; "
-      "exit \\$code";
-  auto run = test::run_shell("cd '" + dir.path().string() + "' && '" + test::kCluster +
-                             "' run salloc --nodes=2 --exclusive --no-kill --quiet sh -c \"" +
-                             script + "\"");
+  // n2's CPUs are held for 25 s.
+  auto run = run_beside_foreign_step(dir.path(), "held.toml", "n2", 25);
   INFO(run.output);
   CHECK(run.exit_code == 0);
   const auto db = dir.path() / "runs/held/experiment.db";
@@ -316,4 +337,31 @@ TEST_CASE("on Slurm, a step Slurm holds pending is placed again, never charged a
                     "SELECT count(*) FROM trial_events WHERE reason LIKE "
                     "'%Slurm holds its step pending%'")[0][0] != "0");
   CHECK(run.output.find("heartbeat timeout") == std::string::npos);
+}
+
+TEST_CASE("on Slurm, a node where Slurm holds every step of ours fails, and the trial goes on") {
+  LocalCluster cluster;
+  if (cluster.skipped()) return;
+  test::ScratchDir dir;
+  dir.write("stuck.toml", test::sweep("stuck", "cpus_per_worker = 2\n",
+                                      "speed = 0.1\niterations = 10\nsleep_s = 0.3\n"
+                                      "checkpoint_every = 1\n\n[failure]\nmax_failures = 0\n"));
+  // n1's CPUs are held longer than the test lasts: probe steps pass there,
+  // the trial's steps are held.
+  auto run = run_beside_foreign_step(dir.path(), "stuck.toml", "n1", 100);
+  INFO(run.output);
+  CHECK(run.exit_code == 0);
+  CHECK(run.output.find(fmt::format("node n1 failed ({} steps in a row there never started",
+                                    kUnstartedStepsFailed)) != std::string::npos);
+  const auto db = dir.path() / "runs/stuck/experiment.db";
+  CHECK(test::query(db, "SELECT status, num_failures FROM trials") ==
+        std::vector<std::vector<std::string>>{{"TERMINATED", "0"}});
+  CHECK(iteration_counts(db, "stuck_00000") == std::vector<std::string>{"10", "10", "10"});
+  // Held there that many times, then placed on n2, where it ran.
+  CHECK(test::query(db,
+                    "SELECT count(*) FROM trial_events WHERE to_status = 'PENDING' AND reason "
+                    "LIKE '%Slurm holds its step pending%'")[0][0] ==
+        std::to_string(kUnstartedStepsFailed));
+  CHECK(test::query(db, "SELECT DISTINCT host FROM placements") ==
+        std::vector<std::vector<std::string>>{{"n2"}});
 }

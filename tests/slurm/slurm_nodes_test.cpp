@@ -92,7 +92,7 @@ TEST_CASE("a node that failed once comes back through Slurm and a probe but afte
   suspect_node(nodes[1]);
   CHECK(node_failed(nodes[1], "a probe step there exited with code 1") ==
         "node n2 failed twice (a probe step there exited with code 1); it is not used again in "
-        "this run");
+        "this allocation");
   apply_slurm_state(nodes[1], "idle");
   CHECK(probe_passed(nodes[1]).empty());
   CHECK(nodes[1].health == NodeHealth::kRetired);
@@ -154,6 +154,34 @@ TEST_CASE("a node Slurm took out of the allocation is retired without a second f
   CHECK(node_left(nodes[1], "7").empty());
 }
 
+TEST_CASE("a node whose steps never start fails, though its probes pass") {
+  std::vector<SlurmNode> nodes{{"n1", 2}, {"n2", 2}};
+  const std::string held = "Slurm holds its step pending";
+  // A step between that started there ends the row.
+  CHECK(step_not_started(nodes[1], held).empty());
+  CHECK(step_not_started(nodes[1], held).empty());
+  step_started(nodes[1]);
+  for (int i = 1; i < kUnstartedStepsFailed; ++i) {
+    CHECK(step_not_started(nodes[1], held).empty());
+    suspect_node(nodes[1]);
+    probe_passed(nodes[1]);
+    CHECK(nodes[1].usable());
+  }
+  CHECK(step_not_started(nodes[1], held) ==
+        "node n2 failed (3 steps in a row there never started, though probe steps run there; "
+        "the last: Slurm holds its step pending); no trial is placed there until Slurm reports "
+        "it up");
+  CHECK(nodes[1].failures == 1);
+  CHECK_FALSE(nodes[1].usable());
+  // Slurm says it is up; a probe passes; three more steps held there retire it.
+  apply_slurm_state(nodes[1], "mix");
+  probe_passed(nodes[1]);
+  for (int i = 1; i < kUnstartedStepsFailed; ++i) CHECK(step_not_started(nodes[1], held).empty());
+  CHECK(step_not_started(nodes[1], held).starts_with("node n2 failed twice (3 steps in a row"));
+  CHECK(nodes[1].health == NodeHealth::kRetired);
+  CHECK(nodes[0].unstarted_steps == 0);
+}
+
 TEST_CASE("failure counts of an earlier run carry over a resume") {
   std::vector<SlurmNode> nodes{{"n1", 2}, {"n2", 2}, {"n3", 2}};
   restore_node(nodes[0], 0);
@@ -168,6 +196,21 @@ TEST_CASE("failure counts of an earlier run carry over a resume") {
   suspect_node(nodes[1]);
   CHECK(node_failed(nodes[1], "a probe step there exited with code 1")
             .starts_with("node n2 failed twice"));
+}
+
+TEST_CASE("a resume in a new allocation probes nodes that failed twice, and retires them next") {
+  std::vector<SlurmNode> nodes{{"n1", 2}, {"n2", 2}};
+  restore_node(nodes[0], 2, false);
+  restore_node(nodes[1], 1, false);
+  CHECK(nodes[0].health == NodeHealth::kSuspected);
+  CHECK(nodes[0].failures == 2);
+  CHECK(nodes[1].health == NodeHealth::kSuspected);
+  probe_passed(nodes[0]);
+  CHECK(nodes[0].usable());
+  suspect_node(nodes[0]);
+  CHECK(node_failed(nodes[0], "a probe step there exited with code 1")
+            .starts_with("node n1 failed 3 times"));
+  CHECK(nodes[0].health == NodeHealth::kRetired);
 }
 
 TEST_CASE("srun's own lines name the nodes that failed under a step, and a step Slurm holds") {

@@ -128,6 +128,25 @@ TEST_CASE("judge_end: where a trial goes when its group is gone") {
     end.experiment_stopping = true;
     CHECK(judge_end(end).next == TrialPhase::kError);
   }
+  SUBCASE("the cluster ending a trial's runs again and again without a result counts once") {
+    end.phase = TrialPhase::kFailing;
+    end.error = "Slurm holds its step pending";
+    end.checkpoint_iteration = 4;
+    end.max_failures = 1;
+    end.cluster_fault = true;
+    end.cluster_ends_in_row = kClusterEndsCharged - 2;
+    CHECK_FALSE(judge_end(end).failure);
+    end.cluster_ends_in_row = kClusterEndsCharged - 1;
+    EndOutcome charged = judge_end(end);
+    CHECK(charged.next == TrialPhase::kPending);
+    CHECK(charged.failure);
+    CHECK(charged.reason ==
+          "restarting after failure 1 (from checkpoint 4): Slurm holds its step pending; the "
+          "cluster ended 10 runs of the trial in a row without a new result, so this one counts "
+          "against max_failures");
+    end.num_failures = 1;
+    CHECK(judge_end(end).next == TrialPhase::kError);
+  }
   SUBCASE("a rank that exits without DONE is a failure even without an error") {
     end.all_done = false;
     CHECK(judge_end(end).next == TrialPhase::kError);

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <map>
 #include <thread>
 
 #include "curve_experiment.h"
@@ -162,8 +163,10 @@ TEST_CASE("fail_fast stops the experiment on the first error and leaves it resum
   CHECK_FALSE(after.interrupted);
 }
 
-TEST_CASE("kill -9 of the controller mid-sweep, then resume: every trial once, nothing lost" *
-          doctest::skip(test::kSimulatedRanks)) {
+TEST_CASE(
+    "kill -9 of the controller mid-sweep, then resume: every trial once, nothing lost, each run "
+    "an attempt of its own" *
+    doctest::skip(test::kSimulatedRanks)) {
   test::ScratchDir dir;
   dir.write("slow.toml", kSlowSweep);
   const auto experiment = dir.path() / "runs/slow";
@@ -185,6 +188,17 @@ TEST_CASE("kill -9 of the controller mid-sweep, then resume: every trial once, n
   }
   CHECK(store.num_results() == 36);
   CHECK(before <= 36);
+  // One rank per run: one placement per attempt, none repeated by the resume.
+  std::map<std::string, std::vector<int64_t>> attempts;
+  for (const auto& p : store.placements()) attempts[p.trial_id].push_back(p.attempt);
+  bool resumed = false;
+  for (auto& [trial, seen] : attempts) {
+    INFO(trial);
+    std::sort(seen.begin(), seen.end());
+    CHECK(std::adjacent_find(seen.begin(), seen.end()) == seen.end());
+    resumed |= seen.size() > 1;
+  }
+  CHECK(resumed);  // a trial that ran before the kill ran again after it
 }
 
 TEST_CASE("kill -9 of the controller: every result a rank was told is on disk is there" *

@@ -165,6 +165,10 @@ class TorchTrainer:
         res = {k.upper(): v for k, v in (s.resources_per_worker or {}).items()}
         gpus = int(res.get("GPU", 1 if s.use_gpu else 0))
         workers = list(s.num_workers) if isinstance(s.num_workers, (tuple, list)) else s.num_workers
+        counts = workers if isinstance(workers, list) else [workers]
+        if not all(isinstance(w, int) and not isinstance(w, bool) for w in counts):
+            raise ValueError(f"ScalingConfig(num_workers={s.num_workers!r}): expected a number of "
+                             "workers, or (min, max) for an elastic group")
         spec = {"num_workers": workers, "cpus_per_worker": res.get("CPU", 1),
                 "gpus_per_worker": gpus, "placement_strategy": s.placement_strategy}
         space = {"train_loop_config": self.train_loop_config} if self.train_loop_config else {}
