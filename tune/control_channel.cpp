@@ -93,7 +93,7 @@ void ControlChannel::bind_peer(const std::string& routing_id, Peer peer) {
 
 void ControlChannel::unbind_peer(const std::string& routing_id) {
   book_.unbind(routing_id);
-  std::erase_if(outbox_, [&](const auto& entry) { return entry.first == routing_id; });
+  dropped_before_[routing_id] = outbox_.size();
 }
 
 void ControlChannel::queue(const std::string& routing_id, const protocol::Message& message) {
@@ -111,7 +111,12 @@ void ControlChannel::send_now(const std::string& routing_id, const protocol::Mes
 
 std::vector<std::string> ControlChannel::flush() {
   std::vector<std::string> unreachable;
-  for (auto& [peer, bytes] : outbox_) {
+  for (size_t i = 0; i < outbox_.size(); ++i) {
+    const auto& [peer, bytes] = outbox_[i];
+    if (auto dropped = dropped_before_.find(peer);
+        dropped != dropped_before_.end() && i < dropped->second) {
+      continue;
+    }
     try {
       socket_.send(zmq::buffer(peer), zmq::send_flags::sndmore);
       socket_.send(zmq::buffer(bytes), zmq::send_flags::none);
@@ -120,6 +125,7 @@ std::vector<std::string> ControlChannel::flush() {
     }
   }
   outbox_.clear();
+  dropped_before_.clear();
   return unreachable;
 }
 

@@ -97,6 +97,9 @@ class ControlChannel {
   std::string endpoint_;
   PeerBook book_;
   std::vector<std::pair<std::string, std::string>> outbox_;  // routing id, encoded message
+  // Routing ids unbound this turn, with the outbox's size then: what was
+  // queued for them before is not sent (no scan of the outbox per unbind).
+  std::unordered_map<std::string, size_t> dropped_before_;
 };
 
 }  // namespace tune

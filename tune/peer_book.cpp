@@ -19,7 +19,12 @@ void PeerBook::issue(const std::string& public_key, const std::string& trial_id,
 
 void PeerBook::revoke(const std::string& public_key) {
   issued_.erase(public_key);
-  std::erase_if(keys_, [&](const auto& entry) { return entry.second == public_key; });
+  auto holders = holders_.extract(public_key);
+  if (holders.empty()) return;
+  for (const std::string& routing_id : holders.mapped()) {
+    auto held = keys_.find(routing_id);
+    if (held != keys_.end() && held->second == public_key) keys_.erase(held);
+  }
 }
 
 std::optional<std::string> PeerBook::check_key(const std::string& routing_id,
@@ -34,7 +39,11 @@ std::optional<std::string> PeerBook::check_key(const std::string& routing_id,
           "to that rank",
           hello->rank, hello->trial_id, hello->attempt);
     }
-    keys_[routing_id] = key;
+    std::string& held = keys_[routing_id];
+    if (held != key) {
+      held = key;
+      holders_[key].push_back(routing_id);
+    }
     return std::nullopt;
   }
   auto held = keys_.find(routing_id);

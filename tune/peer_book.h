@@ -2,7 +2,8 @@
 // (tune/control_channel.h): the key issued to each launched rank, the key
 // each connection (routing id) said HELLO with, and the trial and rank each
 // routing id is bound to after its HELLO. It holds no socket: the channel
-// asks it about every message it receives.
+// asks it about every message it receives. Every operation costs the same
+// however many peers it holds (a controller holds thousands): none scans them.
 //
 // Owned by the controller's event loop; not thread-safe.
 #pragma once
@@ -10,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "core/protocol.h"
 
@@ -52,8 +54,9 @@ class PeerBook {
   void forget_rank(const std::string& routing_id, const Peer& peer);
 
   std::unordered_map<std::string, Peer> peers_;
-  std::unordered_map<std::string, Issued> issued_;      // public key -> its rank
-  std::unordered_map<std::string, std::string> keys_;   // routing id -> key its HELLO held
+  std::unordered_map<std::string, Issued> issued_;     // public key -> its rank
+  std::unordered_map<std::string, std::string> keys_;  // routing id -> key its HELLO held
+  std::unordered_map<std::string, std::vector<std::string>> holders_;  // key -> its routing ids
   std::unordered_map<std::string, std::string> bound_;  // "trial\nrank" -> its routing id
 };
 
