@@ -11,7 +11,8 @@
 // --quick: small sizes (seconds; CTest runs it so it keeps working; its
 // figures are not the goals'). --keep leaves DIR (default: a folder under
 // the temporary directory) with the 100,000-trial experiment in DIR/runs,
-// for `tunerun dashboard DIR/runs`.
+// for `tunerun dashboard DIR/runs`; `--only dashboard --dir DIR` then
+// measures the dashboard on it again without writing it anew.
 // Sections: store (results/s, cost per trial first tenth against last),
 // dashboard (each answer on that experiment), progress (the table's frame),
 // peers (per-peer maps and the loop's per-turn work), files (the open-file
@@ -23,6 +24,7 @@
 #include <set>
 
 #include "benchmarks/scale/figure.h"
+#include "storage/experiment_store.h"
 #include "tune/file_limit.h"
 
 namespace {
@@ -73,7 +75,11 @@ int main(int argc, char** argv) {
     }
   }
   auto wanted = [&](const char* section) { return only.empty() || only.contains(section); };
-  std::filesystem::remove_all(options.dir);
+  // --only dashboard on a --dir that holds the experiment already: read it as it is.
+  scale::WrittenExperiment written{options.dir / "runs", "scale"};
+  const bool reuse = !wanted("store") && wanted("dashboard") &&
+                     std::filesystem::exists(written.runs / written.name / "experiment.db");
+  if (!reuse) std::filesystem::remove_all(options.dir);
   std::filesystem::create_directories(options.dir);
   fmt::print("tunerun at scale{}: {}\n\n", options.quick ? " (--quick: small sizes)" : "",
              options.dir.string());
@@ -81,8 +87,15 @@ int main(int argc, char** argv) {
   if (wanted("files")) print(file_figures());
   if (wanted("peers")) print(scale::peer_figures(options));
   if (wanted("progress")) print(scale::progress_figures(options));
-  scale::WrittenExperiment written;
-  if (wanted("store") || wanted("dashboard")) print(scale::store_figures(options, written));
+  if (reuse) {
+    // Opened for writing once, as a resumed controller would: the schema
+    // adds what this build has and the file lacks.
+    auto store = tune::storage::ExperimentStore::open(written.runs / written.name);
+    written.trials = static_cast<int64_t>(store.trials().size());
+    written.results = store.num_results();
+  } else if (wanted("store") || wanted("dashboard")) {
+    print(scale::store_figures(options, written));
+  }
   if (wanted("dashboard")) print(scale::dashboard_figures(options, written));
   if (!options.keep) std::filesystem::remove_all(options.dir);
   return 0;
