@@ -31,6 +31,7 @@ std::vector<Figure> dashboard_figures(const Options& options, const WrittenExper
        {{"offset", std::to_string(std::max<int64_t>(0, written.trials - 100))}, {"limit", "100"}}},
       {prefix + "curves", {{"metric", "loss"}}},
       {prefix + "scheduler", {}},
+      {prefix + "front", {}},
       {prefix + "importance", {}},
       {prefix + "trial/" + first, {}},
       {prefix + "trial/" + last, {}},
