@@ -11,6 +11,23 @@ namespace {
 
 constexpr const char* kDatabaseFile = "experiment.db";
 
+// A count in the query string; `fallback` when absent or not a whole number.
+int64_t count_param(const Query& query, const std::string& key, int64_t fallback) {
+  auto it = query.find(key);
+  if (it == query.end()) return fallback;
+  try {
+    size_t used = 0;
+    const int64_t value = std::stoll(it->second, &used);
+    return used == it->second.size() ? value : fallback;
+  } catch (const std::exception&) {
+    return fallback;
+  }
+}
+
+bool is_page(const std::string& what, const Query& query) {
+  return what == "trials" && (query.contains("offset") || query.contains("limit"));
+}
+
 }  // namespace
 
 std::vector<std::string> Api::experiment_names() const {
@@ -67,6 +84,10 @@ std::shared_ptr<const std::string> Api::get_text(const std::string& path, const 
   const std::string fingerprint = db.fingerprint();
   std::string key = name + "/" + what;
   if (what == "curves" && query.contains("metric")) key += "?metric=" + query.at("metric");
+  if (is_page(what, query)) {
+    key += fmt::format("?offset={}&limit={}", count_param(query, "offset", 0),
+                       count_param(query, "limit", options_.limits.max_page_trials));
+  }
   {
     std::lock_guard lock(mutex_);
     auto it = cache_.find(key);
@@ -180,6 +201,11 @@ Json Api::experiment(const ExperimentDb& db, const std::string& name, const std:
   if (what == "version") return {{"fingerprint", db.fingerprint()}};
   if (what.starts_with("trial/")) return db.trial(what.substr(6), options_.limits);
   if (what == "summary") return summary_of(db, name);
+  if (is_page(what, query)) {
+    const int64_t most = options_.limits.max_page_trials;
+    return db.trial_page(count_param(query, "offset", 0),
+                         std::min(count_param(query, "limit", most), most));
+  }
   if (what == "trials") return db.trials();
   if (what == "scheduler") return db.scheduler();
   if (what == "front") return db.front();

@@ -7,7 +7,10 @@
 //   version                          one string that changes when any experiment does
 //   exp/NAME/version                 the experiment's fingerprint (cheap: poll it)
 //   exp/NAME/summary                 ExperimentDb::summary
-//   exp/NAME/trials                  ExperimentDb::trials
+//   exp/NAME/trials                  ExperimentDb::trials: every trial (for scripts)
+//   exp/NAME/trials?offset=O&limit=L ExperimentDb::trial_page: L trials from the O-th, L at
+//                                    most (and by default) limits.max_page_trials; the page
+//                                    asks for these, so a 100,000-trial table pages
 //   exp/NAME/curves?metric=M         ExperimentDb::curves
 //   exp/NAME/scheduler               ExperimentDb::scheduler
 //   exp/NAME/front                   ExperimentDb::front (several objectives)

@@ -63,22 +63,20 @@ std::filesystem::path ExperimentDb::trial_dir(const std::string& trial_id,
 Json ExperimentDb::curves(const std::string& metric, const QueryLimits& limits) const {
   const auto [objective_metric, mode] = objective();
   const std::string path = metric_path(metric);
-  // Each trial's last finite value of the metric, to rank the trials.
+  // Each trial's last finite value of the metric, to rank the trials; the
+  // status and reason of those shown are read after.
   Statement ranked(db_,
-                   "SELECT t.trial_id, t.status, IFNULL(t.status_reason, ''),"
+                   "SELECT t.trial_id,"
                    " (SELECT json_extract(r.metrics, ?1) FROM results AS r"
                    "  WHERE r.trial_id = t.trial_id ORDER BY r.training_iteration DESC LIMIT 1)"
                    " FROM trials AS t ORDER BY t.trial_index");
   ranked.bind(1, path);
   struct Row {
-    std::string id, status, reason;
+    std::string id;
     std::optional<double> last;
   };
   std::vector<Row> rows;
-  while (ranked.step()) {
-    rows.push_back({ranked.column_text(0), ranked.column_text(1), ranked.column_text(2),
-                    ranked.column_optional_double(3)});
-  }
+  while (ranked.step()) rows.push_back({ranked.column_text(0), ranked.column_optional_double(1)});
   const size_t total = rows.size();
   if (rows.size() > limits.max_curve_trials) {
     const double sign = mode == "max" ? -1 : 1;
@@ -92,8 +90,12 @@ Json ExperimentDb::curves(const std::string& metric, const QueryLimits& limits) 
   Statement points(db_,
                    "SELECT training_iteration, time_total_s, json_extract(metrics, ?2)"
                    " FROM results WHERE trial_id = ?1 ORDER BY training_iteration");
+  Statement about(db_, "SELECT status, IFNULL(status_reason, '') FROM trials WHERE trial_id = ?1");
   Json trials = Json::array();
   for (const Row& row : rows) {
+    about.reset();
+    about.bind(1, row.id);
+    about.step();
     points.reset();
     points.bind(1, row.id).bind(2, path);
     std::vector<std::array<Json, 3>> all;
@@ -108,8 +110,8 @@ Json ExperimentDb::curves(const std::string& metric, const QueryLimits& limits) 
       value.push_back(all[i][2]);
     }
     trials.push_back({{"trial_id", row.id},
-                      {"status", row.status},
-                      {"stopped", row.reason.starts_with("stopped by")},
+                      {"status", about.column_text(0)},
+                      {"stopped", about.column_text(1).starts_with("stopped by")},
                       {"iteration", it},
                       {"time", time},
                       {"value", value}});

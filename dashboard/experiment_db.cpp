@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 #include <map>
 
 #include "core/errors.h"
@@ -18,6 +19,11 @@ namespace {
 using storage::internal::Statement;
 
 constexpr int kBusyTimeoutMs = 2000;
+
+// summary() reads the parameters and metric names of at most this many
+// trials, the first half and the last half by creation order: they vary as
+// much in 2,000 trials as in 100,000, and reading them all costs seconds.
+constexpr int64_t kSummaryTrials = 2000;
 
 Json parse_or_null(const std::string& text) {
   if (text.empty()) return nullptr;
@@ -162,13 +168,18 @@ std::pair<std::string, std::string> ExperimentDb::objective() const {
   return {query.column_text(0), query.column_text(1)};
 }
 
-std::vector<TrialPoint> ExperimentDb::trial_points() const {
-  // The last result of each trial through the (trial_id, training_iteration) key.
+std::vector<TrialPoint> ExperimentDb::first_and_last_points(int64_t half) const {
+  // Through the trial_index index: the trials in between are never read.
   Statement query(db_,
-                  "SELECT t.trial_id, t.status, t.config, r.metrics FROM trials AS t"
+                  "SELECT t.trial_id, t.status, t.config, r.metrics FROM"
+                  " (SELECT id FROM (SELECT rowid AS id FROM trials ORDER BY trial_index LIMIT ?1)"
+                  "  UNION SELECT id FROM (SELECT rowid AS id FROM trials"
+                  "  ORDER BY trial_index DESC LIMIT ?1))"
+                  " JOIN trials AS t ON t.rowid = id"
                   " LEFT JOIN results AS r ON r.trial_id = t.trial_id AND r.training_iteration ="
                   " (SELECT MAX(training_iteration) FROM results WHERE trial_id = t.trial_id)"
                   " ORDER BY t.trial_index");
+  query.bind(1, half);
   std::vector<TrialPoint> out;
   while (query.step()) {
     out.push_back({query.column_text(0), query.column_text(1),
@@ -178,18 +189,50 @@ std::vector<TrialPoint> ExperimentDb::trial_points() const {
   return out;
 }
 
+std::optional<std::pair<double, TrialPoint>> ExperimentDb::best_trial(
+    const std::string& metric, const std::string& mode) const {
+  if (metric.empty()) return std::nullopt;
+  // A failed trial's last value is where it broke, not a result. Ties go to
+  // the earlier trial. Only the winner's JSON is parsed.
+  Statement query(db_,
+                  "SELECT t.trial_id, t.status, t.config, r.metrics, json_extract(r.metrics, ?1)"
+                  " AS v FROM trials AS t CROSS JOIN results AS r ON r.trial_id = t.trial_id"
+                  " AND r.training_iteration ="
+                  " (SELECT MAX(training_iteration) FROM results WHERE trial_id = t.trial_id)"
+                  " WHERE t.status <> 'ERROR' AND json_type(r.metrics, ?1) IN ('integer', 'real')"
+                  " ORDER BY v * ?2, t.trial_index LIMIT 1");
+  query.bind(1, metric_path(metric)).bind(2, static_cast<int64_t>(mode == "max" ? -1 : 1));
+  if (!query.step()) return std::nullopt;
+  return std::make_pair(query.column_double(4),
+                        TrialPoint{query.column_text(0), query.column_text(1),
+                                   flatten(parse_or_null(query.column_text(2))),
+                                   parse_or_null(query.column_text(3))});
+}
+
 std::pair<int64_t, std::vector<TrialPoint>> ExperimentDb::points_at_one_budget(
     const std::string& metric, size_t min_trials) const {
+  // Iterations from the highest down, each counted up to min_trials finite
+  // values: through the results_by_iteration index, the highest ones (which
+  // have enough, most often) are read and no other.
   // abs(Inf) exceeds the largest double: an infinity (1e999) is no value.
-  Statement counts(db_,
-                   "SELECT training_iteration FROM results"
-                   " WHERE json_type(metrics, ?1) IN ('integer', 'real')"
-                   " AND abs(json_extract(metrics, ?1)) <= 1.7976931348623157e308"
-                   " GROUP BY training_iteration HAVING COUNT(*) >= ?2"
-                   " ORDER BY training_iteration DESC LIMIT 1");
-  counts.bind(1, metric_path(metric)).bind(2, static_cast<int64_t>(min_trials));
-  if (!counts.step()) return {0, {}};
-  const int64_t budget = counts.column_int(0);
+  Statement below(db_, "SELECT MAX(training_iteration) FROM results WHERE training_iteration < ?1");
+  Statement count(db_,
+                  "SELECT COUNT(*) FROM (SELECT 1 FROM results WHERE training_iteration = ?1"
+                  " AND json_type(metrics, ?2) IN ('integer', 'real')"
+                  " AND abs(json_extract(metrics, ?2)) <= 1.7976931348623157e308 LIMIT ?3)");
+  const int64_t wanted = static_cast<int64_t>(std::max<size_t>(min_trials, 1));
+  int64_t budget = std::numeric_limits<int64_t>::max();
+  while (true) {
+    below.reset();
+    below.bind(1, budget);
+    if (!below.step() || below.is_null(0)) return {0, {}};
+    budget = below.column_int(0);
+    count.reset();
+    count.bind(1, budget).bind(2, metric_path(metric)).bind(3, wanted);
+    count.step();
+    if (count.column_int(0) >= wanted) break;
+  }
+  // The trials' metrics at the budget, finite or not (importance skips the others).
   Statement query(db_,
                   "SELECT t.trial_id, t.status, t.config, r.metrics FROM results AS r"
                   " JOIN trials AS t ON t.trial_id = r.trial_id"
@@ -235,38 +278,42 @@ Json ExperimentDb::summary() const {
     out["status"] = "FAILED";
     out["status_note"] = "every trial failed";
   }
-  Statement results(db_, "SELECT COUNT(*), MIN(timestamp), MAX(timestamp) FROM results");
+  // A full scan of the results for the latest timestamp would cost more
+  // than everything else here: the result written last says when.
+  Statement results(db_,
+                    "SELECT (SELECT COUNT(*) FROM results),"
+                    " (SELECT timestamp FROM results ORDER BY rowid DESC LIMIT 1)");
   results.step();
   out["num_results"] = results.column_int(0);
-  out["last_result_at"] = results.is_null(2) ? Json() : Json(results.column_double(2));
+  out["last_result_at"] = results.is_null(1) ? Json() : Json(results.column_double(1));
 
-  // Metric names and parameters, from the trials themselves.
+  // Metric names and parameters, from the trials themselves (at most
+  // kSummaryTrials of them: the first and the last by creation order).
   std::map<std::string, bool> log_params;
   if (sweep.contains("param_space")) collect_log_params(sweep["param_space"], "", log_params);
-  std::map<std::string, std::vector<Json>> values;
+  struct Values {
+    Json first;
+    bool varies = false;
+    bool numeric = true;
+  };
+  std::map<std::string, Values> values;
   std::map<std::string, bool> metrics;
   const auto [metric, mode] = objective();
-  std::optional<std::pair<double, TrialPoint>> best;
-  for (TrialPoint& p : trial_points()) {
-    for (const auto& [key, v] : p.config.items()) values[key].push_back(v);
+  for (const TrialPoint& p : first_and_last_points(kSummaryTrials / 2)) {
+    for (const auto& [key, v] : p.config.items()) {
+      auto [it, added] = values.try_emplace(key, Values{v});
+      it->second.varies = it->second.varies || v != it->second.first;
+      it->second.numeric = it->second.numeric && v.is_number();
+    }
     if (!p.last_metrics.is_object()) continue;
     for (const auto& [key, v] : p.last_metrics.items())
       metrics[key] = metrics[key] || v.is_number();
-    // A failed trial's last value is where it broke, not a result.
-    if (metric.empty() || p.status == "ERROR" || !p.last_metrics.contains(metric)) continue;
-    const Json& v = p.last_metrics[metric];
-    if (!v.is_number()) continue;
-    const double x = v.get<double>();
-    if (!best || (mode == "max" ? x > best->first : x < best->first)) best.emplace(x, std::move(p));
   }
+  const auto best = best_trial(metric, mode);
   Json params = Json::array();
-  for (auto& [name, vs] : values) {
-    const bool varies =
-        std::any_of(vs.begin(), vs.end(), [&](const Json& v) { return v != vs[0]; });
-    if (!varies && !log_params.contains(name)) continue;
-    const bool numeric =
-        std::all_of(vs.begin(), vs.end(), [](const Json& v) { return v.is_number(); });
-    params.push_back({{"name", name}, {"log", log_params.contains(name)}, {"numeric", numeric}});
+  for (const auto& [name, v] : values) {
+    if (!v.varies && !log_params.contains(name)) continue;
+    params.push_back({{"name", name}, {"log", log_params.contains(name)}, {"numeric", v.numeric}});
   }
   out["params"] = params;
   Json metric_names = Json::array();
@@ -284,17 +331,34 @@ Json ExperimentDb::summary() const {
   return out;
 }
 
-Json ExperimentDb::trials() const {
+Json ExperimentDb::trials() const { return trial_rows(0, -1); }
+
+Json ExperimentDb::trial_page(int64_t offset, int64_t limit) const {
+  Statement count(db_, "SELECT COUNT(*) FROM trials");
+  count.step();
+  offset = std::max<int64_t>(0, offset);
+  limit = std::max<int64_t>(0, limit);
+  return {{"total", count.column_int(0)},
+          {"offset", offset},
+          {"limit", limit},
+          {"trials", limit > 0 ? trial_rows(offset, limit) : Json::array()}};
+}
+
+Json ExperimentDb::trial_rows(int64_t offset, int64_t limit) const {
   const internal::ReasonContext reasons = internal::ReasonContext::load(*this);
   Statement query(
       db_,
       "SELECT t.trial_id, t.trial_index, t.config, t.status, IFNULL(t.status_reason, ''),"
       " t.last_iteration, t.created_at, t.started_at, t.finished_at, t.num_failures,"
       " IFNULL(t.error, ''), r.metrics, r.time_total_s, r.training_iteration"
-      " FROM trials AS t LEFT JOIN results AS r ON r.trial_id = t.trial_id AND"
-      " r.training_iteration ="
+      // The page's trials first, from the trial_index index alone: the
+      // skipped ones cost no join.
+      " FROM (SELECT rowid AS page_id FROM trials ORDER BY trial_index LIMIT ?1 OFFSET ?2)"
+      " JOIN trials AS t ON t.rowid = page_id"
+      " LEFT JOIN results AS r ON r.trial_id = t.trial_id AND r.training_iteration ="
       " (SELECT MAX(training_iteration) FROM results WHERE trial_id = t.trial_id)"
       " ORDER BY t.trial_index");
+  query.bind(1, limit).bind(2, offset);
   Json out = Json::array();
   while (query.step()) {
     const std::string id = query.column_text(0);

@@ -30,6 +30,7 @@ struct QueryLimits {
   size_t max_curve_points = 200;    // points per curve: evenly thinned, the last one always kept
   size_t max_trial_results = 2000;  // one trial's result table, thinned the same way
   size_t log_tail_bytes = 16384;    // the end of each rank_N.log on the trial page
+  int64_t max_page_trials = 10000;  // trials?offset=: rows one page holds at most (and by default)
 };
 
 // One trial's config and last result, as the importance and slice views need them.
@@ -55,14 +56,20 @@ class ExperimentDb {
   std::string fingerprint() const;
 
   // The experiment row (spec parsed), trial counts by status, the number of
-  // results, the best trial and its config, the reported metric names and
-  // the parameters (flattened names, with `log` set for log domains).
+  // results and when the latest was written, the best trial and its config,
+  // the reported metric names and the parameters (flattened names, with
+  // `log` set for log domains; the names and parameters as the first and
+  // last 1,000 trials show them).
   Json summary() const;
 
   // One row per trial in creation order: id, index, status, reason (enriched
   // with the scheduler's rung or the PBT donor), flattened config, last
   // iteration and metrics, times, error.
   Json trials() const;
+  // The rows of trials() from `offset` (0: the first), at most `limit`:
+  // {"total": trials in all, "offset", "limit", "trials": [...]}. Pages cut
+  // the creation order, so consecutive pages hold each trial once.
+  Json trial_page(int64_t offset, int64_t limit) const;
 
   // Learning curves of `metric`: per trial its iterations, training times
   // and values, thinned to limits. The best trials by last value come first
@@ -84,9 +91,6 @@ class ExperimentDb {
   // whose last result has every objective. With one objective, no points.
   Json front() const;
 
-  // Every trial's flattened config and last metrics (importance, slices).
-  std::vector<TrialPoint> trial_points() const;
-
   // The highest training_iteration at which at least `min_trials` trials
   // reported a finite `metric`, and each of those trials with its metrics
   // there (in last_metrics): values compared at one budget. Iteration 0
@@ -104,6 +108,15 @@ class ExperimentDb {
   ExperimentDb(std::filesystem::path path, sqlite3* db) : path_(std::move(path)), db_(db) {}
   // Where a trial's files are now (see curves.cpp); empty when unknown.
   std::filesystem::path trial_dir(const std::string& trial_id, const std::string& stored) const;
+  // The flattened config and last metrics of the first `half` and the last
+  // `half` trials by creation order.
+  std::vector<TrialPoint> first_and_last_points(int64_t half) const;
+  // The trial whose last result has the best `metric` under `mode`
+  // ("min"/"max"), not failed, with that value; nullopt when none has one.
+  std::optional<std::pair<double, TrialPoint>> best_trial(const std::string& metric,
+                                                          const std::string& mode) const;
+  // trials()' rows from `offset`, at most `limit` (-1: all).
+  Json trial_rows(int64_t offset, int64_t limit) const;
 
   std::filesystem::path path_;
   sqlite3* db_ = nullptr;

@@ -25,7 +25,9 @@ size_t write_report(const std::filesystem::path& experiment_dir,
   const Json summary = api.get(prefix + "summary");
   answers[prefix + "summary"] = summary;
   const Json trials = api.get(prefix + "trials");
-  answers[prefix + "trials"] = trials;
+  // The page's first request, whole: a report holds every trial on one page.
+  answers[prefix + "trials?offset=0"] = {
+      {"total", trials.size()}, {"offset", 0}, {"limit", trials.size()}, {"trials", trials}};
   answers[prefix + "scheduler"] = api.get(prefix + "scheduler");
   answers[prefix + "front"] = api.get(prefix + "front");
   answers[prefix + "importance"] = api.get(prefix + "importance");

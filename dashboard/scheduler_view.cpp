@@ -1,6 +1,7 @@
 // ExperimentDb::scheduler: the scheduler's saved state (experiment_state,
 // key 'scheduler', decoded by schedulers/scheduler_state.h) and the exploits
 // table, turned into what the page draws.
+#include <algorithm>
 #include <cmath>
 #include <map>
 
@@ -18,25 +19,33 @@ using storage::internal::Statement;
 // JSON has no NaN or infinity: the page shows null for them.
 Json number_or_null(double v) { return std::isfinite(v) ? Json(v) : Json(); }
 
+// Values shown per ASHA rung at most: a 100,000-trial sweep records as many.
+constexpr size_t kMaxRecordedShown = 2000;
+
 // ASHA: per bracket, per rung (lowest milestone first) the values recorded
-// there in arrival order, each with the cut-off it was compared with when
-// it arrived, and the cut-off a new arrival must beat.
+// there in arrival order (at most kMaxRecordedShown, evenly chosen, the
+// latest kept; num_recorded and num_below count them all), each with the
+// cut-off it was compared with when it arrived, and the cut-off a new
+// arrival must beat.
 Json asha_rungs(const std::vector<SchedulerState::AshaBracket>& state) {
   Json brackets = Json::array();
   for (const SchedulerState::AshaBracket& bracket : state) {
     Json rungs = Json::array();
     for (const SchedulerState::Rung& rung : bracket.rungs) {
       Json recorded = Json::array();
-      for (size_t i = 0; i < rung.recorded.size(); ++i) {
+      for (size_t i : thin(rung.recorded.size(), kMaxRecordedShown)) {
         const auto& [trial_id, value] = rung.recorded[i];
         // [trial, value, cut-off on arrival, below it]
         recorded.push_back({trial_id, number_or_null(value),
                             number_or_null(rung.cutoff_at_arrival.at(i)),
                             static_cast<bool>(rung.below_cutoff.at(i))});
       }
-      rungs.push_back({{"milestone", rung.milestone},
-                       {"recorded", recorded},
-                       {"cutoff", number_or_null(rung.cutoff)}});
+      rungs.push_back(
+          {{"milestone", rung.milestone},
+           {"recorded", recorded},
+           {"num_recorded", rung.recorded.size()},
+           {"num_below", std::count(rung.below_cutoff.begin(), rung.below_cutoff.end(), true)},
+           {"cutoff", number_or_null(rung.cutoff)}});
     }
     brackets.push_back({{"rungs", rungs}});
   }

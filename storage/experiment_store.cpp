@@ -238,15 +238,15 @@ ExperimentStore ExperimentStore::open(const std::filesystem::path& dir) {
   exec(store.db_, "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON");
 
   // A file at 0 is new. An older version is upgraded in the same
-  // transaction that applies the schema (which only adds what is missing).
+  // transaction that applies the schema. The schema only adds what is
+  // missing, so it is applied to a file of this version too: one written by
+  // an earlier build gains the indexes added since.
   const int version = user_version(store.db_);
-  if (version < kSchemaVersion) {
-    exec(store.db_, "BEGIN IMMEDIATE");  // a failure leaves it to close()'s rollback
-    if (version == 1) exec(store.db_, kUpgradeFromVersion1);
-    if (version >= 1) exec(store.db_, kDropViews);
-    exec(store.db_, internal::kSchemaSql);
-    exec(store.db_, "COMMIT");
-  }
+  exec(store.db_, "BEGIN IMMEDIATE");  // a failure leaves it to close()'s rollback
+  if (version == 1) exec(store.db_, kUpgradeFromVersion1);
+  if (version >= 1 && version < kSchemaVersion) exec(store.db_, kDropViews);
+  exec(store.db_, internal::kSchemaSql);
+  exec(store.db_, "COMMIT");
   store.nonfinite_columns_ = true;
   store.objectives_table_ = true;
   return store;

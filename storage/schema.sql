@@ -30,8 +30,10 @@
 -- infinity back. Other JSON columns (spec, experiment_state) store both as
 -- null.
 --
--- tunerun applies this file, in one transaction, to a database whose
--- user_version is 0; `sqlite3 new.db < schema.sql` builds an empty one too.
+-- tunerun applies this file, in one transaction, whenever it opens a
+-- database for writing: it only adds what is missing (a new file's tables,
+-- an index added since the file was written); `sqlite3 new.db < schema.sql`
+-- builds an empty one too.
 -- A version 1 file is upgraded when tunerun opens it for writing: the
 -- *_nonfinite columns are added and the views recreated (metric_value then
 -- excludes infinity too). A version 2 file gains the objectives table
@@ -98,6 +100,8 @@ CREATE TABLE IF NOT EXISTS trials (
   error TEXT,                  -- for ERROR: the message and where it was raised
   config_nonfinite TEXT        -- JSON: where config holds NaN/infinity (see the top); else NULL
 );
+-- Creation order, a page at a time (the dashboard's trial table).
+CREATE INDEX IF NOT EXISTS trials_by_index ON trials (trial_index);
 
 -- One row per completed training iteration of a trial (one train::report
 -- call across all ranks). (trial_id, training_iteration) is unique: tunerun
@@ -115,6 +119,9 @@ CREATE TABLE IF NOT EXISTS results (
   metrics_nonfinite TEXT,      -- JSON: where metrics holds NaN/infinity (see the top); else NULL
   PRIMARY KEY (trial_id, training_iteration)
 );
+-- The trials' values at one iteration (the dashboard's importance compares
+-- trials at one budget).
+CREATE INDEX IF NOT EXISTS results_by_iteration ON results (training_iteration);
 
 -- Every status change of every trial, oldest first: `tunerun status` reads
 -- the reason a trial is pending or paused from here.

@@ -8,10 +8,6 @@ namespace tune {
 
 namespace {
 
-std::string rank_name(const std::string& trial_id, int rank) {
-  return fmt::format("{}\n{}", trial_id, rank);
-}
-
 // The CURVE key ZAP named the connection by (tune/zap_handler.h).
 std::string connection_key(zmq::message_t& frame) {
   try {
@@ -56,8 +52,7 @@ void ControlChannel::drain(int limit, const Handler& on_message, const RejectHan
       (void)socket_.recv(frames.back(), zmq::recv_flags::none);
     }
     const std::string peer = identity.to_string();
-    auto bound = peers_.find(peer);
-    const Peer* known = bound == peers_.end() ? nullptr : &bound->second;
+    const Peer* known = book_.peer(peer);
     if (frames.size() != 1) {
       on_reject(peer, known, fmt::format("expected one frame, got {}", frames.size()));
       continue;
@@ -72,8 +67,8 @@ void ControlChannel::drain(int limit, const Handler& on_message, const RejectHan
     const std::string key = connection_key(frames[0]);
     const auto* beat = std::get_if<protocol::Heartbeat>(&message);
     // Not an offence: a late beat of a killed group whose trial's rank has a new connection.
-    if (beat != nullptr && !beats_for_its_rank(*beat, key)) continue;
-    if (auto why = check_key(peer, key, message)) {
+    if (beat != nullptr && !book_.beats_for_its_rank(*beat, key)) continue;
+    if (auto why = book_.check_key(peer, key, message)) {
       on_reject(peer, nullptr, *why);  // an impostor: the rank it names did nothing wrong
       continue;
     }
@@ -81,65 +76,24 @@ void ControlChannel::drain(int limit, const Handler& on_message, const RejectHan
   }
 }
 
-std::optional<std::string> ControlChannel::check_key(const std::string& routing_id,
-                                                     const std::string& key,
-                                                     const protocol::Message& message) {
-  if (const auto* hello = std::get_if<protocol::Hello>(&message)) {
-    auto issued = issued_.find(key);
-    if (issued == issued_.end() || issued->second.trial_id != hello->trial_id ||
-        issued->second.attempt != hello->attempt || issued->second.rank != hello->rank) {
-      return fmt::format(
-          "HELLO as rank {} of trial {} attempt {} from a connection whose key was not issued "
-          "to that rank",
-          hello->rank, hello->trial_id, hello->attempt);
-    }
-    keys_[routing_id] = key;
-    return std::nullopt;
-  }
-  auto held = keys_.find(routing_id);
-  if (held == keys_.end() || held->second == key) return std::nullopt;
-  return fmt::format("{} on the routing id of a rank, from a connection without its key",
-                     protocol::type_name(message));
-}
-
-// A rank beats on a connection of its own, holding the key of its HELLO.
-bool ControlChannel::beats_for_its_rank(const protocol::Heartbeat& beat,
-                                        const std::string& key) const {
-  auto bound = bound_.find(rank_name(beat.trial_id, beat.rank));
-  if (bound == bound_.end()) return true;  // not bound (yet): nothing to check against
-  auto held = keys_.find(bound->second);
-  return held == keys_.end() || held->second == key;
-}
-
 void ControlChannel::admit(const std::string& public_key, const std::string& trial_id, int attempt,
                            int rank) {
-  issued_[public_key] = {trial_id, attempt, rank};
+  book_.issue(public_key, trial_id, attempt, rank);
   zap_->admit(public_key);
 }
 
 void ControlChannel::revoke(const std::string& public_key) {
   zap_->revoke(public_key);
-  issued_.erase(public_key);
-  std::erase_if(keys_, [&](const auto& entry) { return entry.second == public_key; });
-}
-
-void ControlChannel::forget_rank(const std::string& routing_id, const Peer& peer) {
-  auto bound = bound_.find(rank_name(peer.trial_id, peer.rank));
-  if (bound != bound_.end() && bound->second == routing_id) bound_.erase(bound);
+  book_.revoke(public_key);
 }
 
 void ControlChannel::bind_peer(const std::string& routing_id, Peer peer) {
-  auto& slot = peers_[routing_id];
-  forget_rank(routing_id, slot);
-  bound_[rank_name(peer.trial_id, peer.rank)] = routing_id;
-  slot = std::move(peer);
+  book_.bind(routing_id, std::move(peer));
 }
 
 void ControlChannel::unbind_peer(const std::string& routing_id) {
-  auto bound = peers_.find(routing_id);
-  if (bound != peers_.end()) forget_rank(routing_id, bound->second);
-  peers_.erase(routing_id);
-  std::erase_if(outbox_, [&](const auto& entry) { return entry.first == routing_id; });
+  book_.unbind(routing_id);
+  dropped_before_[routing_id] = outbox_.size();
 }
 
 void ControlChannel::queue(const std::string& routing_id, const protocol::Message& message) {
@@ -157,7 +111,12 @@ void ControlChannel::send_now(const std::string& routing_id, const protocol::Mes
 
 std::vector<std::string> ControlChannel::flush() {
   std::vector<std::string> unreachable;
-  for (auto& [peer, bytes] : outbox_) {
+  for (size_t i = 0; i < outbox_.size(); ++i) {
+    const auto& [peer, bytes] = outbox_[i];
+    if (auto dropped = dropped_before_.find(peer);
+        dropped != dropped_before_.end() && i < dropped->second) {
+      continue;
+    }
     try {
       socket_.send(zmq::buffer(peer), zmq::send_flags::sndmore);
       socket_.send(zmq::buffer(bytes), zmq::send_flags::none);
@@ -166,6 +125,7 @@ std::vector<std::string> ControlChannel::flush() {
     }
   }
   outbox_.clear();
+  dropped_before_.clear();
   return unreachable;
 }
 

@@ -2,8 +2,8 @@
 // (core/protocol.h): one ZeroMQ ROUTER socket, a CURVE server that admits
 // only keys issued to live ranks (tune/zap_handler.h, tune/rank_keys.h), the
 // peers that said HELLO (which trial and rank each routing id speaks for:
-// only the one its key was issued to), the messages it had to
-// reject, and the outbox of replies, sent only after the store committed
+// only the one its key was issued to: tune/peer_book.h), the messages it
+// had to reject, and the outbox of replies, sent only after the store committed
 // what they acknowledge.
 //
 // Owned by the controller's event loop; not thread-safe.
@@ -22,6 +22,7 @@
 
 #include "core/protocol.h"
 #include "train/curve.h"
+#include "tune/peer_book.h"
 #include "tune/zap_handler.h"
 
 namespace tune {
@@ -37,11 +38,6 @@ struct ChannelKeys {
 // there: ranks of an earlier run, or of a killed controller, can no longer
 // connect. Throws StorageError naming the file it could not write.
 ChannelKeys make_channel_keys(const std::filesystem::path& experiment_dir);
-
-struct Peer {
-  std::string trial_id;
-  int rank = 0;
-};
 
 class ControlChannel {
  public:
@@ -96,30 +92,14 @@ class ControlChannel {
   static std::string peer_name(const std::string& routing_id);
 
  private:
-  struct Issued {
-    std::string trial_id;
-    int attempt = 0;
-    int rank = 0;
-  };
-  // Why `message`, received on `routing_id`'s connection whose CURVE key is
-  // `key`, does not come from the rank it speaks for; nullopt when it does.
-  // A HELLO that passes ties the routing id to its key.
-  std::optional<std::string> check_key(const std::string& routing_id, const std::string& key,
-                                       const protocol::Message& message);
-  // Whether `beat`, from a connection holding `key`, may count for its rank:
-  // only the key of the connection its rank is bound to may.
-  bool beats_for_its_rank(const protocol::Heartbeat& beat, const std::string& key) const;
-  // Drops the rank `peer` from bound_ if `routing_id` is what it is bound to.
-  void forget_rank(const std::string& routing_id, const Peer& peer);
-
   zmq::socket_t socket_;
   std::unique_ptr<ZapHandler> zap_;  // after socket_: stops watching it first
   std::string endpoint_;
-  std::unordered_map<std::string, Peer> peers_;
-  std::unordered_map<std::string, Issued> issued_;           // public key -> its rank
-  std::unordered_map<std::string, std::string> keys_;        // routing id -> key its HELLO held
-  std::unordered_map<std::string, std::string> bound_;       // "trial\nrank" -> its routing id
+  PeerBook book_;
   std::vector<std::pair<std::string, std::string>> outbox_;  // routing id, encoded message
+  // Routing ids unbound this turn, with the outbox's size then: what was
+  // queued for them before is not sent (no scan of the outbox per unbind).
+  std::unordered_map<std::string, size_t> dropped_before_;
 };
 
 }  // namespace tune

@@ -9,6 +9,7 @@
 #include "train/worker_env.h"
 #include "tune/control_channel.h"
 #include "tune/experiment_lock.h"
+#include "tune/file_limit.h"
 #include "tune/local_launcher.h"
 #include "tune/rank_keys.h"
 #include "tune/refusal_log.h"
@@ -113,7 +114,7 @@ class TrialController::Impl {
                               ExperimentStatus::kRunning, std::move(objectives)});
     }
     if (options_.handle_signals) signals_.emplace();
-    raise_open_file_limit();  // a connection per rank, two with heartbeats
+    raise_file_limit_for_ranks();
     const ChannelKeys keys = make_channel_keys(dir);
     channel_.emplace(zmq_, fmt::format("tcp://{}:*", options_.control_address), keys);
     keyed_launcher_.emplace(*options_.launcher, *channel_, keys.dir);
@@ -149,6 +150,23 @@ class TrialController::Impl {
              channel_->endpoint());
     log_.log(2, "ranks run {}", fmt::join(options_.worker_argv, " "));
     if (options_.on_listen) options_.on_listen(channel_->endpoint());
+  }
+
+  // Each rank costs the controller descriptors (tune/file_limit.h): the
+  // soft limit goes up to the hard one before the channel binds, and a hard
+  // limit too low for the trials that may run at once is said before any starts.
+  void raise_file_limit_for_ranks() {
+    const FileLimit limit = raise_file_limit();
+    const double cpus_per_trial = spec_.trainable.smallest().cpus_per_trial();
+    int64_t trials =
+        cpus_per_trial > 0 ? static_cast<int64_t>(pool_->total_cpus() / cpus_per_trial + 1e-9) : 0;
+    if (spec_.max_concurrent_trials > 0) {
+      trials = trials > 0 ? std::min<int64_t>(trials, spec_.max_concurrent_trials)
+                          : spec_.max_concurrent_trials;
+    }
+    if (auto warning = file_limit_warning(limit, trials, spec_.trainable.num_workers)) {
+      log_.log(0, "warning: {}", *warning);
+    }
   }
 
   ExperimentSummary finish() {

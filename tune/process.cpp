@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <spawn.h>
-#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -135,14 +134,6 @@ std::string self_executable() {
   auto path = std::filesystem::read_symlink("/proc/self/exe", ec);
   if (ec) throw Error("cannot resolve /proc/self/exe: " + ec.message());
   return path.string();
-}
-
-void raise_open_file_limit() {
-  rlimit files{};
-  if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
-    files.rlim_cur = files.rlim_max;
-    setrlimit(RLIMIT_NOFILE, &files);
-  }
 }
 
 }  // namespace tune

@@ -67,10 +67,4 @@ void signal_process_group(pid_t pgid, int signal);
 // The running executable's absolute path (/proc/self/exe).
 std::string self_executable();
 
-// Raises this process's open-file limit (RLIMIT_NOFILE) to its hard limit:
-// a controller holds a connection per rank (two, with heartbeats), and the
-// simulated peers' process two sockets per rank; the soft limit's default,
-// 1024, is a few hundred ranks. A limit that cannot be raised stays.
-void raise_open_file_limit();
-
 }  // namespace tune

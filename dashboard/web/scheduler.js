@@ -13,7 +13,8 @@ TR.schedulerSection = function (sched, trials, onTrial) {
   return TR.section(`Scheduler: ${sched.type}`, ...parts);
 };
 
-// ASHA's rungs: each value where it was recorded, a red cross where it fell
+// ASHA's rungs: each value where it was recorded (at most 2,000 a rung,
+// evenly chosen; the table counts them all), a red cross where it fell
 // below the cut-off of the values recorded before it (the decision taken
 // then: ASHA stopped that trial there), and each rung's cut-off now.
 TR.ashaView = function (brackets, onTrial) {
@@ -22,8 +23,7 @@ TR.ashaView = function (brackets, onTrial) {
     const kept = [], cut = [];
     b.rungs.forEach((r, ri) => {
       milestones.add(r.milestone);
-      const below = r.recorded.filter((e) => e[3]).length;
-      rows.push(TR.el('tr', {}, [bi, ri + 1, TR.num(r.milestone), r.recorded.length, below,
+      rows.push(TR.el('tr', {}, [bi, ri + 1, TR.num(r.milestone), r.num_recorded, r.num_below,
                                  TR.num(r.cutoff)].map((v) => TR.el('td', {}, v))));
       for (const [id, v, at, stopped] of r.recorded) {
         if (v !== null) (stopped ? cut : kept).push({x: r.milestone, y: v, id, at});

@@ -34,6 +34,7 @@ TR.experimentsView = function (main) {
 };
 
 TR.experimentView = function (main, name) {
+  const PER_PAGE = 100;  // rows of the trial table a page
   const state = {metric: null, x: 'iteration', logY: false, filter: '', sort: 'index', desc: false,
                  page: 0, finished: -1, brushed: null, compare: new Set()};
   const goTrial = (id) => (location.hash = TR.href.trial(name, id));
@@ -103,14 +104,18 @@ TR.experimentView = function (main, name) {
       const curvesOf = (m) => (m ? TR.api(TR.path(name) + 'curves?metric=' + TR.enc(m)) : null);
       // All at once: the curves of the metric shown so far (the first time,
       // of the experiment's).
-      let [summary, trials, sched, tradeoffs, curves] = await Promise.all([
-        ...['summary', 'trials', 'scheduler', 'front'].map((w) => TR.api(TR.path(name) + w)),
+      // The first page of trials holds them all up to the server's page size
+      // (10,000); past it the charts show those and the table pages.
+      let [summary, page, sched, tradeoffs, curves] = await Promise.all([
+        ...['summary', 'trials?offset=0', 'scheduler', 'front'].map(
+          (w) => TR.api(TR.path(name) + w)),
         curvesOf(state.metric)]);
+      const trials = page.trials;
       if (!state.metric || !summary.metrics.includes(state.metric) || !curves) {
         state.metric = summary.metrics[0] || summary.metric;
         curves = (await curvesOf(state.metric)) || {trials: [], total: 0, metric: ''};
       }
-      data = {summary, trials, sched, curves};
+      data = {summary, trials, total: page.total, sched, curves};
       view.drawOverview();
       view.drawTable();
       front.redraw(tradeoffs);
@@ -223,6 +228,24 @@ TR.experimentView = function (main, name) {
         ...keys.map((k) => ['config.' + k, k, (t) => t.config[k]]),
         ['reason', 'reason', (t) => (t.status === 'ERROR' ? t.error : t.reason)],
       ];
+      // More trials than the first page holds: the table pages through the
+      // server's answers in creation order; sorting and the filter, which
+      // need every row, are off.
+      const paged = data.total > data.trials.length;
+      filter.disabled = paged;
+      if (paged) {
+        const pages = Math.ceil(data.total / PER_PAGE);
+        state.page = Math.min(state.page, pages - 1);
+        const asked = state.page;
+        TR.api(`${TR.path(name)}trials?offset=${asked * PER_PAGE}&limit=${PER_PAGE}`).then(
+          (answer) => {
+            if (asked !== state.page) return;  // turned again meanwhile
+            view.fillTable(cols, answer.trials, pages, false,
+                           `${answer.total} trials in creation order (sorting and the filter ` +
+                           `work up to ${data.trials.length}) `);
+          }, (e) => TR.showError(e.message));
+        return;
+      }
       const col = cols.find((c) => c[0] === state.sort) || cols[0];
       const matches = (t) =>
         cols.some((c) => String(TR.num(c[2](t))).toLowerCase().includes(state.filter));
@@ -234,17 +257,21 @@ TR.experimentView = function (main, name) {
         const c = x === y ? 0 : missing(x) ? 1 : missing(y) ? -1 : x < y ? -1 : 1;
         return state.desc ? -c : c;
       });
-      const per = 100, pages = Math.max(1, Math.ceil(rows.length / per));
+      const pages = Math.max(1, Math.ceil(rows.length / PER_PAGE));
       state.page = Math.min(state.page, pages - 1);
-      const shown = rows.slice(state.page * per, (state.page + 1) * per);
+      view.fillTable(cols, rows.slice(state.page * PER_PAGE, (state.page + 1) * PER_PAGE), pages,
+                     true, `${rows.length} of ${data.trials.length} trials `);
+    },
+    // The table of the rows `shown` (page state.page of `pages`) and its pager.
+    fillTable(cols, shown, pages, sortable, note) {
       const sortBy = (c) => () => {
         state.desc = state.sort === c[0] ? !state.desc : false;
         state.sort = c[0];
         view.drawTable();
       };
       const header = (c) =>
-        TR.el('th', {class: c[0] === state.sort ? (state.desc ? 'desc' : 'asc') : '',
-                     onclick: sortBy(c)}, c[1]);
+        TR.el('th', {class: sortable && c[0] === state.sort ? (state.desc ? 'desc' : 'asc') : '',
+                     onclick: sortable ? sortBy(c) : null}, c[1]);
       const pick = (t) => (e) => {
         e.stopPropagation();  // a tick selects; it does not open the trial
         if (e.target.checked) state.compare.add(t.trial_id);
@@ -266,7 +293,7 @@ TR.experimentView = function (main, name) {
         state.page += by;
         view.drawTable();
       };
-      pager.replaceChildren(`${rows.length} of ${data.trials.length} trials `,
+      pager.replaceChildren(note,
         pages > 1 ? TR.el('button', {disabled: state.page === 0, onclick: turn(-1)}, '‹') : '',
         pages > 1 ? ` page ${state.page + 1} of ${pages} ` : '',
         pages > 1 ? TR.el('button', {disabled: state.page >= pages - 1, onclick: turn(1)}, '›')

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <sstream>
+#include <unordered_map>
 
 #include "schedulers/internal/stats.h"
 
@@ -18,9 +19,10 @@ using detail::to_json;
 namespace {
 
 // ASHA's cut-off: the (1 - 1/rf) quantile of a rung's scores
-// (np.nanpercentile, as Ray's); NaN when none is a number.
-double rung_cutoff(const std::vector<double>& scores, double rf) {
-  return detail::nanpercentile(scores, (1 - 1 / rf) * 100);
+// (np.nanpercentile, as Ray's), from those that are numbers in ascending
+// order; NaN when there is none.
+double rung_cutoff(const std::vector<double>& sorted_numbers, double rf) {
+  return detail::sorted_percentile(sorted_numbers, (1 - 1 / rf) * 100);
 }
 
 }  // namespace
@@ -29,15 +31,31 @@ double rung_cutoff(const std::vector<double>& scores, double rf) {
 // result reaches is the highest one.
 class AshaScheduler::Bracket {
  public:
+  // A rung holds a value of every trial that reached it: with 100,000
+  // trials a result's lookup and a cut-off cost what they cost with ten
+  // (no scan, no sort), each arrival a binary search and a move.
   struct Rung {
     double milestone;
     std::vector<std::pair<std::string, double>> recorded;  // in arrival order
+    std::unordered_map<std::string, double> by_trial;      // the same, by trial
+    std::vector<double> sorted_numbers;                    // its values but NaN, ascending
 
     const double* find(const std::string& id) const {
-      for (const auto& [t, v] : recorded) {
-        if (t == id) return &v;
+      auto it = by_trial.find(id);
+      return it == by_trial.end() ? nullptr : &it->second;
+    }
+    void add(const std::string& id, double value) {
+      recorded.emplace_back(id, value);
+      by_trial.emplace(id, value);
+      if (!std::isnan(value)) {
+        sorted_numbers.insert(std::upper_bound(sorted_numbers.begin(), sorted_numbers.end(), value),
+                              value);
       }
-      return nullptr;
+    }
+    void clear() {
+      recorded.clear();
+      by_trial.clear();
+      sorted_numbers.clear();
     }
   };
 
@@ -54,9 +72,7 @@ class AshaScheduler::Bracket {
   // The (1 - 1/rf) quantile of a rung's values; nullopt when it has none.
   std::optional<double> cutoff(const Rung& rung) const {
     if (rung.recorded.empty()) return std::nullopt;
-    std::vector<double> values;
-    for (const auto& [id, v] : rung.recorded) values.push_back(v);
-    return rung_cutoff(values, rf_);
+    return rung_cutoff(rung.sorted_numbers, rf_);
   }
 
   // Where and against what a trial was cut (scores with the sign folded in).
@@ -81,7 +97,7 @@ class AshaScheduler::Bracket {
         action = Decision::kStop;
         if (cut) *cut = {rungs_.size() - r, rung.milestone, *c, rung.recorded.size()};
       }
-      rung.recorded.emplace_back(id, score);
+      rung.add(id, score);
       break;
     }
     return action;
@@ -94,7 +110,7 @@ class AshaScheduler::Bracket {
       Rung& rung = rungs_[r];
       if (t < rung.milestone) continue;
       if (rung.find(id) != nullptr) return std::nullopt;
-      rung.recorded.emplace_back(id, score);
+      rung.add(id, score);
       return r;
     }
     return std::nullopt;
@@ -149,10 +165,9 @@ class AshaScheduler::Bracket {
       throw Error("ASHA restore: the saved rungs do not match the scheduler's options");
     }
     for (size_t r = 0; r < rungs_.size(); ++r) {
-      rungs_[r].recorded.clear();
+      rungs_[r].clear();
       for (const Json& entry : rungs[r].at("recorded")) {
-        rungs_[r].recorded.emplace_back(entry.at(0).get<std::string>(),
-                                        double_from_json(entry.at(1)));
+        rungs_[r].add(entry.at(0).get<std::string>(), double_from_json(entry.at(1)));
       }
     }
   }
@@ -439,7 +454,7 @@ std::vector<SchedulerState::AshaBracket> AshaScheduler::saved_brackets(const Jso
                         scores.back());
         }
       }
-      r.cutoff = sign * rung_cutoff(scores, reduction_factor);
+      r.cutoff = sign * rung_cutoff(sorted, reduction_factor);
     }
   }
   return out;

@@ -251,7 +251,8 @@ class DashboardTest(unittest.TestCase):
             self.driver.get("file://" + out)
             self.wait(lambda: "#/exp/" in self.driver.current_url)
             # The report is a snapshot: it holds the trials as they were when it was written.
-            data_trials = self.js(f"return window.TUNERUN_REPORT['exp/{name}/trials'].map(t => t.trial_id)")
+            data_trials = self.js(f"return window.TUNERUN_REPORT['exp/{name}/trials?offset=0']"
+                                  ".trials.map(t => t.trial_id)")
             db = os.path.join(self.runs, name, "experiment.db")
             self.assertEqual(sorted(data_trials), sorted(t[0] for t in query(db, "SELECT trial_id FROM trials")))
             self.check_experiment_page(name, db, "report")

@@ -75,5 +75,27 @@ TEST_CASE("importance compares the trials at one budget, the highest that enough
   CHECK(at_9["method"].get<std::string>().find("not fANOVA") != std::string::npos);
 }
 
+TEST_CASE("importance's budget skips an iteration where the metric is missing or not finite") {
+  test::ScratchDir runs;
+  const auto dir = test::write_experiment(runs.path(), "asha");
+  {
+    // The 8 trials that reached iteration 9 report a 10th without accuracy.
+    auto store = storage::ExperimentStore::open(dir);
+    for (const storage::TrialRecord& t : store.trials()) {
+      if (store.results(t.trial_id).size() != 9) continue;
+      // Null (a NaN, as stored) for one, a string for the others.
+      const Json accuracy = t.trial_index == 0 ? Json() : Json("n/a");
+      store.append_result({.trial_id = t.trial_id,
+                           .training_iteration = 10,
+                           .metrics = {{"loss", 0.5}, {"accuracy", accuracy}}});
+    }
+    store.flush();
+  }
+  const auto db = ExperimentDb::open(dir);
+  const Json at_9 = importance_at_one_budget(db, db.summary()["params"], "accuracy");
+  CHECK(at_9["budget"] == 9);
+  CHECK(at_9["num_trials"] == 8);
+}
+
 }  // namespace
 }  // namespace tune::dashboard

@@ -153,6 +153,28 @@ TEST_CASE("the answer cache stays within its entries and bytes over many distinc
   CHECK(api.cache_stats().entries == before);
 }
 
+TEST_CASE("the trial table pages: every trial once across pages, in order, a page bounded") {
+  DashboardDir runs;
+  write_experiment(runs.path(), "asha", 25, 3);
+  Api api({.root = runs.path(), .limits = {.max_page_trials = 10}});
+  const Json all = api.get("exp/asha/trials");
+  REQUIRE(all.size() == 25);
+  Json seen = Json::array();
+  for (int offset = 0; offset < 40; offset += 7) {
+    const Json page = Json::parse(
+        *api.get_text("exp/asha/trials", {{"offset", std::to_string(offset)}, {"limit", "7"}}));
+    CHECK(page["total"] == 25);
+    CHECK(page["offset"] == offset);
+    for (const Json& t : page["trials"]) seen.push_back(t);
+  }
+  CHECK(seen == all);  // the same rows, in creation order, each once
+  // At most max_page_trials a page, when asked for more and by default.
+  CHECK(api.get("exp/asha/trials", {{"offset", "0"}})["trials"].size() == 10);
+  CHECK(api.get("exp/asha/trials", {{"offset", "20"}, {"limit", "1000"}})["trials"].size() == 5);
+  CHECK(api.get("exp/asha/trials", {{"offset", "30"}})["trials"].empty());
+  CHECK(api.get("exp/asha/trials", {{"offset", "-3"}, {"limit", "x"}})["trials"][0] == all[0]);
+}
+
 TEST_CASE("the report is one file: scripts and every answer inlined, no external reference") {
   DashboardDir runs;
   const auto dir = write_experiment(runs.path(), "asha");
@@ -163,6 +185,7 @@ TEST_CASE("the report is one file: scripts and every answer inlined, no external
   CHECK(html.find("window.TUNERUN_REPORT") != std::string::npos);
   CHECK(html.find("\"exp/asha/trial/asha_00011\"") != std::string::npos);
   CHECK(html.find("\"exp/asha/curves?metric=loss\"") != std::string::npos);
+  CHECK(html.find("\"exp/asha/trials?offset=0\"") != std::string::npos);
   CHECK(html.find("<script src") == std::string::npos);
   CHECK(html.find("Chart.js v3") != std::string::npos);
   CHECK_THROWS_AS(write_report(runs.path() / "none", out), StorageError);

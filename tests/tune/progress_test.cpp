@@ -305,6 +305,20 @@ TEST_CASE("tunerun without a terminal prints plain lines, and --progress plain o
   CHECK(plain.output.find("again_00003 TERMINATED") != std::string::npos);
 }
 
+TEST_CASE("progress table: 1,000 running trials show their counts, the best and max_rows rows") {
+  std::vector<TrialRow> trials;
+  for (int i = 0; i < 1000; ++i) {
+    trials.push_back(row(fmt::format("t{:04}", i), TrialStatus::kRunning, 0.1, i / 2000.0, 3));
+  }
+  auto lines = render_progress_table(snapshot_of(trials), TableStyle{120, 20, false});
+  REQUIRE(lines.size() == 2 + 1 + 20 + 1);
+  CHECK(lines[0] == "== exp | 1m15s | 1000 trials: 1000 RUNNING");
+  CHECK(lines[1].rfind("Best: t0999 accuracy=0.4995", 0) == 0);
+  CHECK(lines[3].rfind("t0000 ", 0) == 0);
+  CHECK(lines[22].rfind("t0019 ", 0) == 0);
+  CHECK(lines.back() == "... and 980 more trials: 980 RUNNING");
+}
+
 TEST_CASE("progress table: finished trials left out of the snapshot are counted, not lost") {
   std::vector<TrialRow> trials = {row("best", TrialStatus::kTerminated, 0.1, 0.9, 5),
                                   row("run", TrialStatus::kRunning, 0.1, 0.5, 1)};

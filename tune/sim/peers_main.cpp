@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <exception>
 
+#include "tune/file_limit.h"
 #include "tune/process.h"
 #include "tune/sim/peer_host.h"
 
@@ -19,7 +20,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   prctl(PR_SET_PDEATHSIG, SIGKILL);
-  tune::raise_open_file_limit();  // two sockets per simulated rank
+  tune::raise_file_limit();  // two sockets per simulated rank
   try {
     tune::sim::PeerHost host(std::atoi(argv[1]));
     host.run();

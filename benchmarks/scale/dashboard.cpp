@@ -1,0 +1,67 @@
+// benchmarks/scale: the dashboard's answers on the large experiment that
+// store.cpp wrote, each computed afresh (a new Api: nothing cached) and
+// serialised as the server sends it. A live sweep changes its fingerprint
+// every poll, so the uncached time is what a user waits for.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "benchmarks/scale/figure.h"
+#include "dashboard/api.h"
+
+namespace scale {
+namespace {
+
+constexpr double kGoalMs = 500;
+
+}  // namespace
+
+std::vector<Figure> dashboard_figures(const Options& options, const WrittenExperiment& written) {
+  const std::string prefix = "exp/" + written.name + "/";
+  const std::string first = fmt::format("{}_{:05d}", written.name, 0);
+  const std::string last = fmt::format("{}_{:05d}", written.name, written.trials - 1);
+  const std::vector<std::pair<std::string, tune::dashboard::Query>> paths = {
+      {"experiments", {}},
+      {"version", {}},
+      {prefix + "version", {}},
+      {prefix + "summary", {}},
+      {prefix + "trials", {{"offset", "0"}, {"limit", "100"}}},
+      {prefix + "trials",
+       {{"offset", std::to_string(std::max<int64_t>(0, written.trials - 100))}, {"limit", "100"}}},
+      {prefix + "curves", {{"metric", "loss"}}},
+      {prefix + "scheduler", {}},
+      {prefix + "front", {}},
+      {prefix + "importance", {}},
+      {prefix + "trial/" + first, {}},
+      {prefix + "trial/" + last, {}},
+      {prefix + "trials", {}},
+  };
+  const int repeats = options.quick ? 1 : 3;
+  std::vector<Figure> out;
+  for (const auto& [path, query] : paths) {
+    std::vector<double> ms;
+    size_t bytes = 0;
+    for (int i = 0; i < repeats; ++i) {
+      tune::dashboard::Api api({.root = written.runs});
+      const auto start = std::chrono::steady_clock::now();
+      bytes = api.get_text(path, query)->size();
+      ms.push_back(seconds_since(start) * 1e3);
+    }
+    std::sort(ms.begin(), ms.end());
+    std::string shown = path;
+    for (const auto& [key, value] : query) {
+      shown += fmt::format("{}{}={}", shown.find('?') == std::string::npos ? "?" : "&", key, value);
+    }
+    const double median = ms[ms.size() / 2];
+    // The whole trial list is for scripts; the page asks for it a page at a time.
+    const bool whole_list = path == prefix + "trials" && query.empty();
+    out.push_back({fmt::format("dashboard: {} ({} kB)", shown, thousands(bytes / 1024.0)),
+                   fmt::format("{:.0f} ms", median),
+                   whole_list ? "" : fmt::format("< {:.0f} ms", kGoalMs),
+                   whole_list ? std::nullopt : std::optional<bool>(median < kGoalMs)});
+  }
+  return out;
+}
+
+}  // namespace scale
