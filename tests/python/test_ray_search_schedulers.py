@@ -242,7 +242,9 @@ def test_pb2_over_the_example_pbt_function(storage):
         run_config=tune.RunConfig(name="pb2_example", storage_path=storage, verbose=0,
                                   stop={"training_iteration": 30})).fit()
     assert grid.num_errors == 0
-    assert all(r.metrics["training_iteration"] == 30 for r in grid)
+    # Each ran to the stop; a trial that cloned a donor further ahead resumed
+    # from its iteration and may end one past it, as in Ray.
+    assert all(30 <= r.metrics["training_iteration"] <= 31 for r in grid)
     # PB2 moved lr off its start value, inside its bounds: the lrs the trials
     # ran with (an exploited trial may later be given 0.0001 again).
     lrs = {lr for r in grid for lr in r.metrics_dataframe["cur_lr"]}
