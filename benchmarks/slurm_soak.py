@@ -13,8 +13,11 @@ from, and the time from each fault to its trials' next result.
 
     benchmarks/slurm_soak.py [--build build] [--faults 20] [--seed 1] [--elastic]
 
---elastic makes the trials elastic (num_workers = [1, 2]): they shrink onto
-the nodes left and grow back at checkpoints.
+--elastic makes the trials elastic (num_workers = [1, 2], a rank per node:
+cpus_per_worker = 2): a trial spans two nodes when it can, shrinks to one
+when a node of it is lost, and grows back at a checkpoint when a node is
+free and no trial waits. The summary says how many trials ran at both sizes
+(each result records its world_size).
 
 Needs root and namespaces, like the cluster; takes a few minutes. Exit
 status 0 when every check holds.
@@ -41,7 +44,7 @@ mode = "max"
 [trainable]
 builtin = "learning_curve"
 num_workers = {workers}
-cpus_per_worker = 1
+cpus_per_worker = {cpus}
 
 [param_space]
 speed = {{ grid_search = [{speeds}] }}
@@ -127,7 +130,8 @@ def main():
     with open(os.path.join(work, "soak.toml"), "w") as f:
         f.write(SWEEP.format(speeds=speeds, iterations=opts.iterations,
                              max_failures=opts.faults + 1,
-                             workers="[1, 2]" if opts.elastic else "2"))
+                             workers="[1, 2]" if opts.elastic else "2",
+                             cpus=2 if opts.elastic else 1))
     db = os.path.join(work, "runs/soak/experiment.db")
     log = open(os.path.join(work, "tunerun.log"), "ab")
     os.environ["TUNERUN_SLURM_NODES"] = "3"
@@ -217,6 +221,11 @@ def main():
     lost = sum(opts.iterations - counts.get(t, (0, 0, 0))[1] for t, _, _ in trials)
     duplicated = sum(n - d for n, d, _ in counts.values())
     terminated = sum(1 for _, s, _ in trials if s == "TERMINATED")
+    sizes = {}  # trial -> the world sizes its results were computed with
+    for trial, size in db_rows(db, "SELECT trial_id, json_extract(metrics, '$.world_size') "
+                                   "FROM results WHERE json_extract(metrics, '$.world_size') "
+                                   "IS NOT NULL"):
+        sizes.setdefault(trial, set()).add(size)
     results = db_rows(db, "SELECT trial_id, timestamp FROM results ORDER BY timestamp")
     placements = db_rows(db, "SELECT trial_id, host, at FROM placements ORDER BY id")
 
@@ -258,6 +267,10 @@ def main():
         print(f"{kind:<12} {len(mine):>5} {hit_all:>10} {len(times):>9} "
               f"{statistics.median(times) if times else 0:>9.1f} {max(times, default=0):>7.1f}")
     failures = sum(f for _, _, f in trials)
+    if opts.elastic:
+        print(f"elastic: {sum(1 for s in sizes.values() if s == {1, 2})} trials ran at world "
+              f"size 1 and 2, {sum(1 for s in sizes.values() if s == {1})} at 1 only, "
+              f"{sum(1 for s in sizes.values() if s == {2})} at 2 only")
     print(f"trials TERMINATED {terminated}/{opts.trials}; results lost {lost}, duplicated "
           f"{duplicated}; failures counted {failures} (rank kills {sum(1 for f in faults if f[0] == 'rank')}); "
           f"orphan tasks after controller kills {orphans_seen}, at the end {orphans_end}; "
