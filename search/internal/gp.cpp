@@ -7,12 +7,12 @@
 #include <limits>
 #include <numbers>
 #include <numeric>
-#include <random>
 
 #include "core/errors.h"
 #include "search/internal/gaussian_process.h"
 #include "search/internal/normal.h"
 #include "search/internal/output_transform.h"
+#include "search/internal/scalarisation.h"
 
 namespace tune::search {
 namespace {
@@ -52,8 +52,6 @@ constexpr double kStepLengths[] = {0.1, 0.03, 0.01, 0.003, 0.001};
 // A move is taken only when it raises log EI by more than this.
 constexpr double kMinGain = 1e-12;
 
-// ParEGO's augmented Chebyshev scalarisation: max_j w_j f_j + rho * sum_j w_j f_j.
-constexpr double kChebyshevRho = 0.05;
 // With several objectives, the hyperparameters are refitted when the number
 // of completed trials is a multiple of this.
 constexpr size_t kRefitEvery = 5;
@@ -494,62 +492,6 @@ GpSearcher::GpSearcher(GpOptions options)
   }
 }
 
-namespace {
-
-// A trial that breaks its constraints (violation > 0) is modelled as worse
-// than every feasible one: the worst feasible loss plus the feasible span
-// times 1 and its share of the largest violation.
-void penalise_infeasible(std::vector<double>& losses, const std::vector<double>& violations) {
-  double lo = std::numeric_limits<double>::infinity(), hi = -lo, worst_violation = 0;
-  for (size_t i = 0; i < losses.size(); ++i) {
-    if (violations[i] > 0) {
-      worst_violation = std::max(worst_violation, violations[i]);
-    } else {
-      lo = std::min(lo, losses[i]);
-      hi = std::max(hi, losses[i]);
-    }
-  }
-  if (worst_violation == 0) return;
-  if (!(lo <= hi)) lo = hi = 0;  // none feasible yet: rank by violation alone
-  const double span = hi > lo ? hi - lo : 1.0;
-  for (size_t i = 0; i < losses.size(); ++i) {
-    if (violations[i] > 0) losses[i] = hi + span * (1 + violations[i] / worst_violation);
-  }
-}
-
-}  // namespace
-
-std::vector<double> GpSearcher::scalarised_losses(Rng& rng) const {
-  const auto& obs = observations();
-  const size_t m = objectives().size();
-  // Weights drawn uniformly on the simplex (normalised exponential draws).
-  std::vector<double> w(m);
-  std::exponential_distribution<double> exponential(1.0);
-  for (double& wj : w) wj = exponential(rng);
-  const double total = std::accumulate(w.begin(), w.end(), 0.0);
-  for (double& wj : w) wj /= total;
-  // Each objective over [0, 1] between its best and worst value so far.
-  std::vector<double> lo(m, std::numeric_limits<double>::infinity()), hi(m, -lo[0]);
-  for (const auto& o : obs) {
-    for (size_t j = 0; j < m; ++j) {
-      lo[j] = std::min(lo[j], o.losses[j]);
-      hi[j] = std::max(hi[j], o.losses[j]);
-    }
-  }
-  std::vector<double> out(obs.size());
-  for (size_t i = 0; i < obs.size(); ++i) {
-    double largest = 0, sum = 0;
-    for (size_t j = 0; j < m; ++j) {
-      const double f = hi[j] > lo[j] ? (obs[i].losses[j] - lo[j]) / (hi[j] - lo[j]) : 0.0;
-      largest = std::max(largest, w[j] * f);
-      sum += w[j] * f;
-    }
-    out[i] = largest + kChebyshevRho * sum;
-  }
-  penalise_infeasible(out, observed_violations());
-  return out;
-}
-
 std::vector<double> GpSearcher::propose(Rng& rng) {
   const auto& obs = observations();
   const auto n = static_cast<Eigen::Index>(obs.size());
@@ -557,11 +499,11 @@ std::vector<double> GpSearcher::propose(Rng& rng) {
   const auto running = this->running();
   std::vector<double> losses(obs.size());
   if (objectives().size() > 1) {
-    losses = scalarised_losses(rng);
+    losses = detail::chebyshev_scalarisation(observed_losses(), rng);
   } else {
     for (size_t i = 0; i < obs.size(); ++i) losses[i] = obs[i].loss;
-    penalise_infeasible(losses, observed_violations());
   }
+  detail::penalise_infeasible(losses, observed_violations());
   const Eigen::MatrixXd X = gp_inputs(dims, obs, running);
 
   // The targets and hyperparameters, warm-started from the last fit's.

@@ -74,8 +74,6 @@ class GpSearcher final : public ModelBasedSearcher {
  private:
   bool handles_several_objectives() const override { return true; }
   std::vector<double> propose(Rng& rng) override;
-  // With several objectives, each trial's value for this suggestion's GP.
-  std::vector<double> scalarised_losses(Rng& rng) const;
   Json save_model() const override;
   void restore_model(const Json& state) override;
 
