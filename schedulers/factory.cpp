@@ -26,6 +26,17 @@ void read_common(OptionReader& r, Options& o) {
   r.read("mode", o.mode);
 }
 
+std::unique_ptr<TrialScheduler> make_mo_asha(const Json& options) {
+  OptionReader r("mo_asha", options);
+  MoAshaOptions o;
+  r.read("time_attr", o.time_attr);
+  r.read("max_t", o.max_t);
+  r.read("grace_period", o.grace_period);
+  r.read("reduction_factor", o.reduction_factor);
+  r.finish();
+  return std::make_unique<MoAshaScheduler>(std::move(o));
+}
+
 std::unique_ptr<TrialScheduler> make_median(const Json& options) {
   OptionReader r("median_stopping_rule", options);
   MedianStoppingOptions o;
@@ -122,16 +133,7 @@ std::unique_ptr<TrialScheduler> make_scheduler(const std::string& type, const Js
   if (type == "asha" || type == "async_hyperband") {
     return std::make_unique<AshaScheduler>(detail::read_asha_options(options));
   }
-  if (type == "mo_asha") {
-    OptionReader r("mo_asha", options);
-    MoAshaOptions o;
-    r.read("time_attr", o.time_attr);
-    r.read("max_t", o.max_t);
-    r.read("grace_period", o.grace_period);
-    r.read("reduction_factor", o.reduction_factor);
-    r.finish();
-    return std::make_unique<MoAshaScheduler>(std::move(o));
-  }
+  if (type == "mo_asha") return make_mo_asha(options);
   if (type == "hyperband") return make_hyperband_scheduler(detail::read_hyperband_options(options));
   if (type == "median" || type == "median_stopping_rule") return make_median(options);
   if (type == "pbt") return make_pbt(options);

@@ -1,12 +1,13 @@
 #include "tune/worker_groups.h"
 
-#include <sys/resource.h>
-
 #include <algorithm>
 #include <csignal>
 #include <fstream>
+#include <limits>
 #include <string>
 #include <utility>
+
+#include "tune/file_limit.h"
 
 namespace tune {
 
@@ -41,9 +42,10 @@ namespace {
 
 // Each kept rank costs the controller a pidfd and a connection.
 size_t within_file_limit(size_t ranks) {
-  rlimit files{};
-  if (getrlimit(RLIMIT_NOFILE, &files) != 0 || files.rlim_cur == RLIM_INFINITY) return ranks;
-  return std::min(ranks, static_cast<size_t>(files.rlim_cur / 8));
+  const FileLimit limit = current_file_limit();
+  // 0: unreadable; INT64_MAX: unlimited.
+  if (limit.soft == 0 || limit.soft == std::numeric_limits<int64_t>::max()) return ranks;
+  return std::min(ranks, static_cast<size_t>(limit.soft / 8));
 }
 
 }  // namespace
