@@ -1,5 +1,5 @@
-// What `run` and `resume` share: their output and cluster options, and
-// running an experiment with them (tune/cli/run_command.cpp).
+// What `run`, `resume` and `simulate` share: their output and cluster
+// options, and running an experiment with them (tune/cli/run_command.cpp).
 #pragma once
 
 #include <string>
