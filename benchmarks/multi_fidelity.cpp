@@ -22,9 +22,10 @@
 //   async_hb+bohb       the same with BOHB (DEHB's and Optuna's pairing)
 //   asha+tpe            ASHA with TPE (which sees stopped trials' last values)
 //
-// The curves: accuracy(t) = ceiling(x) (1 - exp(-speed(x) t)) over a
-// learning rate (log), momentum, layer count and dropout; the ceiling is a
-// bowl around lr 1e-2, momentum 0.9, 5 layers, dropout 0.25. --curves
+// The curves (tune/sim/curve_families.h, which simulated ranks report too):
+// accuracy(t) = ceiling(x) (1 - exp(-speed(x) t)) over a learning rate
+// (log), momentum, layer count and dropout; the ceiling is a bowl around lr
+// 1e-2, momentum 0.9, 5 layers, dropout 0.25. --curves
 // crossing (the default): high rates learn fast but plateau lower, so the
 // low rungs rank the best region's configs about as well as chance.
 // --curves faithful: better configs also learn faster, as in well-behaved
@@ -56,7 +57,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cmath>
 #include <cstring>
 #include <map>
 #include <string>
@@ -65,6 +65,7 @@
 #include "schedulers/trial_scheduler.h"
 #include "search/factory.h"
 #include "search/internal/budget_history.h"
+#include "tune/sim/curve_families.h"
 
 namespace {
 
@@ -89,22 +90,12 @@ tune::ParamSpace space() {
 }
 
 // --curves and --oracle-model (see the header).
-enum class Curves { kCrossing, kFaithful };
-Curves curves = Curves::kCrossing;
+tune::sim::CurveFamily curves = tune::sim::CurveFamily::kCrossing;
 bool oracle_model = false;
 
 double accuracy(const Json& c, int64_t t) {
-  const double u = std::log10(c["lr"].get<double>()) + 2;  // 0 at lr = 1e-2
-  const double m = c["momentum"].get<double>();
-  const double layers = static_cast<double>(c["layers"].get<int64_t>());
-  const double drop = c["dropout"].get<double>();
-  const double ceiling =
-      std::max(0.1, 0.95 - 0.06 * u * u - 0.5 * std::pow(m - 0.9, 2) -
-                        0.01 * std::pow(layers - 5, 2) - 0.6 * std::pow(drop - 0.25, 2));
-  const double speed = curves == Curves::kCrossing
-                           ? 0.08 * std::pow(10.0, 0.25 * u) * (1 - 0.8 * drop) / (1 + 0.1 * layers)
-                           : 0.1 * std::pow(ceiling / 0.95, 3) / (1 + 0.05 * layers);
-  return ceiling * (1 - std::exp(-speed * static_cast<double>(t)));
+  return tune::sim::family_accuracy(curves, tune::sim::FamilyPoint::from_config(tune::Config(c)),
+                                    t);
 }
 
 // Kendall's tau between the accuracies of `configs` after `a` and after `b`
@@ -268,11 +259,12 @@ int main(int argc, char** argv) {
       num_trials = std::atoll(argv[++i]);
     else if (!std::strcmp(argv[i], "--curves")) {
       const std::string name = argv[++i];
-      if (name != "crossing" && name != "faithful") {
+      const auto family = tune::sim::curve_family_from_string(name);
+      if (!family) {
         fmt::print(stderr, "--curves: crossing or faithful, got '{}'\n", name);
         return 2;
       }
-      curves = name == "crossing" ? Curves::kCrossing : Curves::kFaithful;
+      curves = *family;
     }
   }
   for (int i = 1; i < argc; ++i) {
@@ -359,7 +351,8 @@ int main(int argc, char** argv) {
   fmt::print(
       "{} learning curves over lr, momentum, layers, dropout (best region near lr 1e-2); seeds "
       "{}..{}, medians.\n",
-      curves == Curves::kCrossing ? "Crossing" : "Faithful", first_seed, first_seed + seeds - 1);
+      curves == tune::sim::CurveFamily::kCrossing ? "Crossing" : "Faithful", first_seed,
+      first_seed + seeds - 1);
   print_fidelity();
   fmt::print("Anchor asha+random: {} trials, {:.0f} iterations, final best {:.5f}\n\n", num_trials,
              iterations, median(anchor_best));

@@ -57,6 +57,13 @@ struct SimulationSpec {
   // Each duration is the mean times a factor drawn uniformly from
   // [1 - jitter, 1 + jitter].
   double iteration_jitter = 0;
+  // What a simulated rank reports (tune/sim/trial_curve.h): "learning_curve"
+  // (the built-in's model from the config), "crossing" or "faithful" (the
+  // families of tune/sim/curve_families.h), "table" (curve_table's rows).
+  std::string curve = "learning_curve";
+  // Tabulated curves, one CSV row per config and epoch (tune/sim/curve_table.h);
+  // a sweep file's relative path is relative to the sweep file.
+  std::filesystem::path curve_table;
   double rank_death_rate = 0;   // per rank and hour: it dies (SIGKILL), failing its trial
   double node_loss_rate = 0;    // per node and hour: every rank on it dies, no trial charged
   double node_recovery_s = 60;  // a lost node is back this long after; 0: never

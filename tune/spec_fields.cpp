@@ -355,6 +355,19 @@ const SpecField kFields[] = {
     {"simulation.iteration_jitter", field_at<&ES::simulation, &SimulationSpec::iteration_jitter>,
      "each iteration lasts its mean times a factor drawn from [1 - jitter, 1 + jitter]",
      [](const Json& v) { return v >= 0 && v < 1; }, "must be >= 0 and < 1", "", "0.25"},
+    {"simulation.curve", field_at<&ES::simulation, &SimulationSpec::curve>,
+     "what simulated ranks report: learning_curve (the built-in's model from each config), "
+     "crossing or faithful (benchmarks/multi_fidelity's families, from each config's lr, "
+     "momentum, layers and dropout), table (the rows of curve_table a config picks)",
+     [](const Json& v) {
+       return v == "learning_curve" || v == "crossing" || v == "faithful" || v == "table";
+     },
+     "'{}' is not a curve; use \"learning_curve\", \"crossing\", \"faithful\" or \"table\"", "",
+     R"("crossing")"},
+    {"simulation.curve_table", field_at<&ES::simulation, &SimulationSpec::curve_table>,
+     "with curve = \"table\": a CSV file of tabulated curves, one row per config and epoch "
+     "(relative to the sweep file)",
+     nullptr, "", "", R"("/data/curves.csv")"},
     {"simulation.rank_death_rate", field_at<&ES::simulation, &SimulationSpec::rank_death_rate>,
      "deaths per simulated rank and hour (it is killed, failing its trial under max_failures)",
      [](const Json& v) { return v >= 0; }, "must be >= 0", "", "0.5"},

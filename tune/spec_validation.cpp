@@ -11,6 +11,7 @@
 #include "search/factory.h"
 #include "train/external_command.h"
 #include "tune/plugin_kind.h"
+#include "tune/sim/trial_curve.h"
 #include "tune/spec_fields.h"
 
 namespace tune {
@@ -142,6 +143,8 @@ void finish_spec(ExperimentSpec& spec) {
   }
   check_command(spec);
   check_plugins(spec);
+  // The command line's launcher "sim" checks them too (tune/cli/run_command.cpp).
+  if (spec.cluster.launcher == "sim") sim::check_curves(spec);
   // BOHB's model learns from the budgets HyperBand's brackets produce; under
   // another scheduler it is a TPE that sees few full-length results.
   if (searcher_kind(spec) == "bohb" && scheduler_kind(spec) != "hyperband") {

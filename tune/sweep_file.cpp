@@ -335,6 +335,10 @@ ExperimentSpec parse_sweep(std::string_view text, const std::string& source_name
     }
   }
   top.finish(tables);
+  // A curve table, as a library, is relative to the sweep file.
+  if (auto& table = spec.simulation.curve_table; !table.empty() && table.is_relative()) {
+    table = std::filesystem::absolute(std::filesystem::path(source_name).parent_path() / table);
+  }
   try {
     finish_spec(spec);
   } catch (const ConfigError& e) {

@@ -1,7 +1,8 @@
 // The `tunerun` subcommands, one file each (CLI11's subcom_in_files
 // pattern): setup_X adds the subcommand and its options to the app and sets
-// the callback that runs it. Only `run` and `resume` see the controller
-// (run_experiment.h); the commands that read a database do not compile it.
+// the callback that runs it. Only `run`, `resume` and `simulate` see the
+// controller (run_experiment.h); the commands that read a database do not
+// compile it.
 //
 // Exit codes: 0 success; 1 the experiment ran but some trial ended in ERROR;
 // 2 bad input (command line, sweep file, missing experiment); 3 a failure of
@@ -34,5 +35,6 @@ void setup_best(CLI::App& app);
 void setup_status(CLI::App& app);
 void setup_dashboard(CLI::App& app);
 void setup_report(CLI::App& app);
+void setup_simulate(CLI::App& app);
 
 }  // namespace tune::cli

@@ -22,8 +22,8 @@ namespace {
 // "run" is implied when no argument names a subcommand and one is not an
 // option.
 std::vector<std::string> with_default_subcommand(int argc, char** argv) {
-  static const std::set<std::string> kSubcommands = {"run",    "resume",  "validate",  "best",
-                                                     "status", "results", "dashboard", "report"};
+  static const std::set<std::string> kSubcommands = {
+      "run", "resume", "validate", "best", "status", "results", "dashboard", "report", "simulate"};
   std::vector<std::string> args(argv + 1, argv + argc);
   bool has_subcommand = false, has_positional = false;
   for (const auto& arg : args) {
@@ -54,6 +54,7 @@ int main(int argc, char** argv) {
   tune::cli::setup_status(app);
   tune::cli::setup_dashboard(app);
   tune::cli::setup_report(app);
+  tune::cli::setup_simulate(app);
 
   try {
     auto args = with_default_subcommand(argc, argv);

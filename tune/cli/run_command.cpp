@@ -21,6 +21,7 @@
 #include "tune/local_launcher.h"
 #include "tune/process.h"
 #include "tune/sim/sim_launcher.h"
+#include "tune/sim/trial_curve.h"
 #include "tune/slurm_launcher.h"
 #include "tune/sweep_file.h"
 
@@ -155,6 +156,14 @@ std::vector<std::string> worker_argv() {
 
 }  // namespace
 
+void check_curves_for(const ExperimentSpec& spec) {
+  try {
+    sim::check_curves(spec);
+  } catch (const ConfigError& e) {
+    throw ConfigError(e.message(), spec.sweep_file, 0, e.key());
+  }
+}
+
 void run_experiment(const ExperimentSpec& spec, const OutputOptions& output,
                     const ClusterOptions& cluster, ControllerOptions options) {
   const std::string launcher = cluster.launcher.empty() ? spec.cluster.launcher : cluster.launcher;
@@ -176,6 +185,8 @@ void run_experiment(const ExperimentSpec& spec, const OutputOptions& output,
   }
   if (options.worker_argv.empty()) options.worker_argv = worker_argv();
   if (launcher == "sim") {
+    // finish_spec checked them where the file names the launcher.
+    if (spec.cluster.launcher != "sim") check_curves_for(spec);
     options.launcher = make_sim_launcher(spec.simulation, options.worker_argv.front());
   } else if (launcher == "local") {
     options.launcher = std::make_shared<LocalLauncher>();  // over the file's "sim"

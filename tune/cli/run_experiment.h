@@ -1,5 +1,5 @@
-// What `run` and `resume` share: their output and cluster options, and
-// running an experiment with them (tune/cli/run_command.cpp).
+// What `run`, `resume` and `simulate` share: their output and cluster
+// options, and running an experiment with them (tune/cli/run_command.cpp).
 #pragma once
 
 #include <string>
@@ -34,5 +34,10 @@ void add_cluster_options(CLI::App* cmd, ClusterOptions& options);
 void run_experiment(const ExperimentSpec& spec, const OutputOptions& output,
                     const ClusterOptions& cluster, ControllerOptions options);
 void print_summary(const ExperimentSpec& spec, const ExperimentSummary& summary);
+
+// The rules of [simulation] curve and curve_table (tune/sim/trial_curve.h)
+// for a sweep whose file names another launcher than "sim", the command
+// line choosing it. Throws ConfigError naming the sweep file and the key.
+void check_curves_for(const ExperimentSpec& spec);
 
 }  // namespace tune::cli

@@ -152,15 +152,17 @@ void SimPeer::begin(proto::Start start) {
         start.log_path);
   }
   Run& run = run_.emplace();
-  const Config config(start.config);
-  run.curve = train::LearningCurve::from_config(config);
-  run.sleep_set = config.contains("sleep_s");
-  run.iteration = start.start_iteration;
-  run.continue_through = std::max(start.start_iteration, start.continue_through);
-  run.checkpoint_through = std::max(start.start_iteration, start.checkpoint_through);
-  run.started = run.last_report = world_.events.now();
   run.start = std::move(start);
+  run.iteration = run.start.start_iteration;
+  run.continue_through = std::max(run.start.start_iteration, run.start.continue_through);
+  run.checkpoint_through = std::max(run.start.start_iteration, run.start.checkpoint_through);
+  run.started = run.last_report = world_.events.now();
   phase_ = Phase::kAfterReport;
+  try {
+    run.curve = TrialCurve(world_.simulation, Config(run.start.config), curve_table());
+  } catch (const Error& e) {
+    return fail(e.what());
+  }
   if (!run.start.checkpoint.empty()) {
     try {
       run.t = train::read_curve_checkpoint(run.start.checkpoint) + 1;
@@ -173,7 +175,7 @@ void SimPeer::begin(proto::Start start) {
 
 // The next iteration, or the train function's end.
 void SimPeer::compute() {
-  if (run_->t > run_->curve.iterations) return end_run();
+  if (run_->t > run_->curve.iterations()) return end_run();
   state_ = State::kComputing;
   timer_ = world_.events.after(draw_duration(), [this] { computed(); });
 }
@@ -190,7 +192,7 @@ void SimPeer::computed() {
 }
 
 void SimPeer::report_computed() {
-  const auto& curve = run_->curve;
+  const auto& curve = run_->curve.keys();
   const int64_t t = run_->t;
   if (setup_.env.attempt == 0) {
     if (t == curve.fail_at) return fail(fmt::format("injected failure at iteration {}", t));
@@ -240,8 +242,9 @@ void SimPeer::send_report() {
   Run& run = *run_;
   const int64_t iteration = run.iteration + 1;
   // train::should_checkpoint: beyond the checkpoint lease.
-  const bool checkpoint = run.curve.checkpoints_at(run.t) || (run.curve.checkpoint_for_scheduler &&
-                                                              iteration > run.checkpoint_through);
+  const train::LearningCurve& keys = run.curve.keys();
+  const bool checkpoint = keys.checkpoints_at(run.t) ||
+                          (keys.checkpoint_for_scheduler && iteration > run.checkpoint_through);
   if (checkpoint) {
     const std::filesystem::path trial_dir = run.start.trial_dir;
     const auto dir = storage::scratch_dir(trial_dir, setup_.env.rank, run.scratch_dirs++);
@@ -382,11 +385,11 @@ void SimPeer::log(const std::string& line, const std::filesystem::path& file) {
   std::ofstream(file, std::ios::app) << line << "\n";
 }
 
-// The config's sleep_s, else the simulation's iteration_s; times the
-// jitter; a late report's delay on top.
+// The table's epoch_s, else the config's sleep_s, else the simulation's
+// iteration_s; times the jitter; a late report's delay on top.
 double SimPeer::draw_duration() {
   const SimulationSpec& sim = world_.simulation;
-  double seconds = run_->sleep_set ? run_->curve.sleep_s : sim.iteration_s;
+  double seconds = run_->curve.duration_s(run_->t).value_or(sim.iteration_s);
   if (sim.iteration_jitter > 0) {
     seconds *= std::uniform_real_distribution<double>(1 - sim.iteration_jitter,
                                                       1 + sim.iteration_jitter)(rng_);
@@ -395,6 +398,17 @@ double SimPeer::draw_duration() {
     seconds += sim.late_report_s;
   }
   return seconds;
+}
+
+// Loaded once for every peer of the process; a table that cannot be read
+// fails each trial that needs it, with the reason.
+const CurveTable* SimPeer::curve_table() {
+  const SimulationSpec& sim = world_.simulation;
+  if (sim.curve != "table") return nullptr;
+  if (!world_.curve_table) {
+    world_.curve_table = std::make_shared<const CurveTable>(CurveTable::load(sim.curve_table));
+  }
+  return world_.curve_table.get();
 }
 
 }  // namespace tune::sim

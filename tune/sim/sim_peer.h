@@ -9,15 +9,17 @@
 // (suspended in place, or the run ends), restarts from a checkpoint, DONE
 // and the next START of a reused rank, a START handed ahead, ERROR.
 //
-// What it computes is the learning_curve built-in's model
-// (train/builtins/learning_curve.h), whatever the trainable: the metrics of
-// each iteration from the trial's config, its checkpoint ({"t": t}, written
-// by rank 0), and its injected failures (fail_at, crash_at, hang_at,
-// vanish_at). An iteration lasts the config's sleep_s, else [simulation]
-// iteration_s, times the jitter; a late report adds late_report_s. Every
-// wait is an event of the host's EventQueue: the peer never sleeps. Its
-// random draws come from its own generator, seeded from [simulation] seed
-// and its pid, so they do not depend on other peers.
+// What it computes is the curve [simulation] names (tune/sim/trial_curve.h:
+// the learning_curve built-in's model by default, a parametric family, or a
+// table's rows), whatever the trainable: the metrics of each iteration from
+// the trial's config; its checkpoint ({"t": t}, written by rank 0) and its
+// injected failures (fail_at, crash_at, hang_at, vanish_at) are the
+// learning_curve built-in's. An iteration lasts the table's epoch_s, else
+// the config's sleep_s, else [simulation] iteration_s, times the jitter; a
+// late report adds late_report_s. Every wait is an event of the host's
+// EventQueue: the peer never sleeps. Its random draws come from its own
+// generator, seeded from [simulation] seed and its pid, so they do not
+// depend on other peers.
 //
 // Not thread-safe; owned by the peers' event loop.
 #pragma once
@@ -26,17 +28,18 @@
 #include <deque>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <random>
 #include <string>
 #include <zmq.hpp>
 
 #include "core/protocol.h"
-#include "train/builtins/learning_curve.h"
 #include "train/worker_env.h"
 #include "tune/experiment_spec.h"
 #include "tune/process.h"
 #include "tune/sim/event_queue.h"
+#include "tune/sim/trial_curve.h"
 
 namespace tune::sim {
 
@@ -55,6 +58,8 @@ struct PeerWorld {
   // and it waits: reused, or suspended): an idle simulated rank holds no
   // CPUs on its node.
   std::function<void(const SimPeer&, bool busy)> on_busy;
+  // [simulation] curve_table, loaded when the first trial needs it.
+  std::shared_ptr<const CurveTable> curve_table = nullptr;
 };
 
 struct PeerSetup {
@@ -107,8 +112,7 @@ class SimPeer {
   // One START's run: train/worker_runtime.cpp's Session.
   struct Run {
     protocol::Start start;
-    train::LearningCurve curve;
-    bool sleep_set = false;   // the config names sleep_s: it, not iteration_s, is the duration
+    TrialCurve curve;
     int64_t iteration = 0;    // the last reported (start_iteration at first)
     int64_t t = 1;            // the curve's next iteration
     bool awaiting = false;    // the decision on `iteration` is still to come
@@ -139,6 +143,7 @@ class SimPeer {
   void set_busy(bool busy);
   void log(const std::string& line, const std::filesystem::path& file);
   double draw_duration();
+  const CurveTable* curve_table();
 
   PeerWorld& world_;
   PeerSetup setup_;
