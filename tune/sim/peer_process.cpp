@@ -91,6 +91,37 @@ void PeerProcess::pump(int wait_ms) {
   }
 }
 
+bool PeerProcess::advance(std::optional<Clock::time_point> deadline,
+                          const std::vector<std::string>& sent,
+                          const std::function<void(const std::string&)>& take) {
+  if (ended_) return false;
+  send({{"op", "advance"},
+        {"sent", sent},
+        {"to", deadline ? Json(deadline->time_since_epoch().count()) : Json()}});
+  std::optional<Json> step;
+  try {
+    while (!(step = receive_message(fd_))) {
+      pollfd item{fd_, POLLIN, 0};
+      ::poll(&item, 1, -1);
+    }
+  } catch (const Error& e) {
+    lose_everything(e.what());
+    return true;
+  }
+  const Clock::time_point now{Clock::duration(step->at("now").get<int64_t>())};
+  const bool moved = now > now_ || !step->at("happened").empty();
+  now_ = now;
+  VirtualTime::set(now);
+  for (const auto& event : step->at("happened")) {
+    if (event.is_string()) {
+      take(event.get<std::string>());
+    } else {
+      on_message(event);
+    }
+  }
+  return moved;
+}
+
 void PeerProcess::on_message(const Json& message) {
   const std::string op = message.at("op").get<std::string>();
   if (op == "exit") {

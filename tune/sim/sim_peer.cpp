@@ -18,6 +18,8 @@ namespace proto = protocol;
 // socket goes; a rank waits this long for a START.
 constexpr int kLingerMs = 5000;
 constexpr double kStartTimeoutS = 60;
+// Virtual time: how long a peer waits for a message the controller sent it.
+constexpr std::chrono::milliseconds kTakeWait{60'000};
 
 double seconds_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
@@ -44,11 +46,14 @@ SimPeer::SimPeer(PeerWorld& world, PeerSetup setup)
       setup_.log_file);
   socket_.emplace(world_.zmq, zmq::socket_type::dealer);
   socket_->set(zmq::sockopt::linger, kLingerMs);
+  if (world_.virtual_time()) socket_->set(zmq::sockopt::routing_id, routing_id());
   train::make_curve_client(*socket_, setup_.env.curve_server_key, setup_.env.curve_keys);
   socket_->connect(setup_.env.controller);
   send(proto::Hello{setup_.env.trial_id, setup_.env.rank, setup_.env.attempt, setup_.pid,
                     setup_.host, ""});
-  beat_timer_ = world_.events.after(setup_.env.heartbeat_s, [this] { beat(); });
+  if (!world_.virtual_time()) {
+    beat_timer_ = world_.events.after(setup_.env.heartbeat_s, [this] { beat(); });
+  }
   if (world_.simulation.rank_death_rate > 0) {
     std::exponential_distribution<double> lifetime(world_.simulation.rank_death_rate / 3600);
     death_timer_ = world_.events.after(lifetime(rng_), [this] { kill(SIGKILL); });
@@ -68,20 +73,36 @@ SimPeer::~SimPeer() {
   world_.events.cancel(death_timer_);
 }
 
+std::string SimPeer::routing_id() const { return fmt::format("sim-{}", setup_.pid); }
+
 void SimPeer::on_readable() {
   zmq::message_t frame;
-  while (socket_ && socket_->recv(frame, zmq::recv_flags::dontwait)) {
-    if (state_ == State::kHung) continue;  // stopped: what comes is never read
-    try {
-      proto::Message message = proto::decode(frame.to_string_view());
-      if (state_ == State::kComputing) {
-        inbox_.push_back(std::move(message));
-      } else {
-        handle(message);
-      }
-    } catch (const Error& e) {  // as a rank's runtime: its trial's ERROR
-      fail(e.what());
+  while (socket_ && socket_->recv(frame, zmq::recv_flags::dontwait)) on_frame(frame);
+}
+
+void SimPeer::take_one() {
+  zmq::pollitem_t item{socket_->handle(), 0, ZMQ_POLLIN, 0};
+  zmq::message_t frame;
+  if (zmq::poll(&item, 1, kTakeWait) == 0 || !socket_->recv(frame, zmq::recv_flags::dontwait)) {
+    throw Error(
+        fmt::format("{}: no message from the controller within {} s, though it says "
+                    "it sent one",
+                    routing_id(), kTakeWait.count() / 1000));
+  }
+  on_frame(frame);
+}
+
+void SimPeer::on_frame(const zmq::message_t& frame) {
+  if (state_ == State::kHung) return;  // stopped: what comes is never read
+  try {
+    proto::Message message = proto::decode(frame.to_string_view());
+    if (state_ == State::kComputing) {
+      inbox_.push_back(std::move(message));
+    } else {
+      handle(message);
     }
+  } catch (const Error& e) {  // as a rank's runtime: its trial's ERROR
+    fail(e.what());
   }
 }
 
@@ -199,6 +220,16 @@ void SimPeer::report_computed() {
     if (t == curve.hang_at) {
       state_ = State::kHung;
       world_.events.cancel(beat_timer_);
+      // Virtual ranks do not beat: the silence the controller would notice
+      // ends as the controller would end it.
+      if (world_.virtual_time()) {
+        timer_ = world_.events.after(world_.simulation.heartbeat_timeout_s, [this] {
+          log(fmt::format("simulated rank {} silent for {} s: killed", setup_.env.rank,
+                          world_.simulation.heartbeat_timeout_s),
+              setup_.log_file);
+          kill(SIGKILL);
+        });
+      }
       return;
     }
   }
@@ -345,7 +376,9 @@ void SimPeer::exit(const ExitStatus& status, const std::string& node_lost) {
   world_.events.cancel(std::exchange(timer_, 0));
   world_.events.cancel(std::exchange(beat_timer_, 0));
   world_.events.cancel(std::exchange(death_timer_, 0));
-  if (status.signaled) socket_->set(zmq::sockopt::linger, 0);  // a killed rank says nothing more
+  // A killed rank says nothing more; in virtual time what it said before
+  // is listed, so it still goes.
+  if (status.signaled && !world_.virtual_time()) socket_->set(zmq::sockopt::linger, 0);
   socket_.reset();
   heartbeat_.reset();
   world_.on_exit(*this, status, node_lost);
@@ -371,6 +404,7 @@ void SimPeer::beat() {
 void SimPeer::send(const proto::Message& message) {
   const std::string bytes = proto::encode(message);
   socket_->send(zmq::buffer(bytes), zmq::send_flags::none);
+  world_.on_sent(*this);
 }
 
 void SimPeer::set_busy(bool busy) {
