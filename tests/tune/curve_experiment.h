@@ -7,6 +7,8 @@
 // of the files compiled so assert the same of the simulated launcher. A
 // test case that needs real processes is skipped there:
 //   TEST_CASE("..." * doctest::skip(test::kSimulatedRanks))
+// With TUNERUN_TEST_TIME="virtual" too, they run in virtual time
+// ([simulation] time).
 #pragma once
 
 #include <string_view>
@@ -21,6 +23,11 @@ inline constexpr bool kSimulatedRanks = std::string_view(TUNERUN_TEST_LAUNCHER) 
 #else
 inline constexpr bool kSimulatedRanks = false;
 #endif
+#ifdef TUNERUN_TEST_TIME
+inline constexpr bool kVirtualTime = std::string_view(TUNERUN_TEST_TIME) == "virtual";
+#else
+inline constexpr bool kVirtualTime = false;
+#endif
 
 // The learning_curve built-in maximising accuracy on 2 CPUs, nothing else set.
 inline ExperimentSpec curve(const ScratchDir& dir, const std::string& name) {
@@ -32,6 +39,9 @@ inline ExperimentSpec curve(const ScratchDir& dir, const std::string& name) {
   spec.total_cpus = 2;
   spec.trainable.name = "learning_curve";
   if (kSimulatedRanks) spec.cluster.launcher = "sim";
+#ifdef TUNERUN_TEST_TIME
+  spec.simulation.time = TUNERUN_TEST_TIME;
+#endif
   return spec;
 }
 

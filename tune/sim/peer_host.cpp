@@ -120,13 +120,17 @@ void PeerHost::advance(const Json& message) {
     const auto it = by_routing_id_.find(sent.get<std::string>());
     if (it != by_routing_id_.end() && !it->second->exited()) it->second->take_one();
   }
-  auto next = events_.next_due();
-  if (!message.at("to").is_null()) {
-    const Clock::time_point to{Clock::duration(message.at("to").get<int64_t>())};
-    next = next ? std::min(*next, to) : to;
-  }
-  if (next) now_ = std::max(now_, *next);
+  // Time moves on only once the controller heard all that happened now.
   events_.run_due();
+  if (happened_.empty()) {
+    auto next = events_.next_due();
+    if (!message.at("to").is_null()) {
+      const Clock::time_point to{Clock::duration(message.at("to").get<int64_t>())};
+      next = next ? std::min(*next, to) : to;
+    }
+    if (next) now_ = std::max(now_, *next);
+    events_.run_due();
+  }
   std::erase_if(by_routing_id_, [](const auto& entry) { return entry.second->exited(); });
   std::erase_if(peers_, [](const auto& entry) { return entry.second->exited(); });
   send_message(fd_, {{"op", "step"},
@@ -134,23 +138,12 @@ void PeerHost::advance(const Json& message) {
                      {"happened", std::exchange(happened_, Json::array())}});
 }
 
-template <class Kill>
-void PeerHost::unsaid_if_killed(Kill kill) {
-  std::vector<std::string> alive;
-  for (const auto& [key, peer] : peers_) {
-    if (!peer->exited()) alive.push_back(peer->routing_id());
-  }
-  kill();
-  if (!virtual_) return;
-  std::unordered_set<std::string> killed;
-  for (const auto& id : alive) {
-    const auto it = by_routing_id_.find(id);
-    if (it != by_routing_id_.end() && it->second->exited()) killed.insert(id);
-  }
-  if (killed.empty()) return;
+void PeerHost::unsay(const std::vector<std::string>& killed) {
+  if (!virtual_ || killed.empty()) return;
+  const std::unordered_set<std::string> ids(killed.begin(), killed.end());
   Json kept = Json::array();
   for (auto& entry : happened_) {
-    if (!entry.is_string() || !killed.contains(entry.get<std::string>())) {
+    if (!entry.is_string() || !ids.contains(entry.get<std::string>())) {
       kept.push_back(std::move(entry));
     }
   }
@@ -176,10 +169,9 @@ void PeerHost::on_message(const Json& message) {
   } else if (op == "launch") {
     launch(message);
   } else if (op == "signal") {
-    unsaid_if_killed(
-        [&] { signal_group(message.at("group").get<int64_t>(), message.at("signal").get<int>()); });
+    unsay(signal_group(message.at("group").get<int64_t>(), message.at("signal").get<int>()));
   } else if (op == "lose") {
-    unsaid_if_killed([&] { lose_node(message.at("node").get<int>(), "lost by the launcher"); });
+    unsay(lose_node(message.at("node").get<int>(), "lost by the launcher"));
   } else if (op == "advance") {
     advance(message);
   } else {
@@ -225,26 +217,34 @@ void PeerHost::start_rank(int64_t group, const Json& group_env, const Json& rank
   }
 }
 
-void PeerHost::signal_group(int64_t group, int signal) {
-  if (signal == 0) return;
+std::vector<std::string> PeerHost::signal_group(int64_t group, int signal) {
+  std::vector<std::string> killed;
+  if (signal == 0) return killed;
   for (auto it = peers_.lower_bound({group, 0}); it != peers_.end() && it->first.first == group;
        ++it) {
+    if (it->second->exited()) continue;
     it->second->kill(signal);
+    killed.push_back(it->second->routing_id());
   }
+  return killed;
 }
 
 // Every rank on the node dies with it; the launcher learns the node is gone.
-void PeerHost::lose_node(int node, const std::string& why) {
-  if (node < 0 || node >= static_cast<int>(node_up_.size()) || !node_up_[node]) return;
+std::vector<std::string> PeerHost::lose_node(int node, const std::string& why) {
+  std::vector<std::string> killed;
+  if (node < 0 || node >= static_cast<int>(node_up_.size()) || !node_up_[node]) return killed;
   node_up_[node] = false;
   const std::string lost = fmt::format("node {} lost (simulated: {})", node_names_[node], why);
   for (auto& [key, peer] : peers_) {
-    if (peer->node() == node) peer->kill(SIGKILL, lost);
+    if (peer->node() != node || peer->exited()) continue;
+    peer->kill(SIGKILL, lost);
+    killed.push_back(peer->routing_id());
   }
   post({{"op", "node"}, {"node", node}, {"up", false}, {"why", lost}});
   if (simulation_.node_recovery_s > 0) {
     events_.after(simulation_.node_recovery_s, [this, node] { node_back(node); });
   }
+  return killed;
 }
 
 void PeerHost::node_back(int node) {

@@ -14,8 +14,10 @@
 // In virtual time ([simulation] time = "virtual") the host never waits for
 // time: its "now" moves only on the launcher's "advance" (sim_wire.h). It
 // first takes, in the order the controller sent them, the control messages
-// the advance lists, then moves now to its next event or the controller's
-// deadline, whichever is first, runs what is due then, and answers with
+// the advance lists; then, unless something happened that the controller
+// has not heard yet (time moves on only once it has), moves now to its
+// next event or the controller's deadline, whichever is first, runs what
+// is due then; and answers with
 // the new now and, in order, everything that happened since the last
 // answer: each control message a peer sent (by its routing id), each exit,
 // busy and node event. What a peer sent before a "signal" or "lose" killed
@@ -55,14 +57,14 @@ class PeerHost {
   void serve_real();
   void serve_virtual();
   void advance(const Json& message);
-  // Leaves out of the next answer what the peers that `kill` kills sent.
-  template <class Kill>
-  void unsaid_if_killed(Kill kill);
+  // Leaves out of the next answer what the peers `killed` sent.
+  void unsay(const std::vector<std::string>& killed);
   void on_message(const Json& message);
   void launch(const Json& message);
   void start_rank(int64_t group, const Json& group_env, const Json& rank);
-  void signal_group(int64_t group, int signal);
-  void lose_node(int node, const std::string& why);
+  // Both return the routing ids of the peers they killed.
+  std::vector<std::string> signal_group(int64_t group, int signal);
+  std::vector<std::string> lose_node(int node, const std::string& why);
   void node_back(int node);
   void schedule_loss(int node);
   void on_exit(const SimPeer& peer, const ExitStatus& status, const std::string& node_lost);

@@ -95,9 +95,13 @@ bool PeerProcess::advance(std::optional<Clock::time_point> deadline,
                           const std::vector<std::string>& sent,
                           const std::function<void(const std::string&)>& take) {
   if (ended_) return false;
-  send({{"op", "advance"},
-        {"sent", sent},
-        {"to", deadline ? Json(deadline->time_since_epoch().count()) : Json()}});
+  try {
+    send({{"op", "advance"},
+          {"sent", sent},
+          {"to", deadline ? Json(deadline->time_since_epoch().count()) : Json()}});
+  } catch (const Error&) {
+    return true;  // the peers are gone, and their ranks with them
+  }
   std::optional<Json> step;
   try {
     while (!(step = receive_message(fd_))) {
