@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <csignal>
 #include <limits>
 
@@ -113,6 +114,7 @@ class TrialController::Impl {
     lock_.emplace(dir);
     options_.launcher->check_storage(dir);
     store_.emplace(storage::ExperimentStore::open(dir));
+    if (lockstep_ && options_.resume) resume_virtual_time();
     if (!options_.resume) {
       const Json stored_spec = {{"sweep", spec_.source},
                                 {"sweep_text", spec_.sweep_text},
@@ -162,6 +164,21 @@ class TrialController::Impl {
              channel_->endpoint());
     log_.log(2, "ranks run {}", fmt::join(options_.worker_argv, " "));
     if (options_.on_listen) options_.on_listen(channel_->endpoint());
+  }
+
+  // A resumed simulation goes on from the last time its experiment stored:
+  // its timestamps never go back.
+  void resume_virtual_time() {
+    double latest = kVirtualUnixStart;
+    for (const auto& trial : store_->trials()) {
+      latest = std::max({latest, trial.created_at, trial.started_at.value_or(latest),
+                         trial.finished_at.value_or(latest)});
+      const auto results = store_->results(trial.trial_id);
+      if (!results.empty()) latest = std::max(latest, results.back().timestamp);
+    }
+    VirtualTime::set(kVirtualStart +
+                     std::chrono::duration_cast<Clock::duration>(
+                         std::chrono::duration<double>(latest - kVirtualUnixStart)));
   }
 
   // Each rank costs the controller descriptors (tune/file_limit.h): the

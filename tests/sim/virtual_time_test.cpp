@@ -3,7 +3,8 @@
 // span those days; two runs of one sweep with one seed write the same
 // database, row for row, whatever the host's speed (ASHA with faults and
 // several ranks per trial, PBT's pauses and clones, HyperBand's pauses and
-// promotions); a bad time is refused with its file, line and key.
+// promotions); a resumed one goes on from its last time; a bad time is
+// refused with its file, line and key.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -177,6 +178,28 @@ TEST_CASE("in virtual time, HyperBand's pauses and promotions are the same in ev
   CHECK(std::count_if(rows.begin(), rows.end(), [](const auto& row) {
           return row[0] == "trial_events" && row.size() > 5 && row[5] == "PAUSED";
         }) >= 1);
+}
+
+TEST_CASE("a resumed experiment in virtual time goes on from its last time, never back") {
+  test::ScratchDir dir;
+  ExperimentSpec spec = virtual_curve(dir, "resumed");
+  // The first error ends the run (fail_fast); resumed, the trials go on.
+  spec.max_concurrent_trials = 1;
+  spec.param_space.set("fail_at", grid_search({3, 0, 0}));
+  spec.fail_fast = true;
+  CHECK(test::run_quietly(spec).interrupted);
+  const auto db = spec.experiment_dir() / "experiment.db";
+  const auto before = test::query(
+      db, "SELECT (SELECT max(id) FROM trial_events), (SELECT max(at) FROM trial_events)");
+  TrialController resumed(
+      spec,
+      {.worker_argv = {TUNERUN_BINARY}, .verbosity = 0, .resume = true, .restart_errored = true});
+  CHECK(resumed.run().num_terminated == 3);
+  // Every change after the resume is stamped at or after the last before it.
+  const auto after =
+      test::query(db, "SELECT count(*), min(at) FROM trial_events WHERE id > " + before[0][0]);
+  CHECK(std::stoi(after[0][0]) >= 3);
+  CHECK(std::stod(after[0][1]) >= std::stod(before[0][1]));
 }
 
 TEST_CASE("a bad [simulation] time is refused with the file, line and key") {

@@ -162,6 +162,7 @@ void PeerHost::on_message(const Json& message) {
   if (op == "init") {
     simulation_ = simulation_from_json(message.at("simulation"));
     virtual_ = simulation_.time == "virtual";
+    if (virtual_) now_ = Clock::time_point(Clock::duration(message.at("now").get<int64_t>()));
     node_names_ = message.at("nodes").get<std::vector<std::string>>();
     node_up_.assign(node_names_.size(), true);
     node_rng_.seed(simulation_.seed ^ 0x5eed0f4e0d3ULL);

@@ -65,7 +65,11 @@ void PeerProcess::start() {
   fd_ = pair[0];
   std::vector<std::string> names;
   for (const auto& node : nodes_) names.push_back(node.name);
-  send({{"op", "init"}, {"simulation", simulation_to_json(simulation_)}, {"nodes", names}});
+  now_ = clock_now();  // virtual time: where the simulation starts (a resume's, later)
+  send({{"op", "init"},
+        {"simulation", simulation_to_json(simulation_)},
+        {"nodes", names},
+        {"now", now_.time_since_epoch().count()}});
 }
 
 void PeerProcess::send(const Json& message) {

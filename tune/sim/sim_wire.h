@@ -4,7 +4,9 @@
 // with "op" naming it.
 //
 //   launcher -> peers
-//     init    {simulation, nodes}     first and once: [simulation] and the node names
+//     init    {simulation, nodes, now}
+//                                     first and once: [simulation], the node names, and
+//                                     where virtual time starts (ns on the steady clock)
 //     launch  {group, env, ranks: [{rank, pid, node, env, log}]}
 //                                     a group's ranks start (env: "NAME=value", the
 //                                     rank's own after the group's)
