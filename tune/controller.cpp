@@ -27,6 +27,7 @@ namespace {
 constexpr int kMaxMessagesPerTurn = 4096;
 constexpr std::chrono::milliseconds kNoWait{0};
 constexpr double kNever = std::numeric_limits<double>::infinity();
+double all_memory_available() { return 1.0; }
 
 }  // namespace
 
@@ -138,11 +139,15 @@ class TrialController::Impl {
     const bool reuse = reusable && spec_.reuse_workers;
     groups_.emplace(
         *keyed_launcher_,
-        WorkerGroupOptions{.reuse = reuse,
-                           .keep_paused = reusable,
-                           // Virtual ranks do not beat: their exits say it all.
-                           .heartbeat_timeout_s = lockstep_ ? kNever : spec_.heartbeat_timeout_s,
-                           .prestart = reusable && !reuse && spec_.prestart_workers});
+        WorkerGroupOptions{
+            .reuse = reuse,
+            .keep_paused = reusable,
+            // Simulated ranks hold no memory of this machine's: in
+            // virtual time its memory decides nothing.
+            .available_memory = lockstep_ ? all_memory_available : available_memory_share,
+            // Virtual ranks do not beat: their exits say it all.
+            .heartbeat_timeout_s = lockstep_ ? kNever : spec_.heartbeat_timeout_s,
+            .prestart = reusable && !reuse && spec_.prestart_workers});
     WorkerLaunchContext launch{
         options_.worker_argv,
         inherited_environment(pool_->has_gpus(), spec_.trainable.threads_per_worker > 0),

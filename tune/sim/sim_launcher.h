@@ -15,6 +15,10 @@
 // ranks with it, and their group's node_failure() says so (no trial is
 // charged); lose_node() loses one on demand.
 //
+// With [simulation] time = "virtual" it is the controller's Lockstep too
+// (tune/lockstep.h): the peers' process runs only when told to advance,
+// and everything it says comes in the answer, in its order.
+//
 // Called from the controller's event loop, as every Launcher.
 #pragma once
 

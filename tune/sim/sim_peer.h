@@ -19,6 +19,12 @@
 // random draws come from its own generator, seeded from [simulation] seed
 // and its pid, so they do not depend on other peers.
 //
+// In virtual time (PeerWorld::virtual_time) its connection is named by its
+// pid (routing_id), it never beats (the controller does not expect beats
+// then), a hung one is killed after heartbeat_timeout_s, and the host hands
+// it the controller's messages one at a time (take_one), in the order the
+// controller sent them.
+//
 // Not thread-safe; owned by the peers' event loop.
 #pragma once
 
