@@ -183,18 +183,12 @@ TEST_CASE("in virtual time, HyperBand's pauses and promotions are the same in ev
 TEST_CASE("a resumed experiment in virtual time goes on from its last time, never back") {
   test::ScratchDir dir;
   ExperimentSpec spec = virtual_curve(dir, "resumed");
-  // The first error ends the run (fail_fast); resumed, the trials go on.
-  spec.max_concurrent_trials = 1;
-  spec.param_space.set("fail_at", grid_search({3, 0, 0}));
-  spec.fail_fast = true;
+  test::stop_at_first_error(spec);
   CHECK(test::run_quietly(spec).interrupted);
   const auto db = spec.experiment_dir() / "experiment.db";
   const auto before = test::query(
       db, "SELECT (SELECT max(id) FROM trial_events), (SELECT max(at) FROM trial_events)");
-  TrialController resumed(
-      spec,
-      {.worker_argv = {TUNERUN_BINARY}, .verbosity = 0, .resume = true, .restart_errored = true});
-  CHECK(resumed.run().num_terminated == 3);
+  CHECK(test::resume_quietly(spec).num_terminated == 3);
   // Every change after the resume is stamped at or after the last before it.
   const auto after =
       test::query(db, "SELECT count(*), min(at) FROM trial_events WHERE id > " + before[0][0]);

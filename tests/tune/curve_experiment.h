@@ -58,4 +58,22 @@ inline ExperimentSummary run_quietly(const ExperimentSpec& spec) {
   return controller.run();
 }
 
+// Three trials, one at a time, the first failing at iteration 3 (fail_at
+// strikes first attempts only), under fail_fast: the run ends at that
+// error, interrupted and resumable.
+inline void stop_at_first_error(ExperimentSpec& spec) {
+  spec.max_concurrent_trials = 1;
+  spec.param_space.set("fail_at", grid_search({3, 0, 0}));
+  spec.fail_fast = true;
+}
+
+// Resumes `spec`'s experiment, its errored trials restarting from scratch,
+// printing nothing.
+inline ExperimentSummary resume_quietly(const ExperimentSpec& spec) {
+  TrialController controller(
+      spec,
+      {.worker_argv = {TUNERUN_BINARY}, .verbosity = 0, .resume = true, .restart_errored = true});
+  return controller.run();
+}
+
 }  // namespace tune::test
