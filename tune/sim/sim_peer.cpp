@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <array>
 #include <csignal>
-#include <fstream>
 
 #include "storage/checkpoint_layout.h"
 
@@ -18,8 +17,6 @@ namespace proto = protocol;
 // socket goes; a rank waits this long for a START.
 constexpr int kLingerMs = 5000;
 constexpr double kStartTimeoutS = 60;
-// Virtual time: how long a peer waits for a message the controller sent it.
-constexpr std::chrono::milliseconds kTakeWait{60'000};
 
 double seconds_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
@@ -71,39 +68,6 @@ SimPeer::~SimPeer() {
   world_.events.cancel(timer_);
   world_.events.cancel(beat_timer_);
   world_.events.cancel(death_timer_);
-}
-
-std::string SimPeer::routing_id() const { return fmt::format("sim-{}", setup_.pid); }
-
-void SimPeer::on_readable() {
-  zmq::message_t frame;
-  while (socket_ && socket_->recv(frame, zmq::recv_flags::dontwait)) on_frame(frame);
-}
-
-void SimPeer::take_one() {
-  zmq::pollitem_t item{socket_->handle(), 0, ZMQ_POLLIN, 0};
-  zmq::message_t frame;
-  if (zmq::poll(&item, 1, kTakeWait) == 0 || !socket_->recv(frame, zmq::recv_flags::dontwait)) {
-    throw Error(
-        fmt::format("{}: no message from the controller within {} s, though it says "
-                    "it sent one",
-                    routing_id(), kTakeWait.count() / 1000));
-  }
-  on_frame(frame);
-}
-
-void SimPeer::on_frame(const zmq::message_t& frame) {
-  if (state_ == State::kHung) return;  // stopped: what comes is never read
-  try {
-    proto::Message message = proto::decode(frame.to_string_view());
-    if (state_ == State::kComputing) {
-      inbox_.push_back(std::move(message));
-    } else {
-      handle(message);
-    }
-  } catch (const Error& e) {  // as a rank's runtime: its trial's ERROR
-    fail(e.what());
-  }
 }
 
 void SimPeer::kill(int signal, const std::string& node_lost) {
@@ -384,36 +348,10 @@ void SimPeer::exit(const ExitStatus& status, const std::string& node_lost) {
   world_.on_exit(*this, status, node_lost);
 }
 
-// ---- heartbeats, durations, logs ------------------------------------------------
-
-// Beats on its own socket every heartbeat_s, for the trial it runs now; the
-// socket connects when the first beat is due, as a real rank's does.
-void SimPeer::beat() {
-  if (!heartbeat_) {
-    heartbeat_.emplace(world_.zmq, zmq::socket_type::dealer);
-    heartbeat_->set(zmq::sockopt::linger, 0);
-    train::make_curve_client(*heartbeat_, setup_.env.curve_server_key, setup_.env.curve_keys);
-    heartbeat_->connect(setup_.env.controller);
-  }
-  const std::string bytes =
-      proto::encode(proto::Heartbeat{setup_.env.trial_id, setup_.env.rank, setup_.env.attempt});
-  heartbeat_->send(zmq::buffer(bytes), zmq::send_flags::dontwait);
-  beat_timer_ = world_.events.after(setup_.env.heartbeat_s, [this] { beat(); });
-}
-
-void SimPeer::send(const proto::Message& message) {
-  const std::string bytes = proto::encode(message);
-  socket_->send(zmq::buffer(bytes), zmq::send_flags::none);
-  world_.on_sent(*this);
-}
+// ---- busy, durations ----------------------------------------------------------
 
 void SimPeer::set_busy(bool busy) {
   if (std::exchange(busy_, busy) != busy) world_.on_busy(*this, busy);
-}
-
-void SimPeer::log(const std::string& line, const std::filesystem::path& file) {
-  if (file.empty()) return;
-  std::ofstream(file, std::ios::app) << line << "\n";
 }
 
 // The config's sleep_s, else the simulation's iteration_s; times the
