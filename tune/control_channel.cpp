@@ -8,6 +8,9 @@ namespace tune {
 
 namespace {
 
+// How long take_from waits for a message the simulation says was sent.
+constexpr std::chrono::milliseconds kTakeWait{60'000};
+
 // The CURVE key ZAP named the connection by (tune/zap_handler.h).
 std::string connection_key(zmq::message_t& frame) {
   try {
@@ -44,36 +47,71 @@ ControlChannel::ControlChannel(zmq::context_t& context, const std::string& endpo
 
 void ControlChannel::drain(int limit, const Handler& on_message, const RejectHandler& on_reject) {
   for (int i = 0; i < limit; ++i) {
-    zmq::message_t identity;
-    if (!socket_.recv(identity, zmq::recv_flags::dontwait)) return;
-    std::vector<zmq::message_t> frames;
-    while (socket_.get(zmq::sockopt::rcvmore)) {
-      frames.emplace_back();
-      (void)socket_.recv(frames.back(), zmq::recv_flags::none);
-    }
-    const std::string peer = identity.to_string();
-    const Peer* known = book_.peer(peer);
-    if (frames.size() != 1) {
-      on_reject(peer, known, fmt::format("expected one frame, got {}", frames.size()));
-      continue;
-    }
-    protocol::Message message;
-    try {
-      message = protocol::decode(frames[0].to_string_view());
-    } catch (const ProtocolError& e) {
-      on_reject(peer, known, e.what());
-      continue;
-    }
-    const std::string key = connection_key(frames[0]);
-    const auto* beat = std::get_if<protocol::Heartbeat>(&message);
-    // Not an offence: a late beat of a killed group whose trial's rank has a new connection.
-    if (beat != nullptr && !book_.beats_for_its_rank(*beat, key)) continue;
-    if (auto why = book_.check_key(peer, key, message)) {
-      on_reject(peer, nullptr, *why);  // an impostor: the rank it names did nothing wrong
-      continue;
-    }
-    on_message(peer, known, message);
+    auto received = receive(std::chrono::milliseconds(0));
+    if (!received) return;
+    handle(*received, on_message, on_reject);
   }
+}
+
+void ControlChannel::take_from(const std::string& routing_id, const Handler& on_message,
+                               const RejectHandler& on_reject) {
+  if (auto held = held_.find(routing_id); held != held_.end()) {
+    Received received = std::move(held->second.front());
+    held->second.pop_front();
+    if (held->second.empty()) held_.erase(held);
+    return handle(received, on_message, on_reject);
+  }
+  while (true) {
+    auto received = receive(kTakeWait);
+    if (!received) {
+      throw Error(
+          fmt::format("no message from peer {} within {} s, though the simulation "
+                      "says it sent one",
+                      peer_name(routing_id), kTakeWait.count() / 1000));
+    }
+    if (received->peer == routing_id) return handle(*received, on_message, on_reject);
+    held_[received->peer].push_back(std::move(*received));
+  }
+}
+
+std::optional<ControlChannel::Received> ControlChannel::receive(std::chrono::milliseconds wait) {
+  zmq::message_t identity;
+  if (!socket_.recv(identity, zmq::recv_flags::dontwait)) {
+    if (wait.count() == 0) return std::nullopt;
+    zmq::pollitem_t item{socket_.handle(), 0, ZMQ_POLLIN, 0};
+    zmq::poll(&item, 1, wait);
+    if (!socket_.recv(identity, zmq::recv_flags::dontwait)) return std::nullopt;
+  }
+  Received received{identity.to_string(), {}};
+  while (socket_.get(zmq::sockopt::rcvmore)) {
+    received.frames.emplace_back();
+    (void)socket_.recv(received.frames.back(), zmq::recv_flags::none);
+  }
+  return received;
+}
+
+void ControlChannel::handle(Received& received, const Handler& on_message,
+                            const RejectHandler& on_reject) {
+  const std::string& peer = received.peer;
+  auto& frames = received.frames;
+  const Peer* known = book_.peer(peer);
+  if (frames.size() != 1) {
+    return on_reject(peer, known, fmt::format("expected one frame, got {}", frames.size()));
+  }
+  protocol::Message message;
+  try {
+    message = protocol::decode(frames[0].to_string_view());
+  } catch (const ProtocolError& e) {
+    return on_reject(peer, known, e.what());
+  }
+  const std::string key = connection_key(frames[0]);
+  const auto* beat = std::get_if<protocol::Heartbeat>(&message);
+  // Not an offence: a late beat of a killed group whose trial's rank has a new connection.
+  if (beat != nullptr && !book_.beats_for_its_rank(*beat, key)) return;
+  if (auto why = book_.check_key(peer, key, message)) {
+    return on_reject(peer, nullptr, *why);  // an impostor: the rank it names did nothing wrong
+  }
+  on_message(peer, known, message);
 }
 
 void ControlChannel::admit(const std::string& public_key, const std::string& trial_id, int attempt,
@@ -105,6 +143,7 @@ void ControlChannel::send_now(const std::string& routing_id, const protocol::Mes
   try {
     socket_.send(zmq::buffer(routing_id), zmq::send_flags::sndmore);
     socket_.send(zmq::buffer(bytes), zmq::send_flags::none);
+    sent(routing_id);
   } catch (const zmq::error_t&) {  // EHOSTUNREACH: the rank is gone
   }
 }
@@ -120,6 +159,7 @@ std::vector<std::string> ControlChannel::flush() {
     try {
       socket_.send(zmq::buffer(peer), zmq::send_flags::sndmore);
       socket_.send(zmq::buffer(bytes), zmq::send_flags::none);
+      sent(peer);
     } catch (const zmq::error_t&) {
       unreachable.push_back(peer);  // EHOSTUNREACH: the rank is gone
     }

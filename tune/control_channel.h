@@ -9,7 +9,9 @@
 // Owned by the controller's event loop; not thread-safe.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <deque>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -60,6 +62,18 @@ class ControlChannel {
   // Receives what is waiting, at most `limit` messages.
   void drain(int limit, const Handler& on_message, const RejectHandler& on_reject);
 
+  // Lockstep (tune/lockstep.h): from now on, every message sent is
+  // recorded, its routing id in take_sent().
+  void record_sends() { sent_.emplace(); }
+  std::vector<std::string> take_sent() {
+    return sent_ ? std::exchange(*sent_, {}) : std::vector<std::string>{};
+  }
+  // Receives and handles the next message of `routing_id`, waiting for it
+  // (what others sent meanwhile is held, in order, for their turn). Throws
+  // Error when none comes within a minute.
+  void take_from(const std::string& routing_id, const Handler& on_message,
+                 const RejectHandler& on_reject);
+
   // Lets clients holding `public_key` connect; a connection holding it may
   // say HELLO only as `rank` of `attempt` of `trial_id` (a spare group's:
   // train::kSpareTrialId and its serial), and every later message on it
@@ -92,6 +106,18 @@ class ControlChannel {
   static std::string peer_name(const std::string& routing_id);
 
  private:
+  // One message as it came: the sender's routing id and its frames.
+  struct Received {
+    std::string peer;
+    std::vector<zmq::message_t> frames;
+  };
+  // The next message; nullopt when none came within `wait`.
+  std::optional<Received> receive(std::chrono::milliseconds wait);
+  void handle(Received& received, const Handler& on_message, const RejectHandler& on_reject);
+  void sent(const std::string& routing_id) {
+    if (sent_) sent_->push_back(routing_id);
+  }
+
   zmq::socket_t socket_;
   std::unique_ptr<ZapHandler> zap_;  // after socket_: stops watching it first
   std::string endpoint_;
@@ -100,6 +126,8 @@ class ControlChannel {
   // Routing ids unbound this turn, with the outbox's size then: what was
   // queued for them before is not sent (no scan of the outbox per unbind).
   std::unordered_map<std::string, size_t> dropped_before_;
+  std::optional<std::vector<std::string>> sent_;                // recorded sends (record_sends)
+  std::unordered_map<std::string, std::deque<Received>> held_;  // take_from: not their turn yet
 };
 
 }  // namespace tune

@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <csignal>
+#include <limits>
 
 #include "storage/checkpoint_layout.h"
 #include "train/worker_env.h"
@@ -23,6 +25,9 @@ namespace {
 
 // Messages handled per turn before the loop commits and answers.
 constexpr int kMaxMessagesPerTurn = 4096;
+constexpr std::chrono::milliseconds kNoWait{0};
+constexpr double kNever = std::numeric_limits<double>::infinity();
+double all_memory_available() { return 1.0; }
 
 }  // namespace
 
@@ -35,10 +40,16 @@ class TrialController::Impl {
     finish_spec(spec_);
     if (options_.worker_argv.empty()) options_.worker_argv = {self_executable()};
     if (!options_.launcher) {
+      SimulationSpec simulation = spec_.simulation;
+      simulation.heartbeat_timeout_s = spec_.heartbeat_timeout_s;
       options_.launcher = spec_.cluster.launcher == "sim"
-                              ? make_sim_launcher(spec_.simulation, options_.worker_argv.front())
+                              ? make_sim_launcher(simulation, options_.worker_argv.front())
                               : std::make_shared<LocalLauncher>();
     }
+    // In virtual time every clock reads the simulation's from here on
+    // (tune/clock.h): a time budget starts at its start.
+    lockstep_ = options_.launcher->lockstep();
+    if (lockstep_) virtual_time_.emplace();
     // Workers may start elsewhere (working_dir): every path they get is absolute.
     spec_.storage_path = std::filesystem::absolute(spec_.storage_path);
     const double total_cpus =
@@ -104,6 +115,7 @@ class TrialController::Impl {
     lock_.emplace(dir);
     options_.launcher->check_storage(dir);
     store_.emplace(storage::ExperimentStore::open(dir));
+    if (lockstep_ && options_.resume) resume_virtual_time();
     if (!options_.resume) {
       const Json stored_spec = {{"sweep", spec_.source},
                                 {"sweep_text", spec_.sweep_text},
@@ -117,6 +129,7 @@ class TrialController::Impl {
     raise_file_limit_for_ranks();
     const ChannelKeys keys = make_channel_keys(dir);
     channel_.emplace(zmq_, fmt::format("tcp://{}:*", options_.control_address), keys);
+    if (lockstep_) channel_->record_sends();
     keyed_launcher_.emplace(*options_.launcher, *channel_, keys.dir);
     // A command trainable starts its command per trial anyway, and GPUs are
     // bound to a rank's environment at spawn: neither gains from reuse.
@@ -124,11 +137,17 @@ class TrialController::Impl {
     const bool reusable = spec_.trainable.command.empty() && spec_.trainable.gpus_per_worker == 0 &&
                           !spec_.trainable.elastic() && options_.launcher->keeps_idle_groups();
     const bool reuse = reusable && spec_.reuse_workers;
-    groups_.emplace(*keyed_launcher_,
-                    WorkerGroupOptions{.reuse = reuse,
-                                       .keep_paused = reusable,
-                                       .heartbeat_timeout_s = spec_.heartbeat_timeout_s,
-                                       .prestart = reusable && !reuse && spec_.prestart_workers});
+    groups_.emplace(
+        *keyed_launcher_,
+        WorkerGroupOptions{
+            .reuse = reuse,
+            .keep_paused = reusable,
+            // Simulated ranks hold no memory of this machine's: in
+            // virtual time its memory decides nothing.
+            .available_memory = lockstep_ ? all_memory_available : available_memory_share,
+            // Virtual ranks do not beat: their exits say it all.
+            .heartbeat_timeout_s = lockstep_ ? kNever : spec_.heartbeat_timeout_s,
+            .prestart = reusable && !reuse && spec_.prestart_workers});
     WorkerLaunchContext launch{
         options_.worker_argv,
         inherited_environment(pool_->has_gpus(), spec_.trainable.threads_per_worker > 0),
@@ -150,6 +169,21 @@ class TrialController::Impl {
              channel_->endpoint());
     log_.log(2, "ranks run {}", fmt::join(options_.worker_argv, " "));
     if (options_.on_listen) options_.on_listen(channel_->endpoint());
+  }
+
+  // A resumed simulation goes on from the last time its experiment stored:
+  // its timestamps never go back.
+  void resume_virtual_time() {
+    double latest = kVirtualUnixStart;
+    for (const auto& trial : store_->trials()) {
+      latest = std::max({latest, trial.created_at, trial.started_at.value_or(latest),
+                         trial.finished_at.value_or(latest)});
+      const auto results = store_->results(trial.trial_id);
+      if (!results.empty()) latest = std::max(latest, results.back().timestamp);
+    }
+    VirtualTime::set(kVirtualStart +
+                     std::chrono::duration_cast<Clock::duration>(
+                         std::chrono::duration<double>(latest - kVirtualUnixStart)));
   }
 
   // Each rank costs the controller descriptors (tune/file_limit.h): the
@@ -207,28 +241,24 @@ class TrialController::Impl {
   void poll_once() {
     std::vector<zmq::pollitem_t> items{{channel_->handle(), 0, ZMQ_POLLIN, 0}};
     if (signals_) items.push_back({nullptr, signals_->fd(), ZMQ_POLLIN, 0});
+    // In virtual time the channel is read in the simulation's order only (step()).
+    if (lockstep_) items[0].events = 0;
     const size_t first_exit = items.size();
     const auto exits = groups_->exit_fds();
     for (const auto& [fd, trial_id] : exits) items.push_back({nullptr, fd, ZMQ_POLLIN, 0});
     try {
-      zmq::poll(items.data(), items.size(), next_timeout());
+      if (zmq::poll(items.data(), items.size(), lockstep_ ? kNoWait : next_timeout()) == 0 &&
+          lockstep_ && !step()) {
+        // Neither the simulation nor the controller has anything to come:
+        // as in real time, wait (for an interrupt).
+        zmq::poll(items.data(), items.size(), next_timeout());
+      }
     } catch (const zmq::error_t& e) {
       if (e.num() != EINTR) throw;
       return;  // a signal: its byte waits in the signal pipe for the next turn
     }
     if (items[0].revents & ZMQ_POLLIN) {
-      channel_->drain(
-          kMaxMessagesPerTurn,
-          [this](const std::string& id, const Peer* peer, protocol::Message& m) {
-            try {
-              runs_->on_message(id, peer, m);
-            } catch (const ProtocolError& e) {
-              reject(id, peer, e.what());
-            }
-          },
-          [this](const std::string& id, const Peer* peer, const std::string& why) {
-            reject(id, peer, why);
-          });
+      channel_->drain(kMaxMessagesPerTurn, on_message_, on_reject_);
     }
     for (size_t i = first_exit; i < items.size(); ++i) {
       if (!(items[i].revents & ZMQ_POLLIN)) continue;
@@ -239,6 +269,20 @@ class TrialController::Impl {
     if (signals_ && (items[1].revents & ZMQ_POLLIN)) {
       for (int n = signals_->take(); n > 0; --n) on_signal();
     }
+  }
+
+  // Virtual time: nothing is ready now, so the simulation goes on to its
+  // next event or to the controller's next deadline (tune/lockstep.h), and
+  // what its ranks sent is handled in its order. False when nothing
+  // happened and nothing is due: the simulation has nothing to come.
+  bool step() {
+    const auto deadline = groups_->next_deadline(Clock::time_point::max());
+    if (deadline <= groups_->now()) return true;  // handle_timers' turn
+    return lockstep_->advance(
+        deadline == Clock::time_point::max() ? std::nullopt : std::optional(deadline),
+        channel_->take_sent(), [this](const std::string& routing_id) {
+          channel_->take_from(routing_id, on_message_, on_reject_);
+        });
   }
 
   std::chrono::milliseconds next_timeout() const {
@@ -310,6 +354,20 @@ class TrialController::Impl {
   std::optional<KeyedLauncher> keyed_launcher_;  // each rank's own keys, on channel_
   std::optional<WorkerGroups> groups_;  // after channel_: destroyed first, killing the groups
   std::optional<TrialRuns> runs_;
+  Lockstep* lockstep_ = nullptr;             // the launcher's, in virtual time
+  std::optional<VirtualTime> virtual_time_;  // while lockstep_ drives the clocks
+  const ControlChannel::Handler on_message_ = [this](const std::string& id, const Peer* peer,
+                                                     protocol::Message& m) {
+    try {
+      runs_->on_message(id, peer, m);
+    } catch (const ProtocolError& e) {
+      reject(id, peer, e.what());
+    }
+  };
+  const ControlChannel::RejectHandler on_reject_ = [this](const std::string& id, const Peer* peer,
+                                                          const std::string& why) {
+    reject(id, peer, why);
+  };
   int64_t rejected_ = 0;
   int64_t refused_ = 0;
   RefusalLog refusal_log_;

@@ -70,6 +70,13 @@ struct SimulationSpec {
   double late_report_rate = 0;  // per report: it comes late_report_s late (a straggler)
   double late_report_s = 5;
   uint64_t seed = 0;  // every draw of the simulation: the same seed, the same draws per rank
+  // "real": ranks take their durations in real time; "virtual": the
+  // controller's clock is the simulation's, which jumps from event to event
+  // (tune/clock.h, tune/lockstep.h): no waits, the same database each run.
+  std::string time = "real";
+  // Not a [simulation] key: the controller's [failure] heartbeat_timeout_s.
+  // Virtual ranks do not beat; one silent this long (hang_at) is killed.
+  double heartbeat_timeout_s = 30;
 };
 
 struct ExperimentSpec {

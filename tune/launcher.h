@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "core/config.h"
+#include "tune/lockstep.h"
 #include "tune/process.h"
 #include "tune/resources.h"
 
@@ -137,6 +138,9 @@ class Launcher {
   // On resume: the nodes an earlier run recorded (describe_nodes()); their
   // failure counts carry over.
   virtual void restore_nodes(const Json& nodes) {}
+  // Where ranks live in virtual time: what drives the controller's clock
+  // (tune/lockstep.h). Null: real time.
+  virtual Lockstep* lockstep() { return nullptr; }
 };
 
 }  // namespace tune

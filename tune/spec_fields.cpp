@@ -388,6 +388,11 @@ const SpecField kFields[] = {
      "seeds every draw of the simulation (durations, faults): per rank, the same seed gives "
      "the same draws",
      nullptr, "", "", "7"},
+    {"simulation.time", field_at<&ES::simulation, &SimulationSpec::time>,
+     "real: simulated durations pass in real time; virtual: the controller's clock is the "
+     "simulation's, jumping from event to event (no waits; one seed, one database)",
+     [](const Json& v) { return v == "real" || v == "virtual"; },
+     "'{}' is not a time; use \"real\" or \"virtual\"", "", R"("virtual")"},
 };
 
 }  // namespace

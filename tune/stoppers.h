@@ -106,7 +106,7 @@ class ExperimentPlateauStopper final : public Stopper {
 // own clock). Running trials stop at their next report.
 class TimeoutStopper final : public Stopper {
  public:
-  explicit TimeoutStopper(std::chrono::duration<double> timeout, NowFunction now = Clock::now);
+  explicit TimeoutStopper(std::chrono::duration<double> timeout, NowFunction now = clock_now);
   bool should_stop_trial(const std::string&, const Json&) override { return false; }
   bool stop_all() override;
   std::string reason() const override;

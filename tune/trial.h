@@ -12,15 +12,11 @@
 #include "core/config.h"
 #include "schedulers/trial_scheduler.h"
 #include "storage/checkpoint_manager.h"
+#include "tune/clock.h"  // unix_now
 #include "tune/iteration.h"
 #include "tune/trial_phase.h"
 
 namespace tune {
-
-// Wall-clock time in unix seconds, as every timestamp in the store.
-inline double unix_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 
 struct Trial {
   // Fixed at creation.

@@ -85,7 +85,7 @@ void TrialSupply::resume_status(Trial& t) {
 }
 
 void TrialSupply::save_state(bool force) {
-  const auto now = Clock::now();
+  const auto now = clock_now();
   if (!force && now - last_state_save_ < std::chrono::seconds(1)) return;
   last_state_save_ = now;
   parts_.store.put_state("searcher", parts_.plugins.searcher->save());

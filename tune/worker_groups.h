@@ -116,7 +116,7 @@ struct WorkerGroupOptions {
   // takes milliseconds of CPU that the starting trial's ranks need then.
   std::chrono::milliseconds spare_delay{5};
   // The clock of every deadline above and of Rank::last_seen.
-  NowFunction now = Clock::now;
+  NowFunction now = clock_now;
 };
 
 // How start() gave a trial its group.

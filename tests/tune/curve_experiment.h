@@ -7,6 +7,8 @@
 // of the files compiled so assert the same of the simulated launcher. A
 // test case that needs real processes is skipped there:
 //   TEST_CASE("..." * doctest::skip(test::kSimulatedRanks))
+// With TUNERUN_TEST_TIME="virtual" too, they run in virtual time
+// ([simulation] time).
 #pragma once
 
 #include <string_view>
@@ -21,6 +23,11 @@ inline constexpr bool kSimulatedRanks = std::string_view(TUNERUN_TEST_LAUNCHER) 
 #else
 inline constexpr bool kSimulatedRanks = false;
 #endif
+#ifdef TUNERUN_TEST_TIME
+inline constexpr bool kVirtualTime = std::string_view(TUNERUN_TEST_TIME) == "virtual";
+#else
+inline constexpr bool kVirtualTime = false;
+#endif
 
 // The learning_curve built-in maximising accuracy on 2 CPUs, nothing else set.
 inline ExperimentSpec curve(const ScratchDir& dir, const std::string& name) {
@@ -32,6 +39,9 @@ inline ExperimentSpec curve(const ScratchDir& dir, const std::string& name) {
   spec.total_cpus = 2;
   spec.trainable.name = "learning_curve";
   if (kSimulatedRanks) spec.cluster.launcher = "sim";
+#ifdef TUNERUN_TEST_TIME
+  spec.simulation.time = TUNERUN_TEST_TIME;
+#endif
   return spec;
 }
 
@@ -45,6 +55,24 @@ inline ExperimentSpec checkpointed_curve(const ScratchDir& dir, const std::strin
 // Runs `spec` with tunerun workers, printing nothing.
 inline ExperimentSummary run_quietly(const ExperimentSpec& spec) {
   TrialController controller(spec, {.worker_argv = {TUNERUN_BINARY}, .verbosity = 0});
+  return controller.run();
+}
+
+// Three trials, one at a time, the first failing at iteration 3 (fail_at
+// strikes first attempts only), under fail_fast: the run ends at that
+// error, interrupted and resumable.
+inline void stop_at_first_error(ExperimentSpec& spec) {
+  spec.max_concurrent_trials = 1;
+  spec.param_space.set("fail_at", grid_search({3, 0, 0}));
+  spec.fail_fast = true;
+}
+
+// Resumes `spec`'s experiment, its errored trials restarting from scratch,
+// printing nothing.
+inline ExperimentSummary resume_quietly(const ExperimentSpec& spec) {
+  TrialController controller(
+      spec,
+      {.worker_argv = {TUNERUN_BINARY}, .verbosity = 0, .resume = true, .restart_errored = true});
   return controller.run();
 }
 

@@ -146,19 +146,14 @@ TEST_CASE("a stopped rank misses heartbeats, fails its group, and the trial rest
 TEST_CASE("fail_fast stops the experiment on the first error and leaves it resumable") {
   test::ScratchDir dir;
   ExperimentSpec spec = curve_spec(dir, "fail_fast");
-  spec.max_concurrent_trials = 1;
-  spec.param_space.set("fail_at", grid_search({3, 0, 0}));
-  spec.fail_fast = true;
+  test::stop_at_first_error(spec);
   ExperimentSummary summary = run(spec);
   CHECK(summary.interrupted);
   CHECK(summary.num_errors == 1);
   auto store = storage::ExperimentStore::open_read_only(spec.experiment_dir());
   CHECK(store.experiment()->status == ExperimentStatus::kInterrupted);
   // fail_at strikes first attempts only: retried from scratch, it completes.
-  TrialController resumed(
-      spec,
-      {.worker_argv = {TUNERUN_BINARY}, .verbosity = 0, .resume = true, .restart_errored = true});
-  ExperimentSummary after = resumed.run();
+  ExperimentSummary after = test::resume_quietly(spec);
   CHECK(after.num_terminated == 3);
   CHECK_FALSE(after.interrupted);
 }

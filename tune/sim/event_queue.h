@@ -4,8 +4,8 @@
 // by due time and then by when it was scheduled, and "now" has one source:
 // the clock it is given. The peers never sleep; the host's loop waits for
 // the earliest event (next_due) and runs what is due (run_due). In virtual
-// time the clock would be the simulation's, advanced to next_due instead of
-// waited for.
+// time the clock is the simulation's, which the host moves to next_due (or
+// the controller's deadline) instead of waiting for it.
 //
 // Not thread-safe; owned by the peers' event loop.
 #pragma once

@@ -11,6 +11,19 @@
 // Nodes are lost at random too ([simulation] node_loss_rate, drawn from the
 // simulation's seed) and come back node_recovery_s later.
 //
+// In virtual time ([simulation] time = "virtual") the host never waits for
+// time: its "now" moves only on the launcher's "advance" (sim_wire.h). It
+// first takes, in the order the controller sent them, the control messages
+// the advance lists; then, unless something happened that the controller
+// has not heard yet (time moves on only once it has), moves now to its
+// next event or the controller's deadline, whichever is first, runs what
+// is due then; and answers with
+// the new now and, in order, everything that happened since the last
+// answer: each control message a peer sent (by its routing id), each exit,
+// busy and node event. What a peer sent before a "signal" or "lose" killed
+// it in the same step is left out of the list: the controller may have
+// revoked its key, so that it never arrives.
+//
 // Single-threaded; run() returns when the launcher closes its end.
 #pragma once
 
@@ -20,6 +33,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 #include <zmq.hpp>
@@ -40,11 +54,17 @@ class PeerHost {
   void run();
 
  private:
+  void serve_real();
+  void serve_virtual();
+  void advance(const Json& message);
+  // Leaves out of the next answer what the peers `killed` sent.
+  void unsay(const std::vector<std::string>& killed);
   void on_message(const Json& message);
   void launch(const Json& message);
   void start_rank(int64_t group, const Json& group_env, const Json& rank);
-  void signal_group(int64_t group, int signal);
-  void lose_node(int node, const std::string& why);
+  // Both return the routing ids of the peers they killed.
+  std::vector<std::string> signal_group(int64_t group, int signal);
+  std::vector<std::string> lose_node(int node, const std::string& why);
   void node_back(int node);
   void schedule_loss(int node);
   void on_exit(const SimPeer& peer, const ExitStatus& status, const std::string& node_lost);
@@ -66,6 +86,10 @@ class PeerHost {
   std::map<std::pair<int64_t, int>, std::unique_ptr<SimPeer>> peers_;  // by (group, rank)
   std::deque<Json> outbox_;  // to the launcher, sent as its socket takes them
   bool closed_ = false;      // the launcher closed its end
+  bool virtual_ = false;     // virtual time: now_ is now
+  Clock::time_point now_ = kVirtualStart;
+  Json happened_ = Json::array();  // virtual time: what the next answer lists
+  std::unordered_map<std::string, SimPeer*> by_routing_id_;  // virtual time
 };
 
 }  // namespace tune::sim

@@ -65,7 +65,11 @@ void PeerProcess::start() {
   fd_ = pair[0];
   std::vector<std::string> names;
   for (const auto& node : nodes_) names.push_back(node.name);
-  send({{"op", "init"}, {"simulation", simulation_to_json(simulation_)}, {"nodes", names}});
+  now_ = clock_now();  // virtual time: where the simulation starts (a resume's, later)
+  send({{"op", "init"},
+        {"simulation", simulation_to_json(simulation_)},
+        {"nodes", names},
+        {"now", now_.time_since_epoch().count()}});
 }
 
 void PeerProcess::send(const Json& message) {
@@ -89,6 +93,41 @@ void PeerProcess::pump(int wait_ms) {
   } catch (const Error& e) {
     lose_everything(e.what());
   }
+}
+
+bool PeerProcess::advance(std::optional<Clock::time_point> deadline,
+                          const std::vector<std::string>& sent,
+                          const std::function<void(const std::string&)>& take) {
+  if (ended_) return false;
+  try {
+    send({{"op", "advance"},
+          {"sent", sent},
+          {"to", deadline ? Json(deadline->time_since_epoch().count()) : Json()}});
+  } catch (const Error&) {
+    return true;  // the peers are gone, and their ranks with them
+  }
+  std::optional<Json> step;
+  try {
+    while (!(step = receive_message(fd_))) {
+      pollfd item{fd_, POLLIN, 0};
+      ::poll(&item, 1, -1);
+    }
+  } catch (const Error& e) {
+    lose_everything(e.what());
+    return true;
+  }
+  const Clock::time_point now{Clock::duration(step->at("now").get<int64_t>())};
+  const bool moved = now > now_ || !step->at("happened").empty();
+  now_ = now;
+  VirtualTime::set(now);
+  for (const auto& event : step->at("happened")) {
+    if (event.is_string()) {
+      take(event.get<std::string>());
+    } else {
+      on_message(event);
+    }
+  }
+  return moved;
 }
 
 void PeerProcess::on_message(const Json& message) {

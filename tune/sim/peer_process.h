@@ -13,12 +13,14 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "core/config.h"
+#include "tune/clock.h"
 #include "tune/experiment_spec.h"
 #include "tune/process.h"
 #include "tune/slurm_nodes.h"
@@ -62,6 +64,10 @@ class PeerProcess {
   // Dispatches every message waiting; with `wait_ms` > 0 first waits that
   // long for one.
   void pump(int wait_ms = 0);
+  // Virtual time: one step of the simulation (tune/lockstep.h's advance),
+  // the peers' exits and nodes dispatched in its order among `take`'s calls.
+  bool advance(std::optional<Clock::time_point> deadline, const std::vector<std::string>& sent,
+               const std::function<void(const std::string&)>& take);
   // The channel's descriptor, readable when the peers said something; -1
   // before start.
   int fd() const { return fd_; }
@@ -90,6 +96,7 @@ class PeerProcess {
   // process of this machine.
   int64_t last_pid_ = 10'000'000;
   int64_t last_group_ = 0;
+  Clock::time_point now_ = kVirtualStart;  // virtual time: the simulation's
   std::map<int64_t, ExitSink*> groups_;
   std::vector<std::string> notices_;
 };

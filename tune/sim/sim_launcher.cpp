@@ -96,6 +96,12 @@ class SimGroup final : public LaunchedGroup, public sim::ExitSink {
   // As a process's, the exits it waited for are reaped: no reap() reports them.
   void kill_and_wait() override {
     signal(SIGKILL);
+    // In virtual time a simulated rank dies of it at once: its exit is known.
+    if (peers_->simulation().time == "virtual") {
+      on_exit(-1, {.signal = SIGKILL, .signaled = true}, "");
+      reap();
+      return;
+    }
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
     while (!all_ended() && std::chrono::steady_clock::now() < deadline) peers_->pump(10);
     if (!all_ended()) on_exit(-1, {.signal = SIGKILL, .signaled = true}, "");
@@ -266,6 +272,17 @@ Json SimLauncher::describe_nodes() const {
 }
 
 void SimLauncher::poll() { peers_->pump(); }
+
+Lockstep* SimLauncher::lockstep() {
+  return peers_->simulation().time == "virtual" ? this : nullptr;
+}
+
+bool SimLauncher::advance(std::optional<Clock::time_point> deadline,
+                          const std::vector<std::string>& sent,
+                          const std::function<void(const std::string&)>& take) {
+  peers_->start();
+  return peers_->advance(deadline, sent, take);
+}
 
 void SimLauncher::lose_node(int node) { peers_->send({{"op", "lose"}, {"node", node}}); }
 

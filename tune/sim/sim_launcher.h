@@ -15,6 +15,10 @@
 // ranks with it, and their group's node_failure() says so (no trial is
 // charged); lose_node() loses one on demand.
 //
+// With [simulation] time = "virtual" it is the controller's Lockstep too
+// (tune/lockstep.h): the peers' process runs only when told to advance,
+// and everything it says comes in the answer, in its order.
+//
 // Called from the controller's event loop, as every Launcher.
 #pragma once
 
@@ -32,7 +36,7 @@ namespace sim {
 class PeerProcess;
 }  // namespace sim
 
-class SimLauncher final : public Launcher {
+class SimLauncher final : public Launcher, public Lockstep {
  public:
   // `peers_executable`: tunerun-sim (find_sim_peers_executable).
   SimLauncher(const SimulationSpec& simulation, std::filesystem::path peers_executable);
@@ -52,6 +56,10 @@ class SimLauncher final : public Launcher {
   void check_storage(const std::filesystem::path& experiment_dir) override;
   Json describe_nodes() const override;
   void poll() override;
+  // Itself when [simulation] time is "virtual".
+  Lockstep* lockstep() override;
+  bool advance(std::optional<Clock::time_point> deadline, const std::vector<std::string>& sent,
+               const std::function<void(const std::string&)>& take) override;
 
   // Loses node `node` (0-based) now: its ranks die, their groups'
   // node_failure() names it; it is back after node_recovery_s (never with 0).

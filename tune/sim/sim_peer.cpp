@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <array>
 #include <csignal>
-#include <fstream>
 
 #include "storage/checkpoint_layout.h"
 
@@ -44,11 +43,14 @@ SimPeer::SimPeer(PeerWorld& world, PeerSetup setup)
       setup_.log_file);
   socket_.emplace(world_.zmq, zmq::socket_type::dealer);
   socket_->set(zmq::sockopt::linger, kLingerMs);
+  if (world_.virtual_time()) socket_->set(zmq::sockopt::routing_id, routing_id());
   train::make_curve_client(*socket_, setup_.env.curve_server_key, setup_.env.curve_keys);
   socket_->connect(setup_.env.controller);
   send(proto::Hello{setup_.env.trial_id, setup_.env.rank, setup_.env.attempt, setup_.pid,
                     setup_.host, ""});
-  beat_timer_ = world_.events.after(setup_.env.heartbeat_s, [this] { beat(); });
+  if (!world_.virtual_time()) {
+    beat_timer_ = world_.events.after(setup_.env.heartbeat_s, [this] { beat(); });
+  }
   if (world_.simulation.rank_death_rate > 0) {
     std::exponential_distribution<double> lifetime(world_.simulation.rank_death_rate / 3600);
     death_timer_ = world_.events.after(lifetime(rng_), [this] { kill(SIGKILL); });
@@ -66,23 +68,6 @@ SimPeer::~SimPeer() {
   world_.events.cancel(timer_);
   world_.events.cancel(beat_timer_);
   world_.events.cancel(death_timer_);
-}
-
-void SimPeer::on_readable() {
-  zmq::message_t frame;
-  while (socket_ && socket_->recv(frame, zmq::recv_flags::dontwait)) {
-    if (state_ == State::kHung) continue;  // stopped: what comes is never read
-    try {
-      proto::Message message = proto::decode(frame.to_string_view());
-      if (state_ == State::kComputing) {
-        inbox_.push_back(std::move(message));
-      } else {
-        handle(message);
-      }
-    } catch (const Error& e) {  // as a rank's runtime: its trial's ERROR
-      fail(e.what());
-    }
-  }
 }
 
 void SimPeer::kill(int signal, const std::string& node_lost) {
@@ -201,6 +186,16 @@ void SimPeer::report_computed() {
     if (t == curve.hang_at) {
       state_ = State::kHung;
       world_.events.cancel(beat_timer_);
+      // Virtual ranks do not beat: the silence the controller would notice
+      // ends as the controller would end it.
+      if (world_.virtual_time()) {
+        timer_ = world_.events.after(world_.simulation.heartbeat_timeout_s, [this] {
+          log(fmt::format("simulated rank {} silent for {} s: killed", setup_.env.rank,
+                          world_.simulation.heartbeat_timeout_s),
+              setup_.log_file);
+          kill(SIGKILL);
+        });
+      }
       return;
     }
   }
@@ -348,41 +343,18 @@ void SimPeer::exit(const ExitStatus& status, const std::string& node_lost) {
   world_.events.cancel(std::exchange(timer_, 0));
   world_.events.cancel(std::exchange(beat_timer_, 0));
   world_.events.cancel(std::exchange(death_timer_, 0));
-  if (status.signaled) socket_->set(zmq::sockopt::linger, 0);  // a killed rank says nothing more
+  // A killed rank says nothing more; in virtual time what it said before
+  // is listed, so it still goes.
+  if (status.signaled && !world_.virtual_time()) socket_->set(zmq::sockopt::linger, 0);
   socket_.reset();
   heartbeat_.reset();
   world_.on_exit(*this, status, node_lost);
 }
 
-// ---- heartbeats, durations, logs ------------------------------------------------
-
-// Beats on its own socket every heartbeat_s, for the trial it runs now; the
-// socket connects when the first beat is due, as a real rank's does.
-void SimPeer::beat() {
-  if (!heartbeat_) {
-    heartbeat_.emplace(world_.zmq, zmq::socket_type::dealer);
-    heartbeat_->set(zmq::sockopt::linger, 0);
-    train::make_curve_client(*heartbeat_, setup_.env.curve_server_key, setup_.env.curve_keys);
-    heartbeat_->connect(setup_.env.controller);
-  }
-  const std::string bytes =
-      proto::encode(proto::Heartbeat{setup_.env.trial_id, setup_.env.rank, setup_.env.attempt});
-  heartbeat_->send(zmq::buffer(bytes), zmq::send_flags::dontwait);
-  beat_timer_ = world_.events.after(setup_.env.heartbeat_s, [this] { beat(); });
-}
-
-void SimPeer::send(const proto::Message& message) {
-  const std::string bytes = proto::encode(message);
-  socket_->send(zmq::buffer(bytes), zmq::send_flags::none);
-}
+// ---- busy, durations ----------------------------------------------------------
 
 void SimPeer::set_busy(bool busy) {
   if (std::exchange(busy_, busy) != busy) world_.on_busy(*this, busy);
-}
-
-void SimPeer::log(const std::string& line, const std::filesystem::path& file) {
-  if (file.empty()) return;
-  std::ofstream(file, std::ios::app) << line << "\n";
 }
 
 // The table's epoch_s, else the config's sleep_s, else the simulation's

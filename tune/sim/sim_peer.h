@@ -21,6 +21,12 @@
 // generator, seeded from [simulation] seed and its pid, so they do not
 // depend on other peers.
 //
+// In virtual time (PeerWorld::virtual_time) its connection is named by its
+// pid (routing_id), it never beats (the controller does not expect beats
+// then), a hung one is killed after heartbeat_timeout_s, and the host hands
+// it the controller's messages one at a time (take_one), in the order the
+// controller sent them.
+//
 // Not thread-safe; owned by the peers' event loop.
 #pragma once
 
@@ -60,6 +66,14 @@ struct PeerWorld {
   std::function<void(const SimPeer&, bool busy)> on_busy;
   // [simulation] curve_table, loaded when the first trial needs it.
   std::shared_ptr<const CurveTable> curve_table = nullptr;
+
+  // Called after each control message the peer sent (virtual time lists them).
+  std::function<void(const SimPeer&)> on_sent;
+
+  // Virtual time ([simulation] time): a peer names its connection
+  // (routing_id), beats not, and a silent one is killed after
+  // heartbeat_timeout_s instead of missing beats.
+  bool virtual_time() const { return simulation.time == "virtual"; }
 };
 
 struct PeerSetup {
@@ -86,9 +100,15 @@ class SimPeer {
   bool exited() const { return state_ == State::kExited; }
   // Its control socket, to poll; null once it exited.
   void* socket_handle() { return socket_ ? socket_->handle() : nullptr; }
+  // The routing id its control connection has in virtual time: unique per
+  // controller run (its pid), the same in every run.
+  std::string routing_id() const;
 
   // Takes the messages that arrived on its control socket.
   void on_readable();
+  // Virtual time: takes the next message on its control socket, waiting
+  // for it. Throws Error when none comes within a minute.
+  void take_one();
   // It is killed by `signal` now (with `node_lost`: its node went with it);
   // a peer already gone is no error.
   void kill(int signal, const std::string& node_lost = {});
@@ -125,6 +145,7 @@ class SimPeer {
     Clock::time_point suspended_at;
   };
 
+  void on_frame(const zmq::message_t& frame);
   void handle(protocol::Message& message);
   void begin(protocol::Start start);
   void compute();

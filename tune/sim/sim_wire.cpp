@@ -41,7 +41,9 @@ Json simulation_to_json(const SimulationSpec& s) {
           {"node_recovery_s", s.node_recovery_s},
           {"late_report_rate", s.late_report_rate},
           {"late_report_s", s.late_report_s},
-          {"seed", s.seed}};
+          {"seed", s.seed},
+          {"time", s.time},
+          {"heartbeat_timeout_s", s.heartbeat_timeout_s}};
 }
 
 SimulationSpec simulation_from_json(const Json& j) {
@@ -57,7 +59,9 @@ SimulationSpec simulation_from_json(const Json& j) {
           .node_recovery_s = j.at("node_recovery_s").get<double>(),
           .late_report_rate = j.at("late_report_rate").get<double>(),
           .late_report_s = j.at("late_report_s").get<double>(),
-          .seed = j.at("seed").get<uint64_t>()};
+          .seed = j.at("seed").get<uint64_t>(),
+          .time = j.at("time").get<std::string>(),
+          .heartbeat_timeout_s = j.at("heartbeat_timeout_s").get<double>()};
 }
 
 void send_message(int fd, const Json& message) { send_packet(fd, message, 0); }

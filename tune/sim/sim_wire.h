@@ -4,7 +4,9 @@
 // with "op" naming it.
 //
 //   launcher -> peers
-//     init    {simulation, nodes}     first and once: [simulation] and the node names
+//     init    {simulation, nodes, now}
+//                                     first and once: [simulation], the node names, and
+//                                     where virtual time starts (ns on the steady clock)
 //     launch  {group, env, ranks: [{rank, pid, node, env, log}]}
 //                                     a group's ranks start (env: "NAME=value", the
 //                                     rank's own after the group's)
@@ -18,10 +20,17 @@
 //     busy    {group, rank, busy}     a rank runs a trial (START) or waits idle (DONE
 //                                     of a kept rank): an idle one holds no CPUs
 //     node    {node, up, why}         a node was lost (up false) or is back
-//
-// Virtual time will add "advance {to}" (launcher -> peers: run the events
-// due by then) and "idle {next}" (peers -> launcher: nothing to do before
-// that time), so that the controller's clock drives the peers' event queue.
+//   in virtual time ([simulation] time = "virtual", tune/lockstep.h)
+//   launcher -> peers
+//     advance {sent, to}              sent: the routing id of each control message the
+//                                     controller sent since the last advance, in order
+//                                     (the peers take exactly those first); to: its
+//                                     next deadline (ns on the steady clock, null: none)
+//   peers -> launcher
+//     step    {now, happened}         the answer, and the only message in virtual time:
+//                                     the new now (ns), and in order each control
+//                                     message a peer sent (its routing id, a string)
+//                                     and each exit, busy and node above (a map)
 #pragma once
 
 #include <optional>
