@@ -47,14 +47,6 @@ struct SimulateOptions {
 // "min", the best divided by them).
 constexpr double kTargetFractions[] = {0.9, 0.95, 0.99};
 
-// [simulation] time, where this build has that row.
-const SpecField* time_field() {
-  for (const SpecField& field : spec_fields()) {
-    if (field.key == "simulation.time") return &field;
-  }
-  return nullptr;
-}
-
 // The spec as the command line says: the simulated launcher, its nodes, its
 // clock, the seed.
 ExperimentSpec simulated(const SimulateOptions& options) {
@@ -73,11 +65,7 @@ ExperimentSpec simulated(const SimulateOptions& options) {
     spec.total_gpus = -1;
   }
   if (options.seed) spec.seed = spec.simulation.seed = *options.seed;
-  if (const SpecField* time = time_field()) {
-    set_field(*time, spec, options.time);
-  } else if (options.time == "virtual") {
-    fmt::print(stderr, "note: this build has no virtual time; the simulation runs in real time\n");
-  }
+  spec.simulation.time = options.time;
   return spec;
 }
 
@@ -158,8 +146,7 @@ void print_found(const ExperimentSpec& spec, const SimulateOptions& options, con
 
 void simulate(const SimulateOptions& options) {
   const ExperimentSpec spec = simulated(options);
-  const bool virtual_time =
-      time_field() != nullptr && field_value(*time_field(), spec) == Json("virtual");
+  const bool virtual_time = spec.simulation.time == "virtual";
   try {
     run_experiment(spec, options.output, {}, {});
   } catch (const ExitRequest&) {
@@ -183,7 +170,7 @@ void setup_simulate(CLI::App& app) {
                   "size (default: [simulation] nodes)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--time", options->time,
-                  "virtual: the simulation's clock, no waiting (where this build has it); "
+                  "virtual (the default): the simulation's clock, no waiting; "
                   "real: the host's")
       ->check(CLI::IsMember({"virtual", "real"}));
   cmd->add_option("--seed", options->seed, "Seeds the searcher and the simulation");

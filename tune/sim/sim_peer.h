@@ -64,11 +64,10 @@ struct PeerWorld {
   // and it waits: reused, or suspended): an idle simulated rank holds no
   // CPUs on its node.
   std::function<void(const SimPeer&, bool busy)> on_busy;
-  // [simulation] curve_table, loaded when the first trial needs it.
-  std::shared_ptr<const CurveTable> curve_table = nullptr;
-
   // Called after each control message the peer sent (virtual time lists them).
   std::function<void(const SimPeer&)> on_sent;
+  // [simulation] curve_table, loaded when the first trial needs it.
+  std::shared_ptr<const CurveTable> curve_table = nullptr;
 
   // Virtual time ([simulation] time): a peer names its connection
   // (routing_id), beats not, and a silent one is killed after
