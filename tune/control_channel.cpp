@@ -72,7 +72,11 @@ void ControlChannel::drain(int limit, const Handler& on_message, const RejectHan
       on_reject(peer, nullptr, *why);  // an impostor: the rank it names did nothing wrong
       continue;
     }
+    if (std::holds_alternative<protocol::Report>(message)) {
+      report_received_ = std::chrono::steady_clock::now();
+    }
     on_message(peer, known, message);
+    report_received_.reset();
   }
 }
 
@@ -97,7 +101,9 @@ void ControlChannel::unbind_peer(const std::string& routing_id) {
 }
 
 void ControlChannel::queue(const std::string& routing_id, const protocol::Message& message) {
-  outbox_.emplace_back(routing_id, protocol::encode(message));
+  const bool decision = std::holds_alternative<protocol::DecisionMsg>(message);
+  outbox_.push_back(
+      {routing_id, protocol::encode(message), decision ? report_received_ : std::nullopt});
 }
 
 void ControlChannel::send_now(const std::string& routing_id, const protocol::Message& message) {
@@ -112,7 +118,7 @@ void ControlChannel::send_now(const std::string& routing_id, const protocol::Mes
 std::vector<std::string> ControlChannel::flush() {
   std::vector<std::string> unreachable;
   for (size_t i = 0; i < outbox_.size(); ++i) {
-    const auto& [peer, bytes] = outbox_[i];
+    const auto& [peer, bytes, report_received] = outbox_[i];
     if (auto dropped = dropped_before_.find(peer);
         dropped != dropped_before_.end() && i < dropped->second) {
       continue;
@@ -120,6 +126,9 @@ std::vector<std::string> ControlChannel::flush() {
     try {
       socket_.send(zmq::buffer(peer), zmq::send_flags::sndmore);
       socket_.send(zmq::buffer(bytes), zmq::send_flags::none);
+      if (report_received) {
+        decision_latency_.add(std::chrono::steady_clock::now() - *report_received);
+      }
     } catch (const zmq::error_t&) {
       unreachable.push_back(peer);  // EHOSTUNREACH: the rank is gone
     }

@@ -187,7 +187,19 @@ class TrialController::Impl {
     s.rejected_messages = rejected_;
     s.refused_connections = refused_;
     s.wall_s = log_.elapsed_s();
+    s.decision_latency = decision_latency();
+    log_.log(2,
+             "decisions sent: {}, from the report to the decision p50 {:.3f} ms, p99 {:.3f} ms, "
+             "max {:.3f} ms",
+             s.decision_latency.count, s.decision_latency.p50_ms, s.decision_latency.p99_ms,
+             s.decision_latency.max_ms);
     return s;
+  }
+
+  ExperimentSummary::Latency decision_latency() const {
+    const LatencyHistogram& h = channel_->decision_latency();
+    auto ms = [](std::chrono::nanoseconds d) { return d.count() / 1e6; };
+    return {h.count(), ms(h.percentile(0.5)), ms(h.percentile(0.99)), ms(h.max())};
   }
 
   // The experiment ends abnormally: say so in its row (documented FAILED)
