@@ -21,8 +21,10 @@
 namespace tune {
 namespace {
 
-// Messages handled per turn before the loop commits and answers.
-constexpr int kMaxMessagesPerTurn = 4096;
+// Messages handled per turn before the loop commits and answers: enough for
+// a commit to carry many results, few enough that the first of them is
+// answered within milliseconds (a REPORT costs the loop tens of µs).
+constexpr int kMaxMessagesPerTurn = 512;
 
 }  // namespace
 
@@ -77,13 +79,13 @@ class TrialController::Impl {
         }
         runs_->save_state(false);
         runs_->retire_finished();
-        store_->flush();
-        for (const auto& peer : channel_->flush()) {
-          log_.log(1, "warning: could not answer peer {}", ControlChannel::peer_name(peer));
-        }
+        commit_and_answer();
         if (runs_->finished()) break;
         if (log_.frame_due()) log_.update(runs_->snapshot(log_.elapsed_s()));
         poll_once();
+        // The decisions on what came in go out now, before the turn's other
+        // work (starts cost far more than a commit: a group's keys, its launch).
+        commit_and_answer();
         log_refusals();
         options_.launcher->poll();
         for (const auto& notice : options_.launcher->take_notices()) log_.log(0, "{}", notice);
@@ -150,6 +152,14 @@ class TrialController::Impl {
              channel_->endpoint());
     log_.log(2, "ranks run {}", fmt::join(options_.worker_argv, " "));
     if (options_.on_listen) options_.on_listen(channel_->endpoint());
+  }
+
+  // Commits the store's batch, then sends the replies queued for it.
+  void commit_and_answer() {
+    store_->flush();
+    for (const auto& peer : channel_->flush()) {
+      log_.log(1, "warning: could not answer peer {}", ControlChannel::peer_name(peer));
+    }
   }
 
   // Each rank costs the controller descriptors (tune/file_limit.h): the
