@@ -89,7 +89,7 @@ class TrialController::Impl {
         log_refusals();
         options_.launcher->poll();
         for (const auto& notice : options_.launcher->take_notices()) log_.log(0, "{}", notice);
-        record_nodes();
+        record_nodes(false);
         handle_timers(groups_->now());
       }
       return finish();
@@ -182,7 +182,7 @@ class TrialController::Impl {
   ExperimentSummary finish() {
     groups_->discard_idle();
     log_refusals();
-    record_nodes();
+    record_nodes(true);
     runs_->save_state(true);
     const bool interrupted = runs_->interrupted();
     store_->set_experiment_status(interrupted ? ExperimentStatus::kInterrupted
@@ -298,8 +298,13 @@ class TrialController::Impl {
     }
   }
 
-  // The launcher's nodes (CPUs in use, health) for `tunerun status`, when they changed.
-  void record_nodes() {
+  // The launcher's nodes (CPUs in use, health) for `tunerun status`, when
+  // they changed; at most five times a second unless `now` (describing a
+  // cluster's nodes costs a turn more than the rest of it).
+  void record_nodes(bool now) {
+    const auto at = groups_->now();
+    if (!now && at < next_nodes_record_) return;
+    next_nodes_record_ = at + std::chrono::milliseconds(200);
     Json nodes = options_.launcher->describe_nodes();
     if (nodes.is_null() || nodes == recorded_nodes_) return;
     store_->put_state("nodes", nodes);
@@ -336,6 +341,7 @@ class TrialController::Impl {
   int64_t refused_ = 0;
   RefusalLog refusal_log_;
   Json recorded_nodes_;  // what record_nodes() last stored
+  Clock::time_point next_nodes_record_{};
 };
 
 TrialController::TrialController(ExperimentSpec spec, ControllerOptions options)
