@@ -1,22 +1,25 @@
 // The parts of the controller that grow with the size of a sweep, measured
 // at 1,000 concurrent trials x 4 ranks and a 100,000-trial database, each
-// figure printed beside its goal. No simulator and no processes: each
-// section drives the real code (ExperimentStore, the dashboard's Api, the
-// progress table, the peer book, the control channel, WorkerGroups) as the
-// controller drives it.
+// figure printed beside its goal. The sim section runs the whole controller
+// on simulated ranks; the others drive the real code (ExperimentStore, the
+// dashboard's Api, the progress table, the peer book, the control channel,
+// WorkerGroups) as the controller drives it, with no processes.
 //
-//   build/benchmarks/scale [--quick] [--only store,dashboard,progress,peers,files]
-//                          [--dir DIR] [--keep]
+//   build/benchmarks/scale [--quick] [--only sim,store,dashboard,progress,peers,files]
+//                          [--dir DIR] [--keep] [--sim-trials N]
 //
 // --quick: small sizes (seconds; CTest runs it so it keeps working; its
 // figures are not the goals'). --keep leaves DIR (default: a folder under
 // the temporary directory) with the 100,000-trial experiment in DIR/runs,
 // for `tunerun dashboard DIR/runs`; `--only dashboard --dir DIR` then
 // measures the dashboard on it again without writing it anew.
-// Sections: store (results/s, cost per trial first tenth against last),
-// dashboard (each answer on that experiment), progress (the table's frame),
-// peers (per-peer maps and the loop's per-turn work), files (the open-file
-// limit the controller raises).
+// Sections: sim (the real controller on 1,000 x 4 simulated ranks:
+// decision latency, RSS, a tenth of the nodes lost; forked first), store
+// (results/s, cost per trial first tenth against last), dashboard (each
+// answer on that experiment), progress (the table's frame), peers (per-peer
+// maps and the loop's per-turn work), files (the open-file limit the
+// controller raises). --sim-trials N: the sim section runs N trials at once
+// (on N / 2 nodes) instead of 1,000.
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -58,6 +61,8 @@ int main(int argc, char** argv) {
       options.quick = true;
     } else if (arg == "--keep") {
       options.keep = true;
+    } else if (arg == "--sim-trials" && i + 1 < argc) {
+      options.sim_trials = std::stoi(argv[++i]);
     } else if (arg == "--dir" && i + 1 < argc) {
       options.dir = argv[++i];
     } else if (arg == "--only" && i + 1 < argc) {
@@ -69,8 +74,8 @@ int main(int argc, char** argv) {
       }
     } else {
       fmt::print(stderr,
-                 "usage: scale [--quick] [--only store,dashboard,progress,peers,files] "
-                 "[--dir DIR] [--keep]\n");
+                 "usage: scale [--quick] [--only sim,store,dashboard,progress,peers,files] "
+                 "[--dir DIR] [--keep] [--sim-trials N]\n");
       return 2;
     }
   }
@@ -84,6 +89,7 @@ int main(int argc, char** argv) {
   fmt::print("tunerun at scale{}: {}\n\n", options.quick ? " (--quick: small sizes)" : "",
              options.dir.string());
   fmt::print("{:<88} {:>30}  {:<26} {}\n", "figure", "measured", "goal", "");
+  if (wanted("sim")) print(scale::sim_figures(options));
   if (wanted("files")) print(file_figures());
   if (wanted("peers")) print(scale::peer_figures(options));
   if (wanted("progress")) print(scale::progress_figures(options));

@@ -102,6 +102,8 @@ CREATE TABLE IF NOT EXISTS trials (
 );
 -- Creation order, a page at a time (the dashboard's trial table).
 CREATE INDEX IF NOT EXISTS trials_by_index ON trials (trial_index);
+-- The trials per status without reading their rows (the dashboard's summary).
+CREATE INDEX IF NOT EXISTS trials_by_status ON trials (status);
 
 -- One row per completed training iteration of a trial (one train::report
 -- call across all ranks). (trial_id, training_iteration) is unique: tunerun

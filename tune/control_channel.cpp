@@ -111,7 +111,11 @@ void ControlChannel::handle(Received& received, const Handler& on_message,
   if (auto why = book_.check_key(peer, key, message)) {
     return on_reject(peer, nullptr, *why);  // an impostor: the rank it names did nothing wrong
   }
+  if (std::holds_alternative<protocol::Report>(message)) {
+    report_received_ = std::chrono::steady_clock::now();
+  }
   on_message(peer, known, message);
+  report_received_.reset();
 }
 
 void ControlChannel::admit(const std::string& public_key, const std::string& trial_id, int attempt,
@@ -135,7 +139,9 @@ void ControlChannel::unbind_peer(const std::string& routing_id) {
 }
 
 void ControlChannel::queue(const std::string& routing_id, const protocol::Message& message) {
-  outbox_.emplace_back(routing_id, protocol::encode(message));
+  const bool decision = std::holds_alternative<protocol::DecisionMsg>(message);
+  outbox_.push_back(
+      {routing_id, protocol::encode(message), decision ? report_received_ : std::nullopt});
 }
 
 void ControlChannel::send_now(const std::string& routing_id, const protocol::Message& message) {
@@ -151,7 +157,7 @@ void ControlChannel::send_now(const std::string& routing_id, const protocol::Mes
 std::vector<std::string> ControlChannel::flush() {
   std::vector<std::string> unreachable;
   for (size_t i = 0; i < outbox_.size(); ++i) {
-    const auto& [peer, bytes] = outbox_[i];
+    const auto& [peer, bytes, report_received] = outbox_[i];
     if (auto dropped = dropped_before_.find(peer);
         dropped != dropped_before_.end() && i < dropped->second) {
       continue;
@@ -160,6 +166,9 @@ std::vector<std::string> ControlChannel::flush() {
       socket_.send(zmq::buffer(peer), zmq::send_flags::sndmore);
       socket_.send(zmq::buffer(bytes), zmq::send_flags::none);
       sent(peer);
+      if (report_received) {
+        decision_latency_.add(std::chrono::steady_clock::now() - *report_received);
+      }
     } catch (const zmq::error_t&) {
       unreachable.push_back(peer);  // EHOSTUNREACH: the rank is gone
     }

@@ -4,7 +4,9 @@
 // peers that said HELLO (which trial and rank each routing id speaks for:
 // only the one its key was issued to: tune/peer_book.h), the messages it
 // had to reject, and the outbox of replies, sent only after the store committed
-// what they acknowledge.
+// what they acknowledge. It times each DECISION from the receipt of the
+// REPORT whose handling queued it (for a group, its last rank's: the one
+// that completed the iteration) to its send (decision_latency()).
 //
 // Owned by the controller's event loop; not thread-safe.
 #pragma once
@@ -24,6 +26,7 @@
 
 #include "core/protocol.h"
 #include "train/curve.h"
+#include "tune/latency_histogram.h"
 #include "tune/peer_book.h"
 #include "tune/zap_handler.h"
 
@@ -102,6 +105,10 @@ class ControlChannel {
   // The connections refused since the last call, with why (for the log).
   std::vector<Refusal> take_refusals() { return zap_->take_refusals(); }
 
+  // Each DECISION queued while a REPORT was handled: from the REPORT's
+  // receipt to the DECISION's send. Real time, whatever clock the controller runs on.
+  const LatencyHistogram& decision_latency() const { return decision_latency_; }
+
   // A routing id as text, for logs.
   static std::string peer_name(const std::string& routing_id);
 
@@ -122,7 +129,15 @@ class ControlChannel {
   std::unique_ptr<ZapHandler> zap_;  // after socket_: stops watching it first
   std::string endpoint_;
   PeerBook book_;
-  std::vector<std::pair<std::string, std::string>> outbox_;  // routing id, encoded message
+  struct Queued {
+    std::string routing_id;
+    std::string bytes;                                                     // the encoded message
+    std::optional<std::chrono::steady_clock::time_point> report_received;  // a DECISION's
+  };
+  std::vector<Queued> outbox_;
+  // While a REPORT is handled: when it was received.
+  std::optional<std::chrono::steady_clock::time_point> report_received_;
+  LatencyHistogram decision_latency_;
   // Routing ids unbound this turn, with the outbox's size then: what was
   // queued for them before is not sent (no scan of the outbox per unbind).
   std::unordered_map<std::string, size_t> dropped_before_;

@@ -23,8 +23,10 @@
 namespace tune {
 namespace {
 
-// Messages handled per turn before the loop commits and answers.
-constexpr int kMaxMessagesPerTurn = 4096;
+// Messages handled per turn before the loop commits and answers: enough for
+// a commit to carry many results, few enough that the first of them is
+// answered within milliseconds (a REPORT costs the loop tens of µs).
+constexpr int kMaxMessagesPerTurn = 512;
 constexpr std::chrono::milliseconds kNoWait{0};
 constexpr double kNever = std::numeric_limits<double>::infinity();
 double all_memory_available() { return 1.0; }
@@ -88,17 +90,17 @@ class TrialController::Impl {
         }
         runs_->save_state(false);
         runs_->retire_finished();
-        store_->flush();
-        for (const auto& peer : channel_->flush()) {
-          log_.log(1, "warning: could not answer peer {}", ControlChannel::peer_name(peer));
-        }
+        commit_and_answer();
         if (runs_->finished()) break;
         if (log_.frame_due()) log_.update(runs_->snapshot(log_.elapsed_s()));
         poll_once();
+        // The decisions on what came in go out now, before the turn's other
+        // work (starts cost far more than a commit: a group's keys, its launch).
+        commit_and_answer();
         log_refusals();
         options_.launcher->poll();
         for (const auto& notice : options_.launcher->take_notices()) log_.log(0, "{}", notice);
-        record_nodes();
+        record_nodes(false);
         handle_timers(groups_->now());
       }
       return finish();
@@ -186,6 +188,14 @@ class TrialController::Impl {
                          std::chrono::duration<double>(latest - kVirtualUnixStart)));
   }
 
+  // Commits the store's batch, then sends the replies queued for it.
+  void commit_and_answer() {
+    store_->flush();
+    for (const auto& peer : channel_->flush()) {
+      log_.log(1, "warning: could not answer peer {}", ControlChannel::peer_name(peer));
+    }
+  }
+
   // Each rank costs the controller descriptors (tune/file_limit.h): the
   // soft limit goes up to the hard one before the channel binds, and a hard
   // limit too low for the trials that may run at once is said before any starts.
@@ -206,7 +216,7 @@ class TrialController::Impl {
   ExperimentSummary finish() {
     groups_->discard_idle();
     log_refusals();
-    record_nodes();
+    record_nodes(true);
     runs_->save_state(true);
     const bool interrupted = runs_->interrupted();
     store_->set_experiment_status(interrupted ? ExperimentStatus::kInterrupted
@@ -221,7 +231,19 @@ class TrialController::Impl {
     s.rejected_messages = rejected_;
     s.refused_connections = refused_;
     s.wall_s = log_.elapsed_s();
+    s.decision_latency = decision_latency();
+    log_.log(2,
+             "decisions sent: {}, from the report to the decision p50 {:.3f} ms, p99 {:.3f} ms, "
+             "max {:.3f} ms",
+             s.decision_latency.count, s.decision_latency.p50_ms, s.decision_latency.p99_ms,
+             s.decision_latency.max_ms);
     return s;
+  }
+
+  ExperimentSummary::Latency decision_latency() const {
+    const LatencyHistogram& h = channel_->decision_latency();
+    auto ms = [](std::chrono::nanoseconds d) { return d.count() / 1e6; };
+    return {h.count(), ms(h.percentile(0.5)), ms(h.percentile(0.99)), ms(h.max())};
   }
 
   // The experiment ends abnormally: say so in its row (documented FAILED)
@@ -320,8 +342,13 @@ class TrialController::Impl {
     }
   }
 
-  // The launcher's nodes (CPUs in use, health) for `tunerun status`, when they changed.
-  void record_nodes() {
+  // The launcher's nodes (CPUs in use, health) for `tunerun status`, when
+  // they changed; at most five times a second unless `now` (describing a
+  // cluster's nodes costs a turn more than the rest of it).
+  void record_nodes(bool now) {
+    const auto at = groups_->now();
+    if (!now && at < next_nodes_record_) return;
+    next_nodes_record_ = at + std::chrono::milliseconds(200);
     Json nodes = options_.launcher->describe_nodes();
     if (nodes.is_null() || nodes == recorded_nodes_) return;
     store_->put_state("nodes", nodes);
@@ -372,6 +399,7 @@ class TrialController::Impl {
   int64_t refused_ = 0;
   RefusalLog refusal_log_;
   Json recorded_nodes_;  // what record_nodes() last stored
+  Clock::time_point next_nodes_record_{};
 };
 
 TrialController::TrialController(ExperimentSpec spec, ControllerOptions options)

@@ -86,6 +86,16 @@ struct ExperimentSummary {
   int64_t refused_connections = 0;  // peers without this experiment's CURVE keys
   bool interrupted = false;         // a signal or fail_fast ended it early; resumable
   double wall_s = 0;
+  // The controller's decision latency: from a REPORT's receipt to the
+  // DECISION it brought being sent (for a group, from its last rank's
+  // REPORT), over the decisions sent; reports within a lease get none.
+  struct Latency {
+    int64_t count = 0;
+    double p50_ms = 0;
+    double p99_ms = 0;
+    double max_ms = 0;
+  };
+  Latency decision_latency;
   struct Best {
     std::string trial_id;
     double value = 0;

@@ -115,27 +115,36 @@ std::string TrialSupply::dir_name(const std::string& id, const Json& config) con
 }
 
 void TrialSupply::create_trials() {
-  while (!exhausted() && parts_.trials.count(TrialStatus::kPending) <
-                             parts_.plugins.searcher->max_pending_trials()) {
-    const std::string id = fmt::format("{}_{:05d}", parts_.spec.name, next_index_);
-    search::Suggestion s = parts_.plugins.searcher->suggest(id);
-    if (s.status == search::Suggestion::Status::kFinished) {
-      searcher_finished_ = true;
-      break;
+  // The trial rows and the searcher state that produced them commit
+  // together (one batch per turn), so a resume never suggests one twice:
+  // the state is saved once after the turn's trials, not once per trial
+  // (a scheduler's state grows with the trials).
+  bool created = false;
+  try {
+    while (!exhausted() && parts_.trials.count(TrialStatus::kPending) <
+                               parts_.plugins.searcher->max_pending_trials()) {
+      const std::string id = fmt::format("{}_{:05d}", parts_.spec.name, next_index_);
+      search::Suggestion s = parts_.plugins.searcher->suggest(id);
+      if (s.status == search::Suggestion::Status::kFinished) {
+        searcher_finished_ = true;
+        break;
+      }
+      if (s.status == search::Suggestion::Status::kNotReady) break;
+      auto dir = parts_.spec.experiment_dir() / "trials" / dir_name(id, s.config);
+      Trial& trial =
+          parts_.trials.create(id, next_index_++, std::move(s.config), std::move(dir), unix_now());
+      created = true;
+      // Its directory now, not on the way to its start; launch() names the
+      // error if it cannot be made.
+      std::error_code ignored;
+      std::filesystem::create_directories(trial.dir, ignored);
+      parts_.plugins.scheduler->on_trial_add(trial.view());
     }
-    if (s.status == search::Suggestion::Status::kNotReady) break;
-    auto dir = parts_.spec.experiment_dir() / "trials" / dir_name(id, s.config);
-    Trial& trial =
-        parts_.trials.create(id, next_index_++, std::move(s.config), std::move(dir), unix_now());
-    // Its directory now, not on the way to its start; launch() names the
-    // error if it cannot be made.
-    std::error_code ignored;
-    std::filesystem::create_directories(trial.dir, ignored);
-    parts_.plugins.scheduler->on_trial_add(trial.view());
-    // The trial row and the searcher state that produced it commit
-    // together, so a resume never suggests it twice.
-    save_state(true);
+  } catch (...) {
+    if (created) save_state(true);
+    throw;
   }
+  if (created) save_state(true);
 }
 
 }  // namespace tune

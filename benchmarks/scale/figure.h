@@ -14,6 +14,7 @@ struct Options {
   bool quick = false;         // small sizes: seconds, for the CTest case that keeps it working
   std::filesystem::path dir;  // scratch: the databases written (removed at the end)
   bool keep = false;          // leave `dir` for a look with sqlite3 or `tunerun dashboard`
+  int sim_trials = 0;         // trials at once in the sim section; 0: 1,000 (40 with quick)
 };
 
 struct Figure {
@@ -52,6 +53,10 @@ std::vector<Figure> store_figures(const Options& options, WrittenExperiment& wri
 // benchmarks/scale/dashboard.cpp: every page and JSON answer of the dashboard
 // on that experiment, uncached.
 std::vector<Figure> dashboard_figures(const Options& options, const WrittenExperiment& written);
+
+// benchmarks/scale/sim.cpp: the real controller driving 1,000 trials x 4
+// simulated ranks at once: decision latency, RSS, a tenth of the nodes lost.
+std::vector<Figure> sim_figures(const Options& options);
 
 // benchmarks/scale/progress.cpp: the progress table's frame at 1,000 running trials.
 std::vector<Figure> progress_figures(const Options& options);
