@@ -10,6 +10,16 @@ torch::nn::Conv2dOptions conv3x3(int64_t in, int64_t out, int64_t stride) {
   return torch::nn::Conv2dOptions(in, out, 3).stride(stride).padding(1).bias(false);
 }
 
+// The floats in one of this CPU's widest vectors; 0 off x86, where
+// channels-last has not been tried.
+int64_t float_lanes() {
+#if defined(__x86_64__)
+  return __builtin_cpu_supports("avx512f") ? 16 : 8;
+#else
+  return 0;
+#endif
+}
+
 }  // namespace
 
 BasicBlock::BasicBlock(int64_t in, int64_t out, int64_t stride) {
@@ -51,8 +61,8 @@ ResNet::ResNet(const ResNetOptions& o) {
   // Only where every stage's channels fill whole float vectors of this CPU:
   // libtorch 1.13 corrupts the heap on channels-last tensors of 4 channels
   // (width 4, on an AVX2 machine, with one rank or two).
-  const int64_t lanes = __builtin_cpu_supports("avx512f") ? 16 : 8;
-  channels_last_ = o.width % lanes == 0;
+  const int64_t lanes = float_lanes();
+  channels_last_ = lanes > 0 && o.width % lanes == 0;
   if (!channels_last_) return;
   for (auto& p : parameters()) {
     if (p.dim() == 4) p.set_data(p.contiguous(at::MemoryFormat::ChannelsLast));
