@@ -167,7 +167,12 @@ void DistributedModel::Impl::build_buckets(const DdpOptions& options) {
       const at::Tensor& t = trainable[i];
       Param param;
       param.variable = t;
-      param.view = bucket.flat[0].narrow(0, offset, t.numel()).view(t.sizes());
+      // Strided like its parameter where that is dense (a channels-last
+      // weight gets a channels-last view), as PyTorch's DDP does: the
+      // gradient autograd accumulates into it has its parameter's layout.
+      const at::Tensor slice = bucket.flat[0].narrow(0, offset, t.numel());
+      param.view = t.is_non_overlapping_and_dense() ? slice.as_strided(t.sizes(), t.strides())
+                                                    : slice.view(t.sizes());
       param.bucket = buckets.size();
       offset += t.numel();
       at::Tensor& grad = param.variable.mutable_grad();

@@ -234,6 +234,26 @@ TEST_CASE("zero_grad zeroes the gradients in place") {
   }
 }
 
+TEST_CASE("a channels-last weight's averaged gradient keeps the weight's layout") {
+  torch::set_num_threads(1);
+  for (bool shared_memory : {true, false}) {
+    train::testing::run_ranks(2, [&](int rank, auto group) {
+      torch::nn::Conv2d conv(torch::nn::Conv2dOptions(8, 8, 3).bias(false));
+      auto& weight = conv->weight;
+      weight.set_data(weight.contiguous(at::MemoryFormat::ChannelsLast));
+      auto ddp =
+          train::prepare_model(*conv, {.process_group = group, .shared_memory = shared_memory});
+      // Each weight's gradient of the sum over a constant input c: c times
+      // 2 images x 3 x 3 outputs; ranks feed c = 1 and 2, so the mean is 27.
+      auto x = torch::full({2, 8, 5, 5}, rank + 1.0).contiguous(at::MemoryFormat::ChannelsLast);
+      conv->forward(x).sum().backward();
+      CHECK(weight.grad().is_contiguous(at::MemoryFormat::ChannelsLast));
+      CHECK(weight.grad().allclose(torch::full_like(weight, 27.0)));
+      train::release_model(*conv);
+    });
+  }
+}
+
 TEST_CASE("gradients in shared memory stay valid after release_model") {
   torch::set_num_threads(1);
   std::vector<torch::Tensor> grads(2);
