@@ -10,16 +10,6 @@ torch::nn::Conv2dOptions conv3x3(int64_t in, int64_t out, int64_t stride) {
   return torch::nn::Conv2dOptions(in, out, 3).stride(stride).padding(1).bias(false);
 }
 
-// The floats in one of this CPU's widest vectors; 0 off x86, where
-// channels-last has not been tried.
-int64_t float_lanes() {
-#if defined(__x86_64__)
-  return __builtin_cpu_supports("avx512f") ? 16 : 8;
-#else
-  return 0;
-#endif
-}
-
 }  // namespace
 
 BasicBlock::BasicBlock(int64_t in, int64_t out, int64_t stride) {
@@ -55,22 +45,9 @@ ResNet::ResNet(const ResNetOptions& o) {
     }
   }
   fc_ = register_module("fc", torch::nn::Linear(in, o.classes));
-  // Channels-last (NHWC) convolution weights and activations: oneDNN's
-  // convolutions and batch norm then run without reordering the narrow
-  // channels each call (~10% less CPU time a step on one thread at width 8).
-  // Only where every stage's channels fill whole float vectors of this CPU:
-  // libtorch 1.13 corrupts the heap on channels-last tensors of 4 channels
-  // (width 4, on an AVX2 machine, with one rank or two).
-  const int64_t lanes = float_lanes();
-  channels_last_ = lanes > 0 && o.width % lanes == 0;
-  if (!channels_last_) return;
-  for (auto& p : parameters()) {
-    if (p.dim() == 4) p.set_data(p.contiguous(at::MemoryFormat::ChannelsLast));
-  }
 }
 
 torch::Tensor ResNet::forward(torch::Tensor x) {
-  if (channels_last_) x = x.contiguous(at::MemoryFormat::ChannelsLast);
   x = torch::relu(stem_bn_(stem_(x)));
   for (auto& block : blocks_) x = block->forward(x);
   return fc_(x.mean({2, 3}));

@@ -46,7 +46,6 @@ class ResNet : public torch::nn::Module {
   torch::nn::BatchNorm2d stem_bn_{nullptr};
   std::vector<std::shared_ptr<BasicBlock>> blocks_;
   torch::nn::Linear fc_{nullptr};
-  bool channels_last_ = false;  // weights and activations in NHWC (the constructor says when)
 };
 
 }  // namespace train::models
