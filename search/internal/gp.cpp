@@ -59,6 +59,7 @@ std::vector<double> GpSearcher::propose(Rng& rng) {
   Eigen::MatrixXd Xf(fit_rows.size(), X.cols());
   for (size_t i = 0; i < fit_rows.size(); ++i) Xf.row(i) = X.row(fit_rows[i]);
   const std::vector<int> groups = detail::lengthscale_groups(dims);
+  const detail::Repeats repeats = detail::find_repeats(obs);
   const auto G = static_cast<int>(dims.size());
   // With several objectives each suggestion's targets differ (new weights):
   // standardised, and the hyperparameters refitted every kRefitEvery trials
@@ -70,7 +71,7 @@ std::vector<double> GpSearcher::propose(Rng& rng) {
     model = {detail::transform_outputs(losses, OutputTransform::kStandardise),
              Eigen::Map<const Eigen::VectorXd>(theta_.data(), G + 2)};
   } else {
-    model = detail::fit_model({Xf, fit_rows, groups}, losses,
+    model = detail::fit_model({Xf, fit_rows, groups, repeats}, losses,
                               several ? OutputTransform::kStandardise : options_.output_transform,
                               detail::fit_starts(theta_, G, options_.fit_restarts, rng));
   }
@@ -85,7 +86,7 @@ std::vector<double> GpSearcher::propose(Rng& rng) {
   Eigen::VectorXd yall(X.rows());
   yall.head(n) = y;
   yall.tail(X.rows() - n).setConstant(best);
-  const GaussianProcess gp(X, yall, theta);
+  const GaussianProcess gp(X, yall, theta, detail::prior_noise(targets, repeats));
   const Acquisition acquisition(gp, best, dims, X);
 
   // Candidates: uniform; around the best trials; and, in many dimensions,

@@ -1,6 +1,7 @@
 #include "search/internal/gp_fit.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <numeric>
 
@@ -17,15 +18,59 @@ constexpr int kFitIterations = 50;     // L-BFGS iterations per start
 // (a bowl's loss, quadratic near the best, comes out near linear) and none.
 constexpr double kPowerLambdas[] = {0.5, 1.0};
 
+// Two GP inputs closer than this in every coordinate are the same config.
+constexpr double kRepeatedConfig = 1e-9;
+// The prior trials' extra noise is at least this (in target units, where
+// the targets' variance is about 1): a function that seems not to have
+// moved at three configs may have moved elsewhere.
+constexpr double kMinPriorNoise = 1e-3;
+
 // Fits theta to `targets` (one per observation) from each of `starts`.
 Eigen::VectorXd fit_theta(const FitData& data, const std::vector<double>& targets,
                           const std::vector<Eigen::VectorXd>& starts, double* log_posterior) {
   Eigen::VectorXd y(data.rows.size());
   for (size_t i = 0; i < data.rows.size(); ++i) y[i] = targets[data.rows[i]];
-  return GaussianProcess::fit_theta(data.X, y, starts, kFitIterations, data.groups, log_posterior);
+  const Eigen::VectorXd all = prior_noise(targets, data.repeats);
+  Eigen::VectorXd extra;
+  if (all.size() > 0) {
+    extra.resize(static_cast<Eigen::Index>(data.rows.size()));
+    for (size_t i = 0; i < data.rows.size(); ++i) extra[i] = all[data.rows[i]];
+  }
+  return GaussianProcess::fit_theta(data.X, y, starts, kFitIterations, data.groups, log_posterior,
+                                    extra);
 }
 
 }  // namespace
+
+Repeats find_repeats(const std::vector<ModelBasedSearcher::Observation>& obs) {
+  Repeats out;
+  for (size_t i = 0; i < obs.size(); ++i) {
+    if (obs[i].prior) out.prior_rows.push_back(static_cast<Eigen::Index>(i));
+  }
+  if (out.prior_rows.empty()) return out;
+  for (size_t j = 0; j < obs.size(); ++j) {
+    if (obs[j].prior) continue;
+    for (const Eigen::Index i : out.prior_rows) {
+      const auto& a = obs[i].x;
+      const auto& b = obs[j].x;
+      bool same = true;
+      for (size_t d = 0; d < a.size() && same; ++d) same = std::abs(a[d] - b[d]) < kRepeatedConfig;
+      if (same) out.pairs.emplace_back(i, static_cast<Eigen::Index>(j));
+    }
+  }
+  return out;
+}
+
+Eigen::VectorXd prior_noise(const std::vector<double>& targets, const Repeats& repeats) {
+  if (repeats.pairs.empty()) return {};
+  double squares = 0;
+  for (const auto& [i, j] : repeats.pairs) squares += std::pow(targets[i] - targets[j], 2);
+  const double extra =
+      std::max(kMinPriorNoise, squares / static_cast<double>(repeats.pairs.size()));
+  Eigen::VectorXd out = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(targets.size()));
+  for (const Eigen::Index row : repeats.prior_rows) out[row] = extra;
+  return out;
+}
 
 std::vector<Eigen::Index> select_fit_rows(const std::vector<double>& losses) {
   std::vector<Eigen::Index> rows(losses.size());

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "search/internal/model_based.h"
 #include "search/internal/space_encoding.h"
 #include "search/searcher_options.h"
 
@@ -23,12 +24,30 @@ std::vector<Eigen::Index> select_fit_rows(const std::vector<double>& losses);
 std::vector<Eigen::VectorXd> fit_starts(const std::vector<double>& last, int G, int64_t restarts,
                                         Rng& rng);
 
+// An earlier experiment's trials (a warm start) describe the function as
+// it was then, and it may have moved since. The configs run in both
+// experiments tell by how much: each prior trial is taken as measured with
+// an extra noise variance, the mean squared difference of the targets of
+// those pairs (none while there is no pair), so this run's trials outweigh
+// the prior ones where both speak and the prior ones still shape the rest.
+struct Repeats {
+  std::vector<Eigen::Index> prior_rows;                      // observations from warm_start
+  std::vector<std::pair<Eigen::Index, Eigen::Index>> pairs;  // (prior row, this run's row)
+};
+Repeats find_repeats(const std::vector<ModelBasedSearcher::Observation>& obs);
+
+// The extra noise variance of each of n observations for `targets`; empty
+// when there is none.
+Eigen::VectorXd prior_noise(const std::vector<double>& targets, const Repeats& repeats);
+
 // What the hyperparameters are fitted on: the rows of the observations used,
-// their GP inputs, and which lengthscale each input shares.
+// their GP inputs, which lengthscale each input shares, and the repeats
+// that set the prior trials' extra noise.
 struct FitData {
   const Eigen::MatrixXd& X;
   const std::vector<Eigen::Index>& rows;
   const std::vector<int>& groups;
+  const Repeats& repeats;
 };
 
 // The targets the GP fits (one per observation) and its hyperparameters.
