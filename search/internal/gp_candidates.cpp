@@ -1,6 +1,7 @@
 #include "search/internal/gp_candidates.h"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 #include "search/internal/gp_inputs.h"
