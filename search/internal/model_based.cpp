@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "core/errors.h"
 #include "core/pareto.h"
@@ -201,19 +202,16 @@ void ModelBasedSearcher::update_prior_offset() {
   if (!repeat) return;
   const size_t k = objectives_.size();
   prior_offset_.resize(k, 0.0);
-  std::vector<double> offset(k, 0.0);
-  size_t pairs = 0;
+  std::vector<double> offset(k, -std::numeric_limits<double>::infinity());
   for (size_t j = priors; j < observations_.size(); ++j) {
     for (size_t i = 0; i < priors; ++i) {
       if (!same(observations_[i].x, observations_[j].x)) continue;
       for (size_t m = 0; m < k; ++m) {
         const double earlier = observations_[i].losses[m] - prior_offset_[m];
-        offset[m] += observations_[j].losses[m] - earlier;
+        offset[m] = std::max(offset[m], observations_[j].losses[m] - earlier);
       }
-      ++pairs;
     }
   }
-  for (double& o : offset) o /= static_cast<double>(pairs);
   for (size_t i = 0; i < priors; ++i) {
     Observation& o = observations_[i];
     for (size_t m = 0; m < k; ++m) o.losses[m] += offset[m] - prior_offset_[m];

@@ -45,10 +45,12 @@ class ModelBasedSearcher : public Searcher {
   // shrinks by as many; the best kWarmStartRepeats of them (elite order,
   // core/pareto.h) are suggested again first, before points_to_evaluate.
   // Those repeats say how far the function has moved: once one completes,
-  // every prior trial's values are offset by the mean difference, per
-  // objective, between this run's values and the earlier run's at the
-  // configs run in both, so a function that got worse (or better) around
-  // the old best does not keep the old trials ranked above this run's.
+  // every prior trial's values are offset by the largest difference, per
+  // objective, between this run's value and the earlier run's at a config
+  // run in both, so a function that got worse around the old best does not
+  // keep the old trials ranked above this run's. The largest, not the mean:
+  // stale values are taken pessimistically (benchmarks/warm_start: TPE on
+  // Branin, seeds 0..19, median 39.5 trials against 59 with the mean).
   size_t warm_start(const std::vector<PriorTrial>& trials) final;
   static constexpr size_t kWarmStartRepeats = 3;
   Suggestion suggest(const std::string& trial_id) final;
