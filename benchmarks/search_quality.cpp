@@ -29,11 +29,15 @@
 //   integer point), the shapes that test GP-BO's output transform and
 //   acquisition. --high-dims adds Ackley-10 and Rosenbrock-10 (as
 //   log(1 + f)), where GP-BO's trust region joins (from 8 dimensions).
+//   --rugged adds a family with many regular local minima over a global
+//   trend: Rastrigin in 2, 3 (its bowl off centre), 4 and 6 dims, Griewank
+//   in 4 and 6, Schwefel in 2 and 4 (benchmarks/search_functions.h), where
+//   GP-BO's acquisition is measured against our TPE at small budgets.
 //
 // Usage: search_quality [--seeds N] [--first-seed S] [--more-functions] [--no-optuna]
 //                       [--only SEARCHER,...] [--function NAME] [--no-cost]
 //                       [--gp-options JSON] [--tpe-options JSON] [--shape-functions]
-//                       [--high-dims]
+//                       [--high-dims] [--rugged]
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -50,6 +54,7 @@
 #include <vector>
 
 #include "benchmarks/anchor.h"
+#include "benchmarks/search_functions.h"
 #include "search/factory.h"
 #include "tests/search/objectives.h"
 
@@ -59,148 +64,8 @@ using tune::Json;
 using tune::search::Searcher;
 using tune::search::Suggestion;
 using Clock = std::chrono::steady_clock;
+using bench::Function;
 namespace testing = tune::search::testing;
-
-struct Function {
-  std::string name;
-  tune::ParamSpace space;
-  std::function<double(const Json&)> f;
-  double optimum;
-};
-
-double hartmann6(const Json& c) {
-  static constexpr double kA[4][6] = {{10, 3, 17, 3.5, 1.7, 8},
-                                      {.05, 10, 17, .1, 8, 14},
-                                      {3, 3.5, 1.7, 10, 17, 8},
-                                      {17, 8, .05, 10, .1, 14}};
-  static constexpr double kP[4][6] = {{1312, 1696, 5569, 124, 8283, 5886},
-                                      {2329, 4135, 8307, 3736, 1004, 9991},
-                                      {2348, 1451, 3522, 2883, 3047, 6650},
-                                      {4047, 8828, 8732, 5743, 1091, 381}};
-  static constexpr double kAlpha[4] = {1.0, 1.2, 3.0, 3.2};
-  double sum = 0;
-  for (int i = 0; i < 4; ++i) {
-    double inner = 0;
-    for (int j = 0; j < 6; ++j) {
-      const double d = c["x" + std::to_string(j)].get<double>() - 1e-4 * kP[i][j];
-      inner += kA[i][j] * d * d;
-    }
-    sum += kAlpha[i] * std::exp(-inner);
-  }
-  return -sum;
-}
-
-// x0..x{d-1}, each uniform on [low, high], and back.
-tune::ParamSpace box(int d, double low, double high) {
-  tune::ParamSpace space;
-  for (int j = 0; j < d; ++j) space.set("x" + std::to_string(j), tune::uniform(low, high));
-  return space;
-}
-
-std::vector<double> coordinates(const Json& c, int d) {
-  std::vector<double> x(d);
-  for (int j = 0; j < d; ++j) x[j] = c["x" + std::to_string(j)].get<double>();
-  return x;
-}
-
-double hartmann3(const Json& c) {
-  static constexpr double kA[4][3] = {{3, 10, 30}, {.1, 10, 35}, {3, 10, 30}, {.1, 10, 35}};
-  static constexpr double kP[4][3] = {
-      {3689, 1170, 2673}, {4699, 4387, 7470}, {1091, 8732, 5547}, {381, 5743, 8828}};
-  static constexpr double kAlpha[4] = {1.0, 1.2, 3.0, 3.2};
-  const auto x = coordinates(c, 3);
-  double sum = 0;
-  for (int i = 0; i < 4; ++i) {
-    double inner = 0;
-    for (int j = 0; j < 3; ++j) inner += kA[i][j] * std::pow(x[j] - 1e-4 * kP[i][j], 2);
-    sum += kAlpha[i] * std::exp(-inner);
-  }
-  return -sum;
-}
-
-double six_hump_camel(const Json& c) {
-  const auto x = coordinates(c, 2);
-  const double a = x[0] * x[0], b = x[1] * x[1];
-  return (4 - 2.1 * a + a * a / 3) * a + x[0] * x[1] + (-4 + 4 * b) * b;
-}
-
-double log_rosenbrock4(const Json& c) {  // log(1 + f): the raw values span 1e-3..1e6
-  const auto x = coordinates(c, 4);
-  double sum = 0;
-  for (int i = 0; i < 3; ++i) {
-    sum += 100 * std::pow(x[i + 1] - x[i] * x[i], 2) + std::pow(1 - x[i], 2);
-  }
-  return std::log1p(sum);
-}
-
-double rosenbrock4(const Json& c) {  // raw: a curved valley, values over 1e-3..1e6
-  const auto x = coordinates(c, 4);
-  double sum = 0;
-  for (int i = 0; i < 3; ++i) {
-    sum += 100 * std::pow(x[i + 1] - x[i] * x[i], 2) + std::pow(1 - x[i], 2);
-  }
-  return sum;
-}
-
-double rastrigin4(const Json& c) {  // rugged: a local minimum at every integer point
-  double sum = 40;
-  for (double v : coordinates(c, 4)) sum += v * v - 10 * std::cos(2 * std::numbers::pi * v);
-  return sum;
-}
-
-double styblinski_tang4(const Json& c) {
-  double sum = 0;
-  for (double x : coordinates(c, 4)) sum += x * x * x * x - 16 * x * x + 5 * x;
-  return sum / 2;
-}
-
-double ackley(const Json& c, int d) {
-  const auto x = coordinates(c, d);
-  double squares = 0, cosines = 0;
-  for (double v : x) {
-    squares += v * v;
-    cosines += std::cos(2 * std::numbers::pi * v);
-  }
-  return -20 * std::exp(-0.2 * std::sqrt(squares / d)) - std::exp(cosines / d) + 20 +
-         std::numbers::e;
-}
-
-double log_rosenbrock10(const Json& c) {
-  const auto x = coordinates(c, 10);
-  double sum = 0;
-  for (int i = 0; i < 9; ++i) {
-    sum += 100 * std::pow(x[i + 1] - x[i] * x[i], 2) + std::pow(1 - x[i], 2);
-  }
-  return std::log1p(sum);
-}
-
-// Branin and Hartmann6 (Optuna's baseline runs the same two); with `more`,
-// seven others for a wider view (ours only).
-std::vector<Function> functions(bool more, bool shapes, bool high_dims) {
-  std::vector<Function> list = {{"branin", testing::branin_space(), testing::branin, 0.397887},
-                                {"hartmann6", box(6, 0, 1), hartmann6, -3.32237}};
-  if (more) {
-    tune::ParamSpace camel{{"x0", tune::uniform(-3, 3)}, {"x1", tune::uniform(-2, 2)}};
-    list.push_back({"hartmann3", box(3, 0, 1), hartmann3, -3.86278});
-    list.push_back({"camel", camel, six_hump_camel, -1.0316285});
-    list.push_back({"rosen4_log", box(4, -5, 10), log_rosenbrock4, 0});
-    list.push_back({"styb_tang4", box(4, -5, 5), styblinski_tang4, -39.16617 * 4});
-    list.push_back(
-        {"ackley5", box(5, -32.768, 32.768), [](const Json& c) { return ackley(c, 5); }, 0});
-    list.push_back({"hpo_choice", testing::hpo_space(false), testing::hpo_loss, 0});
-    list.push_back({"hpo_mixed", testing::hpo_space(true), testing::hpo_loss, 0});
-  }
-  if (shapes) {
-    list.push_back({"rosen4", box(4, -5, 10), rosenbrock4, 0});
-    list.push_back({"rastrigin4", box(4, -5.12, 5.12), rastrigin4, 0});
-  }
-  if (high_dims) {  // where GP-BO's trust region joins (search/internal/gp.h: trust_region_dims)
-    list.push_back(
-        {"ackley10", box(10, -32.768, 32.768), [](const Json& c) { return ackley(c, 10); }, 0});
-    list.push_back({"rosen10_log", box(10, -5, 10), log_rosenbrock10, 0});
-  }
-  return list;
-}
 
 struct Algorithm {
   std::string label;  // ours
@@ -319,6 +184,7 @@ int main(int argc, char** argv) {
   bool more = false;
   bool shapes = false;
   bool high_dims = false;
+  bool rugged = false;
   std::string only;      // algorithms()' labels, comma-separated, for profiling
   std::string function;  // one function's name, for quick checks
   bool cost = true;
@@ -331,6 +197,7 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--more-functions")) more = true;
     if (!std::strcmp(argv[i], "--shape-functions")) shapes = true;
     if (!std::strcmp(argv[i], "--high-dims")) high_dims = true;
+    if (!std::strcmp(argv[i], "--rugged")) rugged = true;
     if (!std::strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
     if (!std::strcmp(argv[i], "--function") && i + 1 < argc) function = argv[++i];
     if (!std::strcmp(argv[i], "--no-cost")) cost = false;
@@ -346,7 +213,7 @@ int main(int argc, char** argv) {
     double best50, best100, ms, optimum;
   };
   std::vector<Row> rows;
-  const auto fns = functions(more, shapes, high_dims);
+  const auto fns = bench::functions(more, shapes, high_dims, rugged);
   for (const Function& fn : fns) {
     if (!function.empty() && fn.name != function) continue;
     for (const Algorithm& a : algorithms()) {

@@ -14,7 +14,7 @@
 // each coordinate, 2% of the ranges) and the hyperparameter-like space with
 // integers (its best rate 10^0.1 larger, its best dropout 0.02 larger).
 //
-// Usage: warm_start [--seeds N] [--first-seed S] [--trials N]
+// Usage: warm_start [--seeds N] [--first-seed S] [--trials N] [--only tpe|gp]
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -88,10 +88,12 @@ double median(std::vector<int> v) {
 
 int main(int argc, char** argv) {
   int seeds = 10, first_seed = 0, trials = 60;
+  std::string only;  // "tpe" or "gp": that searcher alone
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--seeds") && i + 1 < argc) seeds = std::atoi(argv[++i]);
     if (!std::strcmp(argv[i], "--first-seed") && i + 1 < argc) first_seed = std::atoi(argv[++i]);
     if (!std::strcmp(argv[i], "--trials") && i + 1 < argc) trials = std::atoi(argv[++i]);
+    if (!std::strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
   }
   fmt::print(
       "warm_start: {} trials per run, seeds {}..{}; trials until the second run's best "
@@ -101,6 +103,7 @@ int main(int argc, char** argv) {
              "cold median", "warm <= N/3", "cold <= N/3");
   for (const Function& fn : functions()) {
     for (const std::string algorithm : {"tpe", "gp"}) {
+      if (!only.empty() && algorithm != only) continue;
       std::vector<int> warm, cold;
       for (int seed = first_seed; seed < first_seed + seeds; ++seed) {
         const auto make = [&](uint64_t s) {

@@ -90,6 +90,19 @@ class PythonSearcher final : public tune::search::Searcher {
     py::gil_scoped_acquire gil;
     adapter_.get().attr("set_search_properties")(metric, std::string(tune::to_string(mode)));
   }
+  // Several objectives reach the Python searcher as Ray passes them: a list
+  // of metrics and a list of modes; its on_trial_complete gets every metric
+  // (and the constraints) in the result.
+  void set_objectives(const std::vector<tune::Objective>& objectives,
+                      const tune::ParamSpace&) override {
+    py::gil_scoped_acquire gil;
+    py::list metrics, modes;
+    for (const tune::Objective& objective : objectives) {
+      metrics.append(objective.metric);
+      modes.append(std::string(tune::to_string(objective.mode)));
+    }
+    adapter_.get().attr("set_search_properties")(metrics, modes);
+  }
   tune::search::Suggestion suggest(const std::string& trial_id) override {
     py::gil_scoped_acquire gil;
     const py::object out = adapter_.get().attr("suggest")(trial_id);

@@ -27,8 +27,10 @@ double matern(double r) { return (1 + kSqrt5 * r + 5.0 / 3.0 * r * r) * std::exp
 class Objective {
  public:
   // groups[k]: the lengthscale input k shares (its squared differences add).
-  Objective(const Eigen::MatrixXd& X, const Eigen::VectorXd& y, const std::vector<int>& groups)
-      : X_(X), y_(y) {
+  // extra_noise: empty, or a fixed variance added to each point's noise.
+  Objective(const Eigen::MatrixXd& X, const Eigen::VectorXd& y, const std::vector<int>& groups,
+            const Eigen::VectorXd& extra_noise)
+      : X_(X), y_(y), extra_(extra_noise) {
     const auto n = X.rows();
     int g = 0;
     for (const int k : groups) g = std::max(g, k + 1);
@@ -66,6 +68,7 @@ class Objective {
       }
     }
     K.diagonal().array() += noise;
+    if (extra_.size() > 0) K.diagonal() += extra_;
     Eigen::LLT<Eigen::MatrixXd> llt(K);
     if (llt.info() != Eigen::Success) return std::numeric_limits<double>::infinity();
     const Eigen::VectorXd alpha = llt.solve(y_);
@@ -81,6 +84,7 @@ class Objective {
       grad[k] = -0.5 * inv_l2[k] * (common.array() * sq_[k].array()).sum();
     }
     grad[d] = -0.5 * (W.array() * (K.array())).sum() + 0.5 * noise * W.trace();
+    if (extra_.size() > 0) grad[d] += 0.5 * W.diagonal().dot(extra_);
     grad[d + 1] = -0.5 * (noise - kMinNoise) * W.trace();
     // Priors.
     for (Eigen::Index k = 0; k < d; ++k) {
@@ -99,6 +103,7 @@ class Objective {
  private:
   const Eigen::MatrixXd& X_;
   const Eigen::VectorXd& y_;
+  const Eigen::VectorXd& extra_;
   std::vector<Eigen::MatrixXd> sq_;  // per input: squared differences
 };
 
@@ -182,12 +187,13 @@ Eigen::VectorXd GaussianProcess::default_theta(int dims) {
 Eigen::VectorXd GaussianProcess::fit_theta(const Eigen::MatrixXd& X, const Eigen::VectorXd& y,
                                            const std::vector<Eigen::VectorXd>& starts,
                                            int max_iterations, std::vector<int> groups,
-                                           double* log_posterior) {
+                                           double* log_posterior,
+                                           const Eigen::VectorXd& extra_noise) {
   if (groups.empty()) {
     groups.resize(X.cols());
     std::iota(groups.begin(), groups.end(), 0);
   }
-  const Objective objective(X, y, groups);
+  const Objective objective(X, y, groups, extra_noise);
   Eigen::VectorXd best = starts.front();
   double best_value = std::numeric_limits<double>::infinity();
   for (const Eigen::VectorXd& start : starts) {
@@ -207,7 +213,8 @@ Eigen::VectorXd GaussianProcess::fit_theta(const Eigen::MatrixXd& X, const Eigen
   return best;
 }
 
-GaussianProcess::GaussianProcess(Eigen::MatrixXd X, const Eigen::VectorXd& y, Eigen::VectorXd theta)
+GaussianProcess::GaussianProcess(Eigen::MatrixXd X, const Eigen::VectorXd& y, Eigen::VectorXd theta,
+                                 const Eigen::VectorXd& extra_noise)
     : X_(std::move(X)), theta_(std::move(theta)) {
   const auto n = X_.rows();
   const auto d = X_.cols();
@@ -220,6 +227,7 @@ GaussianProcess::GaussianProcess(Eigen::MatrixXd X, const Eigen::VectorXd& y, Ei
     for (Eigen::Index i = 0; i < n; ++i) K(i, j) = signal_ * matern((X_.row(i) - X_.row(j)).norm());
   }
   K.diagonal().array() += noise;
+  if (extra_noise.size() > 0) K.diagonal().head(extra_noise.size()) += extra_noise;
   for (double jitter = 1e-8;; jitter *= 10) {
     llt_.compute(K);
     if (llt_.info() == Eigen::Success || jitter > 1) break;

@@ -24,13 +24,18 @@ class GaussianProcess {
   // groups[k] (0..G-1), so theta and the starts have G + 2 entries; empty
   // means one per input. The constructor takes one per input.
   // `log_posterior`, when given, gets the log marginal likelihood plus the
-  // log prior at the theta returned (before clamping).
+  // log prior at the theta returned (before clamping). `extra_noise`, when
+  // not empty, holds a known variance per point added to the fitted noise
+  // (points measured less faithfully than the others: heteroscedastic).
   static Eigen::VectorXd fit_theta(const Eigen::MatrixXd& X, const Eigen::VectorXd& y,
                                    const std::vector<Eigen::VectorXd>& starts, int max_iterations,
-                                   std::vector<int> groups = {}, double* log_posterior = nullptr);
+                                   std::vector<int> groups = {}, double* log_posterior = nullptr,
+                                   const Eigen::VectorXd& extra_noise = {});
 
-  // Conditions on (X, y) under `theta`.
-  GaussianProcess(Eigen::MatrixXd X, const Eigen::VectorXd& y, Eigen::VectorXd theta);
+  // Conditions on (X, y) under `theta`. `extra_noise`: as fit_theta's, for
+  // the first extra_noise.size() points (the rest have none).
+  GaussianProcess(Eigen::MatrixXd X, const Eigen::VectorXd& y, Eigen::VectorXd theta,
+                  const Eigen::VectorXd& extra_noise = {});
 
   // Posterior mean and variance at each row of Q.
   void predict(const Eigen::MatrixXd& Q, Eigen::VectorXd& mean, Eigen::VectorXd& var) const;

@@ -52,6 +52,13 @@
 // largest violation, so the improvement sought is a feasible one and the
 // model learns where the feasible region ends.
 //
+// Warm start (ModelBasedSearcher::warm_start): an earlier experiment's
+// trials join the GP as measured with an extra noise variance, the mean
+// squared difference of the targets at the configs run in both experiments
+// (internal/gp_fit.h), so where both speak this run's trials outweigh the
+// earlier ones and elsewhere the earlier ones still shape the model.
+// benchmarks/warm_start measures it.
+//
 // Cost grows as n^3 in completed trials: hyperparameters are fitted on at
 // most 128 of them (the 64 best and the 64 newest), the posterior uses all.
 // benchmarks/search_quality prints the CPU time per suggestion with 100,

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "core/errors.h"
 #include "core/pareto.h"
@@ -99,7 +100,7 @@ size_t ModelBasedSearcher::warm_start(const std::vector<PriorTrial>& trials) {
     }
     if (!inside_space(t.config, x)) continue;
     const double loss = outcome->losses[0];
-    prior.push_back({0, std::move(x), loss, std::move(outcome->losses), outcome->violation});
+    prior.push_back({0, std::move(x), loss, std::move(outcome->losses), outcome->violation, true});
     configs.push_back(&t.config);
   }
   std::vector<std::vector<double>> losses;
@@ -180,7 +181,44 @@ void ModelBasedSearcher::on_trial_complete(const std::string& trial_id, const Js
     const double loss = outcome->losses[0];
     observations_.push_back(
         {trial.index, std::move(trial.x), loss, std::move(outcome->losses), outcome->violation});
+    update_prior_offset();
   }
+}
+
+void ModelBasedSearcher::update_prior_offset() {
+  const auto same = [](const std::vector<double>& a, const std::vector<double>& b) {
+    for (size_t d = 0; d < a.size(); ++d) {
+      if (std::abs(a[d] - b[d]) > 1e-12) return false;
+    }
+    return true;
+  };
+  const Observation& last = observations_.back();
+  // The prior trials lead observations_ (warm_start puts them there).
+  size_t priors = 0;
+  bool repeat = false;
+  for (; priors < observations_.size() && observations_[priors].prior; ++priors) {
+    repeat = repeat || same(observations_[priors].x, last.x);
+  }
+  if (!repeat) return;
+  const size_t k = objectives_.size();
+  prior_offset_.resize(k, 0.0);
+  std::vector<double> offset(k, -std::numeric_limits<double>::infinity());
+  for (size_t j = priors; j < observations_.size(); ++j) {
+    for (size_t i = 0; i < priors; ++i) {
+      if (!same(observations_[i].x, observations_[j].x)) continue;
+      for (size_t m = 0; m < k; ++m) {
+        const double earlier = observations_[i].losses[m] - prior_offset_[m];
+        offset[m] = std::max(offset[m], observations_[j].losses[m] - earlier);
+      }
+    }
+  }
+  for (size_t i = 0; i < priors; ++i) {
+    Observation& o = observations_[i];
+    for (size_t m = 0; m < k; ++m) o.losses[m] += offset[m] - prior_offset_[m];
+    o.loss = o.losses[0];
+  }
+  prior_offset_ = std::move(offset);
+  ++history_version_;
 }
 
 std::vector<ModelBasedSearcher::Observation> ModelBasedSearcher::running() const {
@@ -209,6 +247,7 @@ Json ModelBasedSearcher::save() const {
     Json saved = {{"index", o.index}, {"x", o.x}, {"loss", o.loss}};
     if (o.losses.size() > 1) saved["losses"] = o.losses;
     if (o.violation != 0) saved["violation"] = o.violation;
+    if (o.prior) saved["prior"] = true;
     observations.push_back(std::move(saved));
   }
   Json running = Json::object();
@@ -221,11 +260,13 @@ Json ModelBasedSearcher::save() const {
     }
     running[id] = std::move(saved);
   }
-  return {{"searcher", name_},
-          {"suggested", suggested_},
-          {"observations", std::move(observations)},
-          {"running", std::move(running)},
-          {"model", save_model()}};
+  Json state = {{"searcher", name_},
+                {"suggested", suggested_},
+                {"observations", std::move(observations)},
+                {"running", std::move(running)},
+                {"model", save_model()}};
+  if (!prior_offset_.empty()) state["prior_offset"] = prior_offset_;
+  return state;
 }
 
 void ModelBasedSearcher::restore(const Json& state) {
@@ -249,7 +290,8 @@ void ModelBasedSearcher::restore(const Json& state) {
     for (const Json& o : state.at("observations")) {
       const double loss = o.at("loss").get<double>();
       observations.push_back({o.at("index").get<uint64_t>(), point(o.at("x")), loss,
-                              losses(o, "losses", loss), o.value("violation", 0.0)});
+                              losses(o, "losses", loss), o.value("violation", 0.0),
+                              o.value("prior", false)});
     }
     std::map<std::string, Running> running;
     for (const auto& [id, r] : state.at("running").items()) {
@@ -265,6 +307,8 @@ void ModelBasedSearcher::restore(const Json& state) {
     suggested_ = state.at("suggested").get<uint64_t>();
     observations_ = std::move(observations);
     running_ = std::move(running);
+    prior_offset_ = state.value("prior_offset", std::vector<double>());
+    ++history_version_;
   } catch (const Json::exception& e) {
     throw Error(fmt::format("malformed {} searcher state: {}", name_, e.what()));
   } catch (const Error& e) {

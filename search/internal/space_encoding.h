@@ -10,6 +10,8 @@
 // model-based searchers treat as a choice) is its value's index.
 #pragma once
 
+#include <cmath>
+#include <numbers>
 #include <string>
 #include <vector>
 
@@ -69,6 +71,13 @@ Rng suggestion_rng(uint64_t seed, uint64_t index);
 
 // A uniform double in [0, 1) from one draw (the same formula as Domain's).
 inline double unit(Rng& rng) { return static_cast<double>(rng() >> 11) * 0x1.0p-53; }
+
+// A standard normal from two uniform draws (Box-Muller).
+inline double normal_draw(Rng& rng) {
+  const double u1 = unit(rng);
+  const double u2 = unit(rng);
+  return std::sqrt(-2.0 * std::log1p(-u1)) * std::cos(2.0 * std::numbers::pi * u2);
+}
 
 // Overlays `point` on `config`: objects merge key by key, anything else
 // replaces what was there.

@@ -98,9 +98,10 @@ struct TpeSearcher::Split {
 // ever append), so a suggestion never sorts the history again; and the
 // "above" group's estimators built from them.
 struct TpeSearcher::History {
-  size_t synced = 0;                                               // observations already sorted in
-  std::vector<uint32_t> by_loss;                                   // best first, ties oldest first
-  std::vector<uint32_t> by_index;                                  // in suggestion order
+  size_t synced = 0;               // observations already sorted in
+  uint64_t version = 0;            // ModelBasedSearcher::history_version() when they were
+  std::vector<uint32_t> by_loss;   // best first, ties oldest first
+  std::vector<uint32_t> by_index;  // in suggestion order
   std::vector<std::vector<std::pair<double, uint32_t>>> by_value;  // per dim, ascending
   // Per dim and position: (sigma, mass on [0, 1]) of its last "above" kernel.
   std::vector<std::vector<std::pair<double, double>>> mass_memo;
@@ -290,6 +291,10 @@ void TpeSearcher::restore_model(const Json&) {
 }
 
 std::vector<double> TpeSearcher::propose(Rng& rng) {
+  if (history_->version != history_version()) {
+    history_->clear(encoding().size());  // values already sorted in have changed
+    history_->version = history_version();
+  }
   history_->sync(observations(), encoding().size());
   const Split split = split_history();
   return options_.multivariate ? propose_joint(split, rng) : propose_univariate(split, rng);

@@ -75,3 +75,56 @@ def test_mo_asha_stops_dominated_trials(storage):
     iterations = [r.metrics["training_iteration"] for r in grid]
     assert len(grid) == 10 and grid.num_errors == 0
     assert min(iterations) < 8 and max(iterations) == 8
+
+
+class _Grid(tune.search.Searcher):
+    """A Python searcher for several objectives, as Ray's: set_search_properties
+    gets the lists, on_trial_complete every metric; it suggests a grid and
+    remembers what each trial reported."""
+
+    def __init__(self):
+        super().__init__()
+        self.told = {}
+        self.points = [{"x": x / 10, "y": 0.5} for x in range(1, 10)]
+
+    def suggest(self, trial_id):
+        return self.points.pop() if self.points else self.FINISHED
+
+    def on_trial_complete(self, trial_id, result=None, error=False):
+        self.told[trial_id] = {m: result[m] for m in self.metric}
+
+
+def test_a_python_searcher_gets_the_metric_and_mode_lists_and_every_metric(storage):
+    searcher = _Grid()
+    grid = fit(storage, "custom", searcher, metric=["acc", "latency_ms"], mode=["max", "min"])
+    assert searcher.metric == ["acc", "latency_ms"] and searcher.mode == ["max", "min"]
+    assert len(grid) == 9 and grid.num_errors == 0
+    assert sorted(t["acc"] for t in searcher.told.values()) == pytest.approx(
+        [x / 10 for x in range(1, 10)])
+    assert all(t["latency_ms"] == pytest.approx(10 * (t["acc"] + 0.5))
+               for t in searcher.told.values())
+    # x > 0.8 breaks the constraint: the front is the feasible trials, none dominated
+    # (acc and latency both grow with x).
+    assert sorted(r.metrics["acc"] for r in grid.get_pareto_front()) == pytest.approx(
+        [x / 10 for x in range(1, 9)])
+
+
+def test_optuna_search_takes_several_metrics_from_tune_config(storage):
+    searcher = tune.search.optuna.OptunaSearch(seed=2)
+    grid = fit(storage, "optuna_tc", searcher, metric=["acc", "latency_ms"], mode=["max", "min"])
+    assert len(grid) == 14 and grid.num_errors == 0 and grid.get_pareto_front()
+
+
+def test_optuna_define_by_run_search_with_several_metrics(storage):
+    pytest.importorskip("optuna")
+
+    def space(trial):
+        trial.suggest_float("x", 0, 1)
+        trial.suggest_float("y", 0, 1)
+
+    searcher = tune.search.optuna.OptunaSearch(space, seed=4)
+    grid = fit(storage, "optuna_dbr", searcher, metric=["acc", "latency_ms"], mode=["max", "min"])
+    assert len(grid) == 14 and grid.num_errors == 0
+    trials = searcher._study.trials
+    assert len(trials) == 14 and all(len(t.values) == 2 for t in trials)
+    assert [d.name for d in searcher._study.directions] == ["MAXIMIZE", "MINIMIZE"]

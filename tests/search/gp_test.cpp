@@ -3,10 +3,13 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 #include "core/errors.h"
 #include "search/internal/basic_variant.h"
+#include "search/internal/gaussian_process.h"
+#include "search/internal/gp_fit.h"
 #include "tests/search/objectives.h"
 #include "tests/search/searcher_test_util.h"
 
@@ -162,6 +165,37 @@ TEST_CASE("gp: leaves a near-best basin when a choice and a rate must change tog
     reached += testing::best_of(configs, testing::hpo_loss) < 0.3;
   }
   CHECK(reached >= 28);
+}
+
+TEST_CASE("gp: a warm start's trials count as noisier by how far the repeated configs moved") {
+  using Observation = ModelBasedSearcher::Observation;
+  // Two earlier trials, one of whose configs ran again here 0.6 higher.
+  const std::vector<Observation> obs = {{0, {0.2}, 1.0, {1.0}, 0, true},
+                                        {0, {0.7}, 2.0, {2.0}, 0, true},
+                                        {0, {0.2}, 1.6, {1.6}, 0, false},
+                                        {1, {0.9}, 3.0, {3.0}, 0, false}};
+  const detail::Repeats repeats = detail::find_repeats(obs);
+  CHECK(repeats.prior_rows == std::vector<Eigen::Index>{0, 1});
+  REQUIRE(repeats.pairs.size() == 1);
+  const std::vector<double> targets = {1.0, 2.0, 1.6, 3.0};
+  const Eigen::VectorXd extra = detail::prior_noise(targets, repeats);
+  REQUIRE(extra.size() == 4);
+  CHECK(extra[0] == doctest::Approx(0.36));
+  CHECK(extra[1] == doctest::Approx(0.36));
+  CHECK(extra[2] == 0);
+  CHECK(extra[3] == 0);
+  // Where both runs speak, this run's value outweighs the earlier one.
+  Eigen::MatrixXd X(4, 1);
+  X << 0.2, 0.7, 0.2, 0.9;
+  const Eigen::VectorXd y = Eigen::Map<const Eigen::VectorXd>(targets.data(), 4);
+  Eigen::VectorXd theta(3);
+  theta << std::log(0.3), 0.0, std::log(1e-6);
+  const detail::GaussianProcess gp(X, y, theta, extra);
+  Eigen::VectorXd mean, var;
+  gp.predict(X.topRows(1), mean, var);
+  CHECK(std::abs(mean[0] - 1.6) < 0.01);
+  // Without a repeat, no extra noise.
+  CHECK(detail::prior_noise(targets, detail::find_repeats({obs[0], obs[1], obs[3]})).size() == 0);
 }
 
 TEST_CASE("gp: invalid options are ConfigErrors naming the option") {

@@ -424,7 +424,7 @@ class Tuner:
         })
         from tunerun.tune import _adapters, schedulers, search
         if isinstance(tc.search_alg, search._NativeSearcher):
-            spec["search"] = tc.search_alg._spec()
+            spec["search"] = tc.search_alg._spec(metric)
         elif isinstance(tc.search_alg, search.Searcher):
             spec["custom_searcher"] = _adapters.SearcherAdapter(tc.search_alg, self._param_space,
                                                                 tc.num_samples)

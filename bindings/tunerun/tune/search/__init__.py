@@ -19,7 +19,9 @@ class Searcher(Plugin):
 
     The controller calls, from its event loop (a slow hook delays every trial):
         set_search_properties(metric, mode, config)  once, before suggest;
-                             config is the Tuner's param_space as written
+                             config is the Tuner's param_space as written;
+                             with several objectives metric and mode are
+                             lists (as Ray's) and each result holds them all
         suggest(trial_id)    -> a config dict, None (nothing now: asked again
                              after the next result or completion) or
                              Searcher.FINISHED
@@ -71,7 +73,9 @@ class _NativeSearcher(Searcher):
         self._metric, self._mode, self._space = metric, mode, space
         self._options = {k: _to_data(v) for k, v in options.items() if v is not None}
 
-    def _spec(self):
+    def _spec(self, metric=None):
+        """The engine's search table; `metric`: the experiment's (a list when
+        it has several objectives)."""
         return {"algorithm": self._algorithm, **self._options}
 
     def suggest(self, trial_id):

@@ -45,6 +45,16 @@ class OptunaSearch(TPESearch):
         super().__init__(space=space, metric=metric, mode=mode,
                          points_to_evaluate=points_to_evaluate, seed=seed, **options)
 
+    def _spec(self, metric=None):
+        """With several metrics from TuneConfig (none given here), the
+        multi-objective TPE, as Ray's OptunaSearch then builds a study with
+        one direction per metric."""
+        spec = super()._spec(metric)
+        if spec["algorithm"] == "tpe" and isinstance(metric, (list, tuple)) and len(metric) > 1:
+            spec["algorithm"] = "motpe"
+            spec.pop("weighting", None)  # MOTPE's own default: as Optuna's
+        return spec
+
 
 class _DefineByRunSearch(Searcher):
     """OptunaSearch(space=function): an Optuna study asked for each trial's

@@ -1,0 +1,132 @@
+#include "search/internal/gp_acquisition.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "search/internal/gp_inputs.h"
+#include "search/internal/normal.h"
+
+namespace tune::search::detail {
+namespace {
+
+// Two GP inputs closer than this in every coordinate are the same config.
+constexpr double kSameConfig = 1e-9;
+
+// Refinement: projected gradient steps of log EI on the numeric inputs,
+// alternating with the best single categorical change, for kExchangeRounds
+// rounds.
+constexpr int kRefineSteps = 20;
+constexpr int kExchangeRounds = 4;
+constexpr double kGradientStep = 1e-6;  // the finite difference, on the unit scale
+// Step lengths tried along the normalised gradient, clamped into the cube.
+constexpr double kStepLengths[] = {0.1, 0.03, 0.01, 0.003, 0.001};
+// A move is taken only when it raises log EI by more than this.
+constexpr double kMinGain = 1e-12;
+
+}  // namespace
+
+Eigen::VectorXd log_ei(const GaussianProcess& gp, const Eigen::MatrixXd& Q, double best) {
+  Eigen::VectorXd mean, var;
+  gp.predict(Q, mean, var);
+  Eigen::VectorXd out(Q.rows());
+  for (Eigen::Index i = 0; i < Q.rows(); ++i) {
+    const double sd = std::sqrt(var[i]);
+    out[i] = std::log(sd) + log_ei_factor((best - mean[i]) / sd);
+  }
+  return out;
+}
+
+Acquisition::Acquisition(const GaussianProcess& gp, double best, const std::vector<Dimension>& dims,
+                         const Eigen::MatrixXd& taken)
+    : gp_(gp), best_(best), dims_(dims), taken_(taken), D_(gp_dims(dims)) {
+  for (Eigen::Index at = 0, d = 0; d < static_cast<Eigen::Index>(dims.size()); ++d) {
+    if (dims[d].categorical()) {
+      at += static_cast<Eigen::Index>(dims[d].num_choices());
+      neighbours_ += static_cast<Eigen::Index>(dims[d].num_choices()) - 1;
+    } else {
+      numeric_.push_back(at++);
+    }
+  }
+}
+
+Eigen::VectorXd Acquisition::score(const Eigen::MatrixXd& Q) const {
+  Eigen::VectorXd out = log_ei(gp_, Q, best_);
+  for (Eigen::Index r = 0; r < Q.rows(); ++r) {
+    if (taken(Q.row(r).transpose())) out[r] = -std::numeric_limits<double>::infinity();
+  }
+  return out;
+}
+
+void Acquisition::climb(Eigen::VectorXd& z, double& value) const {
+  refine(z, value);
+  for (int round = 0; round < kExchangeRounds && exchange(z, value); ++round) refine(z, value);
+}
+
+bool Acquisition::taken(const Eigen::VectorXd& z) const {
+  for (Eigen::Index r = 0; r < taken_.rows(); ++r) {
+    if ((z - taken_.row(r).transpose()).cwiseAbs().maxCoeff() < kSameConfig) return true;
+  }
+  return false;
+}
+
+void Acquisition::refine(Eigen::VectorXd& z, double& value) const {
+  const auto p = static_cast<Eigen::Index>(numeric_.size());
+  for (int step = 0; step < kRefineSteps && p > 0; ++step) {
+    Eigen::MatrixXd probe(p, D_);
+    for (Eigen::Index k = 0; k < p; ++k) {
+      probe.row(k) = z.transpose();
+      const double h = z[numeric_[k]] + kGradientStep <= 1 ? kGradientStep : -kGradientStep;
+      probe(k, numeric_[k]) += h;
+    }
+    const Eigen::VectorXd probed = log_ei(gp_, probe, best_);
+    Eigen::VectorXd grad(p);
+    for (Eigen::Index k = 0; k < p; ++k) {
+      const double h = z[numeric_[k]] + kGradientStep <= 1 ? kGradientStep : -kGradientStep;
+      grad[k] = (probed[k] - value) / h;
+    }
+    if (!grad.allFinite() || grad.norm() == 0) break;
+    grad.normalize();
+    Eigen::MatrixXd tries(std::size(kStepLengths), D_);
+    for (size_t s = 0; s < std::size(kStepLengths); ++s) {
+      Eigen::VectorXd t = z;
+      for (Eigen::Index k = 0; k < p; ++k) {
+        t[numeric_[k]] = std::clamp(t[numeric_[k]] + kStepLengths[s] * grad[k], 0.0, 1.0);
+      }
+      tries.row(static_cast<Eigen::Index>(s)) = t.transpose();
+    }
+    const Eigen::VectorXd tried = log_ei(gp_, tries, best_);
+    Eigen::Index arg;
+    if (!(tried.maxCoeff(&arg) > value + kMinGain)) break;
+    z = tries.row(arg).transpose();
+    value = tried[arg];
+  }
+}
+
+bool Acquisition::exchange(Eigen::VectorXd& z, double& value) const {
+  if (neighbours_ == 0) return false;
+  Eigen::MatrixXd nb(neighbours_, D_);
+  Eigen::Index row = 0;
+  for (Eigen::Index at = 0, d = 0; d < static_cast<Eigen::Index>(dims_.size()); ++d) {
+    if (!dims_[d].categorical()) {
+      ++at;
+      continue;
+    }
+    const auto k = static_cast<Eigen::Index>(dims_[d].num_choices());
+    for (Eigen::Index v = 0; v < k; ++v) {
+      if (z[at + v] == 1) continue;
+      nb.row(row) = z.transpose();
+      nb.row(row).segment(at, k).setZero();
+      nb(row++, at + v) = 1;
+    }
+    at += k;
+  }
+  const Eigen::VectorXd scored = log_ei(gp_, nb, best_);
+  Eigen::Index arg;
+  if (!(scored.maxCoeff(&arg) > value + kMinGain)) return false;
+  z = nb.row(arg).transpose();
+  value = scored[arg];
+  return true;
+}
+
+}  // namespace tune::search::detail
