@@ -569,6 +569,16 @@ int64_t ExperimentStore::num_results() const {
   return query.step() ? query.column_int(0) : 0;
 }
 
+std::optional<double> ExperimentStore::latest_time() const {
+  Statement query(db_, R"(
+      SELECT max(t) FROM (
+        SELECT max(max(created_at, coalesce(started_at, created_at),
+                       coalesce(finished_at, created_at))) AS t FROM trials
+        UNION ALL SELECT max(timestamp) FROM results))");
+  if (!query.step() || query.is_null(0)) return std::nullopt;
+  return query.column_double(0);
+}
+
 std::optional<ExperimentStore::Best> ExperimentStore::best_trial() const {
   // The view picks the trial; its full record comes from trials.
   Statement query(db_, fmt::format(R"(

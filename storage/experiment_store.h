@@ -149,6 +149,9 @@ class ExperimentStore {
   std::vector<TrialRecord> trials() const;
   std::vector<ResultRecord> results(const std::string& trial_id) const;
   int64_t num_results() const;
+  // The latest time a trial's row or a result stored (a trial created,
+  // started or finished; a result's timestamp); nullopt: none yet.
+  std::optional<double> latest_time() const;
   std::vector<CheckpointRecord> checkpoints(const std::string& trial_id) const;  // by iteration
   std::vector<ExploitRecord> exploits() const;                                   // oldest first
   std::vector<PlacementRecord> placements() const;                               // oldest first

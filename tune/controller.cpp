@@ -176,13 +176,7 @@ class TrialController::Impl {
   // A resumed simulation goes on from the last time its experiment stored:
   // its timestamps never go back.
   void resume_virtual_time() {
-    double latest = kVirtualUnixStart;
-    for (const auto& trial : store_->trials()) {
-      latest = std::max({latest, trial.created_at, trial.started_at.value_or(latest),
-                         trial.finished_at.value_or(latest)});
-      const auto results = store_->results(trial.trial_id);
-      if (!results.empty()) latest = std::max(latest, results.back().timestamp);
-    }
+    const double latest = std::max(kVirtualUnixStart, store_->latest_time().value_or(0));
     VirtualTime::set(kVirtualStart +
                      std::chrono::duration_cast<Clock::duration>(
                          std::chrono::duration<double>(latest - kVirtualUnixStart)));
