@@ -74,6 +74,7 @@ struct SimulationSpec {
   // controller's clock is the simulation's, which jumps from event to event
   // (tune/clock.h, tune/lockstep.h): no waits, the same database each run.
   std::string time = "real";
+  bool virtual_time() const { return time == "virtual"; }
   // Not a [simulation] key: the controller's [failure] heartbeat_timeout_s.
   // Virtual ranks do not beat; one silent this long (hang_at) is killed.
   double heartbeat_timeout_s = 30;

@@ -146,7 +146,7 @@ void print_found(const ExperimentSpec& spec, const SimulateOptions& options, con
 
 void simulate(const SimulateOptions& options) {
   const ExperimentSpec spec = simulated(options);
-  const bool virtual_time = spec.simulation.time == "virtual";
+  const bool virtual_time = spec.simulation.virtual_time();
   try {
     run_experiment(spec, options.output, {}, {});
   } catch (const ExitRequest&) {

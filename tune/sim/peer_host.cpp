@@ -161,7 +161,7 @@ void PeerHost::on_message(const Json& message) {
   const std::string op = message.at("op").get<std::string>();
   if (op == "init") {
     simulation_ = simulation_from_json(message.at("simulation"));
-    virtual_ = simulation_.time == "virtual";
+    virtual_ = simulation_.virtual_time();
     if (virtual_) now_ = Clock::time_point(Clock::duration(message.at("now").get<int64_t>()));
     node_names_ = message.at("nodes").get<std::vector<std::string>>();
     node_up_.assign(node_names_.size(), true);

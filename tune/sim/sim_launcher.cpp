@@ -97,7 +97,7 @@ class SimGroup final : public LaunchedGroup, public sim::ExitSink {
   void kill_and_wait() override {
     signal(SIGKILL);
     // In virtual time a simulated rank dies of it at once: its exit is known.
-    if (peers_->simulation().time == "virtual") {
+    if (peers_->simulation().virtual_time()) {
       on_exit(-1, {.signal = SIGKILL, .signaled = true}, "");
       reap();
       return;
@@ -273,9 +273,7 @@ Json SimLauncher::describe_nodes() const {
 
 void SimLauncher::poll() { peers_->pump(); }
 
-Lockstep* SimLauncher::lockstep() {
-  return peers_->simulation().time == "virtual" ? this : nullptr;
-}
+Lockstep* SimLauncher::lockstep() { return peers_->simulation().virtual_time() ? this : nullptr; }
 
 bool SimLauncher::advance(std::optional<Clock::time_point> deadline,
                           const std::vector<std::string>& sent,

@@ -72,7 +72,7 @@ struct PeerWorld {
   // Virtual time ([simulation] time): a peer names its connection
   // (routing_id), beats not, and a silent one is killed after
   // heartbeat_timeout_s instead of missing beats.
-  bool virtual_time() const { return simulation.time == "virtual"; }
+  bool virtual_time() const { return simulation.virtual_time(); }
 };
 
 struct PeerSetup {
