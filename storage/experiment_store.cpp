@@ -40,7 +40,8 @@ constexpr const char* kUpgradeFromVersion1 = R"(
     ALTER TABLE exploits ADD COLUMN new_config_nonfinite TEXT;)";
 
 // Any older version: the views, which schema.sql then recreates as this
-// version has them (version 2 -> 3 adds their feasible column).
+// version has them (version 2 -> 3 adds their feasible column, 3 -> 4 reads
+// trial_last_result, which schema.sql fills from the results).
 constexpr const char* kDropViews = R"(
     DROP VIEW IF EXISTS pareto_front;
     DROP VIEW IF EXISTS objective_values;

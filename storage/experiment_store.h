@@ -34,7 +34,7 @@ struct sqlite3;  // <sqlite3.h>: only experiment_store.cpp needs SQLite's API
 
 namespace tune::storage {
 
-inline constexpr int kSchemaVersion = 3;
+inline constexpr int kSchemaVersion = 4;
 
 struct ExperimentRecord {
   std::string name;
