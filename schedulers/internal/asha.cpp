@@ -441,20 +441,20 @@ std::vector<SchedulerState::AshaBracket> AshaScheduler::saved_brackets(const Jso
       SchedulerState::Rung& r = b.rungs.emplace_back();
       r.milestone = rung->at("milestone").get<double>();
       std::vector<double> scores;
-      std::vector<double> sorted;  // the scores before each arrival, NaN left out
-      const double percent = (1 - 1 / reduction_factor) * 100;
       for (const Json& entry : rung->at("recorded")) {
         scores.push_back(double_from_json(entry.at(1)));
         r.recorded.emplace_back(entry.at(0).get<std::string>(), sign * scores.back());
-        const double cutoff = detail::sorted_percentile(sorted, percent);
-        r.cutoff_at_arrival.push_back(sign * cutoff);
-        r.below_cutoff.push_back(scores.back() < cutoff);  // false for NaN
-        if (!std::isnan(scores.back())) {
-          sorted.insert(std::upper_bound(sorted.begin(), sorted.end(), scores.back()),
-                        scores.back());
-        }
       }
-      r.cutoff = sign * rung_cutoff(sorted, reduction_factor);
+      // The cut-off each met on arrival: of the scores before it.
+      const double percent = (1 - 1 / reduction_factor) * 100;
+      detail::RunningPercentile before(scores);
+      for (size_t i = 0; i < scores.size(); ++i) {
+        const double cutoff = before.percentile(percent);
+        r.cutoff_at_arrival.push_back(sign * cutoff);
+        r.below_cutoff.push_back(scores[i] < cutoff);  // false for NaN
+        before.add(i);
+      }
+      r.cutoff = sign * before.percentile(percent);
     }
   }
   return out;

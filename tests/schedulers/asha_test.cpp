@@ -5,6 +5,8 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
+
 #include "schedulers/internal/stats.h"
 #include "tests/schedulers/trace.h"
 
@@ -22,6 +24,27 @@ AshaScheduler asha(double rf, double max_t, Mode mode = Mode::kMax, bool promoti
 }
 
 }  // namespace
+
+TEST_CASE("a running percentile is numpy's of the values added so far") {
+  std::vector<double> values;
+  for (int i = 0; i < 300; ++i) {
+    values.push_back(i % 17 == 0 ? NAN : std::round(std::sin(i * 2.3) * 20) / 4);  // ties too
+  }
+  detail::RunningPercentile running(values);
+  std::vector<double> added;
+  for (size_t i = 0; i < values.size(); ++i) {
+    for (double percent : {0.0, 50.0, (1 - 1.0 / 3) * 100, 75.0, 100.0}) {
+      const double expected = detail::nanpercentile(added, percent);
+      if (std::isnan(expected)) {
+        CHECK(std::isnan(running.percentile(percent)));
+      } else {
+        CHECK(running.percentile(percent) == expected);
+      }
+    }
+    running.add(i);
+    added.push_back(values[i]);
+  }
+}
 
 TEST_CASE("ASHA rungs sit at grace * rf^k as Ray computes them") {
   CHECK(asha(4, 100).milestones() == std::vector<double>{64, 16, 4, 1});
