@@ -157,9 +157,15 @@ CREATE INDEX IF NOT EXISTS trial_events_by_trial ON trial_events (trial_id, id);
 
 -- The controller's own state, for `tunerun resume`: the searcher's and the
 -- scheduler's saved state (JSON), written in the same transactions as the
--- results they have seen (at most about a second behind them).
+-- results they have seen (at most about a second behind them). A state
+-- that grows with the sweep (ASHA's rungs, HyperBand's brackets) is written
+-- by what changed: an array the value holds empty at a JSON pointer goes on
+-- in chunk rows keyed '<key>:<pointer>:<index, 9 digits>', e.g.
+-- 'scheduler:/brackets/0/1/recorded:000000004', each a JSON array of its
+-- next items. The state is the value with each array's chunks appended in
+-- index order, as tunerun reads it back.
 CREATE TABLE IF NOT EXISTS experiment_state (
-  key TEXT PRIMARY KEY,        -- 'searcher', 'scheduler', 'controller'
+  key TEXT PRIMARY KEY,        -- 'searcher', 'scheduler', 'controller', or a chunk's
   value TEXT NOT NULL,         -- JSON
   updated_at REAL NOT NULL
 );

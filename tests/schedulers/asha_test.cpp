@@ -197,6 +197,45 @@ TEST_CASE("ASHA save and restore continue with identical decisions") {
   }
 }
 
+TEST_CASE("ASHA's state saved in parts: the chunks that grew, assembling into save()") {
+  AshaScheduler s = asha(3, 27);
+  Trace t(s);
+  StoredParts stored;
+  auto write = [&] { return stored.write(s); };
+  auto assembled = [&] { return stored.assembled(); };
+  CHECK(write().complete);
+  const auto report = [&](int i) {
+    const std::string id = "t" + std::to_string(i);
+    t.add(id);
+    return t.report(id, 1, std::sin(i * 1.7));
+  };
+  for (int i = 0; i < 2500; ++i) report(i);
+  StateParts parts = write();
+  CHECK(!parts.complete);
+  CHECK(parts.chunks.size() == 3);  // 2,500 values at milestone 1: 1,024 a chunk
+  CHECK(assembled() == s.save());
+  for (int i = 2500; i < 2510; ++i) report(i);
+  parts = write();
+  REQUIRE(parts.chunks.size() == 1);  // only the last, partial chunk
+  CHECK(parts.chunks[0].index == 2);
+  CHECK(parts.chunks[0].items.size() == 2510 - 2 * AshaScheduler::kStateChunk);
+  CHECK(assembled() == s.save());
+  CHECK(write().chunks.empty());  // nothing new
+
+  // Resumed from the parts: the same state, deciding as the original does.
+  AshaScheduler resumed = asha(3, 27);
+  resumed.restore(assembled());
+  CHECK(resumed.save() == s.save());
+  CHECK(resumed.save_parts().complete);  // the first save after restore writes it all
+  Trace r(resumed);
+  for (int i = 2510; i < 2600; ++i) {
+    const std::string id = "t" + std::to_string(i);
+    r.add(id);
+    CHECK(r.report(id, 1, std::sin(i * 1.7)) == report(i));
+  }
+  CHECK(resumed.save() == s.save());
+}
+
 TEST_CASE("ASHA promotion: a loser the controller is still pausing never runs again") {
   AshaScheduler s({.max_t = 4, .grace_period = 1, .reduction_factor = 2, .promotion = true});
   s.set_search_properties("score", Mode::kMax);
