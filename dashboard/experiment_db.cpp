@@ -280,9 +280,14 @@ Json ExperimentDb::summary() const {
               {"status", row.column_text(5)}, {"updated_at", row.column_double(6)},
               {"fingerprint", fingerprint()}};
   const Json sweep = sweep_of(spec);
-  Statement state(db_, "SELECT value FROM experiment_state WHERE key = 'scheduler'");
-  out["scheduler"] =
-      scheduler_type(sweep, state.step() ? parse_or_null(state.column_text(0)) : Json());
+  // The saved state (megabytes at 100,000 trials) only when the sweep does
+  // not name its scheduler.
+  std::string type = scheduler_type(sweep, Json());
+  if (type == "fifo") {
+    Statement state(db_, "SELECT value FROM experiment_state WHERE key = 'scheduler'");
+    type = scheduler_type(sweep, state.step() ? parse_or_null(state.column_text(0)) : Json());
+  }
+  out["scheduler"] = type;
   out["sweep"] = sweep;
 
   Json counts = Json::object();

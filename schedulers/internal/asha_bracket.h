@@ -1,5 +1,5 @@
 // AshaScheduler's brackets: the rungs, the values recorded at each and
-// their cut-offs (asha.h says the rules); internal to asha*.cpp.
+// their cut-offs (asha.h says the rules); internal to asha.cpp.
 #pragma once
 
 #include <fmt/format.h>
