@@ -140,8 +140,6 @@ CREATE TABLE IF NOT EXISTS trial_last_result (
   feasible INTEGER NOT NULL,            -- all_results.feasible of that result
   num_results INTEGER NOT NULL          -- the trial's rows in results
 ) WITHOUT ROWID;
--- The best value first (best_trial), whichever the mode.
-CREATE INDEX IF NOT EXISTS trial_last_result_by_value ON trial_last_result (metric_value);
 
 -- Every status change of every trial, oldest first: `tunerun status` reads
 -- the reason a trial is pending or paused from here.
@@ -243,10 +241,19 @@ LEFT JOIN experiment AS e ON e.id = 1;
 -- left; a new experiment metric recomputes every metric_value.
 CREATE TRIGGER IF NOT EXISTS trial_last_result_on_insert AFTER INSERT ON results
 BEGIN
+  -- metric_value and feasible as all_results computes them, from the new
+  -- row itself: going through the view costs a join and a lookup a result.
   INSERT INTO trial_last_result (trial_id, training_iteration, metric_value, feasible,
                                  num_results)
-  SELECT trial_id, training_iteration, metric_value, feasible, 1 FROM all_results
-  WHERE trial_id = new.trial_id AND training_iteration = new.training_iteration
+  SELECT new.trial_id, new.training_iteration,
+         CASE WHEN json_type(new.metrics, path) IN ('integer', 'real')
+               AND abs(json_extract(new.metrics, path)) <= 1.7976931348623157e308
+              THEN json_extract(new.metrics, path) END,
+         NOT EXISTS (SELECT 1 FROM json_each(new.metrics, '$.constraints') AS c
+                     WHERE c.type NOT IN ('integer', 'real') OR c.value > 0),
+         1
+  FROM (SELECT '$."' || (SELECT metric FROM experiment WHERE id = 1) || '"' AS path)
+  WHERE true  -- an upsert's SELECT needs a WHERE: SQLite's parsing ambiguity
   ON CONFLICT (trial_id) DO UPDATE SET
     num_results = trial_last_result.num_results + 1,
     training_iteration = max(excluded.training_iteration, trial_last_result.training_iteration),
@@ -298,7 +305,7 @@ JOIN all_results AS a
 -- the earlier trial. Empty when no trial qualifies. With several
 -- objectives: the best by the first (pareto_front holds the trade-offs).
 CREATE VIEW IF NOT EXISTS best_trial AS
-WITH best (value) AS (  -- through trial_last_result_by_value: no scan
+WITH best (value) AS (  -- one row a trial, no JSON: a scan is milliseconds
   SELECT CASE e.mode
     WHEN 'max' THEN (SELECT metric_value FROM trial_last_result
                      WHERE metric_value IS NOT NULL AND feasible
