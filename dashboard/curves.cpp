@@ -63,14 +63,19 @@ std::filesystem::path ExperimentDb::trial_dir(const std::string& trial_id,
 Json ExperimentDb::curves(const std::string& metric, const QueryLimits& limits) const {
   const auto [objective_metric, mode] = objective();
   const std::string path = metric_path(metric);
-  // Each trial's last finite value of the metric, to rank the trials; the
-  // status and reason of those shown are read after.
-  Statement ranked(db_,
-                   "SELECT t.trial_id,"
-                   " (SELECT json_extract(r.metrics, ?1) FROM results AS r"
-                   "  WHERE r.trial_id = t.trial_id ORDER BY r.training_iteration DESC LIMIT 1)"
-                   " FROM trials AS t ORDER BY t.trial_index");
-  ranked.bind(1, path);
+  // Each trial's last value of the metric, to rank the trials (those not
+  // finite last); the status and reason of those shown are read after. The
+  // experiment metric's is kept in trial_last_result: no result is read.
+  const bool kept = kept_last_ && metric == objective_metric;
+  Statement ranked(db_, kept ? "SELECT t.trial_id, k.metric_value FROM trials AS t"
+                               " LEFT JOIN trial_last_result AS k ON k.trial_id = t.trial_id"
+                               " ORDER BY t.trial_index"
+                             : "SELECT t.trial_id,"
+                               " (SELECT json_extract(r.metrics, ?1) FROM results AS r"
+                               "  WHERE r.trial_id = t.trial_id"
+                               "  ORDER BY r.training_iteration DESC LIMIT 1)"
+                               " FROM trials AS t ORDER BY t.trial_index");
+  if (!kept) ranked.bind(1, path);
   struct Row {
     std::string id;
     std::optional<double> last;

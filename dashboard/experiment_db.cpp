@@ -142,11 +142,15 @@ ExperimentDb ExperimentDb::open(const std::filesystem::path& dir) {
   }
   if (v == 0)
     throw StorageError(fmt::format("{}: not a tunerun experiment database", file.string()));
+  Statement kept(db, "SELECT 1 FROM sqlite_master WHERE name = 'trial_last_result'");
+  out.kept_last_ = kept.step();
   return out;
 }
 
 ExperimentDb::ExperimentDb(ExperimentDb&& other) noexcept
-    : path_(std::move(other.path_)), db_(std::exchange(other.db_, nullptr)) {}
+    : path_(std::move(other.path_)),
+      db_(std::exchange(other.db_, nullptr)),
+      kept_last_(other.kept_last_) {}
 
 ExperimentDb::~ExperimentDb() { sqlite3_close(db_); }
 
@@ -193,15 +197,33 @@ std::optional<std::pair<double, TrialPoint>> ExperimentDb::best_trial(
     const std::string& metric, const std::string& mode) const {
   if (metric.empty()) return std::nullopt;
   // A failed trial's last value is where it broke, not a result. Ties go to
-  // the earlier trial. Only the winner's JSON is parsed.
-  Statement query(db_,
-                  "SELECT t.trial_id, t.status, t.config, r.metrics, json_extract(r.metrics, ?1)"
-                  " AS v FROM trials AS t CROSS JOIN results AS r ON r.trial_id = t.trial_id"
-                  " AND r.training_iteration ="
-                  " (SELECT MAX(training_iteration) FROM results WHERE trial_id = t.trial_id)"
-                  " WHERE t.status <> 'ERROR' AND json_type(r.metrics, ?1) IN ('integer', 'real')"
-                  " ORDER BY v * ?2, t.trial_index LIMIT 1");
-  query.bind(1, metric_path(metric)).bind(2, static_cast<int64_t>(mode == "max" ? -1 : 1));
+  // the earlier trial. Only the winner's JSON is parsed. With
+  // trial_last_result (the experiment metric's finite values) the best
+  // value comes from its index, and only the trials holding it are read.
+  Statement query(
+      db_,
+      kept_last_
+          ? fmt::format("SELECT t.trial_id, t.status, t.config, r.metrics, k.metric_value"
+                        " FROM trial_last_result AS k JOIN trials AS t ON t.trial_id = k.trial_id"
+                        " JOIN results AS r ON r.trial_id = k.trial_id"
+                        " AND r.training_iteration = k.training_iteration"
+                        " WHERE t.status <> 'ERROR' AND k.metric_value ="
+                        " (SELECT b.metric_value FROM trial_last_result AS b JOIN trials AS bt"
+                        "  ON bt.trial_id = b.trial_id WHERE b.metric_value IS NOT NULL"
+                        "  AND bt.status <> 'ERROR' ORDER BY b.metric_value {} LIMIT 1)"
+                        " ORDER BY t.trial_index LIMIT 1",
+                        mode == "max" ? "DESC" : "ASC")
+          : std::string(
+                "SELECT t.trial_id, t.status, t.config, r.metrics,"
+                " json_extract(r.metrics, ?1) AS v"
+                " FROM trials AS t CROSS JOIN results AS r ON r.trial_id = t.trial_id"
+                " AND r.training_iteration ="
+                " (SELECT MAX(training_iteration) FROM results WHERE trial_id = t.trial_id)"
+                " WHERE t.status <> 'ERROR' AND json_type(r.metrics, ?1) IN ('integer', 'real')"
+                " ORDER BY v * ?2, t.trial_index LIMIT 1"));
+  if (!kept_last_) {
+    query.bind(1, metric_path(metric)).bind(2, static_cast<int64_t>(mode == "max" ? -1 : 1));
+  }
   if (!query.step()) return std::nullopt;
   return std::make_pair(query.column_double(4),
                         TrialPoint{query.column_text(0), query.column_text(1),
@@ -258,9 +280,14 @@ Json ExperimentDb::summary() const {
               {"status", row.column_text(5)}, {"updated_at", row.column_double(6)},
               {"fingerprint", fingerprint()}};
   const Json sweep = sweep_of(spec);
-  Statement state(db_, "SELECT value FROM experiment_state WHERE key = 'scheduler'");
-  out["scheduler"] =
-      scheduler_type(sweep, state.step() ? parse_or_null(state.column_text(0)) : Json());
+  // The saved state (megabytes at 100,000 trials) only when the sweep does
+  // not name its scheduler.
+  std::string type = scheduler_type(sweep, Json());
+  if (type == "fifo") {
+    Statement state(db_, "SELECT value FROM experiment_state WHERE key = 'scheduler'");
+    type = scheduler_type(sweep, state.step() ? parse_or_null(state.column_text(0)) : Json());
+  }
+  out["scheduler"] = type;
   out["sweep"] = sweep;
 
   Json counts = Json::object();
@@ -279,10 +306,13 @@ Json ExperimentDb::summary() const {
     out["status_note"] = "every trial failed";
   }
   // A full scan of the results for the latest timestamp would cost more
-  // than everything else here: the result written last says when.
-  Statement results(db_,
-                    "SELECT (SELECT COUNT(*) FROM results),"
-                    " (SELECT timestamp FROM results ORDER BY rowid DESC LIMIT 1)");
+  // than everything else here: the result written last says when. Their
+  // number is kept per trial (a count of results scans them all).
+  Statement results(
+      db_, fmt::format("SELECT ({}),"
+                       " (SELECT timestamp FROM results ORDER BY rowid DESC LIMIT 1)",
+                       kept_last_ ? "SELECT IFNULL(SUM(num_results), 0) FROM trial_last_result"
+                                  : "SELECT COUNT(*) FROM results"));
   results.step();
   out["num_results"] = results.column_int(0);
   out["last_result_at"] = results.is_null(1) ? Json() : Json(results.column_double(1));

@@ -120,6 +120,10 @@ class ExperimentDb {
 
   std::filesystem::path path_;
   sqlite3* db_ = nullptr;
+  // The file keeps each trial's last result in trial_last_result (schema 4;
+  // storage/schema.sql): the best trial and the curves' ranking read it
+  // rather than every trial's last result.
+  bool kept_last_ = false;
 };
 
 // A page or trial that does not exist (HTTP 404), unlike a broken database.

@@ -5,10 +5,12 @@
 #include <cmath>
 #include <map>
 
+#include "core/errors.h"
 #include "dashboard/experiment_db.h"
 #include "schedulers/scheduler_state.h"
 #include "storage/internal/statement.h"
 #include "storage/json_column.h"
+#include "storage/saved_state.h"
 
 namespace tune::dashboard {
 namespace {
@@ -164,9 +166,13 @@ Json ExperimentDb::scheduler() const {
     sweep = sweep_of(Json::parse(spec.column_text(0), nullptr, false));
     mode = mode_from_string(spec.column_text(1)).value_or(Mode::kMin);
   }
-  Statement saved_row(db_, "SELECT value FROM experiment_state WHERE key = 'scheduler'");
-  const Json saved =
-      saved_row.step() ? Json::parse(saved_row.column_text(0), nullptr, false) : Json();
+  // Assembled from its parts (storage/saved_state.h); unreadable: none.
+  Json saved;
+  try {
+    saved = storage::read_saved_state(db_, "scheduler", path_.string()).value_or(Json());
+  } catch (const StorageError&) {
+    saved = Json::value_t::discarded;
+  }
   Json out = {{"type", scheduler_type(sweep, saved)}, {"options", scheduler_table(sweep)}};
   const SchedulerState state = scheduler_state(sweep, saved, mode);
   if (!state.asha.empty()) out["asha"] = asha_rungs(state.asha);

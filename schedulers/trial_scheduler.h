@@ -16,7 +16,7 @@
 // not track which hooks a scheduler has seen.
 //   choose_trial_to_run among PENDING and PAUSED trials; idempotent: asking
 //                      twice without a state change gives the same answer
-//   save / restore     experiment checkpoint and resume
+//   save / restore     experiment checkpoint and resume (save_parts: by what changed)
 #pragma once
 
 #include <functional>
@@ -27,6 +27,7 @@
 
 #include "core/config.h"
 #include "core/errors.h"
+#include "core/state_parts.h"
 #include "core/types.h"
 
 namespace tune::schedulers {
@@ -140,6 +141,11 @@ class TrialScheduler {
 
   virtual Json save() const { return Json::object(); }
   virtual void restore(const Json& state) {}
+  // save() in parts, for a store that writes only what changed (see
+  // core/state_parts.h): the head and the chunks changed since the previous
+  // call; every chunk (complete) on the first call and after restore. The
+  // parts written so far assemble into save(). The default: save() whole.
+  virtual StateParts save_parts() { return {.head = save()}; }
 
   // One line for `tunerun status`, e.g. "FIFO" or "ASHA: 3 rungs, ...".
   virtual std::string debug_string() const = 0;

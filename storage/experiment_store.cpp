@@ -1,3 +1,5 @@
+// ExperimentStore: opening (and upgrading) the file, the write batches, and
+// the writes; its reads are in experiment_reads.cpp.
 #include "storage/experiment_store.h"
 
 #include <fmt/format.h>
@@ -9,14 +11,18 @@
 #include <utility>
 
 #include "core/errors.h"
+#include "storage/internal/rows.h"
 #include "storage/internal/statement.h"
 #include "storage/json_column.h"
+#include "storage/saved_state.h"
 #include "storage/schema_sql.h"  // generated from schema.sql
 
 namespace tune::storage {
 namespace {
 
+using internal::bind_json;
 using internal::exec;
+using internal::kTrialColumns;
 using internal::Statement;
 
 constexpr const char* kDatabaseFile = "experiment.db";
@@ -40,7 +46,8 @@ constexpr const char* kUpgradeFromVersion1 = R"(
     ALTER TABLE exploits ADD COLUMN new_config_nonfinite TEXT;)";
 
 // Any older version: the views, which schema.sql then recreates as this
-// version has them (version 2 -> 3 adds their feasible column).
+// version has them (version 2 -> 3 adds their feasible column, 3 -> 4 reads
+// trial_last_result, which schema.sql fills from the results).
 constexpr const char* kDropViews = R"(
     DROP VIEW IF EXISTS pareto_front;
     DROP VIEW IF EXISTS objective_values;
@@ -48,27 +55,6 @@ constexpr const char* kDropViews = R"(
     DROP VIEW IF EXISTS best_trial;
     DROP VIEW IF EXISTS last_results;
     DROP VIEW IF EXISTS all_results;)";
-
-// `nonfinite` is the value's side column ("" when NULL or absent).
-Json parse(const std::string& text, const std::filesystem::path& path, std::string_view what,
-           const std::string& nonfinite = {}) {
-  try {
-    return decode_json_column(text, nonfinite);
-  } catch (const Json::exception& e) {
-    throw StorageError(fmt::format("{}: {} is not valid JSON: {}", path.string(), what, e.what()));
-  }
-}
-
-// Binds a JSON value to parameter `index` and its side column to `side`.
-void bind_json(Statement& statement, int index, int side, const Json& value) {
-  JsonColumn column = encode_json_column(value);
-  statement.bind(index, column.text);
-  if (column.nonfinite) {
-    statement.bind(side, *column.nonfinite);
-  } else {
-    statement.bind_null(side);
-  }
-}
 
 sqlite3* open_connection(const std::filesystem::path& file, int flags) {
   sqlite3* db = nullptr;
@@ -100,43 +86,6 @@ void use_wal(sqlite3* db, const std::filesystem::path& file) {
   if (!journal.step() || journal.column_text(0) != "wal") {
     throw StorageError(fmt::format("{}: cannot switch to WAL mode", file.string()));
   }
-}
-
-Mode read_mode(const std::string& text, const std::filesystem::path& path) {
-  if (auto mode = mode_from_string(text)) return *mode;
-  throw StorageError(
-      fmt::format("{}: experiment mode '{}' is not min or max", path.string(), text));
-}
-
-// The trials columns in TrialRecord order, and config's side column last;
-// read_trial() reads them back.
-constexpr std::string_view kTrialColumns =
-    "trial_id, trial_index, config, status, status_reason, trial_dir, created_at, started_at, "
-    "finished_at, last_iteration, num_failures, error, config_nonfinite";
-constexpr int kTrialColumnCount = 13;
-
-TrialRecord read_trial(const Statement& row, const std::filesystem::path& path) {
-  TrialRecord trial;
-  trial.trial_id = row.column_text(0);
-  trial.trial_index = row.column_int(1);
-  trial.config =
-      parse(row.column_text(2), path, "config of trial " + trial.trial_id, row.column_text(12));
-  std::string status = row.column_text(3);
-  auto parsed = trial_status_from_string(status);
-  if (!parsed) {
-    throw StorageError(
-        fmt::format("{}: trial {} has unknown status '{}'", path.string(), trial.trial_id, status));
-  }
-  trial.status = *parsed;
-  trial.status_reason = row.column_text(4);
-  trial.trial_dir = row.column_text(5);
-  trial.created_at = row.column_double(6);
-  trial.started_at = row.column_optional_double(7);
-  trial.finished_at = row.column_optional_double(8);
-  trial.last_iteration = row.column_int(9);
-  trial.num_failures = row.column_int(10);
-  trial.error = row.column_text(11);
-  return trial;
 }
 
 }  // namespace
@@ -457,184 +406,16 @@ void ExperimentStore::remove_results_after(const std::string& trial_id, int64_t 
 }
 
 void ExperimentStore::put_state(const std::string& key, const Json& value) {
+  put_state_parts(key, StateParts{.head = value});
+}
+
+void ExperimentStore::put_state_parts(const std::string& key, const StateParts& parts) {
   begin_batch();
-  Statement put(db_, R"(
-      INSERT OR REPLACE INTO experiment_state (key, value, updated_at) VALUES (?1, ?2, ?3))");
-  put.bind(1, key).bind(2, dump_json_text(value)).bind(3, now_seconds()).run();
+  write_saved_state(db_, key, parts, now_seconds());
 }
 
 std::optional<Json> ExperimentStore::state(const std::string& key) const {
-  Statement query(db_, "SELECT value FROM experiment_state WHERE key = ?1");
-  query.bind(1, key);
-  if (!query.step()) return std::nullopt;
-  return parse(query.column_text(0), path_, "experiment_state " + key);
-}
-
-std::vector<CheckpointRecord> ExperimentStore::checkpoints(const std::string& trial_id) const {
-  Statement query(db_, R"(
-      SELECT trial_id, training_iteration, path, created_at, source FROM checkpoints
-      WHERE trial_id = ?1 ORDER BY training_iteration)");
-  query.bind(1, trial_id);
-  std::vector<CheckpointRecord> out;
-  while (query.step()) {
-    out.push_back({query.column_text(0), query.column_int(1), query.column_text(2),
-                   query.column_double(3), query.column_text(4)});
-  }
-  return out;
-}
-
-std::vector<ExploitRecord> ExperimentStore::exploits() const {
-  Statement query(db_, fmt::format(R"(
-      SELECT trial_id, donor_id, training_iteration, donor_iteration, old_config, new_config, at,
-             {}, {}
-      FROM exploits ORDER BY id)",
-                                   side_column("old_config"), side_column("new_config")));
-  std::vector<ExploitRecord> out;
-  while (query.step()) {
-    out.push_back({query.column_text(0), query.column_text(1), query.column_int(2),
-                   query.column_int(3),
-                   parse(query.column_text(4), path_, "exploit old_config", query.column_text(7)),
-                   parse(query.column_text(5), path_, "exploit new_config", query.column_text(8)),
-                   query.column_double(6)});
-  }
-  return out;
-}
-
-std::vector<PlacementRecord> ExperimentStore::placements() const {
-  Statement query(db_, R"(
-      SELECT trial_id, attempt, rank, host, step, at FROM placements ORDER BY id)");
-  std::vector<PlacementRecord> out;
-  while (query.step()) {
-    out.push_back({query.column_text(0), query.column_int(1), query.column_int(2),
-                   query.column_text(3), query.column_text(4), query.column_double(5)});
-  }
-  return out;
-}
-
-std::optional<ExperimentRecord> ExperimentStore::experiment() const {
-  Statement query(db_, "SELECT name, metric, mode, spec, created_at, status FROM experiment");
-  if (!query.step()) return std::nullopt;
-  ExperimentRecord experiment;
-  experiment.name = query.column_text(0);
-  experiment.metric = query.column_text(1);
-  experiment.mode = read_mode(query.column_text(2), path_);
-  experiment.spec = parse(query.column_text(3), path_, "experiment spec");
-  experiment.created_at = query.column_double(4);
-  const std::string status = query.column_text(5);
-  auto parsed = experiment_status_from_string(status);
-  if (!parsed) {
-    throw StorageError(
-        fmt::format("{}: the experiment has unknown status '{}'", path_.string(), status));
-  }
-  experiment.status = *parsed;
-  if (objectives_table_) {
-    Statement rows(db_, "SELECT metric, mode FROM objectives ORDER BY position");
-    while (rows.step()) {
-      experiment.objectives.push_back({rows.column_text(0), read_mode(rows.column_text(1), path_)});
-    }
-    if (experiment.objectives.size() < 2) experiment.objectives.clear();
-  }
-  return experiment;
-}
-
-std::vector<TrialRecord> ExperimentStore::trials() const {
-  Statement query(db_, fmt::format("SELECT {} FROM trials ORDER BY trial_index", trial_columns()));
-  std::vector<TrialRecord> trials;
-  while (query.step()) trials.push_back(read_trial(query, path_));
-  return trials;
-}
-
-std::vector<ResultRecord> ExperimentStore::results(const std::string& trial_id) const {
-  Statement query(db_, fmt::format(R"(
-      SELECT training_iteration, timestamp, time_this_iter_s, time_total_s, metrics, {}
-      FROM results WHERE trial_id = ?1 ORDER BY training_iteration)",
-                                   side_column("metrics")));
-  query.bind(1, trial_id);
-  std::vector<ResultRecord> results;
-  while (query.step()) {
-    ResultRecord& result = results.emplace_back();
-    result.trial_id = trial_id;
-    result.training_iteration = query.column_int(0);
-    result.timestamp = query.column_double(1);
-    result.time_this_iter_s = query.column_double(2);
-    result.time_total_s = query.column_double(3);
-    result.metrics =
-        parse(query.column_text(4), path_, "metrics of trial " + trial_id, query.column_text(5));
-  }
-  return results;
-}
-
-int64_t ExperimentStore::num_results() const {
-  Statement query(db_, "SELECT count(*) FROM results");
-  return query.step() ? query.column_int(0) : 0;
-}
-
-std::optional<double> ExperimentStore::latest_time() const {
-  Statement query(db_, R"(
-      SELECT max(t) FROM (
-        SELECT max(max(created_at, coalesce(started_at, created_at),
-                       coalesce(finished_at, created_at))) AS t FROM trials
-        UNION ALL SELECT max(timestamp) FROM results))");
-  if (!query.step() || query.is_null(0)) return std::nullopt;
-  return query.column_double(0);
-}
-
-std::optional<ExperimentStore::Best> ExperimentStore::best_trial() const {
-  // The view picks the trial; its full record comes from trials.
-  Statement query(db_, fmt::format(R"(
-      WITH b AS (SELECT trial_id AS best_id, training_iteration AS best_iteration, metric_value,
-                        metrics AS last_metrics FROM best_trial)
-      SELECT {}, metric_value, last_metrics,
-             (SELECT {} FROM results
-              WHERE results.trial_id = best_id AND training_iteration = best_iteration)
-      FROM trials JOIN b ON trial_id = best_id)",
-                                   trial_columns(), side_column("metrics")));
-  if (!query.step()) return std::nullopt;
-  Best best;
-  best.trial = read_trial(query, path_);
-  best.value = query.column_double(kTrialColumnCount);
-  best.last_metrics =
-      parse(query.column_text(kTrialColumnCount + 1), path_,
-            "metrics of trial " + best.trial.trial_id, query.column_text(kTrialColumnCount + 2));
-  return best;
-}
-
-std::vector<ExperimentStore::FrontMember> ExperimentStore::pareto_front(bool front_only) const {
-  std::vector<FrontMember> out;
-  if (!objectives_table_) return out;
-  Statement query(db_, fmt::format(R"(
-      WITH p AS (SELECT trial_id AS front_id, rank, crowding, objective_values,
-                        metrics AS last_metrics, training_iteration AS front_iteration
-                 FROM pareto_front {})
-      SELECT {}, p.rank, p.crowding, p.objective_values, p.last_metrics,
-             (SELECT {} FROM results AS r
-              WHERE r.trial_id = p.front_id AND r.training_iteration = p.front_iteration)
-      FROM trials JOIN p ON trial_id = p.front_id
-      ORDER BY p.rank, p.crowding DESC, trial_index)",
-                                   front_only ? "WHERE rank = 0" : "", trial_columns(),
-                                   side_column("metrics")));
-  while (query.step()) {
-    FrontMember& m = out.emplace_back();
-    m.trial = read_trial(query, path_);
-    m.rank = query.column_int(kTrialColumnCount);
-    m.crowding = query.column_double(kTrialColumnCount + 1);
-    m.values = parse(query.column_text(kTrialColumnCount + 2), path_, "objective values");
-    m.last_metrics =
-        parse(query.column_text(kTrialColumnCount + 3), path_,
-              "metrics of trial " + m.trial.trial_id, query.column_text(kTrialColumnCount + 4));
-  }
-  return out;
-}
-
-std::string ExperimentStore::side_column(std::string_view column) const {
-  return nonfinite_columns_ ? fmt::format("{}_nonfinite", column) : std::string("NULL");
-}
-
-std::string ExperimentStore::trial_columns() const {
-  if (nonfinite_columns_) return std::string(kTrialColumns);
-  std::string_view columns = kTrialColumns;
-  columns.remove_suffix(std::string_view("config_nonfinite").size());
-  return std::string(columns) + "NULL";
+  return read_saved_state(db_, key, path_.string());
 }
 
 }  // namespace tune::storage

@@ -28,13 +28,14 @@
 #include <vector>
 
 #include "core/config.h"
+#include "core/state_parts.h"
 #include "core/types.h"
 
-struct sqlite3;  // <sqlite3.h>: only experiment_store.cpp needs SQLite's API
+struct sqlite3;  // <sqlite3.h>: only storage/*.cpp need SQLite's API
 
 namespace tune::storage {
 
-inline constexpr int kSchemaVersion = 3;
+inline constexpr int kSchemaVersion = 4;
 
 struct ExperimentRecord {
   std::string name;
@@ -142,7 +143,11 @@ class ExperimentStore {
   // exploits table keeps the old config).
   void remove_results_after(const std::string& trial_id, int64_t iteration);
   void put_state(const std::string& key, const Json& value);  // insert or replace
-  void flush();                                               // commits the open batch
+  // A state saved in parts (core/state_parts.h): the head replaces the
+  // value, each chunk is stored (replaced) under a key of its own, and
+  // state(key) gives the whole assembled.
+  void put_state_parts(const std::string& key, const StateParts& parts);
+  void flush();  // commits the open batch
 
   // --- reads (see the committed state plus this writer's open batch) ---
   std::optional<ExperimentRecord> experiment() const;

@@ -1,4 +1,4 @@
--- tunerun experiment database, schema version 3.
+-- tunerun experiment database, schema version 4.
 --
 -- One file per experiment: <storage_path>/<experiment>/experiment.db, in WAL
 -- mode, so you can query it with the sqlite3 CLI or pandas while the sweep
@@ -38,7 +38,9 @@
 -- *_nonfinite columns are added and the views recreated (metric_value then
 -- excludes infinity too). A version 2 file gains the objectives table
 -- (filled from the experiment's metric), the feasible column of the views
--- and the objective_values and pareto_front views.
+-- and the objective_values and pareto_front views. A version 3 file gains
+-- the trial_last_result table, filled from its results, and the views that
+-- read it (the same columns and rows as before).
 --
 -- Constraints: a trial may report constraint values under the result key
 -- "constraints", a number or a list of numbers, each <= 0 when satisfied
@@ -52,10 +54,10 @@
 -- newer than it understands.
 CREATE TABLE IF NOT EXISTS schema_info (
   key TEXT PRIMARY KEY,  -- 'schema_version'
-  value TEXT             -- '3'
+  value TEXT             -- '4'
 );
-INSERT OR REPLACE INTO schema_info (key, value) VALUES ('schema_version', '3');
-PRAGMA user_version = 3;
+INSERT OR REPLACE INTO schema_info (key, value) VALUES ('schema_version', '4');
+PRAGMA user_version = 4;
 
 -- The experiment itself: always exactly one row, id = 1.
 CREATE TABLE IF NOT EXISTS experiment (
@@ -125,6 +127,20 @@ CREATE TABLE IF NOT EXISTS results (
 -- trials at one budget).
 CREATE INDEX IF NOT EXISTS results_by_iteration ON results (training_iteration);
 
+-- Each trial's latest result (its highest training_iteration in results),
+-- kept by the triggers below in the transaction that writes or deletes the
+-- result, with the experiment metric's value there as all_results computes
+-- it: last_results and best_trial read it instead of searching every
+-- trial's results and parsing their JSON. One row per trial that has
+-- reported.
+CREATE TABLE IF NOT EXISTS trial_last_result (
+  trial_id TEXT PRIMARY KEY REFERENCES trials (trial_id),
+  training_iteration INTEGER NOT NULL,  -- the trial's highest in results
+  metric_value REAL,                    -- all_results.metric_value of that result
+  feasible INTEGER NOT NULL,            -- all_results.feasible of that result
+  num_results INTEGER NOT NULL          -- the trial's rows in results
+) WITHOUT ROWID;
+
 -- Every status change of every trial, oldest first: `tunerun status` reads
 -- the reason a trial is pending or paused from here.
 CREATE TABLE IF NOT EXISTS trial_events (
@@ -139,9 +155,15 @@ CREATE INDEX IF NOT EXISTS trial_events_by_trial ON trial_events (trial_id, id);
 
 -- The controller's own state, for `tunerun resume`: the searcher's and the
 -- scheduler's saved state (JSON), written in the same transactions as the
--- results they have seen (at most about a second behind them).
+-- results they have seen (at most about a second behind them). A state
+-- that grows with the sweep (ASHA's rungs, HyperBand's brackets) is written
+-- by what changed: an array the value holds empty at a JSON pointer goes on
+-- in chunk rows keyed '<key>:<pointer>:<index, 9 digits>', e.g.
+-- 'scheduler:/brackets/0/1/recorded:000000004', each a JSON array of its
+-- next items. The state is the value with each array's chunks appended in
+-- index order, as tunerun reads it back.
 CREATE TABLE IF NOT EXISTS experiment_state (
-  key TEXT PRIMARY KEY,        -- 'searcher', 'scheduler', 'controller'
+  key TEXT PRIMARY KEY,        -- 'searcher', 'scheduler', 'controller', or a chunk's
   value TEXT NOT NULL,         -- JSON
   updated_at REAL NOT NULL
 );
@@ -214,13 +236,68 @@ FROM results AS r
 JOIN trials AS t ON t.trial_id = r.trial_id
 LEFT JOIN experiment AS e ON e.id = 1;
 
+-- trial_last_result follows results: a result past the trial's latest
+-- becomes it; deleting (or changing) the latest falls back to the highest
+-- left; a new experiment metric recomputes every metric_value.
+CREATE TRIGGER IF NOT EXISTS trial_last_result_on_insert AFTER INSERT ON results
+BEGIN
+  -- metric_value and feasible as all_results computes them, from the new
+  -- row itself: going through the view costs a join and a lookup a result.
+  INSERT INTO trial_last_result (trial_id, training_iteration, metric_value, feasible,
+                                 num_results)
+  SELECT new.trial_id, new.training_iteration,
+         CASE WHEN json_type(new.metrics, path) IN ('integer', 'real')
+               AND abs(json_extract(new.metrics, path)) <= 1.7976931348623157e308
+              THEN json_extract(new.metrics, path) END,
+         NOT EXISTS (SELECT 1 FROM json_each(new.metrics, '$.constraints') AS c
+                     WHERE c.type NOT IN ('integer', 'real') OR c.value > 0),
+         1
+  FROM (SELECT '$."' || (SELECT metric FROM experiment WHERE id = 1) || '"' AS path)
+  WHERE true  -- an upsert's SELECT needs a WHERE: SQLite's parsing ambiguity
+  ON CONFLICT (trial_id) DO UPDATE SET
+    num_results = trial_last_result.num_results + 1,
+    training_iteration = max(excluded.training_iteration, trial_last_result.training_iteration),
+    metric_value = iif(excluded.training_iteration > trial_last_result.training_iteration,
+                       excluded.metric_value, trial_last_result.metric_value),
+    feasible = iif(excluded.training_iteration > trial_last_result.training_iteration,
+                   excluded.feasible, trial_last_result.feasible);
+END;
+CREATE TRIGGER IF NOT EXISTS trial_last_result_on_delete AFTER DELETE ON results
+BEGIN
+  DELETE FROM trial_last_result WHERE trial_id = old.trial_id AND num_results <= 1;
+  UPDATE trial_last_result SET num_results = num_results - 1 WHERE trial_id = old.trial_id;
+  UPDATE trial_last_result SET (training_iteration, metric_value, feasible) =
+    (SELECT a.training_iteration, a.metric_value, a.feasible FROM all_results AS a
+     WHERE a.trial_id = old.trial_id ORDER BY a.training_iteration DESC LIMIT 1)
+  WHERE trial_id = old.trial_id AND training_iteration = old.training_iteration;
+END;
+CREATE TRIGGER IF NOT EXISTS trial_last_result_on_update AFTER UPDATE ON results
+BEGIN
+  DELETE FROM trial_last_result WHERE trial_id IN (old.trial_id, new.trial_id);
+  INSERT INTO trial_last_result (trial_id, training_iteration, metric_value, feasible,
+                                 num_results)
+  SELECT a.trial_id, a.training_iteration, a.metric_value, a.feasible,
+         (SELECT count(*) FROM results WHERE trial_id = a.trial_id)
+  FROM all_results AS a
+  WHERE a.trial_id IN (old.trial_id, new.trial_id) AND a.training_iteration =
+        (SELECT max(training_iteration) FROM results WHERE trial_id = a.trial_id);
+END;
+CREATE TRIGGER IF NOT EXISTS trial_last_result_on_metric AFTER UPDATE OF metric ON experiment
+WHEN old.metric IS NOT new.metric
+BEGIN
+  UPDATE trial_last_result SET metric_value =
+    (SELECT a.metric_value FROM all_results AS a
+     WHERE a.trial_id = trial_last_result.trial_id
+       AND a.training_iteration = trial_last_result.training_iteration);
+END;
+
 -- The latest result of each trial (its highest training_iteration), same
 -- columns as all_results: one row per trial that has reported.
 CREATE VIEW IF NOT EXISTS last_results AS
 SELECT a.*
-FROM all_results AS a
-WHERE a.training_iteration =
-      (SELECT MAX(r.training_iteration) FROM results AS r WHERE r.trial_id = a.trial_id);
+FROM trial_last_result AS k
+JOIN all_results AS a
+  ON a.trial_id = k.trial_id AND a.training_iteration = k.training_iteration;
 
 -- The best trial: the one whose LAST result has the best metric_value under
 -- the experiment's mode (min: smallest, max: largest). Trials whose last
@@ -228,6 +305,15 @@ WHERE a.training_iteration =
 -- the earlier trial. Empty when no trial qualifies. With several
 -- objectives: the best by the first (pareto_front holds the trade-offs).
 CREATE VIEW IF NOT EXISTS best_trial AS
+WITH best (value) AS (  -- one row a trial, no JSON: a scan is milliseconds
+  SELECT CASE e.mode
+    WHEN 'max' THEN (SELECT metric_value FROM trial_last_result
+                     WHERE metric_value IS NOT NULL AND feasible
+                     ORDER BY metric_value DESC LIMIT 1)
+    ELSE (SELECT metric_value FROM trial_last_result
+          WHERE metric_value IS NOT NULL AND feasible
+          ORDER BY metric_value LIMIT 1) END
+  FROM experiment AS e WHERE e.id = 1)
 SELECT
   l.trial_id,
   l.config,
@@ -236,11 +322,11 @@ SELECT
   l.training_iteration,
   l.status,
   l.metrics
-FROM last_results AS l
+FROM best
+JOIN trial_last_result AS k ON k.metric_value = best.value AND k.feasible
+JOIN last_results AS l ON l.trial_id = k.trial_id
 JOIN experiment AS e ON e.id = 1
-WHERE l.metric_value IS NOT NULL AND l.feasible
-ORDER BY CASE e.mode WHEN 'max' THEN -l.metric_value ELSE l.metric_value END,
-         l.trial_index, l.training_iteration
+ORDER BY l.trial_index, l.training_iteration
 LIMIT 1;
 
 -- The best single result over all iterations of all trials (a trial may
@@ -340,3 +426,12 @@ JOIN results AS res ON res.trial_id = r.trial_id
  AND res.training_iteration = (SELECT max(training_iteration) FROM vals AS v
                                WHERE v.trial_id = r.trial_id)
 ORDER BY r.rank, crowding DESC, t.trial_index;
+
+-- A file from before trial_last_result (version 3 or older): filled from
+-- its results once.
+INSERT INTO trial_last_result (trial_id, training_iteration, metric_value, feasible, num_results)
+SELECT a.trial_id, a.training_iteration, a.metric_value, a.feasible, m.n
+FROM (SELECT trial_id, max(training_iteration) AS last, count(*) AS n
+      FROM results GROUP BY trial_id) AS m
+JOIN all_results AS a ON a.trial_id = m.trial_id AND a.training_iteration = m.last
+WHERE NOT EXISTS (SELECT 1 FROM trial_last_result);

@@ -89,7 +89,8 @@ void TrialSupply::save_state(bool force) {
   if (!force && now - last_state_save_ < std::chrono::seconds(1)) return;
   last_state_save_ = now;
   parts_.store.put_state("searcher", parts_.plugins.searcher->save());
-  parts_.store.put_state("scheduler", parts_.plugins.scheduler->save());
+  // By what changed: ASHA's rungs hold a value of every trial.
+  parts_.store.put_state_parts("scheduler", parts_.plugins.scheduler->save_parts());
   // After a stop_all as after the searcher's end: a resume creates no trial.
   parts_.store.put_state("controller", {{"searcher_finished", exhausted()}});
 }

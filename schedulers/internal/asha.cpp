@@ -1,3 +1,5 @@
+// AshaScheduler's decisions and saved state; its brackets are in
+// asha_bracket.h.
 #include "schedulers/internal/asha.h"
 
 #include <fmt/format.h>
@@ -6,8 +8,8 @@
 #include <cmath>
 #include <limits>
 #include <sstream>
-#include <unordered_map>
 
+#include "schedulers/internal/asha_bracket.h"
 #include "schedulers/internal/stats.h"
 
 namespace tune::schedulers {
@@ -15,180 +17,6 @@ namespace tune::schedulers {
 using detail::double_from_json;
 using detail::number_at;
 using detail::to_json;
-
-namespace {
-
-// ASHA's cut-off: the (1 - 1/rf) quantile of a rung's scores
-// (np.nanpercentile, as Ray's), from those that are numbers in ascending
-// order; NaN when there is none.
-double rung_cutoff(const std::vector<double>& sorted_numbers, double rf) {
-  return detail::sorted_percentile(sorted_numbers, (1 - 1 / rf) * 100);
-}
-
-}  // namespace
-
-// Ray's _Bracket: rungs in descending milestone order, so the first rung a
-// result reaches is the highest one.
-class AshaScheduler::Bracket {
- public:
-  // A rung holds a value of every trial that reached it: with 100,000
-  // trials a result's lookup and a cut-off cost what they cost with ten
-  // (no scan, no sort), each arrival a binary search and a move.
-  struct Rung {
-    double milestone;
-    std::vector<std::pair<std::string, double>> recorded;  // in arrival order
-    std::unordered_map<std::string, double> by_trial;      // the same, by trial
-    std::vector<double> sorted_numbers;                    // its values but NaN, ascending
-
-    const double* find(const std::string& id) const {
-      auto it = by_trial.find(id);
-      return it == by_trial.end() ? nullptr : &it->second;
-    }
-    void add(const std::string& id, double value) {
-      recorded.emplace_back(id, value);
-      by_trial.emplace(id, value);
-      if (!std::isnan(value)) {
-        sorted_numbers.insert(std::upper_bound(sorted_numbers.begin(), sorted_numbers.end(), value),
-                              value);
-      }
-    }
-    void clear() {
-      recorded.clear();
-      by_trial.clear();
-      sorted_numbers.clear();
-    }
-  };
-
-  Bracket(double min_t, double max_t, double rf, int64_t s, bool stop_last_trials)
-      : rf_(rf), stop_last_trials_(stop_last_trials) {
-    // MAX_RUNGS = int(np.log(max_t / min_t) / np.log(rf) - s + 1)
-    const auto max_rungs =
-        static_cast<int64_t>(std::log(max_t / min_t) / std::log(rf) - static_cast<double>(s) + 1);
-    for (int64_t k = max_rungs - 1; k >= 0; --k) {
-      rungs_.push_back({min_t * std::pow(rf, static_cast<double>(k + s)), {}});
-    }
-  }
-
-  // The (1 - 1/rf) quantile of a rung's values; nullopt when it has none.
-  std::optional<double> cutoff(const Rung& rung) const {
-    if (rung.recorded.empty()) return std::nullopt;
-    return rung_cutoff(rung.sorted_numbers, rf_);
-  }
-
-  // Where and against what a trial was cut (scores with the sign folded in).
-  struct Cut {
-    size_t rung = 0;  // 1: the lowest
-    double milestone = 0;
-    double cutoff = 0;
-    size_t recorded = 0;  // values it was the quantile of
-  };
-
-  // Ray's _Bracket.on_result, `score` with the sign folded in. On kStop,
-  // `cut` (when given) says where.
-  Decision on_result(const std::string& id, double t, double score, Cut* cut = nullptr) {
-    Decision action = Decision::kContinue;
-    for (size_t r = 0; r < rungs_.size(); ++r) {
-      Rung& rung = rungs_[r];
-      const bool seen = rung.find(id) != nullptr;
-      // The decision to continue past this rung was made already.
-      if (t >= rung.milestone && seen && !stop_last_trials_) break;
-      if (t < rung.milestone || seen) continue;
-      if (auto c = cutoff(rung); c && score < *c) {
-        action = Decision::kStop;
-        if (cut) *cut = {rungs_.size() - r, rung.milestone, *c, rung.recorded.size()};
-      }
-      rung.add(id, score);
-      break;
-    }
-    return action;
-  }
-
-  // Promotion: the rung `t` reaches that has no value of `id` yet, recorded
-  // now; nullopt when `t` reaches no new rung.
-  std::optional<size_t> record(const std::string& id, double t, double score) {
-    for (size_t r = 0; r < rungs_.size(); ++r) {
-      Rung& rung = rungs_[r];
-      if (t < rung.milestone) continue;
-      if (rung.find(id) != nullptr) return std::nullopt;
-      rung.add(id, score);
-      return r;
-    }
-    return std::nullopt;
-  }
-
-  // The first iteration at which on_result or record may decide about `id`
-  // again after its result at `iteration`: the next rung's milestone, or
-  // the next iteration while a rung already reached has no value of `id`
-  // (its result lacked the metric).
-  int64_t next_decision(const std::string& id, int64_t iteration) const {
-    int64_t next = std::numeric_limits<int64_t>::max();
-    for (const Rung& rung : rungs_) {
-      const auto at = static_cast<int64_t>(std::ceil(rung.milestone));
-      if (at > iteration) {
-        next = std::min(next, at);
-      } else if (rung.find(id) == nullptr) {
-        return iteration + 1;
-      }
-    }
-    return next;
-  }
-
-  // The top floor(n / rf) trials of rung `r`, best first (NaN last; ties in
-  // arrival order).
-  std::vector<std::string> top(size_t r) const {
-    auto ranked = rungs_[r].recorded;
-    std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
-      if (std::isnan(a.second)) return false;
-      if (std::isnan(b.second)) return true;
-      return a.second > b.second;
-    });
-    const auto keep = static_cast<size_t>(std::floor(static_cast<double>(ranked.size()) / rf_));
-    std::vector<std::string> ids;
-    for (size_t i = 0; i < keep && i < ranked.size(); ++i) {
-      if (!std::isnan(ranked[i].second)) ids.push_back(ranked[i].first);
-    }
-    return ids;
-  }
-
-  Json save() const {
-    Json rungs = Json::array();
-    for (const Rung& rung : rungs_) {
-      Json recorded = Json::array();
-      for (const auto& [id, v] : rung.recorded) recorded.push_back({id, to_json(v)});
-      rungs.push_back({{"milestone", rung.milestone}, {"recorded", recorded}});
-    }
-    return rungs;
-  }
-
-  void restore(const Json& rungs) {
-    if (rungs.size() != rungs_.size()) {
-      throw Error("ASHA restore: the saved rungs do not match the scheduler's options");
-    }
-    for (size_t r = 0; r < rungs_.size(); ++r) {
-      rungs_[r].clear();
-      for (const Json& entry : rungs[r].at("recorded")) {
-        rungs_[r].add(entry.at(0).get<std::string>(), double_from_json(entry.at(1)));
-      }
-    }
-  }
-
-  std::string debug_string() const {
-    std::string out = "Bracket:";
-    for (const Rung& rung : rungs_) {
-      auto cut = cutoff(rung);
-      out += fmt::format(" | Iter {:g}: {} recorded, cutoff {}", rung.milestone,
-                         rung.recorded.size(), cut ? fmt::format("{:.6g}", *cut) : "None");
-    }
-    return out;
-  }
-
-  const std::vector<Rung>& rungs() const { return rungs_; }
-
- private:
-  double rf_;
-  bool stop_last_trials_;
-  std::vector<Rung> rungs_;
-};
 
 AshaScheduler::AshaScheduler(AshaOptions options)
     : options_(std::move(options)),
@@ -441,28 +269,56 @@ std::vector<SchedulerState::AshaBracket> AshaScheduler::saved_brackets(const Jso
       SchedulerState::Rung& r = b.rungs.emplace_back();
       r.milestone = rung->at("milestone").get<double>();
       std::vector<double> scores;
-      std::vector<double> sorted;  // the scores before each arrival, NaN left out
-      const double percent = (1 - 1 / reduction_factor) * 100;
       for (const Json& entry : rung->at("recorded")) {
         scores.push_back(double_from_json(entry.at(1)));
         r.recorded.emplace_back(entry.at(0).get<std::string>(), sign * scores.back());
-        const double cutoff = detail::sorted_percentile(sorted, percent);
-        r.cutoff_at_arrival.push_back(sign * cutoff);
-        r.below_cutoff.push_back(scores.back() < cutoff);  // false for NaN
-        if (!std::isnan(scores.back())) {
-          sorted.insert(std::upper_bound(sorted.begin(), sorted.end(), scores.back()),
-                        scores.back());
-        }
       }
-      r.cutoff = sign * rung_cutoff(sorted, reduction_factor);
+      // The cut-off each met on arrival: of the scores before it.
+      const double percent = (1 - 1 / reduction_factor) * 100;
+      detail::RunningPercentile before(scores);
+      for (size_t i = 0; i < scores.size(); ++i) {
+        const double cutoff = before.percentile(percent);
+        r.cutoff_at_arrival.push_back(sign * cutoff);
+        r.below_cutoff.push_back(scores[i] < cutoff);  // false for NaN
+        before.add(i);
+      }
+      r.cutoff = sign * before.percentile(percent);
     }
   }
   return out;
 }
 
-Json AshaScheduler::save() const {
+StateParts AshaScheduler::save_parts() {
+  StateParts out{.complete = parts_saved_.empty()};
+  out.head = save_head(false);
+  if (out.complete) {
+    parts_saved_.clear();
+    for (const Bracket& b : brackets_) parts_saved_.emplace_back(b.rungs().size(), 0);
+  }
+  for (size_t b = 0; b < brackets_.size(); ++b) {
+    for (size_t r = 0; r < brackets_[b].rungs().size(); ++r) {
+      const Bracket::Rung& rung = brackets_[b].rungs()[r];
+      size_t& saved = parts_saved_[b][r];
+      if (!out.complete && saved == rung.recorded.size()) continue;  // nothing new
+      // From the chunk the last save left partial (or the first).
+      for (size_t from = saved / kStateChunk * kStateChunk; from < rung.recorded.size();
+           from += kStateChunk) {
+        out.chunks.push_back({fmt::format("/brackets/{}/{}/recorded", b, r),
+                              static_cast<int64_t>(from / kStateChunk),
+                              Bracket::saved_values(
+                                  rung, from, std::min(from + kStateChunk, rung.recorded.size()))});
+      }
+      saved = rung.recorded.size();
+    }
+  }
+  return out;
+}
+
+Json AshaScheduler::save() const { return save_head(true); }
+
+Json AshaScheduler::save_head(bool with_values) const {
   Json brackets = Json::array();
-  for (const auto& b : brackets_) brackets.push_back(b.save());
+  for (const auto& b : brackets_) brackets.push_back(b.save(with_values));
   Json paused = Json::object();
   for (const auto& [id, p] : paused_at_) paused[id] = {p.bracket, p.rung};
   std::ostringstream rng;
@@ -488,6 +344,7 @@ void AshaScheduler::restore(const Json& state) {
   to_stop_ = state.value("to_stop", std::vector<std::string>{});
   std::istringstream rng(state.at("rng").get<std::string>());
   rng >> rng_;
+  parts_saved_.clear();
 }
 
 std::string AshaScheduler::debug_string() const {

@@ -42,6 +42,9 @@ namespace tune::schedulers {
 
 class AshaScheduler final : public TrialScheduler {
  public:
+  // Values per chunk of a rung in save_parts().
+  static constexpr size_t kStateChunk = 1024;
+
   // Throws ConfigError naming the option when a value is out of range
   // (Ray's asserts: max_t > 0, 0 < grace_period <= max_t, rf > 1, brackets > 0).
   explicit AshaScheduler(AshaOptions options);
@@ -66,6 +69,9 @@ class AshaScheduler final : public TrialScheduler {
   // Promotion pauses trials at rungs; otherwise ASHA only stops them.
   bool pauses_trials() const override { return options_.promotion; }
   Json save() const override;
+  // The rungs' values in chunks of kStateChunk: a save writes the chunks
+  // that grew since the last one, whatever the number of trials.
+  StateParts save_parts() override;
   void restore(const Json& state) override;
   std::string debug_string() const override;
 
@@ -87,6 +93,8 @@ class AshaScheduler final : public TrialScheduler {
     size_t rung;
   };
 
+  // save(); `with_values` false: the rungs' recorded left empty (save_parts).
+  Json save_head(bool with_values) const;
   void forget(const std::string& trial_id);
   std::string name() const;  // as debug_string() begins
   bool promotable(const std::string& trial_id, const Place& place) const;
@@ -104,6 +112,9 @@ class AshaScheduler final : public TrialScheduler {
   int64_t num_stopped_ = 0;
   detail::DecisionReasons reasons_;
   Rng rng_;
+  // Per bracket, per rung: the values save_parts() has given; empty until
+  // its first call and after restore (the next one gives every chunk).
+  std::vector<std::vector<size_t>> parts_saved_;
 };
 
 }  // namespace tune::schedulers

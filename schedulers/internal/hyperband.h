@@ -48,6 +48,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -62,6 +63,9 @@ namespace tune::schedulers {
 
 class HyperBandScheduler final : public TrialScheduler {
  public:
+  // Brackets per chunk of save_parts().
+  static constexpr size_t kStateChunk = 64;
+
   // Throws ConfigError: max_t > 0, reduction_factor > 1.
   explicit HyperBandScheduler(HyperBandOptions options);
   ~HyperBandScheduler() override;
@@ -81,6 +85,9 @@ class HyperBandScheduler final : public TrialScheduler {
   // trial's bracket's milestone.
   int64_t continues_through(const TrialView& trial, int64_t iteration) const override;
   Json save() const override;
+  // The brackets in chunks of kStateChunk: a save writes the chunks whose
+  // brackets changed or were opened since the last one.
+  StateParts save_parts() override;
   void restore(const Json& state) override;
   std::string debug_string() const override;
 
@@ -114,6 +121,8 @@ class HyperBandScheduler final : public TrialScheduler {
   void remove(const std::string& trial_id);
   std::string label(const Bracket& bracket) const;     // "HyperBand (band 0, bracket s=2)"
   std::string finished(const Bracket& bracket) const;  // the reason at its last milestone
+  // save(); `with_brackets` false: "brackets" left empty (save_parts).
+  Json save_head(bool with_brackets) const;
 
   HyperBandOptions options_;
   detail::Objective objective_;
@@ -126,6 +135,12 @@ class HyperBandScheduler final : public TrialScheduler {
   std::vector<std::string> to_stop_;
   int64_t num_stopped_ = 0;
   detail::DecisionReasons reasons_;
+  // For save_parts(): the brackets changed since its last call, how many
+  // there were then, and whether the next call gives every chunk (the
+  // first one, and the first after restore).
+  std::set<size_t> changed_;
+  size_t parts_saved_ = 0;
+  bool parts_complete_ = true;
 };
 
 // The scheduler `options` describe: a HyperBandScheduler, or with

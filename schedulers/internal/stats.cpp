@@ -13,18 +13,46 @@ double nanpercentile(std::vector<double> values, double percent) {
 }
 
 double sorted_percentile(const std::vector<double>& values, double percent) {
-  if (values.empty()) return std::numeric_limits<double>::quiet_NaN();
-  const auto n = static_cast<double>(values.size());
-  const double q = percent / 100;  // np.percentile divides by 100 first
-  const double virtual_index = (n - 1) * q;
-  if (virtual_index >= n - 1) return values.back();
-  if (virtual_index <= 0) return values.front();
-  const double previous = std::floor(virtual_index);
-  const double gamma = virtual_index - previous;
-  const double a = values[static_cast<size_t>(previous)];
-  const double b = values[static_cast<size_t>(previous) + 1];
-  const double diff = b - a;
-  return gamma >= 0.5 ? b - diff * (1 - gamma) : a + diff * gamma;
+  return sorted_percentile_of(values.size(), percent, [&](size_t i) { return values[i]; });
+}
+
+RunningPercentile::RunningPercentile(const std::vector<double>& arrivals)
+    : slot_(arrivals.size(), std::numeric_limits<size_t>::max()) {
+  std::vector<size_t> order;
+  for (size_t i = 0; i < arrivals.size(); ++i) {
+    if (!std::isnan(arrivals[i])) order.push_back(i);
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return arrivals[a] < arrivals[b]; });
+  for (size_t s = 0; s < order.size(); ++s) {
+    ranked_.push_back(arrivals[order[s]]);
+    slot_[order[s]] = s;
+  }
+  tree_.assign(ranked_.size() + 1, 0);
+}
+
+void RunningPercentile::add(size_t arrival) {
+  if (slot_.at(arrival) == std::numeric_limits<size_t>::max()) return;
+  for (size_t i = slot_[arrival] + 1; i < tree_.size(); i += i & (~i + 1)) ++tree_[i];
+  ++count_;
+}
+
+size_t RunningPercentile::kth(size_t k) const {
+  // The Fenwick descent: the last position whose prefix count is <= k.
+  size_t pos = 0;
+  size_t step = 1;
+  while (step * 2 < tree_.size()) step *= 2;
+  for (; step > 0; step /= 2) {
+    if (pos + step < tree_.size() && tree_[pos + step] <= k) {
+      pos += step;
+      k -= tree_[pos];
+    }
+  }
+  return pos;  // 1-based pos + 1 holds it: slot pos
+}
+
+double RunningPercentile::percentile(double percent) const {
+  return sorted_percentile_of(count_, percent, [&](size_t k) { return ranked_[kth(k)]; });
 }
 
 double median(std::vector<double> values) {

@@ -2,6 +2,9 @@
 // calls in Ray Tune's schedulers compute them, so cut-offs match Ray's.
 #pragma once
 
+#include <cmath>
+#include <cstddef>
+#include <limits>
 #include <vector>
 
 namespace tune::schedulers::detail {
@@ -13,6 +16,46 @@ namespace tune::schedulers::detail {
 double nanpercentile(std::vector<double> values, double percent);
 // The same of values already sorted, without NaN.
 double sorted_percentile(const std::vector<double>& values, double percent);
+
+// sorted_percentile of n sorted values, `at(i)` giving the i-th smallest.
+template <class At>
+double sorted_percentile_of(size_t n, double percent, At&& at);
+
+// sorted_percentile of the values added so far, each value added in
+// O(log n) and asked for in O(log n) (a sorted vector costs O(n) an
+// insertion): the cut-offs ASHA's rungs had at each arrival, replayed from a
+// saved state. Knows all the values up front, in arrival order.
+class RunningPercentile {
+ public:
+  explicit RunningPercentile(const std::vector<double>& arrivals);
+  void add(size_t arrival);  // the arrival's value; a NaN is left out
+  double percentile(double percent) const;
+  size_t size() const { return count_; }
+
+ private:
+  size_t kth(size_t k) const;  // the slot of the k-th smallest added (0: the smallest)
+
+  std::vector<double> ranked_;  // the values but NaN, ascending: one slot each
+  std::vector<size_t> slot_;    // arrival -> its slot in ranked_ (NaN: none)
+  std::vector<size_t> tree_;    // Fenwick counts of the slots added, 1-based
+  size_t count_ = 0;
+};
+
+template <class At>
+double sorted_percentile_of(size_t count, double percent, At&& at) {
+  if (count == 0) return std::numeric_limits<double>::quiet_NaN();
+  const auto n = static_cast<double>(count);
+  const double q = percent / 100;  // np.percentile divides by 100 first
+  const double virtual_index = (n - 1) * q;
+  if (virtual_index >= n - 1) return at(count - 1);
+  if (virtual_index <= 0) return at(0);
+  const double previous = std::floor(virtual_index);
+  const double gamma = virtual_index - previous;
+  const double a = at(static_cast<size_t>(previous));
+  const double b = at(static_cast<size_t>(previous) + 1);
+  const double diff = b - a;
+  return gamma >= 0.5 ? b - diff * (1 - gamma) : a + diff * gamma;
+}
 
 // np.median: the mean of the two middle values for an even count. NaN when empty.
 double median(std::vector<double> values);

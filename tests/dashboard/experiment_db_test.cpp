@@ -8,6 +8,7 @@
 
 #include "core/errors.h"
 #include "fixture.h"
+#include "tests/storage/version3.h"
 
 namespace tune::dashboard {
 namespace {
@@ -157,40 +158,44 @@ TEST_CASE("scheduler: HyperBand's history says who reached each milestone, went 
         std::string::npos);
 }
 
+// runs/two: error = x^2 and cost = (x-1)^2, both minimised: x in [0, 1]
+// is the front, x > 1 is dominated by x = 1, and x > 2 breaks the
+// constraint x - 2 <= 0; trial 6 lacks the second objective.
+std::filesystem::path write_two_objectives(const std::filesystem::path& runs) {
+  const auto dir = runs / "two";
+  auto store = storage::ExperimentStore::open(dir);
+  store.put_experiment({.name = "two",
+                        .metric = "error",
+                        .mode = Mode::kMin,
+                        .created_at = 1000,
+                        .status = ExperimentStatus::kFinished,
+                        .objectives = {{"error", Mode::kMin}, {"cost", Mode::kMin}}});
+  const std::vector<double> xs = {0.0, 0.5, 1.0, 1.5, 2.5, 3.0};
+  for (size_t i = 0; i < xs.size(); ++i) {
+    const std::string id = fmt::format("two_{:05d}", i);
+    const double x = xs[i];
+    store.put_trial({.trial_id = id,
+                     .trial_index = static_cast<int64_t>(i),
+                     .config = {{"x", x}},
+                     .status = TrialStatus::kTerminated,
+                     .created_at = 1000.0 + static_cast<double>(i)});
+    store.append_result(
+        {.trial_id = id,
+         .training_iteration = 1,
+         .timestamp = 1001,
+         .metrics = {{"error", x * x}, {"cost", (x - 1) * (x - 1)}, {"constraints", x - 2}}});
+  }
+  // A trial without the second objective has no point.
+  store.put_trial({.trial_id = "two_00006", .trial_index = 6, .config = {{"x", 9}}});
+  store.append_result(
+      {.trial_id = "two_00006", .training_iteration = 1, .metrics = {{"error", 0.1}}});
+  store.flush();
+  return dir;
+}
+
 TEST_CASE("front: each trial's objectives, the Pareto front ranked, infeasible ones marked") {
   DashboardDir runs;
-  const auto dir = runs.path() / "two";
-  {
-    auto store = storage::ExperimentStore::open(dir);
-    store.put_experiment({.name = "two",
-                          .metric = "error",
-                          .mode = Mode::kMin,
-                          .created_at = 1000,
-                          .status = ExperimentStatus::kFinished,
-                          .objectives = {{"error", Mode::kMin}, {"cost", Mode::kMin}}});
-    // error = x^2 and cost = (x-1)^2: x in [0, 1] is the front, x > 1 is
-    // dominated by x = 1, and x > 2 breaks the constraint x - 2 <= 0.
-    const std::vector<double> xs = {0.0, 0.5, 1.0, 1.5, 2.5, 3.0};
-    for (size_t i = 0; i < xs.size(); ++i) {
-      const std::string id = fmt::format("two_{:05d}", i);
-      const double x = xs[i];
-      store.put_trial({.trial_id = id,
-                       .trial_index = static_cast<int64_t>(i),
-                       .config = {{"x", x}},
-                       .status = TrialStatus::kTerminated,
-                       .created_at = 1000.0 + static_cast<double>(i)});
-      store.append_result(
-          {.trial_id = id,
-           .training_iteration = 1,
-           .timestamp = 1001,
-           .metrics = {{"error", x * x}, {"cost", (x - 1) * (x - 1)}, {"constraints", x - 2}}});
-    }
-    // A trial without the second objective has no point.
-    store.put_trial({.trial_id = "two_00006", .trial_index = 6, .config = {{"x", 9}}});
-    store.append_result(
-        {.trial_id = "two_00006", .training_iteration = 1, .metrics = {{"error", 0.1}}});
-    store.flush();
-  }
+  const auto dir = write_two_objectives(runs.path());
   const Json front = ExperimentDb::open(dir).front();
   REQUIRE(front["objectives"].size() == 2);
   CHECK(front["objectives"][1] == Json{{"metric", "cost"}, {"mode", "min"}});
@@ -266,6 +271,44 @@ TEST_CASE("a missing or corrupt database is a StorageError naming the file") {
       << "this is not sqlite, just text long enough to be a header....";
   CHECK_THROWS_WITH_AS(ExperimentDb::open(runs.path() / "bad"),
                        doctest::Contains("bad/experiment.db"), StorageError);
+}
+
+// Every answer of the dashboard on `dir`, but the fingerprint.
+Json answers(const std::filesystem::path& dir) {
+  const auto db = ExperimentDb::open(dir);
+  Json summary = db.summary();
+  summary.erase("fingerprint");
+  const auto [budget, points] = db.points_at_one_budget(db.objective().first, 2);
+  Json at_budget = Json::array();
+  for (const TrialPoint& p : points) at_budget.push_back({p.trial_id, p.last_metrics});
+  return {{"summary", summary},
+          {"trials", db.trials()},
+          {"page", db.trial_page(2, 5)},
+          {"curves", db.curves(db.objective().first, {.max_curve_trials = 3})},
+          {"other curves", db.curves("loss", {.max_curve_trials = 3})},
+          {"scheduler", db.scheduler()},
+          {"front", db.front()},
+          {"budget", budget},
+          {"at budget", at_budget}};
+}
+
+TEST_CASE("a version 3 database, without the kept last results, answers as a new one does") {
+  DashboardDir runs;
+  for (const auto& dir :
+       {write_experiment(runs.path(), "asha"), write_two_objectives(runs.path())}) {
+    CAPTURE(dir);
+    const Json fresh = answers(dir);
+    CHECK(fresh["summary"]["best"].is_object());
+    {
+      test::Sql sql(dir / "experiment.db", SQLITE_OPEN_READWRITE);
+      test::make_version_3(sql);
+    }
+    const Json old = answers(dir);
+    for (const auto& [key, value] : fresh.items()) {
+      CAPTURE(key);
+      CHECK(old[key] == value);
+    }
+  }
 }
 
 TEST_CASE("thin keeps at most max indices, evenly, always the last") {

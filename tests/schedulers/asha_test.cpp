@@ -5,6 +5,8 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
+
 #include "schedulers/internal/stats.h"
 #include "tests/schedulers/trace.h"
 
@@ -22,6 +24,27 @@ AshaScheduler asha(double rf, double max_t, Mode mode = Mode::kMax, bool promoti
 }
 
 }  // namespace
+
+TEST_CASE("a running percentile is numpy's of the values added so far") {
+  std::vector<double> values;
+  for (int i = 0; i < 300; ++i) {
+    values.push_back(i % 17 == 0 ? NAN : std::round(std::sin(i * 2.3) * 20) / 4);  // ties too
+  }
+  detail::RunningPercentile running(values);
+  std::vector<double> added;
+  for (size_t i = 0; i < values.size(); ++i) {
+    for (double percent : {0.0, 50.0, (1 - 1.0 / 3) * 100, 75.0, 100.0}) {
+      const double expected = detail::nanpercentile(added, percent);
+      if (std::isnan(expected)) {
+        CHECK(std::isnan(running.percentile(percent)));
+      } else {
+        CHECK(running.percentile(percent) == expected);
+      }
+    }
+    running.add(i);
+    added.push_back(values[i]);
+  }
+}
 
 TEST_CASE("ASHA rungs sit at grace * rf^k as Ray computes them") {
   CHECK(asha(4, 100).milestones() == std::vector<double>{64, 16, 4, 1});
@@ -172,6 +195,45 @@ TEST_CASE("ASHA save and restore continue with identical decisions") {
     CHECK(s1.save() == s2.save());
     CHECK(s1.debug_string() == s2.debug_string());
   }
+}
+
+TEST_CASE("ASHA's state saved in parts: the chunks that grew, assembling into save()") {
+  AshaScheduler s = asha(3, 27);
+  Trace t(s);
+  StoredParts stored;
+  auto write = [&] { return stored.write(s); };
+  auto assembled = [&] { return stored.assembled(); };
+  CHECK(write().complete);
+  const auto report = [&](int i) {
+    const std::string id = "t" + std::to_string(i);
+    t.add(id);
+    return t.report(id, 1, std::sin(i * 1.7));
+  };
+  for (int i = 0; i < 2500; ++i) report(i);
+  StateParts parts = write();
+  CHECK(!parts.complete);
+  CHECK(parts.chunks.size() == 3);  // 2,500 values at milestone 1: 1,024 a chunk
+  CHECK(assembled() == s.save());
+  for (int i = 2500; i < 2510; ++i) report(i);
+  parts = write();
+  REQUIRE(parts.chunks.size() == 1);  // only the last, partial chunk
+  CHECK(parts.chunks[0].index == 2);
+  CHECK(parts.chunks[0].items.size() == 2510 - 2 * AshaScheduler::kStateChunk);
+  CHECK(assembled() == s.save());
+  CHECK(write().chunks.empty());  // nothing new
+
+  // Resumed from the parts: the same state, deciding as the original does.
+  AshaScheduler resumed = asha(3, 27);
+  resumed.restore(assembled());
+  CHECK(resumed.save() == s.save());
+  CHECK(resumed.save_parts().complete);  // the first save after restore writes it all
+  Trace r(resumed);
+  for (int i = 2510; i < 2600; ++i) {
+    const std::string id = "t" + std::to_string(i);
+    r.add(id);
+    CHECK(r.report(id, 1, std::sin(i * 1.7)) == report(i));
+  }
+  CHECK(resumed.save() == s.save());
 }
 
 TEST_CASE("ASHA promotion: a loser the controller is still pausing never runs again") {

@@ -187,6 +187,33 @@ TEST_CASE("HyperBand save and restore continue with identical decisions") {
   CHECK(s1.save() == s2.save());
 }
 
+TEST_CASE("HyperBand's state saved in parts: the brackets that changed, assembling into save()") {
+  for (bool for_bohb : {false, true}) {
+    CAPTURE(for_bohb);
+    HyperBandScheduler s({.max_t = 9, .reduction_factor = 3, .for_bohb = for_bohb});
+    s.set_search_properties("score", Mode::kMax);
+    StoredParts stored;
+    CHECK(stored.write(s).complete);
+    int rounds = 0;
+    size_t most_chunks = 0;
+    // 1,200 trials, 17 a band: about 210 brackets in 4 chunks, all opened
+    // (and written) at once as the trials are added, then run 8 at a time.
+    check_leases(s, 1200, 9, 8, [&] {
+      const StateParts parts = stored.write(s);
+      CHECK(!parts.complete);
+      if (rounds++ > 0) most_chunks = std::max(most_chunks, parts.chunks.size());
+      if (rounds % 25 == 0) CHECK(stored.assembled() == s.save());
+    });
+    CHECK(stored.assembled() == s.save());
+    CHECK(s.brackets().size() > 3 * HyperBandScheduler::kStateChunk);
+    CHECK(most_chunks <= 2);  // the latest brackets' chunk, and the one before
+    HyperBandScheduler resumed({.max_t = 9, .reduction_factor = 3, .for_bohb = for_bohb});
+    resumed.restore(stored.assembled());
+    CHECK(resumed.save() == s.save());
+    CHECK(resumed.save_parts().complete);
+  }
+}
+
 TEST_CASE("HyperBand: brackets take n0 trials created one at a time, then halve") {
   // max_t=9, rf=3: bracket s=0 runs 3 trials to 9, s=1 halves 5 trials at 3.
   // A model-based searcher creates one trial at a time, after the last ran.

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cmath>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -109,7 +110,9 @@ struct LeaseCheck {
 // resume, as the controller does). Each run's lease comes from
 // continues_through at its start and after every report outside it, as
 // the controller grants them.
-inline LeaseCheck check_leases(TrialScheduler& s, int n, int64_t max_t, size_t slots) {
+// `each_round` (when given) runs after every round of reports.
+inline LeaseCheck check_leases(TrialScheduler& s, int n, int64_t max_t, size_t slots,
+                               const std::function<void()>& each_round = {}) {
   Trace t(s);
   std::map<std::string, int64_t> iteration, lease;
   std::map<std::string, int> index;
@@ -161,9 +164,33 @@ inline LeaseCheck check_leases(TrialScheduler& s, int n, int64_t max_t, size_t s
       }
       std::erase(running, id);
     }
+    if (each_round) each_round();
   }
   return check;
 }
+
+// A scheduler's save_parts() as the store keeps them: each write replaces
+// the chunks it gives (all of them, when complete) and the head;
+// assembled() is the state a resumed run reads.
+class StoredParts {
+ public:
+  StateParts write(TrialScheduler& s) {
+    StateParts parts = s.save_parts();
+    if (parts.complete) chunks_.clear();
+    for (const StateChunk& c : parts.chunks) chunks_[{c.pointer, c.index}] = c;
+    head_ = parts.head;
+    return parts;
+  }
+  Json assembled() const {
+    std::vector<StateChunk> chunks;
+    for (const auto& [key, c] : chunks_) chunks.push_back(c);
+    return core::assemble_state(head_, chunks);
+  }
+
+ private:
+  Json head_;
+  std::map<std::pair<std::string, int64_t>, StateChunk> chunks_;
+};
 
 // Round-trips a scheduler's state through its JSON text, as an experiment
 // checkpoint does.

@@ -138,13 +138,13 @@ TEST_CASE("an experiment status the store does not know is a StorageError naming
                        StorageError);
 }
 
-TEST_CASE("the database is in WAL mode with schema version 2") {
+TEST_CASE("the database is in WAL mode with schema version 4") {
   TempDir dir;
   ExperimentStore::open(dir.path());
   Sql sql(dir.path() / "experiment.db");
   CHECK(sql.scalar("PRAGMA journal_mode") == "wal");
-  CHECK(sql.scalar("PRAGMA user_version") == "3");
-  CHECK(sql.scalar("SELECT value FROM schema_info WHERE key = 'schema_version'") == "3");
+  CHECK(sql.scalar("PRAGMA user_version") == "4");
+  CHECK(sql.scalar("SELECT value FROM schema_info WHERE key = 'schema_version'") == "4");
 }
 
 TEST_CASE("results are visible to another connection after flush, not before") {
@@ -308,11 +308,11 @@ TEST_CASE("a database from a newer tunerun refuses to open") {
   ExperimentStore::open(dir.path());
   {
     Sql sql(dir.path() / "experiment.db", SQLITE_OPEN_READWRITE);
-    sql.exec("PRAGMA user_version = 4");
-    sql.exec("UPDATE schema_info SET value = '4' WHERE key = 'schema_version'");
+    sql.exec("PRAGMA user_version = 5");
+    sql.exec("UPDATE schema_info SET value = '5' WHERE key = 'schema_version'");
   }
   std::string expected = (dir.path() / "experiment.db").string() +
-                         " has schema version 4; this tunerun understands up to 3";
+                         " has schema version 5; this tunerun understands up to 4";
   CHECK_THROWS_WITH_AS(ExperimentStore::open(dir.path()), expected.c_str(), StorageError);
   CHECK_THROWS_WITH_AS(ExperimentStore::open_read_only(dir.path()), expected.c_str(), StorageError);
 }

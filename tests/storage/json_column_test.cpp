@@ -11,6 +11,7 @@
 #include "sql.h"
 #include "storage/experiment_store.h"
 #include "temp_dir.h"
+#include "version3.h"
 
 using tune::Json;
 using tune::Mode;
@@ -166,6 +167,7 @@ TEST_CASE("a version 1 file is read as it is read-only, and upgraded when opened
   }
   {
     Sql sql(dir.path() / "experiment.db", SQLITE_OPEN_READWRITE);
+    tune::test::make_version_3(sql);
     sql.exec(R"(
         DROP VIEW pareto_front; DROP VIEW objective_values; DROP TABLE objectives;
         DROP VIEW best_result; DROP VIEW best_trial; DROP VIEW last_results; DROP VIEW all_results;
@@ -195,8 +197,8 @@ TEST_CASE("a version 1 file is read as it is read-only, and upgraded when opened
   CHECK(store.results("exp_00000").at(0).metrics == Json{{"loss", 0.25}});
   CHECK(std::isnan(store.results("exp_00000").at(1).metrics["loss"].get<double>()));
   Sql sql(dir.path() / "experiment.db");
-  CHECK(sql.scalar("PRAGMA user_version") == "3");
-  CHECK(sql.scalar("SELECT value FROM schema_info WHERE key = 'schema_version'") == "3");
+  CHECK(sql.scalar("PRAGMA user_version") == "4");
+  CHECK(sql.scalar("SELECT value FROM schema_info WHERE key = 'schema_version'") == "4");
   // The recreated views: the NaN result has no metric_value.
   CHECK(sql.scalar("SELECT count(*) FROM all_results WHERE metric_value IS NULL") == "1");
 }

@@ -10,6 +10,7 @@
 #include "sql.h"
 #include "storage/experiment_store.h"
 #include "temp_dir.h"
+#include "version3.h"
 
 using tune::Json;
 using tune::Mode;
@@ -104,13 +105,14 @@ TEST_CASE("one objective: the objectives table has it, and a version 2 file gain
     Sql sql(dir.path() / "experiment.db", SQLITE_OPEN_READWRITE);
     CHECK(sql.scalar("SELECT group_concat(trial_id || ':' || rank) FROM pareto_front") ==
           "exp_1:0,exp_2:1,exp_0:2");
+    tune::test::make_version_3(sql);
     sql.exec(R"(DROP VIEW pareto_front; DROP VIEW objective_values; DROP TABLE objectives;
                 UPDATE schema_info SET value = '2'; PRAGMA user_version = 2;)");
   }
   CHECK(ExperimentStore::open_read_only(dir.path()).pareto_front().empty());
   ExperimentStore store = ExperimentStore::open(dir.path());
   Sql sql(dir.path() / "experiment.db");
-  CHECK(sql.scalar("PRAGMA user_version") == "3");
+  CHECK(sql.scalar("PRAGMA user_version") == "4");
   CHECK(sql.scalar("SELECT metric || ' ' || mode FROM objectives") == "loss min");
   CHECK(store.pareto_front(true).at(0).trial.trial_id == "exp_1");
 }
