@@ -1,7 +1,9 @@
 // The models trained through the Trainer: shapes, the GPT's causality and
 // generation, the tokenizer and the fortunes corpus.
+#include <ATen/CPUGeneratorImpl.h>
 #include <doctest/doctest.h>
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/utils.h>
 
 #include <filesystem>
 #include <fstream>
