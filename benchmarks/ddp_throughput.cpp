@@ -16,7 +16,9 @@
 // models; 2-rank LeNet >= 1.6x our 1-rank.
 #include <fmt/core.h>
 #include <sys/resource.h>
-#include <torch/torch.h>
+#include <torch/nn/functional/loss.h>
+#include <torch/optim/sgd.h>
+#include <torch/utils.h>
 #include <unistd.h>
 
 #include <chrono>

@@ -12,7 +12,8 @@
 // (goal: >= 0.97), and the Trainer with its defaults on (gradient clipping to
 // norm 1, a cosine schedule), which the hand-written loop does not do.
 #include <fmt/core.h>
-#include <torch/torch.h>
+#include <torch/optim/sgd.h>
+#include <torch/utils.h>
 
 #include <algorithm>
 #include <chrono>

@@ -10,7 +10,11 @@
 #include "train/trainer/torch_trainer.h"
 
 #include <fmt/format.h>
-#include <torch/torch.h>
+#include <torch/nn/functional/loss.h>
+#include <torch/nn/module.h>
+#include <torch/nn/modules/linear.h>
+#include <torch/optim/sgd.h>
+#include <torch/utils.h>
 
 #include <cstring>
 

@@ -6,7 +6,11 @@
 //
 // Config: seed, steps, batch (the global batch: rank r of W takes its W-th of
 // every step's rows, so every layout sees the same samples per step).
-#include <torch/torch.h>
+#include <torch/nn/functional/loss.h>
+#include <torch/nn/module.h>
+#include <torch/nn/modules/linear.h>
+#include <torch/optim/sgd.h>
+#include <torch/utils.h>
 
 #include "train/session.h"
 #include "train/torch/ddp.h"

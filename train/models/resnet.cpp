@@ -1,6 +1,7 @@
 #include "train/models/resnet.h"
 
 #include <torch/nn/functional/activation.h>
+#include <torch/nn/functional/pooling.h>
 
 namespace train::models {
 
@@ -31,7 +32,7 @@ torch::Tensor BasicBlock::forward(torch::Tensor x) {
   return torch::relu(y + (shortcut_->is_empty() ? x : shortcut_->forward(x)));
 }
 
-ResNet::ResNet(const ResNetOptions& o) {
+ResNet::ResNet(const ResNetOptions& o) : stem_pool_(o.stem_pool) {
   stem_ = register_module("stem", torch::nn::Conv2d(conv3x3(o.in_channels, o.width, 1)));
   stem_bn_ = register_module("stem_bn", torch::nn::BatchNorm2d(o.width));
   int64_t in = o.width;
@@ -49,6 +50,7 @@ ResNet::ResNet(const ResNetOptions& o) {
 
 torch::Tensor ResNet::forward(torch::Tensor x) {
   x = torch::relu(stem_bn_(stem_(x)));
+  if (stem_pool_) x = torch::max_pool2d(x, 2);
   for (auto& block : blocks_) x = block->forward(x);
   return fc_(x.mean({2, 3}));
 }

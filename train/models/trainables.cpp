@@ -60,7 +60,8 @@ void fashion_mnist_cnn(const tune::Config& config) {
     trainer.emplace(std::make_shared<fm::LeNet>(), args, train_data, test_data, accuracy_metrics);
   } else if (kind == "resnet") {
     ResNetOptions options{.width = config.get<int64_t>("width", 16),
-                          .blocks = config.get<int64_t>("blocks", 1)};
+                          .blocks = config.get<int64_t>("blocks", 1),
+                          .stem_pool = config.get<bool>("stem_pool", false)};
     trainer.emplace(std::make_shared<ResNet>(options), args, train_data, test_data,
                     accuracy_metrics);
   } else {

@@ -15,9 +15,10 @@
 //   seed = 0
 //
 // fashion_mnist_cnn: model = "lenet" | "resnet" (default "resnet"), width =
-// 16 and blocks = 1 (ResNet), lr = 3e-3, weight_decay = 0.05, warmup_ratio
-// = 0.05, batch_size = 128, epochs = 8, train_subset = test_subset = 0 (>0:
-// the first N samples), data_dir. Evaluates on the test set and reports
+// 16, blocks = 1 and stem_pool = false (ResNet, train/models/resnet.h),
+// lr = 3e-3, weight_decay = 0.05, warmup_ratio = 0.05, batch_size = 128,
+// epochs = 8, train_subset = test_subset = 0 (>0: the first N samples),
+// data_dir. Evaluates on the test set and reports
 // {"eval_accuracy", "eval_loss", "epoch", "step"} with a checkpoint every
 // epoch.
 //

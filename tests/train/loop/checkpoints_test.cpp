@@ -2,7 +2,8 @@
 // deletes the oldest checkpoints, load_best_model_at_end ends with the best
 // one's weights (HF's rules for both).
 #include <doctest/doctest.h>
-#include <torch/torch.h>
+#include <torch/nn/module.h>
+#include <torch/serialize.h>
 
 #include <filesystem>
 #include <map>

@@ -1,7 +1,9 @@
 // The models trained through the Trainer: shapes, the GPT's causality and
 // generation, the tokenizer and the fortunes corpus.
+#include <ATen/CPUGeneratorImpl.h>
 #include <doctest/doctest.h>
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/utils.h>
 
 #include <filesystem>
 #include <fstream>
@@ -19,6 +21,10 @@ TEST_CASE("the small ResNet maps Fashion-MNIST images to 10 logits") {
   torch::manual_seed(0);
   ResNet net({.width = 8, .blocks = 1});
   CHECK(net.forward(torch::randn({3, 1, 28, 28})).sizes() == torch::IntArrayRef{3, 10});
+  // The pooled stem runs the stages at 14, 7 and 4 pixels with the same weights.
+  ResNet pooled({.width = 8, .blocks = 1, .stem_pool = true});
+  CHECK(pooled.forward(torch::randn({3, 1, 28, 28})).sizes() == torch::IntArrayRef{3, 10});
+  CHECK(pooled.parameters().size() == net.parameters().size());
 }
 
 TEST_CASE("the char-GPT is causal: a later token never changes earlier logits") {

@@ -2,7 +2,11 @@
 // from six features, learnable in a few steps.
 #pragma once
 
-#include <torch/torch.h>
+#include <ATen/CPUGeneratorImpl.h>
+#include <torch/nn/module.h>
+#include <torch/nn/modules/dropout.h>
+#include <torch/nn/modules/linear.h>
+#include <torch/utils.h>
 
 #include <memory>
 #include <vector>

@@ -4,7 +4,8 @@
 #include "train/loop/trainer.h"
 
 #include <doctest/doctest.h>
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/utils.h>
 
 #include <filesystem>
 #include <mutex>

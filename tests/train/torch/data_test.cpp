@@ -1,7 +1,7 @@
 #include "train/torch/data.h"
 
 #include <doctest/doctest.h>
-#include <torch/torch.h>
+#include <torch/types.h>
 
 #include <algorithm>
 #include <map>

@@ -1,7 +1,12 @@
 #include "train/torch/ddp.h"
 
 #include <doctest/doctest.h>
-#include <torch/torch.h>
+#include <torch/nn/functional/loss.h>
+#include <torch/nn/module.h>
+#include <torch/nn/modules/conv.h>
+#include <torch/nn/modules/linear.h>
+#include <torch/optim/sgd.h>
+#include <torch/utils.h>
 
 #include <mutex>
 #include <string>

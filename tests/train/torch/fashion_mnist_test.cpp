@@ -1,7 +1,9 @@
 // The Fashion-MNIST reader on the real files, and checkpoint/resume of the
 // training loop the trainables run (train/fashion_mnist/training.h).
 #include <doctest/doctest.h>
-#include <torch/torch.h>
+#include <torch/optim/sgd.h>
+#include <torch/types.h>
+#include <torch/utils.h>
 
 #include <filesystem>
 #include <fstream>
