@@ -259,6 +259,9 @@ class TrialController::Impl {
     if (signals_) items.push_back({nullptr, signals_->fd(), ZMQ_POLLIN, 0});
     // In virtual time the channel is read in the simulation's order only (step()).
     if (lockstep_) items[0].events = 0;
+    // News for many groups at once (a simulated rank's exit) wakes the loop
+    // through the launcher's fds; its poll() this turn hands it to the groups.
+    for (int fd : options_.launcher->wake_fds()) items.push_back({nullptr, fd, ZMQ_POLLIN, 0});
     const size_t first_exit = items.size();
     const auto exits = groups_->exit_fds();
     for (const auto& [fd, trial_id] : exits) items.push_back({nullptr, fd, ZMQ_POLLIN, 0});
