@@ -149,7 +149,9 @@ class TrialController::Impl {
             .available_memory = lockstep_ ? all_memory_available : available_memory_share,
             // Virtual ranks do not beat: their exits say it all.
             .heartbeat_timeout_s = lockstep_ ? kNever : spec_.heartbeat_timeout_s,
-            .prestart = reusable && !reuse && spec_.prestart_workers});
+            .prestart = reusable && !reuse && spec_.prestart_workers,
+            // In virtual time a connection costs no simulated time.
+            .max_connecting_ranks = lockstep_ ? 0 : WorkerGroupOptions{}.max_connecting_ranks});
     WorkerLaunchContext launch{
         options_.worker_argv,
         inherited_environment(pool_->has_gpus(), spec_.trainable.threads_per_worker > 0),
