@@ -11,6 +11,14 @@ namespace {
 // How long take_from waits for a message the simulation says was sent.
 constexpr std::chrono::milliseconds kTakeWait{60'000};
 
+// Connections waiting to be accepted. ZeroMQ's default, 100, is far fewer
+// than the ranks of a wave of trial starts (1,000 trials x 4 ranks connect
+// at once, each twice: control and heartbeats): the kernel drops what
+// overflows the queue and the peer's TCP retries 1, 3, 7, 15, 31 s later,
+// so that some ranks connected only after their START timeout. The kernel
+// caps it at net.core.somaxconn (4,096 on current kernels).
+constexpr int kAcceptBacklog = 8192;
+
 // The CURVE key ZAP named the connection by (tune/zap_handler.h).
 std::string connection_key(zmq::message_t& frame) {
   try {
@@ -41,6 +49,7 @@ ControlChannel::ControlChannel(zmq::context_t& context, const std::string& endpo
   zap_ = std::make_unique<ZapHandler>(context, socket_);
   socket_.set(zmq::sockopt::router_mandatory, true);
   socket_.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(protocol::kMaxMessageBytes));
+  socket_.set(zmq::sockopt::backlog, kAcceptBacklog);
   socket_.bind(endpoint);
   endpoint_ = socket_.get(zmq::sockopt::last_endpoint);
 }

@@ -149,7 +149,9 @@ class TrialController::Impl {
             .available_memory = lockstep_ ? all_memory_available : available_memory_share,
             // Virtual ranks do not beat: their exits say it all.
             .heartbeat_timeout_s = lockstep_ ? kNever : spec_.heartbeat_timeout_s,
-            .prestart = reusable && !reuse && spec_.prestart_workers});
+            .prestart = reusable && !reuse && spec_.prestart_workers,
+            // In virtual time a connection costs no simulated time.
+            .max_connecting_ranks = lockstep_ ? 0 : WorkerGroupOptions{}.max_connecting_ranks});
     WorkerLaunchContext launch{
         options_.worker_argv,
         inherited_environment(pool_->has_gpus(), spec_.trainable.threads_per_worker > 0),
@@ -259,6 +261,9 @@ class TrialController::Impl {
     if (signals_) items.push_back({nullptr, signals_->fd(), ZMQ_POLLIN, 0});
     // In virtual time the channel is read in the simulation's order only (step()).
     if (lockstep_) items[0].events = 0;
+    // News for many groups at once (a simulated rank's exit) wakes the loop
+    // through the launcher's fds; its poll() this turn hands it to the groups.
+    for (int fd : options_.launcher->wake_fds()) items.push_back({nullptr, fd, ZMQ_POLLIN, 0});
     const size_t first_exit = items.size();
     const auto exits = groups_->exit_fds();
     for (const auto& [fd, trial_id] : exits) items.push_back({nullptr, fd, ZMQ_POLLIN, 0});

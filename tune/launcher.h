@@ -135,6 +135,10 @@ class Launcher {
   // the background (probes of suspected nodes, the cluster's node states),
   // so that describe_nodes() is current while no trial waits.
   virtual void poll() {}
+  // File descriptors the event loop also waits on: one readable means
+  // poll() has news for the groups (their exit_fds() become readable once it
+  // ran). For news shared by many groups: one fd polled once, not once per group.
+  virtual std::vector<int> wake_fds() const { return {}; }
   // On resume: the nodes an earlier run recorded (describe_nodes()); their
   // failure counts carry over.
   virtual void restore_nodes(const Json& nodes) {}

@@ -64,14 +64,21 @@ void RunEnds::on_group_event(const GroupEvent& event) {
     case GroupEvent::Kind::kHeld:
       trial->cluster_fault = true;
       return fail(*trial, event.reason, false);
-    case GroupEvent::Kind::kHeartbeatMissed:
+    case GroupEvent::Kind::kHeartbeatMissed: {
+      // A rank that never said HELLO is no silent rank: it never connected.
+      const bool connected =
+          !parts_.groups.find(trial->id)->ranks.at(event.rank).routing_id.empty();
       fail(*trial,
-           fmt::format("rank {} sent nothing for {:.1f} s (heartbeat timeout)", event.rank,
-                       event.silent_s),
+           connected ? fmt::format("rank {} sent nothing for {:.1f} s (heartbeat timeout)",
+                                   event.rank, event.silent_s)
+                     : fmt::format("rank {} did not connect to the controller within {:.1f} s "
+                                   "of its start (heartbeat timeout)",
+                                   event.rank, event.silent_s),
            false);
       // A stopped process ignores SIGTERM.
       if (parts_.groups.find(trial->id) != nullptr) parts_.groups.kill(trial->id);
       return;
+    }
   }
 }
 

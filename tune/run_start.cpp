@@ -180,7 +180,10 @@ void RunStart::on_hello(const std::string& routing_id, const protocol::Hello& he
   rank->host = hello.host;
   rank->step = hello.step;
   rank->last_seen = parts_.groups.now();
-  if (group.all_connected()) group.processes->started();
+  if (group.all_connected()) {
+    group.processes->started();
+    parts_.groups.connected(hello.trial_id);
+  }
   parts_.store.add_placement(
       {hello.trial_id, hello.attempt, hello.rank, hello.host, hello.step, unix_now()});
   parts_.channel.bind_peer(routing_id, {hello.trial_id, hello.rank});

@@ -46,6 +46,9 @@ void TrialRuns::launch_waiting() {
     if (reason.empty() && !parts_.groups.can_place(parts_.spec.trainable.smallest())) {
       reason = "waiting: no node has room for its ranks now";
     }
+    if (reason.empty() && parts_.groups.connecting_full()) {
+      reason = "waiting: the ranks of trials just started are still connecting";
+    }
     if (!reason.empty()) {
       for (Trial* t : waiting) trials_.set_reason(*t, reason);
       return;

@@ -74,6 +74,9 @@ GroupSource WorkerGroups::start(const std::string& trial_id, int attempt, int ma
       group.processes = launcher_.launch(launch);
       group.ranks.resize(launch.ranks.size());
       group.held_check = now() + options_.held_check;
+      forget_connecting(trial_id);
+      connecting_[trial_id] = group.ranks.size();
+      connecting_ranks_ += group.ranks.size();
     }
   }
   group.gpus = std::move(gpus);
@@ -205,7 +208,15 @@ void WorkerGroups::settle(const std::string& trial_id) {
   if (!group.settle_deadline) group.settle_deadline = now() + options_.settle_time;
 }
 
+void WorkerGroups::forget_connecting(const std::string& trial_id) {
+  if (auto it = connecting_.find(trial_id); it != connecting_.end()) {
+    connecting_ranks_ -= it->second;
+    connecting_.erase(it);
+  }
+}
+
 Group WorkerGroups::release(const std::string& trial_id, bool keep) {
+  forget_connecting(trial_id);
   auto node = groups_.extract(trial_id);
   Group group = std::move(node.mapped());
   group.settle_deadline.reset();
@@ -267,6 +278,7 @@ double available_memory_share() {
 
 void WorkerGroups::hand_over(const std::string& from, const std::string& to, int attempt,
                              int master_port) {
+  forget_connecting(from);
   auto node = groups_.extract(from);
   Group& group = node.mapped();
   node.key() = to;

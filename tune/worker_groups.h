@@ -19,6 +19,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "tune/clock.h"
@@ -115,6 +116,14 @@ struct WorkerGroupOptions {
   // ... none sooner than this after a group was started: a process start
   // takes milliseconds of CPU that the starting trial's ranks need then.
   std::chrono::milliseconds spare_delay{5};
+  // Ranks launched and not yet all connected (their group's HELLOs) at most
+  // this many, across groups; 0: no bound. Each connection's CURVE
+  // handshake costs the controller's ZeroMQ I/O thread a fraction of a
+  // millisecond, and thousands at once (1,000 trials x 4 ranks started in
+  // one turn, each rank connecting twice) share it until each takes longer
+  // than ZeroMQ's 30 s handshake timeout, and the ranks retry: trials wait
+  // to start instead (connecting_full()).
+  int max_connecting_ranks = 512;
   // The clock of every deadline above and of Rank::last_seen.
   NowFunction now = clock_now;
 };
@@ -139,6 +148,15 @@ class WorkerGroups {
   // launcher throws.
   GroupSource start(const std::string& trial_id, int attempt, int master_port,
                     std::vector<std::vector<std::string>> gpus, const GroupLaunch& launch);
+
+  // Whether launched ranks not yet connected reach max_connecting_ranks:
+  // another launch waits for them.
+  bool connecting_full() const {
+    return options_.max_connecting_ranks > 0 &&
+           connecting_ranks_ >= static_cast<size_t>(options_.max_connecting_ranks);
+  }
+  // Every rank of the trial's group said HELLO.
+  void connected(const std::string& trial_id) { forget_connecting(trial_id); }
 
   // Whether a spare group should be started now (prestart, fewer spares
   // than running groups, spare_delay after the last group start).
@@ -228,6 +246,7 @@ class WorkerGroups {
   // Keeps the idle groups within max_idle (`suspended` false) or within
   // the bounds on suspended ones (true), letting the oldest go.
   void bound_idle(bool suspended);
+  void forget_connecting(const std::string& trial_id);
 
   Launcher& launcher_;
   WorkerGroupOptions options_;
@@ -243,6 +262,9 @@ class WorkerGroups {
     std::optional<Clock::time_point> kill_at;
   };
   std::vector<Dying> dying_;
+  // Launched groups whose ranks are not all connected: their sizes, and the sum.
+  std::unordered_map<std::string, size_t> connecting_;
+  size_t connecting_ranks_ = 0;
 };
 
 }  // namespace tune

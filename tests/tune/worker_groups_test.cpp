@@ -210,3 +210,25 @@ TEST_CASE("idle groups that are not suspended stay within max_idle, the suspende
   CHECK(groups.start("y", 0, 0, {{}}, one_rank("y")) == GroupSource::kKept);
   CHECK(groups.start("z", 0, 0, {{}}, one_rank("z")) == GroupSource::kLaunched);
 }
+
+TEST_CASE("launches wait while max_connecting_ranks launched ranks have not all connected") {
+  FakeLauncher launcher;
+  WorkerGroups groups(launcher, {.max_connecting_ranks = 2});
+  groups.start("a", 0, 0, {{}}, one_rank("a"));
+  CHECK_FALSE(groups.connecting_full());
+  groups.start("b", 0, 0, {{}}, one_rank("b"));
+  CHECK(groups.connecting_full());
+  groups.connected("a");  // every rank of a said HELLO
+  CHECK_FALSE(groups.connecting_full());
+  groups.start("c", 0, 0, {{}}, one_rank("c"));
+  CHECK(groups.connecting_full());
+  groups.release("b", false);  // ended before its ranks connected
+  CHECK_FALSE(groups.connecting_full());
+}
+
+TEST_CASE("with max_connecting_ranks 0 any number of ranks may be connecting") {
+  FakeLauncher launcher;
+  WorkerGroups groups(launcher, {.max_connecting_ranks = 0});
+  for (const char* id : {"a", "b", "c"}) groups.start(id, 0, 0, {{}}, one_rank(id));
+  CHECK_FALSE(groups.connecting_full());
+}

@@ -41,8 +41,10 @@ Json rank_variables(const std::vector<std::string>& env) {
 // kept rank from its DONE to its next START hold none (the resource pool
 // counts them, as for the local launcher: a rank reused on a node taken
 // meanwhile holds more than the node has until one ends). Exits wake the
-// controller through an eventfd of the group's own, and through the peers'
-// channel, whose messages a reap of any group dispatches to every group.
+// controller through an eventfd of the group's own, written when the
+// peers' channel (the launcher's wake_fds(), polled once for every group)
+// brings them: a pump of the channel, by the launcher's poll() or a reap
+// of any group, dispatches its messages to every group.
 class SimGroup final : public LaunchedGroup, public sim::ExitSink {
  public:
   SimGroup(std::shared_ptr<sim::PeerProcess> peers, int cpus, int gpus, std::vector<int> nodes,
@@ -76,7 +78,7 @@ class SimGroup final : public LaunchedGroup, public sim::ExitSink {
   int64_t pid(int rank) const override { return pids_.at(rank); }
   std::vector<int> exit_fds() const override {
     if (all_exited()) return {};
-    return {wake_, peers_->fd()};
+    return {wake_};
   }
   std::vector<RankExit> reap() override {
     peers_->pump();
@@ -272,6 +274,11 @@ Json SimLauncher::describe_nodes() const {
 }
 
 void SimLauncher::poll() { peers_->pump(); }
+
+std::vector<int> SimLauncher::wake_fds() const {
+  if (peers_->fd() < 0 || peers_->ended()) return {};
+  return {peers_->fd()};
+}
 
 Lockstep* SimLauncher::lockstep() { return peers_->simulation().virtual_time() ? this : nullptr; }
 

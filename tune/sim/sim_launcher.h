@@ -56,6 +56,8 @@ class SimLauncher final : public Launcher, public Lockstep {
   void check_storage(const std::filesystem::path& experiment_dir) override;
   Json describe_nodes() const override;
   void poll() override;
+  // The peers' channel, once they started.
+  std::vector<int> wake_fds() const override;
   // Itself when [simulation] time is "virtual".
   Lockstep* lockstep() override;
   bool advance(std::optional<Clock::time_point> deadline, const std::vector<std::string>& sent,
