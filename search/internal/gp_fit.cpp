@@ -110,7 +110,16 @@ Departure fit_departure(const Eigen::MatrixXd& X, Eigen::Index n,
   out.prior.scale = std::max(kMinDepartureScale, std::sqrt(departure.squaredNorm() /
                                                            static_cast<double>(departure.size())));
   departure /= out.prior.scale;
-  out.theta = GaussianProcess::fit_theta(Xown, departure, starts, kFitIterations, groups);
+  // Fitted on at most kMaxFitPoints of them, as the function's fit is.
+  const std::vector<Eigen::Index> rows =
+      select_fit_rows(std::vector<double>(yown.data(), yown.data() + yown.size()));
+  Eigen::MatrixXd Xfit(static_cast<Eigen::Index>(rows.size()), X.cols());
+  Eigen::VectorXd yfit(Xfit.rows());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    Xfit.row(static_cast<Eigen::Index>(i)) = Xown.row(rows[i]);
+    yfit[static_cast<Eigen::Index>(i)] = departure[rows[i]];
+  }
+  out.theta = GaussianProcess::fit_theta(Xfit, yfit, starts, kFitIterations, groups);
   return out;
 }
 

@@ -47,7 +47,8 @@ Eigen::VectorXd prior_noise(const std::vector<double>& targets, const Repeats& r
 // mean of this run's function, and the rest of the model is a GP of how
 // this run's completed trials (the first `n` rows' others) depart from it,
 // standardised: its hyperparameters (one lengthscale per group), fitted
-// from `starts`. Needs at least one trial of this run's.
+// from `starts` on at most select_fit_rows' share of those trials. Needs at
+// least one trial of this run's.
 struct Departure {
   PriorMean prior;
   Eigen::VectorXd theta;
