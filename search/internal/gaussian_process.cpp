@@ -214,8 +214,15 @@ Eigen::VectorXd GaussianProcess::fit_theta(const Eigen::MatrixXd& X, const Eigen
 }
 
 GaussianProcess::GaussianProcess(Eigen::MatrixXd X, const Eigen::VectorXd& y, Eigen::VectorXd theta,
-                                 const Eigen::VectorXd& extra_noise)
-    : X_(std::move(X)), theta_(std::move(theta)) {
+                                 const Eigen::VectorXd& extra_noise, PriorMean prior)
+    : X_(std::move(X)), theta_(std::move(theta)), prior_(std::move(prior)) {
+  Eigen::VectorXd departure = y;
+  if (prior_.base) {
+    Eigen::VectorXd base, ignored;
+    prior_.base->predict(X_, base, ignored);
+    departure = (y - base).array() - prior_.offset;
+    departure /= prior_.scale;
+  }
   const auto n = X_.rows();
   const auto d = X_.cols();
   inv_lengthscale_ = (-theta_.head(d)).array().exp();
@@ -233,7 +240,7 @@ GaussianProcess::GaussianProcess(Eigen::MatrixXd X, const Eigen::VectorXd& y, Ei
     if (llt_.info() == Eigen::Success || jitter > 1) break;
     K.diagonal().array() += jitter;
   }
-  alpha_ = llt_.solve(y);
+  alpha_ = llt_.solve(departure);
 }
 
 void GaussianProcess::predict(const Eigen::MatrixXd& Q, Eigen::VectorXd& mean,
@@ -250,6 +257,12 @@ void GaussianProcess::predict(const Eigen::MatrixXd& Q, Eigen::VectorXd& mean,
   mean = Ks.transpose() * alpha_;
   const Eigen::MatrixXd V = llt_.matrixL().solve(Ks);
   var = (signal_ - V.colwise().squaredNorm().transpose().array()).max(1e-12).matrix();
+  if (prior_.base) {
+    Eigen::VectorXd base, ignored;
+    prior_.base->predict(Q, base, ignored);
+    mean = base + ((prior_.scale * mean).array() + prior_.offset).matrix();
+    var *= prior_.scale * prior_.scale;
+  }
 }
 
 }  // namespace tune::search::detail

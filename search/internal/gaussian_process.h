@@ -9,9 +9,22 @@
 #pragma once
 
 #include <Eigen/Dense>
+#include <memory>
 #include <vector>
 
 namespace tune::search::detail {
+
+class GaussianProcess;
+
+// A prior mean other than zero: `base`'s posterior mean plus `offset`. The
+// GP then models how the targets depart from it, divided by `scale` (a warm
+// start: the earlier function as its trials describe it, and how this run's
+// function differs).
+struct PriorMean {
+  std::shared_ptr<const GaussianProcess> base;
+  double offset = 0;
+  double scale = 1;
+};
 
 class GaussianProcess {
  public:
@@ -33,9 +46,10 @@ class GaussianProcess {
                                    const Eigen::VectorXd& extra_noise = {});
 
   // Conditions on (X, y) under `theta`. `extra_noise`: as fit_theta's, for
-  // the first extra_noise.size() points (the rest have none).
+  // the first extra_noise.size() points (the rest have none). `prior`: the
+  // mean y departs from (none: zero); theta is the departure's.
   GaussianProcess(Eigen::MatrixXd X, const Eigen::VectorXd& y, Eigen::VectorXd theta,
-                  const Eigen::VectorXd& extra_noise = {});
+                  const Eigen::VectorXd& extra_noise = {}, PriorMean prior = {});
 
   // Posterior mean and variance at each row of Q.
   void predict(const Eigen::MatrixXd& Q, Eigen::VectorXd& mean, Eigen::VectorXd& var) const;
@@ -46,7 +60,8 @@ class GaussianProcess {
   Eigen::VectorXd inv_lengthscale_;
   double signal_ = 1;
   Eigen::LLT<Eigen::MatrixXd> llt_;
-  Eigen::VectorXd alpha_;  // K^-1 y
+  Eigen::VectorXd alpha_;  // K^-1 y (y's departure from the prior mean, scaled)
+  PriorMean prior_;
 };
 
 }  // namespace tune::search::detail

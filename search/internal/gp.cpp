@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 
 #include "core/errors.h"
@@ -78,16 +79,48 @@ std::vector<double> GpSearcher::propose(Rng& rng) {
   auto& [targets, fitted] = model;
   theta_.assign(fitted.data(), fitted.data() + fitted.size());
   const Eigen::VectorXd y = Eigen::Map<const Eigen::VectorXd>(targets.data(), n);
-  const double best = y.minCoeff();
   const Eigen::VectorXd theta = detail::per_input_theta(fitted, groups);
+  const auto own = n - static_cast<Eigen::Index>(repeats.prior_rows.size());
+  const bool departure = !several && !repeats.prior_rows.empty() && own > 0;
 
   // The posterior: every completed trial, plus running ones at the best
-  // value (the constant liar).
-  Eigen::VectorXd yall(X.rows());
-  yall.head(n) = y;
-  yall.tail(X.rows() - n).setConstant(best);
-  const GaussianProcess gp(X, yall, theta, detail::prior_noise(targets, repeats));
-  const Acquisition acquisition(gp, best, dims, X);
+  // value (the constant liar). After a warm start, with one objective, this
+  // run's trials only, departing from the earlier trials' model.
+  const GaussianProcess gp = [&] {
+    if (!departure) {
+      Eigen::VectorXd yall(X.rows());
+      yall.head(n) = y;
+      yall.tail(X.rows() - n).setConstant(y.minCoeff());
+      return GaussianProcess(X, yall, theta, detail::prior_noise(targets, repeats));
+    }
+    detail::Departure d =
+        detail::fit_departure(X, n, targets, repeats, theta, groups,
+                              detail::fit_starts(theta_, G, options_.fit_restarts, rng));
+    Eigen::MatrixXd Xown(own + X.rows() - n, X.cols());
+    Eigen::VectorXd yown(Xown.rows());
+    Eigen::Index row = 0;
+    for (Eigen::Index i = 0; i < n; ++i) {
+      if (obs[static_cast<size_t>(i)].prior) continue;
+      Xown.row(row) = X.row(i);
+      yown[row++] = y[i];
+    }
+    const double own_best = yown.head(own).minCoeff();
+    for (Eigen::Index i = n; i < X.rows(); ++i) {
+      Xown.row(row) = X.row(i);
+      yown[row++] = own_best;
+    }
+    return GaussianProcess(std::move(Xown), yown, detail::per_input_theta(d.theta, groups), {},
+                           std::move(d.prior));
+  }();
+  // The best value so far: this run's own when the model is of its departure
+  // (an earlier trial's value is the earlier function's).
+  double best = y.minCoeff();
+  if (departure) {
+    best = std::numeric_limits<double>::infinity();
+    for (Eigen::Index i = 0; i < n; ++i) {
+      if (!obs[static_cast<size_t>(i)].prior) best = std::min(best, y[i]);
+    }
+  }
 
   // Candidates: uniform; around the best trials; and, in many dimensions,
   // in the trust region around the best trial.
@@ -99,6 +132,8 @@ std::vector<double> GpSearcher::propose(Rng& rng) {
   const std::vector<double> box =
       plan.trust > 0 ? detail::trust_box(dims, theta) : detail::local_box(dims);
   const Eigen::MatrixXd C = detail::draw_candidates(encoding(), obs, by_value, plan, box, rng);
+
+  const Acquisition acquisition(gp, best, dims, X);
   const Eigen::VectorXd score = acquisition.score(C);
 
   // Each start climbs; it and where it ends both compete, at their lattice

@@ -24,6 +24,10 @@ constexpr double kRepeatedConfig = 1e-9;
 // the targets' variance is about 1): a function that seems not to have
 // moved at three configs may have moved elsewhere.
 constexpr double kMinPriorNoise = 1e-3;
+// The departure from the earlier trials' model is standardised by its sd,
+// at least this (target units): a function that has not moved at all has
+// no sd to divide by.
+constexpr double kMinDepartureScale = 1e-3;
 
 // Fits theta to `targets` (one per observation) from each of `starts`.
 Eigen::VectorXd fit_theta(const FitData& data, const std::vector<double>& targets,
@@ -69,6 +73,53 @@ Eigen::VectorXd prior_noise(const std::vector<double>& targets, const Repeats& r
       std::max(kMinPriorNoise, squares / static_cast<double>(repeats.pairs.size()));
   Eigen::VectorXd out = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(targets.size()));
   for (const Eigen::Index row : repeats.prior_rows) out[row] = extra;
+  return out;
+}
+
+Departure fit_departure(const Eigen::MatrixXd& X, Eigen::Index n,
+                        const std::vector<double>& targets, const Repeats& repeats,
+                        const Eigen::VectorXd& theta, const std::vector<int>& groups,
+                        const std::vector<Eigen::VectorXd>& starts) {
+  const auto old = static_cast<Eigen::Index>(repeats.prior_rows.size());
+  Eigen::MatrixXd Xold(old, X.cols());
+  Eigen::VectorXd yold(old);
+  std::vector<bool> prior(static_cast<size_t>(n), false);
+  for (Eigen::Index i = 0; i < old; ++i) {
+    const Eigen::Index row = repeats.prior_rows[static_cast<size_t>(i)];
+    Xold.row(i) = X.row(row);
+    yold[i] = targets[static_cast<size_t>(row)];
+    prior[static_cast<size_t>(row)] = true;
+  }
+  Departure out;
+  out.prior.base = std::make_shared<GaussianProcess>(std::move(Xold), yold, theta);
+  std::vector<Eigen::Index> own;
+  for (Eigen::Index i = 0; i < n; ++i) {
+    if (!prior[static_cast<size_t>(i)]) own.push_back(i);
+  }
+  Eigen::MatrixXd Xown(static_cast<Eigen::Index>(own.size()), X.cols());
+  Eigen::VectorXd yown(Xown.rows());
+  for (size_t i = 0; i < own.size(); ++i) {
+    Xown.row(static_cast<Eigen::Index>(i)) = X.row(own[i]);
+    yown[static_cast<Eigen::Index>(i)] = targets[static_cast<size_t>(own[i])];
+  }
+  Eigen::VectorXd base, ignored;
+  out.prior.base->predict(Xown, base, ignored);
+  Eigen::VectorXd departure = yown - base;
+  out.prior.offset = departure.mean();
+  departure.array() -= out.prior.offset;
+  out.prior.scale = std::max(kMinDepartureScale, std::sqrt(departure.squaredNorm() /
+                                                           static_cast<double>(departure.size())));
+  departure /= out.prior.scale;
+  // Fitted on at most kMaxFitPoints of them, as the function's fit is.
+  const std::vector<Eigen::Index> rows =
+      select_fit_rows(std::vector<double>(yown.data(), yown.data() + yown.size()));
+  Eigen::MatrixXd Xfit(static_cast<Eigen::Index>(rows.size()), X.cols());
+  Eigen::VectorXd yfit(Xfit.rows());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    Xfit.row(static_cast<Eigen::Index>(i)) = Xown.row(rows[i]);
+    yfit[static_cast<Eigen::Index>(i)] = departure[rows[i]];
+  }
+  out.theta = GaussianProcess::fit_theta(Xfit, yfit, starts, kFitIterations, groups);
   return out;
 }
 

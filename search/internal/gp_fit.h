@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "search/internal/gaussian_process.h"
 #include "search/internal/model_based.h"
 #include "search/internal/space_encoding.h"
 #include "search/searcher_options.h"
@@ -39,6 +40,23 @@ Repeats find_repeats(const std::vector<ModelBasedSearcher::Observation>& obs);
 // The extra noise variance of each of n observations for `targets`; empty
 // when there is none.
 Eigen::VectorXd prior_noise(const std::vector<double>& targets, const Repeats& repeats);
+
+// A warm start's model (one objective; internal/gp.h says why): the GP of
+// the earlier trials alone (the rows repeats.prior_rows of X, their
+// targets, under the per-input `theta` fitted to every trial) is the prior
+// mean of this run's function, and the rest of the model is a GP of how
+// this run's completed trials (the first `n` rows' others) depart from it,
+// standardised: its hyperparameters (one lengthscale per group), fitted
+// from `starts` on at most select_fit_rows' share of those trials. Needs at
+// least one trial of this run's.
+struct Departure {
+  PriorMean prior;
+  Eigen::VectorXd theta;
+};
+Departure fit_departure(const Eigen::MatrixXd& X, Eigen::Index n,
+                        const std::vector<double>& targets, const Repeats& repeats,
+                        const Eigen::VectorXd& theta, const std::vector<int>& groups,
+                        const std::vector<Eigen::VectorXd>& starts);
 
 // What the hyperparameters are fitted on: the rows of the observations used,
 // their GP inputs, which lengthscale each input shares, and the repeats

@@ -198,6 +198,37 @@ TEST_CASE("gp: a warm start's trials count as noisier by how far the repeated co
   CHECK(detail::prior_noise(targets, detail::find_repeats({obs[0], obs[1], obs[3]})).size() == 0);
 }
 
+TEST_CASE("gp: after a warm start, a repeated config moves the earlier model's neighbourhood") {
+  using Observation = ModelBasedSearcher::Observation;
+  // The earlier function was x; this run's is x + 1, as two of its trials
+  // (one at an earlier trial's config) say.
+  std::vector<Observation> obs;
+  for (const double x : {0.1, 0.3, 0.5, 0.7, 0.9}) obs.push_back({0, {x}, x, {x}, 0, true});
+  obs.push_back({0, {0.5}, 1.5, {1.5}, 0, false});
+  obs.push_back({1, {0.9}, 1.9, {1.9}, 0, false});
+  std::vector<double> targets;
+  Eigen::MatrixXd X(static_cast<Eigen::Index>(obs.size()), 1);
+  for (size_t i = 0; i < obs.size(); ++i) {
+    targets.push_back(obs[i].loss);
+    X(static_cast<Eigen::Index>(i), 0) = obs[i].x[0];
+  }
+  Eigen::VectorXd theta(3);
+  theta << std::log(0.3), 0.0, std::log(1e-6);
+  const auto n = static_cast<Eigen::Index>(obs.size());
+  detail::Departure d = detail::fit_departure(X, n, targets, detail::find_repeats(obs), theta, {0},
+                                              {detail::GaussianProcess::default_theta(1)});
+  const Eigen::MatrixXd own = X.bottomRows(2);
+  const detail::GaussianProcess gp(own, Eigen::Vector2d(1.5, 1.9), d.theta, {}, d.prior);
+  // Where only the earlier run measured (0.3): its value moved with the
+  // neighbourhood, where this run has not been.
+  Eigen::MatrixXd Q(2, 1);
+  Q << 0.3, 0.5;
+  Eigen::VectorXd mean, var;
+  gp.predict(Q, mean, var);
+  CHECK(mean[0] == doctest::Approx(1.3).epsilon(0.02));
+  CHECK(mean[1] == doctest::Approx(1.5).epsilon(0.01));
+}
+
 TEST_CASE("gp: invalid options are ConfigErrors naming the option") {
   GpOptions o = gp_options(5, 0);
   o.n_candidates = 0;
