@@ -197,31 +197,31 @@ std::optional<std::pair<double, TrialPoint>> ExperimentDb::best_trial(
     const std::string& metric, const std::string& mode) const {
   if (metric.empty()) return std::nullopt;
   // A failed trial's last value is where it broke, not a result. Ties go to
-  // the earlier trial. Only the winner's JSON is parsed. With
-  // trial_last_result (the experiment metric's finite values) the best
-  // value comes from its index, and only the trials holding it are read.
+  // the earlier trial. Only the winner's JSON is parsed. For the experiment
+  // metric, trial_last_result holds every trial's last finite value: the
+  // best comes from one row a trial, and only the trials holding it are read.
+  const bool kept = kept_last_ && metric == objective().first;
   Statement query(
       db_,
-      kept_last_
-          ? fmt::format("SELECT t.trial_id, t.status, t.config, r.metrics, k.metric_value"
-                        " FROM trial_last_result AS k JOIN trials AS t ON t.trial_id = k.trial_id"
-                        " JOIN results AS r ON r.trial_id = k.trial_id"
-                        " AND r.training_iteration = k.training_iteration"
-                        " WHERE t.status <> 'ERROR' AND k.metric_value ="
-                        " (SELECT b.metric_value FROM trial_last_result AS b JOIN trials AS bt"
-                        "  ON bt.trial_id = b.trial_id WHERE b.metric_value IS NOT NULL"
-                        "  AND bt.status <> 'ERROR' ORDER BY b.metric_value {} LIMIT 1)"
-                        " ORDER BY t.trial_index LIMIT 1",
-                        mode == "max" ? "DESC" : "ASC")
-          : std::string(
-                "SELECT t.trial_id, t.status, t.config, r.metrics,"
-                " json_extract(r.metrics, ?1) AS v"
-                " FROM trials AS t CROSS JOIN results AS r ON r.trial_id = t.trial_id"
-                " AND r.training_iteration ="
-                " (SELECT MAX(training_iteration) FROM results WHERE trial_id = t.trial_id)"
-                " WHERE t.status <> 'ERROR' AND json_type(r.metrics, ?1) IN ('integer', 'real')"
-                " ORDER BY v * ?2, t.trial_index LIMIT 1"));
-  if (!kept_last_) {
+      kept ? fmt::format("SELECT t.trial_id, t.status, t.config, r.metrics, k.metric_value"
+                         " FROM trial_last_result AS k JOIN trials AS t ON t.trial_id = k.trial_id"
+                         " JOIN results AS r ON r.trial_id = k.trial_id"
+                         " AND r.training_iteration = k.training_iteration"
+                         " WHERE t.status <> 'ERROR' AND k.metric_value ="
+                         " (SELECT b.metric_value FROM trial_last_result AS b JOIN trials AS bt"
+                         "  ON bt.trial_id = b.trial_id WHERE b.metric_value IS NOT NULL"
+                         "  AND bt.status <> 'ERROR' ORDER BY b.metric_value {} LIMIT 1)"
+                         " ORDER BY t.trial_index LIMIT 1",
+                         mode == "max" ? "DESC" : "ASC")
+           : std::string(
+                 "SELECT t.trial_id, t.status, t.config, r.metrics,"
+                 " json_extract(r.metrics, ?1) AS v"
+                 " FROM trials AS t CROSS JOIN results AS r ON r.trial_id = t.trial_id"
+                 " AND r.training_iteration ="
+                 " (SELECT MAX(training_iteration) FROM results WHERE trial_id = t.trial_id)"
+                 " WHERE t.status <> 'ERROR' AND json_type(r.metrics, ?1) IN ('integer', 'real')"
+                 " ORDER BY v * ?2, t.trial_index LIMIT 1"));
+  if (!kept) {
     query.bind(1, metric_path(metric)).bind(2, static_cast<int64_t>(mode == "max" ? -1 : 1));
   }
   if (!query.step()) return std::nullopt;

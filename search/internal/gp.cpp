@@ -83,44 +83,35 @@ std::vector<double> GpSearcher::propose(Rng& rng) {
   const auto own = n - static_cast<Eigen::Index>(repeats.prior_rows.size());
   const bool departure = !several && !repeats.prior_rows.empty() && own > 0;
 
+  // The best value so far: this run's own when the model is of its departure
+  // (an earlier trial's value is the earlier function's).
+  double best = y.minCoeff();
   // The posterior: every completed trial, plus running ones at the best
   // value (the constant liar). After a warm start, with one objective, this
   // run's trials only, departing from the earlier trials' model.
   const GaussianProcess gp = [&] {
+    const Eigen::Index running = X.rows() - n;
     if (!departure) {
       Eigen::VectorXd yall(X.rows());
       yall.head(n) = y;
-      yall.tail(X.rows() - n).setConstant(y.minCoeff());
+      yall.tail(running).setConstant(best);
       return GaussianProcess(X, yall, theta, detail::prior_noise(targets, repeats));
     }
     detail::Departure d =
         detail::fit_departure(X, n, targets, repeats, theta, groups,
                               detail::fit_starts(theta_, G, options_.fit_restarts, rng));
-    Eigen::MatrixXd Xown(own + X.rows() - n, X.cols());
+    Eigen::MatrixXd Xown(own + running, X.cols());
     Eigen::VectorXd yown(Xown.rows());
-    Eigen::Index row = 0;
-    for (Eigen::Index i = 0; i < n; ++i) {
-      if (obs[static_cast<size_t>(i)].prior) continue;
-      Xown.row(row) = X.row(i);
-      yown[row++] = y[i];
+    for (Eigen::Index i = 0; i < own; ++i) {
+      Xown.row(i) = X.row(d.own[static_cast<size_t>(i)]);
+      yown[i] = y[d.own[static_cast<size_t>(i)]];
     }
-    const double own_best = yown.head(own).minCoeff();
-    for (Eigen::Index i = n; i < X.rows(); ++i) {
-      Xown.row(row) = X.row(i);
-      yown[row++] = own_best;
-    }
+    best = yown.head(own).minCoeff();
+    Xown.bottomRows(running) = X.bottomRows(running);
+    yown.tail(running).setConstant(best);
     return GaussianProcess(std::move(Xown), yown, detail::per_input_theta(d.theta, groups), {},
                            std::move(d.prior));
   }();
-  // The best value so far: this run's own when the model is of its departure
-  // (an earlier trial's value is the earlier function's).
-  double best = y.minCoeff();
-  if (departure) {
-    best = std::numeric_limits<double>::infinity();
-    for (Eigen::Index i = 0; i < n; ++i) {
-      if (!obs[static_cast<size_t>(i)].prior) best = std::min(best, y[i]);
-    }
-  }
 
   // Candidates: uniform; around the best trials; and, in many dimensions,
   // in the trust region around the best trial.

@@ -92,7 +92,7 @@ Departure fit_departure(const Eigen::MatrixXd& X, Eigen::Index n,
   }
   Departure out;
   out.prior.base = std::make_shared<GaussianProcess>(std::move(Xold), yold, theta);
-  std::vector<Eigen::Index> own;
+  std::vector<Eigen::Index>& own = out.own;
   for (Eigen::Index i = 0; i < n; ++i) {
     if (!prior[static_cast<size_t>(i)]) own.push_back(i);
   }

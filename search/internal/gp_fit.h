@@ -52,6 +52,7 @@ Eigen::VectorXd prior_noise(const std::vector<double>& targets, const Repeats& r
 struct Departure {
   PriorMean prior;
   Eigen::VectorXd theta;
+  std::vector<Eigen::Index> own;  // this run's rows of X, in order
 };
 Departure fit_departure(const Eigen::MatrixXd& X, Eigen::Index n,
                         const std::vector<double>& targets, const Repeats& repeats,
