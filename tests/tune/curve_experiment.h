@@ -2,32 +2,27 @@
 // built-in on 2 CPUs (checkpointed_curve: 8 iterations, a checkpoint every
 // iteration), run through the real controller with tunerun workers.
 //
-// Built with TUNERUN_TEST_LAUNCHER="sim" (tests/sim), the same experiments
-// run on simulated ranks (tune/sim/sim_launcher.h) instead: the scenarios
-// of the files compiled so assert the same of the simulated launcher. A
-// test case that needs real processes is skipped there:
+// In a binary whose kSimulatedRanks is true (tests/sim's conformance
+// binaries), the same experiments run on simulated ranks
+// (tune/sim/sim_launcher.h) instead: the scenario files linked there assert
+// the same of the simulated launcher. A test case that needs real processes
+// is skipped there:
 //   TEST_CASE("..." * doctest::skip(test::kSimulatedRanks))
-// With TUNERUN_TEST_TIME="virtual" too, they run in virtual time
-// ([simulation] time).
+// With kVirtualTime too, they run in virtual time ([simulation] time).
 #pragma once
-
-#include <string_view>
 
 #include "test_util.h"
 #include "tune/controller.h"
 
 namespace tune::test {
 
-#ifdef TUNERUN_TEST_LAUNCHER
-inline constexpr bool kSimulatedRanks = std::string_view(TUNERUN_TEST_LAUNCHER) == "sim";
-#else
-inline constexpr bool kSimulatedRanks = false;
-#endif
-#ifdef TUNERUN_TEST_TIME
-inline constexpr bool kVirtualTime = std::string_view(TUNERUN_TEST_TIME) == "virtual";
-#else
-inline constexpr bool kVirtualTime = false;
-#endif
+// Defined once in each binary that includes this header, by
+// scenario_ranks.cpp compiled with that binary's TUNERUN_TEST_LAUNCHER and
+// TUNERUN_TEST_TIME: the scenario files compile once for tune_tests and
+// both conformance binaries. Constant-initialised, so doctest::skip can
+// read them while test cases register, before main.
+extern const bool kSimulatedRanks;
+extern const bool kVirtualTime;
 
 // The learning_curve built-in maximising accuracy on 2 CPUs, nothing else set.
 inline ExperimentSpec curve(const ScratchDir& dir, const std::string& name) {
@@ -39,9 +34,7 @@ inline ExperimentSpec curve(const ScratchDir& dir, const std::string& name) {
   spec.total_cpus = 2;
   spec.trainable.name = "learning_curve";
   if (kSimulatedRanks) spec.cluster.launcher = "sim";
-#ifdef TUNERUN_TEST_TIME
-  spec.simulation.time = TUNERUN_TEST_TIME;
-#endif
+  if (kVirtualTime) spec.simulation.time = "virtual";
   return spec;
 }
 
