@@ -41,6 +41,9 @@ struct ClusterSpec {
   std::string launcher = "auto";
   std::string control_address;    // the IPv4 address ranks reach the controller at
   std::string control_interface;  // or the interface whose IPv4 address that is
+  // Launcher slurm: how often Slurm's node states are read (sinfo) while
+  // trials wait or a node is suspected.
+  double slurm_poll_s = 30;
 };
 
 // The simulated cluster of launcher "sim" ([simulation] in a sweep file):

@@ -210,9 +210,11 @@ SlurmAllocation read_slurm_allocation() {
   return allocation;
 }
 
-SlurmLauncher::SlurmLauncher(SlurmAllocation allocation)
+SlurmLauncher::SlurmLauncher(SlurmAllocation allocation, double poll_s)
     : state_(std::make_shared<detail::SlurmState>()) {
   state_->allocation = std::move(allocation);
+  state_->poll_period =
+      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(poll_s));
   state_->poll_slurm();
 }
 

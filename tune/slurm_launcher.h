@@ -22,7 +22,8 @@
 // allocation.
 // The allocation must survive a node's death: salloc/sbatch --no-kill.
 // Nodes Slurm reports down or drained are not placed on; their states are
-// read with sinfo when a step ends abnormally and every 30 s while trials wait.
+// read with sinfo when a step ends abnormally and every `poll_s` (30 s by
+// default) while trials wait.
 //
 // GPUs: the allocation's GPUs per node are read from `scontrol show -d job`
 // (its "Nodes=... GRES=gpu:2(IDX:0-1)" lines). Slurm 22.05 puts them in no
@@ -57,7 +58,7 @@ SlurmAllocation read_slurm_allocation();
 
 class SlurmLauncher final : public Launcher {
  public:
-  explicit SlurmLauncher(SlurmAllocation allocation);
+  explicit SlurmLauncher(SlurmAllocation allocation, double poll_s = 30);
   ~SlurmLauncher() override;  // kills probe steps still running
 
   std::unique_ptr<LaunchedGroup> launch(const GroupLaunch& launch) override;

@@ -338,6 +338,10 @@ const SpecField kFields[] = {
     {"cluster.control_interface", field_at<&ES::cluster, &ClusterSpec::control_interface>,
      "or the network interface whose IPv4 address that is; empty: none", nullptr, "", "",
      R"("eth0")"},
+    {"cluster.slurm_poll_s", field_at<&ES::cluster, &ClusterSpec::slurm_poll_s>,
+     "launcher slurm: seconds between reads of Slurm's node states (sinfo) while trials wait "
+     "or a node is suspected",
+     [](const Json& v) { return v >= 1 && v <= 3600; }, "must be between 1 and 3600", "", "10"},
 
     {"simulation.nodes", field_at<&ES::simulation, &SimulationSpec::nodes>,
      "simulated nodes (launcher \"sim\")", [](const Json& v) { return v >= 1 && v <= 100000; },

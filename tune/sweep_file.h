@@ -33,7 +33,8 @@
 //   [failure]     heartbeat_timeout_s = 30, max_failures = 0 (-1: unlimited), fail_fast = false
 //   [checkpoint]  num_to_keep = 0 (all), checkpoint_score_attribute = "",
 //                 checkpoint_score_order = "max"
-//   [cluster]     launcher = "auto", control_address = "" or control_interface = ""
+//   [cluster]     launcher = "auto", control_address = "" or control_interface = "",
+//                 slurm_poll_s = 30
 //
 // Each key outside [trainable]'s builtin/name/library/command, [param_space],
 // [stop] and the plug-ins' options is a row of the spec table

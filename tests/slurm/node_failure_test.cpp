@@ -151,11 +151,14 @@ TEST_CASE("on Slurm, a node Slurm took out of the allocation is not used again, 
   if (cluster.skipped()) return;
   test::ScratchDir dir;
   // One trial per node at a time; enough trials that some wait for a node
-  // until n2's second failure (Slurm's node states are read every 30 s).
+  // until n2's second failure: Slurm declares n2 down ~10 s after the crash
+  // (SlurmdTimeout), and its state is read every 2 s here, so n2 is known
+  // gone ~25 s into the run, which lasts ~50 s.
   dir.write("twice.toml", test::sweep("twice", "cpus_per_worker = 2\n",
                                       "speed = { grid_search = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6] }\n"
-                                      "iterations = 30\nsleep_s = 0.5\ncheckpoint_every = 1\n\n"
-                                      "[failure]\nmax_failures = 3\n"));
+                                      "iterations = 15\nsleep_s = 0.5\ncheckpoint_every = 1\n\n"
+                                      "[failure]\nmax_failures = 3\n\n"
+                                      "[cluster]\nslurm_poll_s = 2\n"));
   test::run_shell("cd '" + dir.path().string() + "' && (" +
                   LocalCluster::tunerun_command("run twice.toml --storage-path runs") +
                   " >tunerun.log 2>&1; echo $? > exit_code) >/dev/null 2>&1 &");
@@ -196,7 +199,7 @@ TEST_CASE("on Slurm, a node Slurm took out of the allocation is not used again, 
   CHECK(logged("it is not used again in this run"));
   CHECK(test::query(db, "SELECT count(*) FROM trials WHERE status = 'TERMINATED'")[0][0] == "6");
   for (const auto& row : test::query(db, "SELECT trial_id FROM trials")) {
-    CHECK(iteration_counts(db, row[0]) == std::vector<std::string>{"30", "30", "30"});
+    CHECK(iteration_counts(db, row[0]) == std::vector<std::string>{"15", "15", "15"});
   }
   // Only the attempt that was running when it died ever ran on n2.
   CHECK(test::query(db, "SELECT count(*) FROM placements WHERE host = 'n2'")[0][0] == "1");

@@ -209,6 +209,12 @@ TEST_CASE("[cluster] says where ranks run and bad values name the file, line and
   CHECK(slurm.cluster.control_address == "198.18.0.1");
   CHECK(parse_sweep(head + "control_interface = \"eth0\"\n", "sweep.toml")
             .cluster.control_interface == "eth0");
+  CHECK(slurm.cluster.slurm_poll_s == 30);
+  CHECK(parse_sweep(head + "slurm_poll_s = 2.5\n", "sweep.toml").cluster.slurm_poll_s == 2.5);
+  ConfigError poll = error_of(head + "slurm_poll_s = 0\n");
+  CHECK(std::string(poll.what()).starts_with("sweep.toml:5: "));
+  CHECK(poll.key() == "cluster.slurm_poll_s");
+  CHECK(poll.message() == "must be between 1 and 3600");
 
   ConfigError launcher = error_of(head + "launcher = \"kubernetes\"\n");
   CHECK(std::string(launcher.what()).starts_with("sweep.toml:5: "));

@@ -181,7 +181,8 @@ void run_experiment(const ExperimentSpec& spec, const OutputOptions& output,
           "--control-address, or control_address / control_interface in [cluster]; the ranks "
           "run on other nodes and cannot reach 127.0.0.1");
     }
-    options.launcher = std::make_shared<SlurmLauncher>(read_slurm_allocation());
+    options.launcher =
+        std::make_shared<SlurmLauncher>(read_slurm_allocation(), spec.cluster.slurm_poll_s);
   }
   if (options.worker_argv.empty()) options.worker_argv = worker_argv();
   if (launcher == "sim") {

@@ -175,7 +175,7 @@ void SlurmState::probe_failed(SlurmNode& node, const std::string& why) {
 
 void SlurmState::poll_slurm() {
   last_poll = Clock::now();
-  next_poll = last_poll + kPollPeriod;
+  next_poll = last_poll + poll_period;
   for (const auto& [name, state] : read_node_states(allocation.nodes)) {
     const int node = allocation.find(name);
     if (node >= 0) note(apply_slurm_state(allocation.nodes[node], state));

@@ -62,6 +62,7 @@ struct SlurmState {
   std::vector<std::string> notices;  // for the run log
   Clock::time_point next_poll{};     // of Slurm's node states
   Clock::time_point last_poll{};
+  Clock::duration poll_period = std::chrono::seconds(30);  // [cluster] slurm_poll_s
 
   ~SlurmState();  // kills probe steps still running
 
@@ -99,7 +100,6 @@ struct SlurmState {
   // starts a probe on every suspected node that has none.
   void refresh();
 
-  static constexpr auto kPollPeriod = std::chrono::seconds(30);
   static constexpr auto kRecheckPeriod = std::chrono::seconds(1);
   static constexpr auto kProbeTimeout = std::chrono::seconds(20);
 };
