@@ -14,8 +14,11 @@
 // each coordinate, 2% of the ranges) and the hyperparameter-like space with
 // integers (its best rate 10^0.1 larger, its best dropout 0.02 larger).
 //
-// Usage: warm_start [--seeds N] [--first-seed S] [--trials N] [--only tpe|gp]
+// With --per-seed, each seed's trials too (warm, then cold).
+//
+// Usage: warm_start [--seeds N] [--first-seed S] [--trials N] [--only tpe|gp] [--per-seed]
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -89,11 +92,13 @@ double median(std::vector<int> v) {
 int main(int argc, char** argv) {
   int seeds = 10, first_seed = 0, trials = 60;
   std::string only;  // "tpe" or "gp": that searcher alone
+  bool per_seed = false;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--seeds") && i + 1 < argc) seeds = std::atoi(argv[++i]);
     if (!std::strcmp(argv[i], "--first-seed") && i + 1 < argc) first_seed = std::atoi(argv[++i]);
     if (!std::strcmp(argv[i], "--trials") && i + 1 < argc) trials = std::atoi(argv[++i]);
     if (!std::strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
+    if (!std::strcmp(argv[i], "--per-seed")) per_seed = true;
   }
   fmt::print(
       "warm_start: {} trials per run, seeds {}..{}; trials until the second run's best "
@@ -130,6 +135,9 @@ int main(int argc, char** argv) {
       };
       fmt::print("{:<10} {:<5} {:>11} {:>11} {:>11}/{:<2} {:>11}/{:<2}\n", fn.name, algorithm,
                  median(warm), median(cold), within(warm), seeds, within(cold), seeds);
+      if (per_seed) {
+        fmt::print("  warm {}\n  cold {}\n", fmt::join(warm, " "), fmt::join(cold, " "));
+      }
     }
   }
 }

@@ -118,13 +118,19 @@ std::vector<double> GpSearcher::propose(Rng& rng) {
   std::vector<Eigen::Index> by_value(n);
   std::iota(by_value.begin(), by_value.end(), 0);
   std::sort(by_value.begin(), by_value.end(), [&](auto a, auto b) { return y[a] < y[b]; });
+  if (departure) {  // this run's best leads: the earlier values are the earlier function's
+    const auto own_best = std::find_if(by_value.begin(), by_value.end(),
+                                       [&](Eigen::Index i) { return !obs[i].prior; });
+    std::rotate(by_value.begin(), own_best, own_best + 1);
+  }
   const detail::CandidatePlan plan = detail::plan_candidates(
-      options_.n_candidates, static_cast<int64_t>(dims.size()) >= options_.trust_region_dims);
+      options_.n_candidates, static_cast<int64_t>(dims.size()) >= options_.trust_region_dims,
+      departure);
   const std::vector<double> box =
       plan.trust > 0 ? detail::trust_box(dims, theta) : detail::local_box(dims);
   const Eigen::MatrixXd C = detail::draw_candidates(encoding(), obs, by_value, plan, box, rng);
 
-  const Acquisition acquisition(gp, best, dims, X);
+  const Acquisition acquisition(gp, best, dims, X, departure);
   const Eigen::VectorXd score = acquisition.score(C);
 
   // Each start climbs; it and where it ends both compete, at their lattice

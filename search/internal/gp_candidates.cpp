@@ -15,6 +15,8 @@ namespace {
 constexpr Eigen::Index kShareDivisor = 4;  // each of those shares is n_candidates / 4
 constexpr size_t kLocalAnchors = 5;        // the best trials perturbed, in turn
 constexpr double kLocalSd = 0.1;           // their perturbation, on the unit scale
+// A fine plan's rows around the best trial: these sds, in turn.
+constexpr double kFineSds[] = {0.03, 0.01, 0.003, 0.001, 0.0003};
 // The trust region's sds: these scales times the region's side per dim
 // (the fitted lengthscale over their geometric mean), at most kMaxTrustSd.
 constexpr double kTrustScales[] = {0.2, 0.05, 0.01};
@@ -27,8 +29,8 @@ constexpr int kRefined = 3;
 
 }  // namespace
 
-CandidatePlan plan_candidates(int64_t n_candidates, bool trust_region) {
-  CandidatePlan plan{.total = static_cast<Eigen::Index>(n_candidates)};
+CandidatePlan plan_candidates(int64_t n_candidates, bool trust_region, bool fine) {
+  CandidatePlan plan{.total = static_cast<Eigen::Index>(n_candidates), .fine = fine};
   plan.local = plan.total / kShareDivisor;
   if (trust_region) plan.trust = plan.total / kShareDivisor;
   return plan;
@@ -68,10 +70,13 @@ Eigen::MatrixXd draw_candidates(const SpaceEncoding& encoding,
     std::vector<double> x(dims.size());
     const bool in_trust = c < plan.trust;
     const bool near = !in_trust && c < plan.trust + plan.local;
+    const bool fine = near && plan.fine && c % 2 == 1;
     const size_t anchor_rank =
-        in_trust ? 0 : static_cast<size_t>(c) % std::min<size_t>(kLocalAnchors, obs.size());
+        in_trust || fine ? 0 : static_cast<size_t>(c) % std::min<size_t>(kLocalAnchors, obs.size());
     const auto& anchor = obs[by_value[anchor_rank]].x;
-    const double scale = in_trust ? kTrustScales[c % std::size(kTrustScales)] : kLocalSd;
+    const double scale = in_trust ? kTrustScales[c % std::size(kTrustScales)]
+                         : fine   ? kFineSds[(c / 2) % std::size(kFineSds)]
+                                  : kLocalSd;
     for (size_t d = 0; d < dims.size(); ++d) {
       if (dims[d].categorical()) {
         const auto k = dims[d].num_choices();
@@ -79,7 +84,7 @@ Eigen::MatrixXd draw_candidates(const SpaceEncoding& encoding,
                    ? anchor[d]
                    : static_cast<double>(std::min<size_t>(unit(rng) * k, k - 1));
       } else if (near || in_trust) {
-        const double sd = in_trust ? std::min(kMaxTrustSd, scale * box[d]) : kLocalSd;
+        const double sd = in_trust ? std::min(kMaxTrustSd, scale * box[d]) : scale;
         x[d] = std::clamp(anchor[d] + sd * normal_draw(rng), 0.0, 1.0);
       } else {
         x[d] = unit(rng);
