@@ -54,12 +54,14 @@ ControlChannel::ControlChannel(zmq::context_t& context, const std::string& endpo
   endpoint_ = socket_.get(zmq::sockopt::last_endpoint);
 }
 
-void ControlChannel::drain(int limit, const Handler& on_message, const RejectHandler& on_reject) {
-  for (int i = 0; i < limit; ++i) {
-    auto received = receive(std::chrono::milliseconds(0));
-    if (!received) return;
-    handle(*received, on_message, on_reject);
+int ControlChannel::drain(int limit, const Handler& on_message, const RejectHandler& on_reject) {
+  int received = 0;
+  for (; received < limit; ++received) {
+    auto message = receive(std::chrono::milliseconds(0));
+    if (!message) break;
+    handle(*message, on_message, on_reject);
   }
+  return received;
 }
 
 void ControlChannel::take_from(const std::string& routing_id, const Handler& on_message,

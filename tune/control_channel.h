@@ -62,8 +62,8 @@ class ControlChannel {
   const std::string& endpoint() const { return endpoint_; }
   void* handle() { return socket_.handle(); }
 
-  // Receives what is waiting, at most `limit` messages.
-  void drain(int limit, const Handler& on_message, const RejectHandler& on_reject);
+  // Receives what is waiting, at most `limit` messages; returns how many came.
+  int drain(int limit, const Handler& on_message, const RejectHandler& on_reject);
 
   // Lockstep (tune/lockstep.h): from now on, every message sent is
   // recorded, its routing id in take_sent().

@@ -267,9 +267,9 @@ class TrialController::Impl {
     // News for many groups at once (a simulated rank's exit) wakes the loop
     // through the launcher's fds; its poll() this turn hands it to the groups.
     for (int fd : options_.launcher->wake_fds()) items.push_back({nullptr, fd, ZMQ_POLLIN, 0});
-    const size_t first_exit = items.size();
-    const auto exits = groups_->exit_fds();
-    for (const auto& [fd, trial_id] : exits) items.push_back({nullptr, fd, ZMQ_POLLIN, 0});
+    // Every running group's exits, through one descriptor (tune/exit_watch.h).
+    const size_t exits = items.size();
+    items.push_back({nullptr, groups_->exit_fd(), ZMQ_POLLIN, 0});
     try {
       if (zmq::poll(items.data(), items.size(), lockstep_ ? kNoWait : next_timeout()) == 0 &&
           lockstep_ && !step()) {
@@ -284,10 +284,9 @@ class TrialController::Impl {
     if (items[0].revents & ZMQ_POLLIN) {
       channel_->drain(kMaxMessagesPerTurn, on_message_, on_reject_);
     }
-    for (size_t i = first_exit; i < items.size(); ++i) {
-      if (!(items[i].revents & ZMQ_POLLIN)) continue;
-      for (const auto& event : groups_->reap(exits[i - first_exit].second)) {
-        runs_->on_group_event(event);
+    if (items[exits].revents & ZMQ_POLLIN) {
+      for (const std::string& trial_id : groups_->exited()) {
+        for (const auto& event : groups_->reap(trial_id)) runs_->on_group_event(event);
       }
     }
     if (signals_ && (items[1].revents & ZMQ_POLLIN)) {
@@ -309,7 +308,7 @@ class TrialController::Impl {
         });
   }
 
-  std::chrono::milliseconds next_timeout() const {
+  std::chrono::milliseconds next_timeout() {
     const auto now = Clock::now();
     auto due = now + std::chrono::milliseconds(static_cast<int>(spec_.heartbeat_period_s * 1000));
     due = log_.next_due(groups_->next_deadline(due));

@@ -81,7 +81,10 @@ GroupSource WorkerGroups::start(const std::string& trial_id, int attempt, int ma
   }
   group.gpus = std::move(gpus);
   group.begin_run(attempt, master_port, now());
-  groups_[trial_id] = std::move(group);
+  Group& started = groups_[trial_id] = std::move(group);
+  started.check_at.reset();
+  schedule(trial_id, started);
+  exits_.watch(trial_id, started.processes->exit_fds());
   spares_after_ = now() + options_.spare_delay;
   return source;
 }
@@ -193,6 +196,8 @@ void WorkerGroups::terminate(const std::string& trial_id) {
   group.terminating = true;
   group.processes->signal(SIGTERM);
   group.kill_deadline = now() + options_.kill_grace;
+  wakes_.push({*group.kill_deadline, trial_id});
+  schedule(trial_id, group);
 }
 
 void WorkerGroups::kill(const std::string& trial_id) {
@@ -205,7 +210,11 @@ void WorkerGroups::settle(const std::string& trial_id) {
   Group& group = groups_.at(trial_id);
   group.kill_deadline.reset();
   if (!group.settle_began) group.settle_began = now();
-  if (!group.settle_deadline) group.settle_deadline = now() + options_.settle_time;
+  if (!group.settle_deadline) {
+    group.settle_deadline = now() + options_.settle_time;
+    wakes_.push({*group.settle_deadline, trial_id});
+  }
+  schedule(trial_id, group);
 }
 
 void WorkerGroups::forget_connecting(const std::string& trial_id) {
@@ -217,6 +226,7 @@ void WorkerGroups::forget_connecting(const std::string& trial_id) {
 
 Group WorkerGroups::release(const std::string& trial_id, bool keep) {
   forget_connecting(trial_id);
+  exits_.forget(trial_id);
   auto node = groups_.extract(trial_id);
   Group group = std::move(node.mapped());
   group.settle_deadline.reset();
@@ -279,21 +289,16 @@ double available_memory_share() {
 void WorkerGroups::hand_over(const std::string& from, const std::string& to, int attempt,
                              int master_port) {
   forget_connecting(from);
+  exits_.forget(from);
   auto node = groups_.extract(from);
-  Group& group = node.mapped();
   node.key() = to;
+  Group& group = groups_.insert(std::move(node)).position->second;
   group.begin_run(attempt, master_port, now());
   group.settle_deadline.reset();
   group.kill_deadline.reset();
-  groups_.insert(std::move(node));
-}
-
-std::vector<std::pair<int, std::string>> WorkerGroups::exit_fds() const {
-  std::vector<std::pair<int, std::string>> fds;
-  for (const auto& [id, group] : groups_) {
-    for (int fd : group.processes->exit_fds()) fds.emplace_back(fd, id);
-  }
-  return fds;
+  group.check_at.reset();  // its queued look names `from`
+  schedule(to, group);
+  exits_.watch(to, group.processes->exit_fds());
 }
 
 std::vector<GroupEvent> WorkerGroups::reap(const std::string& trial_id) {
@@ -303,6 +308,8 @@ std::vector<GroupEvent> WorkerGroups::reap(const std::string& trial_id) {
   for (const auto& exit : group->processes->reap()) {
     events.push_back({GroupEvent::Kind::kRankExited, trial_id, exit.rank, exit.status});
   }
+  // A reaped rank's descriptor may stay readable: only the live ones are watched.
+  exits_.watch(trial_id, group->processes->exit_fds());
   return events;
 }
 
@@ -328,53 +335,109 @@ std::vector<GroupEvent> WorkerGroups::check_deadlines(Clock::time_point now) {
     dying.processes->reap();
     return dying.processes->all_exited();
   });
+  // The groups due, each once and in id order (as a scan of every group
+  // would find them); looked at after all are taken, since a look may queue
+  // the next at once (a silent rank is reported at every turn).
+  std::vector<std::string> due;
+  while (!looks_.empty() && looks_.top().at <= now) {
+    Look look = looks_.top();
+    looks_.pop();
+    Group* group = find(look.trial_id);
+    if (group == nullptr || group->check_at != look.at) continue;  // gone, or looks again later
+    group->check_at.reset();
+    due.push_back(std::move(look.trial_id));
+  }
+  std::sort(due.begin(), due.end());
   std::vector<GroupEvent> events;
-  const auto timeout = std::chrono::duration<double>(options_.heartbeat_timeout_s);
-  for (auto& [id, group] : groups_) {
-    if (group.kill_deadline && now >= *group.kill_deadline) {
-      group.processes->signal(SIGKILL);
-      group.kill_deadline.reset();
-    }
-    if (group.settle_deadline && now >= *group.settle_deadline) {
-      group.settle_deadline.reset();
-      events.push_back({GroupEvent::Kind::kSettled, id});
-      continue;
-    }
-    if (group.terminating) continue;
-    if (group.held_check && now >= *group.held_check) {
-      group.held_check.reset();
-      if (!group.all_connected()) {
-        group.held_check = now + options_.held_check;
-        if (std::string why = group.processes->held_reason(); !why.empty()) {
-          events.push_back({GroupEvent::Kind::kHeld, id, 0, {}, 0, std::move(why)});
-          continue;
-        }
-      }
-    }
-    for (size_t r = 0; r < group.ranks.size(); ++r) {
-      const auto silent = now - group.ranks[r].last_seen;
-      if (group.processes->exit_status(static_cast<int>(r)) || silent < timeout) continue;
-      events.push_back({GroupEvent::Kind::kHeartbeatMissed,
-                        id,
-                        static_cast<int>(r),
-                        {},
-                        std::chrono::duration<double>(silent).count()});
-      break;
-    }
+  for (const std::string& id : due) {
+    Group& group = groups_.at(id);
+    check_group(id, group, now, events);
+    schedule(id, group);
   }
   return events;
 }
 
-Clock::time_point WorkerGroups::next_deadline(Clock::time_point latest) const {
+void WorkerGroups::check_group(const std::string& id, Group& group, Clock::time_point now,
+                               std::vector<GroupEvent>& events) {
+  if (group.kill_deadline && now >= *group.kill_deadline) {
+    group.processes->signal(SIGKILL);
+    group.kill_deadline.reset();
+  }
+  if (group.settle_deadline && now >= *group.settle_deadline) {
+    group.settle_deadline.reset();
+    events.push_back({GroupEvent::Kind::kSettled, id});
+    return;
+  }
+  if (group.terminating) return;
+  if (group.held_check && now >= *group.held_check) {
+    group.held_check.reset();
+    if (!group.all_connected()) {
+      group.held_check = now + options_.held_check;
+      if (std::string why = group.processes->held_reason(); !why.empty()) {
+        events.push_back({GroupEvent::Kind::kHeld, id, 0, {}, 0, std::move(why)});
+        return;
+      }
+    }
+  }
+  const auto timeout = std::chrono::duration<double>(options_.heartbeat_timeout_s);
+  for (size_t r = 0; r < group.ranks.size(); ++r) {
+    const auto silent = now - group.ranks[r].last_seen;
+    if (group.processes->exit_status(static_cast<int>(r)) || silent < timeout) continue;
+    events.push_back({GroupEvent::Kind::kHeartbeatMissed,
+                      id,
+                      static_cast<int>(r),
+                      {},
+                      std::chrono::duration<double>(silent).count()});
+    return;
+  }
+}
+
+namespace {
+
+// `t` plus `seconds`, or the end of time when that is past it (an endless
+// heartbeat timeout: virtual time's).
+Clock::time_point plus_seconds(Clock::time_point t, double seconds) {
+  const double room = std::chrono::duration<double>(Clock::time_point::max() - t).count();
+  if (!(seconds < room)) return Clock::time_point::max();
+  return t + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+}
+
+}  // namespace
+
+// The first of the group's deadlines that check_group acts on. A rank's
+// last_seen only moves later between looks: a look comes early at worst,
+// finds nothing and queues the next.
+void WorkerGroups::schedule(const std::string& trial_id, Group& group) {
+  Clock::time_point at = Clock::time_point::max();
+  if (group.kill_deadline) at = std::min(at, *group.kill_deadline);
+  if (group.settle_deadline) at = std::min(at, *group.settle_deadline);
+  if (!group.terminating) {
+    if (group.held_check) at = std::min(at, *group.held_check);
+    for (size_t r = 0; r < group.ranks.size(); ++r) {
+      if (group.processes->exit_status(static_cast<int>(r))) continue;
+      at = std::min(at, plus_seconds(group.ranks[r].last_seen, options_.heartbeat_timeout_s));
+    }
+  }
+  if (at == Clock::time_point::max() || (group.check_at && *group.check_at <= at)) return;
+  group.check_at = at;
+  looks_.push({at, trial_id});
+}
+
+Clock::time_point WorkerGroups::next_deadline(Clock::time_point latest) {
   for (const auto& dying : dying_) {
     if (dying.kill_at) latest = std::min(latest, *dying.kill_at);
   }
   // A wake-up when a spare may start; a spare that could start already
   // starts in the turn's start_trials, if any trial is left to start.
   if (lacks_spare() && spares_after_ > now()) latest = std::min(latest, spares_after_);
-  for (const auto& [id, group] : groups_) {
-    if (group.settle_deadline) latest = std::min(latest, *group.settle_deadline);
-    if (group.kill_deadline) latest = std::min(latest, *group.kill_deadline);
+  while (!wakes_.empty()) {
+    const Look& wake = wakes_.top();
+    const Group* group = find(wake.trial_id);
+    if (group != nullptr &&
+        (group->settle_deadline == wake.at || group->kill_deadline == wake.at)) {
+      return std::min(latest, wake.at);
+    }
+    wakes_.pop();  // that deadline passed or went
   }
   return latest;
 }

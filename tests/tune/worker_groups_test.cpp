@@ -1,9 +1,13 @@
 // WorkerGroups over a launcher whose groups are records, not processes, and
 // a clock the tests drive: when released groups are killed, when spares may
-// start, when a silent rank is reported, what the loop is told to wake for.
+// start, when a silent rank is reported, what the loop is told to wake for,
+// which groups' exits it hears of.
 #include "tune/worker_groups.h"
 
 #include <doctest/doctest.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include <csignal>
 #include <memory>
@@ -18,19 +22,30 @@ struct Signals {
   std::vector<int> sent;
 };
 
+// Its ranks die of SIGKILL at once; its exit descriptor (an eventfd) is
+// readable from then on, and listed while a rank's exit is not reaped.
 class FakeGroup final : public LaunchedGroup {
  public:
   FakeGroup(int size, std::shared_ptr<Signals> signals)
       : exits_(static_cast<size_t>(size)), signals_(std::move(signals)) {}
+  ~FakeGroup() override { close(exit_fd_); }
   int size() const override { return static_cast<int>(exits_.size()); }
   int64_t pid(int) const override { return 0; }
-  std::vector<int> exit_fds() const override { return {}; }
-  std::vector<RankExit> reap() override { return {}; }
+  std::vector<int> exit_fds() const override {
+    if (reaped_) return {};
+    return {exit_fd_};
+  }
+  std::vector<RankExit> reap() override {
+    reaped_ = all_exited();
+    return {};
+  }
   const std::optional<ExitStatus>& exit_status(int rank) const override { return exits_.at(rank); }
   void signal(int signal) override {
     signals_->sent.push_back(signal);
     if (signal == SIGKILL) {
       for (auto& e : exits_) e = ExitStatus{.signal = SIGKILL, .signaled = true};
+      const uint64_t one = 1;
+      CHECK(write(exit_fd_, &one, sizeof one) == sizeof one);
     }
   }
   void kill_and_wait() override { signal(SIGKILL); }
@@ -38,6 +53,8 @@ class FakeGroup final : public LaunchedGroup {
  private:
   std::vector<std::optional<ExitStatus>> exits_;
   std::shared_ptr<Signals> signals_;
+  int exit_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  bool reaped_ = false;
 };
 
 class FakeLauncher final : public Launcher {
@@ -138,6 +155,43 @@ TEST_CASE(
   const auto later = groups.check_deadlines(clock.at);
   REQUIRE(later.size() == 1);
   CHECK(later[0].trial_id == "b");
+}
+
+TEST_CASE("a silent rank of a group handed to another trial is reported under that trial") {
+  FakeLauncher launcher;
+  TestClock clock;
+  WorkerGroups groups(launcher, {.heartbeat_timeout_s = 2, .now = clock.now()});
+  groups.start("a", 0, 0, {{}}, one_rank("a"));
+  clock.at += std::chrono::milliseconds(1500);
+  groups.hand_over("a", "b", 0, 0);  // its run of b begins now
+  clock.at += std::chrono::milliseconds(1000);
+  CHECK(groups.check_deadlines(clock.at).empty());
+  clock.at += std::chrono::milliseconds(1000);
+  const auto events = groups.check_deadlines(clock.at);
+  REQUIRE(events.size() == 1);
+  CHECK(events[0].kind == GroupEvent::Kind::kHeartbeatMissed);
+  CHECK(events[0].trial_id == "b");
+  CHECK(events[0].silent_s == doctest::Approx(2.0));
+}
+
+TEST_CASE("the loop hears of running groups' exits through one descriptor, until they are reaped") {
+  FakeLauncher launcher;
+  WorkerGroups groups(launcher, {});
+  auto readable = [&] {
+    pollfd item{groups.exit_fd(), POLLIN, 0};
+    return poll(&item, 1, 0) == 1;
+  };
+  for (const char* id : {"c", "b", "a"}) groups.start(id, 0, 0, {{}}, one_rank(id));
+  CHECK_FALSE(readable());
+  groups.kill("c");
+  groups.kill("a");
+  CHECK(readable());
+  CHECK(groups.exited() == std::vector<std::string>{"a", "c"});
+  groups.reap("a");
+  CHECK(groups.exited() == std::vector<std::string>{"c"});
+  groups.release("c", false);  // its exit is not the loop's business any more
+  CHECK(groups.exited().empty());
+  CHECK_FALSE(readable());
 }
 
 namespace {
