@@ -231,30 +231,72 @@ std::optional<std::pair<double, TrialPoint>> ExperimentDb::best_trial(
                                    parse_or_null(query.column_text(3))});
 }
 
-std::pair<int64_t, std::vector<TrialPoint>> ExperimentDb::points_at_one_budget(
-    const std::string& metric, size_t min_trials) const {
+namespace {
+
+// SQL true when `metrics` (a results column) holds a finite number under the
+// JSON path ?2. abs(Inf) exceeds the largest double: an infinity (1e999) is no value.
+constexpr const char* kFiniteValue =
+    "json_type(metrics, ?2) IN ('integer', 'real')"
+    " AND abs(json_extract(metrics, ?2)) <= 1.7976931348623157e308";
+
+}  // namespace
+
+int64_t ExperimentDb::one_budget(const std::string& metric, size_t min_trials) const {
   // Iterations from the highest down, each counted up to min_trials finite
   // values: through the results_by_iteration index, the highest ones (which
   // have enough, most often) are read and no other.
-  // abs(Inf) exceeds the largest double: an infinity (1e999) is no value.
   Statement below(db_, "SELECT MAX(training_iteration) FROM results WHERE training_iteration < ?1");
-  Statement count(db_,
-                  "SELECT COUNT(*) FROM (SELECT 1 FROM results WHERE training_iteration = ?1"
-                  " AND json_type(metrics, ?2) IN ('integer', 'real')"
-                  " AND abs(json_extract(metrics, ?2)) <= 1.7976931348623157e308 LIMIT ?3)");
+  Statement count(db_, fmt::format("SELECT COUNT(*) FROM (SELECT 1 FROM results"
+                                   " WHERE training_iteration = ?1 AND {} LIMIT ?3)",
+                                   kFiniteValue));
   const int64_t wanted = static_cast<int64_t>(std::max<size_t>(min_trials, 1));
   int64_t budget = std::numeric_limits<int64_t>::max();
   while (true) {
     below.reset();
     below.bind(1, budget);
-    if (!below.step() || below.is_null(0)) return {0, {}};
+    if (!below.step() || below.is_null(0)) return 0;
     budget = below.column_int(0);
     count.reset();
     count.bind(1, budget).bind(2, metric_path(metric)).bind(3, wanted);
     count.step();
-    if (count.column_int(0) >= wanted) break;
+    if (count.column_int(0) >= wanted) return budget;
   }
-  // The trials' metrics at the budget, finite or not (importance skips the others).
+}
+
+std::vector<std::string> ExperimentDb::trials_with_value_at(int64_t iteration,
+                                                            const std::string& metric) const {
+  Statement query(db_, fmt::format("SELECT r.trial_id FROM results AS r"
+                                   " JOIN trials AS t ON t.trial_id = r.trial_id"
+                                   " WHERE r.training_iteration = ?1 AND {} ORDER BY t.trial_index",
+                                   kFiniteValue));
+  query.bind(1, iteration).bind(2, metric_path(metric));
+  std::vector<std::string> out;
+  while (query.step()) out.push_back(query.column_text(0));
+  return out;
+}
+
+std::vector<TrialPoint> ExperimentDb::points_at(int64_t iteration,
+                                                const std::vector<std::string>& trial_ids) const {
+  Statement query(db_,
+                  "SELECT t.status, t.config, r.metrics FROM results AS r"
+                  " JOIN trials AS t ON t.trial_id = r.trial_id"
+                  " WHERE r.trial_id = ?1 AND r.training_iteration = ?2");
+  std::vector<TrialPoint> out;
+  for (const std::string& id : trial_ids) {
+    query.reset();
+    query.bind(1, id).bind(2, iteration);
+    if (!query.step()) continue;
+    out.push_back({id, query.column_text(0), flatten(parse_or_null(query.column_text(1))),
+                   parse_or_null(query.column_text(2))});
+  }
+  return out;
+}
+
+std::pair<int64_t, std::vector<TrialPoint>> ExperimentDb::points_at_one_budget(
+    const std::string& metric, size_t min_trials) const {
+  const int64_t budget = one_budget(metric, min_trials);
+  if (budget == 0) return {0, {}};
+  // The trials' metrics at the budget, finite or not.
   Statement query(db_,
                   "SELECT t.trial_id, t.status, t.config, r.metrics FROM results AS r"
                   " JOIN trials AS t ON t.trial_id = r.trial_id"

@@ -92,9 +92,18 @@ class ExperimentDb {
   Json front() const;
 
   // The highest training_iteration at which at least `min_trials` trials
-  // reported a finite `metric`, and each of those trials with its metrics
-  // there (in last_metrics): values compared at one budget. Iteration 0
-  // and no points when no iteration has that many.
+  // reported a finite `metric` (values compared at one budget); 0 when no
+  // iteration has that many.
+  int64_t one_budget(const std::string& metric, size_t min_trials) const;
+  // The trials that reported a finite `metric` at `iteration`, by creation order.
+  std::vector<std::string> trials_with_value_at(int64_t iteration, const std::string& metric) const;
+  // Those of `trial_ids` that reported at `iteration`, in the order given,
+  // each with its metrics there (in last_metrics).
+  std::vector<TrialPoint> points_at(int64_t iteration,
+                                    const std::vector<std::string>& trial_ids) const;
+  // one_budget() and every trial that reported there, finite or not, with
+  // its metrics there, by creation order. Iteration 0 and no points when no
+  // iteration has enough.
   std::pair<int64_t, std::vector<TrialPoint>> points_at_one_budget(const std::string& metric,
                                                                    size_t min_trials) const;
 
