@@ -61,6 +61,32 @@ void collect_log_params(const Json& space, const std::string& prefix,
   }
 }
 
+// The parameters summary() lists, from the trials' flattened configs: the
+// keys whose value varies, and every log domain of the sweep's param_space.
+Json params_of(const std::vector<TrialPoint>& points, const Json& sweep) {
+  std::map<std::string, bool> log_params;
+  if (sweep.contains("param_space")) collect_log_params(sweep["param_space"], "", log_params);
+  struct Values {
+    Json first;
+    bool varies = false;
+    bool numeric = true;
+  };
+  std::map<std::string, Values> values;
+  for (const TrialPoint& p : points) {
+    for (const auto& [key, v] : p.config.items()) {
+      auto [it, added] = values.try_emplace(key, Values{v});
+      it->second.varies = it->second.varies || v != it->second.first;
+      it->second.numeric = it->second.numeric && v.is_number();
+    }
+  }
+  Json params = Json::array();
+  for (const auto& [name, v] : values) {
+    if (!v.varies && !log_params.contains(name)) continue;
+    params.push_back({{"name", name}, {"log", log_params.contains(name)}, {"numeric", v.numeric}});
+  }
+  return params;
+}
+
 }  // namespace
 
 Json sweep_of(const Json& spec) {
@@ -172,17 +198,19 @@ std::pair<std::string, std::string> ExperimentDb::objective() const {
   return {query.column_text(0), query.column_text(1)};
 }
 
-std::vector<TrialPoint> ExperimentDb::first_and_last_points(int64_t half) const {
+std::vector<TrialPoint> ExperimentDb::first_and_last_points(int64_t half, bool metrics) const {
   // Through the trial_index index: the trials in between are never read.
-  Statement query(db_,
-                  "SELECT t.trial_id, t.status, t.config, r.metrics FROM"
-                  " (SELECT id FROM (SELECT rowid AS id FROM trials ORDER BY trial_index LIMIT ?1)"
-                  "  UNION SELECT id FROM (SELECT rowid AS id FROM trials"
-                  "  ORDER BY trial_index DESC LIMIT ?1))"
-                  " JOIN trials AS t ON t.rowid = id"
-                  " LEFT JOIN results AS r ON r.trial_id = t.trial_id AND r.training_iteration ="
-                  " (SELECT MAX(training_iteration) FROM results WHERE trial_id = t.trial_id)"
-                  " ORDER BY t.trial_index");
+  Statement query(
+      db_, fmt::format("SELECT t.trial_id, t.status, t.config, {} FROM"
+                       " (SELECT id FROM (SELECT rowid AS id FROM trials ORDER BY trial_index"
+                       "  LIMIT ?1) UNION SELECT id FROM (SELECT rowid AS id FROM trials"
+                       "  ORDER BY trial_index DESC LIMIT ?1))"
+                       " JOIN trials AS t ON t.rowid = id {} ORDER BY t.trial_index",
+                       metrics ? "r.metrics" : "NULL",
+                       metrics ? "LEFT JOIN results AS r ON r.trial_id = t.trial_id"
+                                 " AND r.training_iteration = (SELECT MAX(training_iteration)"
+                                 " FROM results WHERE trial_id = t.trial_id)"
+                               : ""));
   query.bind(1, half);
   std::vector<TrialPoint> out;
   while (query.step()) {
@@ -361,33 +389,16 @@ Json ExperimentDb::summary() const {
 
   // Metric names and parameters, from the trials themselves (at most
   // kSummaryTrials of them: the first and the last by creation order).
-  std::map<std::string, bool> log_params;
-  if (sweep.contains("param_space")) collect_log_params(sweep["param_space"], "", log_params);
-  struct Values {
-    Json first;
-    bool varies = false;
-    bool numeric = true;
-  };
-  std::map<std::string, Values> values;
   std::map<std::string, bool> metrics;
   const auto [metric, mode] = objective();
-  for (const TrialPoint& p : first_and_last_points(kSummaryTrials / 2)) {
-    for (const auto& [key, v] : p.config.items()) {
-      auto [it, added] = values.try_emplace(key, Values{v});
-      it->second.varies = it->second.varies || v != it->second.first;
-      it->second.numeric = it->second.numeric && v.is_number();
-    }
+  const std::vector<TrialPoint> points = first_and_last_points(kSummaryTrials / 2, true);
+  for (const TrialPoint& p : points) {
     if (!p.last_metrics.is_object()) continue;
     for (const auto& [key, v] : p.last_metrics.items())
       metrics[key] = metrics[key] || v.is_number();
   }
   const auto best = best_trial(metric, mode);
-  Json params = Json::array();
-  for (const auto& [name, v] : values) {
-    if (!v.varies && !log_params.contains(name)) continue;
-    params.push_back({{"name", name}, {"log", log_params.contains(name)}, {"numeric", v.numeric}});
-  }
-  out["params"] = params;
+  out["params"] = params_of(points, sweep);
   Json metric_names = Json::array();
   if (!metric.empty()) metric_names.push_back(metric);
   for (const auto& [name, numeric] : metrics) {
@@ -401,6 +412,12 @@ Json ExperimentDb::summary() const {
                             {"metrics", best->second.last_metrics}}
                      : Json();
   return out;
+}
+
+Json ExperimentDb::params() const {
+  Statement row(db_, "SELECT spec FROM experiment WHERE id = 1");
+  const Json sweep = sweep_of(row.step() ? parse_or_null(row.column_text(0)) : Json());
+  return params_of(first_and_last_points(kSummaryTrials / 2, false), sweep);
 }
 
 Json ExperimentDb::trials() const { return trial_rows(0, -1); }

@@ -62,6 +62,10 @@ class ExperimentDb {
   // last 1,000 trials show them).
   Json summary() const;
 
+  // summary()'s "params" alone, without reading a result: what the
+  // importance page needs.
+  Json params() const;
+
   // One row per trial in creation order: id, index, status, reason (enriched
   // with the scheduler's rung or the PBT donor), flattened config, last
   // iteration and metrics, times, error.
@@ -117,9 +121,9 @@ class ExperimentDb {
   ExperimentDb(std::filesystem::path path, sqlite3* db) : path_(std::move(path)), db_(db) {}
   // Where a trial's files are now (see curves.cpp); empty when unknown.
   std::filesystem::path trial_dir(const std::string& trial_id, const std::string& stored) const;
-  // The flattened config and last metrics of the first `half` and the last
-  // `half` trials by creation order.
-  std::vector<TrialPoint> first_and_last_points(int64_t half) const;
+  // The flattened config and last metrics (with `metrics`; else null) of
+  // the first `half` and the last `half` trials by creation order.
+  std::vector<TrialPoint> first_and_last_points(int64_t half, bool metrics) const;
   // The trial whose last result has the best `metric` under `mode`
   // ("min"/"max"), not failed, with that value; nullopt when none has one.
   std::optional<std::pair<double, TrialPoint>> best_trial(const std::string& metric,

@@ -62,6 +62,7 @@ TEST_CASE("importance compares the trials at one budget, the highest that enough
   // 12 trials: 8 report 9 iterations, 4 were stopped at iteration 3.
   const auto db = ExperimentDb::open(test::write_experiment(runs.path(), "asha"));
   const Json params = db.summary()["params"];
+  CHECK(db.params() == params);  // what the page reads
   const Json at_9 = importance_at_one_budget(db, params, "accuracy");
   CHECK(at_9["budget"] == 9);
   CHECK(at_9["num_trials"] == 8);
