@@ -63,6 +63,9 @@ def make_experiment(path, trials, iterations):
                json_object('accuracy', c * (1 - 1.0 / (1 + k * s)), 'loss', 1 - c * (1 - 1.0 / (1 + k * s)))
         FROM t, it ORDER BY trial_index, k""")
     con.execute("COMMIT")
+    # The schema again: it fills trial_last_result from the results inserted above.
+    with open(os.path.join(ROOT, "storage", "schema.sql")) as f:
+        con.executescript(f.read())
     n = con.execute("SELECT COUNT(*) FROM results").fetchone()[0]
     con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     con.close()

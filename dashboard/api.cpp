@@ -215,8 +215,7 @@ Json Api::experiment(const ExperimentDb& db, const std::string& name, const std:
                      options_.limits);
   }
   if (what == "importance") {
-    return importance_at_one_budget(db, summary_of(db, name)["params"], db.objective().first,
-                                    options_.importance);
+    return importance_at_one_budget(db, db.params(), db.objective().first, options_.importance);
   }
   throw NotFound(fmt::format("no API path 'exp/{}/{}'", name, what));
 }

@@ -61,6 +61,32 @@ void collect_log_params(const Json& space, const std::string& prefix,
   }
 }
 
+// The parameters summary() lists, from the trials' flattened configs: the
+// keys whose value varies, and every log domain of the sweep's param_space.
+Json params_of(const std::vector<TrialPoint>& points, const Json& sweep) {
+  std::map<std::string, bool> log_params;
+  if (sweep.contains("param_space")) collect_log_params(sweep["param_space"], "", log_params);
+  struct Values {
+    Json first;
+    bool varies = false;
+    bool numeric = true;
+  };
+  std::map<std::string, Values> values;
+  for (const TrialPoint& p : points) {
+    for (const auto& [key, v] : p.config.items()) {
+      auto [it, added] = values.try_emplace(key, Values{v});
+      it->second.varies = it->second.varies || v != it->second.first;
+      it->second.numeric = it->second.numeric && v.is_number();
+    }
+  }
+  Json params = Json::array();
+  for (const auto& [name, v] : values) {
+    if (!v.varies && !log_params.contains(name)) continue;
+    params.push_back({{"name", name}, {"log", log_params.contains(name)}, {"numeric", v.numeric}});
+  }
+  return params;
+}
+
 }  // namespace
 
 Json sweep_of(const Json& spec) {
@@ -172,17 +198,19 @@ std::pair<std::string, std::string> ExperimentDb::objective() const {
   return {query.column_text(0), query.column_text(1)};
 }
 
-std::vector<TrialPoint> ExperimentDb::first_and_last_points(int64_t half) const {
+std::vector<TrialPoint> ExperimentDb::first_and_last_points(int64_t half, bool metrics) const {
   // Through the trial_index index: the trials in between are never read.
-  Statement query(db_,
-                  "SELECT t.trial_id, t.status, t.config, r.metrics FROM"
-                  " (SELECT id FROM (SELECT rowid AS id FROM trials ORDER BY trial_index LIMIT ?1)"
-                  "  UNION SELECT id FROM (SELECT rowid AS id FROM trials"
-                  "  ORDER BY trial_index DESC LIMIT ?1))"
-                  " JOIN trials AS t ON t.rowid = id"
-                  " LEFT JOIN results AS r ON r.trial_id = t.trial_id AND r.training_iteration ="
-                  " (SELECT MAX(training_iteration) FROM results WHERE trial_id = t.trial_id)"
-                  " ORDER BY t.trial_index");
+  Statement query(
+      db_, fmt::format("SELECT t.trial_id, t.status, t.config, {} FROM"
+                       " (SELECT id FROM (SELECT rowid AS id FROM trials ORDER BY trial_index"
+                       "  LIMIT ?1) UNION SELECT id FROM (SELECT rowid AS id FROM trials"
+                       "  ORDER BY trial_index DESC LIMIT ?1))"
+                       " JOIN trials AS t ON t.rowid = id {} ORDER BY t.trial_index",
+                       metrics ? "r.metrics" : "NULL",
+                       metrics ? "LEFT JOIN results AS r ON r.trial_id = t.trial_id"
+                                 " AND r.training_iteration = (SELECT MAX(training_iteration)"
+                                 " FROM results WHERE trial_id = t.trial_id)"
+                               : ""));
   query.bind(1, half);
   std::vector<TrialPoint> out;
   while (query.step()) {
@@ -231,30 +259,72 @@ std::optional<std::pair<double, TrialPoint>> ExperimentDb::best_trial(
                                    parse_or_null(query.column_text(3))});
 }
 
-std::pair<int64_t, std::vector<TrialPoint>> ExperimentDb::points_at_one_budget(
-    const std::string& metric, size_t min_trials) const {
+namespace {
+
+// SQL true when `metrics` (a results column) holds a finite number under the
+// JSON path ?2. abs(Inf) exceeds the largest double: an infinity (1e999) is no value.
+constexpr const char* kFiniteValue =
+    "json_type(metrics, ?2) IN ('integer', 'real')"
+    " AND abs(json_extract(metrics, ?2)) <= 1.7976931348623157e308";
+
+}  // namespace
+
+int64_t ExperimentDb::one_budget(const std::string& metric, size_t min_trials) const {
   // Iterations from the highest down, each counted up to min_trials finite
   // values: through the results_by_iteration index, the highest ones (which
   // have enough, most often) are read and no other.
-  // abs(Inf) exceeds the largest double: an infinity (1e999) is no value.
   Statement below(db_, "SELECT MAX(training_iteration) FROM results WHERE training_iteration < ?1");
-  Statement count(db_,
-                  "SELECT COUNT(*) FROM (SELECT 1 FROM results WHERE training_iteration = ?1"
-                  " AND json_type(metrics, ?2) IN ('integer', 'real')"
-                  " AND abs(json_extract(metrics, ?2)) <= 1.7976931348623157e308 LIMIT ?3)");
+  Statement count(db_, fmt::format("SELECT COUNT(*) FROM (SELECT 1 FROM results"
+                                   " WHERE training_iteration = ?1 AND {} LIMIT ?3)",
+                                   kFiniteValue));
   const int64_t wanted = static_cast<int64_t>(std::max<size_t>(min_trials, 1));
   int64_t budget = std::numeric_limits<int64_t>::max();
   while (true) {
     below.reset();
     below.bind(1, budget);
-    if (!below.step() || below.is_null(0)) return {0, {}};
+    if (!below.step() || below.is_null(0)) return 0;
     budget = below.column_int(0);
     count.reset();
     count.bind(1, budget).bind(2, metric_path(metric)).bind(3, wanted);
     count.step();
-    if (count.column_int(0) >= wanted) break;
+    if (count.column_int(0) >= wanted) return budget;
   }
-  // The trials' metrics at the budget, finite or not (importance skips the others).
+}
+
+std::vector<std::string> ExperimentDb::trials_with_value_at(int64_t iteration,
+                                                            const std::string& metric) const {
+  Statement query(db_, fmt::format("SELECT r.trial_id FROM results AS r"
+                                   " JOIN trials AS t ON t.trial_id = r.trial_id"
+                                   " WHERE r.training_iteration = ?1 AND {} ORDER BY t.trial_index",
+                                   kFiniteValue));
+  query.bind(1, iteration).bind(2, metric_path(metric));
+  std::vector<std::string> out;
+  while (query.step()) out.push_back(query.column_text(0));
+  return out;
+}
+
+std::vector<TrialPoint> ExperimentDb::points_at(int64_t iteration,
+                                                const std::vector<std::string>& trial_ids) const {
+  Statement query(db_,
+                  "SELECT t.status, t.config, r.metrics FROM results AS r"
+                  " JOIN trials AS t ON t.trial_id = r.trial_id"
+                  " WHERE r.trial_id = ?1 AND r.training_iteration = ?2");
+  std::vector<TrialPoint> out;
+  for (const std::string& id : trial_ids) {
+    query.reset();
+    query.bind(1, id).bind(2, iteration);
+    if (!query.step()) continue;
+    out.push_back({id, query.column_text(0), flatten(parse_or_null(query.column_text(1))),
+                   parse_or_null(query.column_text(2))});
+  }
+  return out;
+}
+
+std::pair<int64_t, std::vector<TrialPoint>> ExperimentDb::points_at_one_budget(
+    const std::string& metric, size_t min_trials) const {
+  const int64_t budget = one_budget(metric, min_trials);
+  if (budget == 0) return {0, {}};
+  // The trials' metrics at the budget, finite or not.
   Statement query(db_,
                   "SELECT t.trial_id, t.status, t.config, r.metrics FROM results AS r"
                   " JOIN trials AS t ON t.trial_id = r.trial_id"
@@ -319,33 +389,16 @@ Json ExperimentDb::summary() const {
 
   // Metric names and parameters, from the trials themselves (at most
   // kSummaryTrials of them: the first and the last by creation order).
-  std::map<std::string, bool> log_params;
-  if (sweep.contains("param_space")) collect_log_params(sweep["param_space"], "", log_params);
-  struct Values {
-    Json first;
-    bool varies = false;
-    bool numeric = true;
-  };
-  std::map<std::string, Values> values;
   std::map<std::string, bool> metrics;
   const auto [metric, mode] = objective();
-  for (const TrialPoint& p : first_and_last_points(kSummaryTrials / 2)) {
-    for (const auto& [key, v] : p.config.items()) {
-      auto [it, added] = values.try_emplace(key, Values{v});
-      it->second.varies = it->second.varies || v != it->second.first;
-      it->second.numeric = it->second.numeric && v.is_number();
-    }
+  const std::vector<TrialPoint> points = first_and_last_points(kSummaryTrials / 2, true);
+  for (const TrialPoint& p : points) {
     if (!p.last_metrics.is_object()) continue;
     for (const auto& [key, v] : p.last_metrics.items())
       metrics[key] = metrics[key] || v.is_number();
   }
   const auto best = best_trial(metric, mode);
-  Json params = Json::array();
-  for (const auto& [name, v] : values) {
-    if (!v.varies && !log_params.contains(name)) continue;
-    params.push_back({{"name", name}, {"log", log_params.contains(name)}, {"numeric", v.numeric}});
-  }
-  out["params"] = params;
+  out["params"] = params_of(points, sweep);
   Json metric_names = Json::array();
   if (!metric.empty()) metric_names.push_back(metric);
   for (const auto& [name, numeric] : metrics) {
@@ -359,6 +412,12 @@ Json ExperimentDb::summary() const {
                             {"metrics", best->second.last_metrics}}
                      : Json();
   return out;
+}
+
+Json ExperimentDb::params() const {
+  Statement row(db_, "SELECT spec FROM experiment WHERE id = 1");
+  const Json sweep = sweep_of(row.step() ? parse_or_null(row.column_text(0)) : Json());
+  return params_of(first_and_last_points(kSummaryTrials / 2, false), sweep);
 }
 
 Json ExperimentDb::trials() const { return trial_rows(0, -1); }

@@ -62,6 +62,10 @@ class ExperimentDb {
   // last 1,000 trials show them).
   Json summary() const;
 
+  // summary()'s "params" alone, without reading a result: what the
+  // importance page needs.
+  Json params() const;
+
   // One row per trial in creation order: id, index, status, reason (enriched
   // with the scheduler's rung or the PBT donor), flattened config, last
   // iteration and metrics, times, error.
@@ -92,9 +96,18 @@ class ExperimentDb {
   Json front() const;
 
   // The highest training_iteration at which at least `min_trials` trials
-  // reported a finite `metric`, and each of those trials with its metrics
-  // there (in last_metrics): values compared at one budget. Iteration 0
-  // and no points when no iteration has that many.
+  // reported a finite `metric` (values compared at one budget); 0 when no
+  // iteration has that many.
+  int64_t one_budget(const std::string& metric, size_t min_trials) const;
+  // The trials that reported a finite `metric` at `iteration`, by creation order.
+  std::vector<std::string> trials_with_value_at(int64_t iteration, const std::string& metric) const;
+  // Those of `trial_ids` that reported at `iteration`, in the order given,
+  // each with its metrics there (in last_metrics).
+  std::vector<TrialPoint> points_at(int64_t iteration,
+                                    const std::vector<std::string>& trial_ids) const;
+  // one_budget() and every trial that reported there, finite or not, with
+  // its metrics there, by creation order. Iteration 0 and no points when no
+  // iteration has enough.
   std::pair<int64_t, std::vector<TrialPoint>> points_at_one_budget(const std::string& metric,
                                                                    size_t min_trials) const;
 
@@ -108,9 +121,9 @@ class ExperimentDb {
   ExperimentDb(std::filesystem::path path, sqlite3* db) : path_(std::move(path)), db_(db) {}
   // Where a trial's files are now (see curves.cpp); empty when unknown.
   std::filesystem::path trial_dir(const std::string& trial_id, const std::string& stored) const;
-  // The flattened config and last metrics of the first `half` and the last
-  // `half` trials by creation order.
-  std::vector<TrialPoint> first_and_last_points(int64_t half) const;
+  // The flattened config and last metrics (with `metrics`; else null) of
+  // the first `half` and the last `half` trials by creation order.
+  std::vector<TrialPoint> first_and_last_points(int64_t half, bool metrics) const;
   // The trial whose last result has the best `metric` under `mode`
   // ("min"/"max"), not failed, with that value; nullopt when none has one.
   std::optional<std::pair<double, TrialPoint>> best_trial(const std::string& metric,

@@ -13,14 +13,24 @@ namespace tune::dashboard {
 namespace {
 
 // One CART regression tree grown on a bootstrap sample; only the impurity
-// decrease per feature is kept, since nothing is predicted.
+// decrease per feature is kept, since nothing is predicted. The sample is
+// sorted once by each feature (`by_feature`: its rows, repeats included, in
+// increasing order of that feature); a split partitions each order in
+// place, keeping it sorted, so no node sorts anything.
 class ImpurityTree {
  public:
-  ImpurityTree(const Eigen::MatrixXd& x, const Eigen::VectorXd& y, int max_depth)
-      : x_(x), y_(y), max_depth_(max_depth), decrease_(Eigen::VectorXd::Zero(x.cols())) {}
+  ImpurityTree(const Eigen::MatrixXd& x, const Eigen::VectorXd& y, int max_depth,
+               std::vector<std::vector<Eigen::Index>> by_feature)
+      : x_(x),
+        y_(y),
+        max_depth_(max_depth),
+        by_feature_(std::move(by_feature)),
+        goes_left_(static_cast<size_t>(x.rows())),
+        buffer_(by_feature_.front().size()),
+        decrease_(Eigen::VectorXd::Zero(x.cols())) {}
 
-  Eigen::VectorXd grow(std::vector<Eigen::Index> rows) {
-    split(rows, 0);
+  Eigen::VectorXd grow() {
+    split(0, by_feature_.front().size(), 0);
     return decrease_;
   }
 
@@ -30,40 +40,62 @@ class ImpurityTree {
     return n > 0 ? sum_sq - sum * sum / n : 0;
   }
 
-  void split(std::vector<Eigen::Index>& rows, int depth) {
-    const auto n = static_cast<double>(rows.size());
-    if (rows.size() < 2 || depth >= max_depth_) return;
+  // The node holding positions [begin, end) of every feature's order.
+  void split(size_t begin, size_t end, int depth) {
+    const auto n = static_cast<double>(end - begin);
+    if (end - begin < 2 || depth >= max_depth_) return;
     double sum = 0, sum_sq = 0;
-    for (auto r : rows) sum += y_[r], sum_sq += y_[r] * y_[r];
+    for (size_t i = begin; i < end; ++i) {
+      const double v = y_[by_feature_.front()[i]];
+      sum += v, sum_sq += v * v;
+    }
     const double parent = sse(sum, sum_sq, n);
     if (parent <= 1e-12 * std::max(1.0, sum_sq)) return;
     double best = parent;
     Eigen::Index best_feature = -1;
-    double threshold = 0;
+    size_t best_end = 0;  // the left child's end
     for (Eigen::Index f = 0; f < x_.cols(); ++f) {
-      std::sort(rows.begin(), rows.end(), [&](auto a, auto b) { return x_(a, f) < x_(b, f); });
+      const auto& rows = by_feature_[f];
       double left = 0, left_sq = 0;
-      for (size_t i = 0; i + 1 < rows.size(); ++i) {
+      for (size_t i = begin; i + 1 < end; ++i) {
         left += y_[rows[i]];
         left_sq += y_[rows[i]] * y_[rows[i]];
-        const double a = x_(rows[i], f), b = x_(rows[i + 1], f);
-        if (!(a < b)) continue;  // no threshold between equal values
-        const double nl = static_cast<double>(i + 1);
+        if (!(x_(rows[i], f) < x_(rows[i + 1], f))) continue;  // no threshold between equal values
+        const double nl = static_cast<double>(i + 1 - begin);
         const double cost = sse(left, left_sq, nl) + sse(sum - left, sum_sq - left_sq, n - nl);
-        if (cost < best) best = cost, best_feature = f, threshold = (a + b) / 2;
+        if (cost < best) best = cost, best_feature = f, best_end = i + 1;
       }
     }
     if (best_feature < 0) return;
     decrease_[best_feature] += parent - best;
-    std::vector<Eigen::Index> left_rows, right_rows;
-    for (auto r : rows) (x_(r, best_feature) <= threshold ? left_rows : right_rows).push_back(r);
-    split(left_rows, depth + 1);
-    split(right_rows, depth + 1);
+    // The left child: the best feature's order up to the threshold; each
+    // other order keeps its left rows first, in their order, then the right.
+    const auto& chosen = by_feature_[best_feature];
+    for (size_t i = begin; i < end; ++i) goes_left_[chosen[i]] = i < best_end;
+    for (Eigen::Index f = 0; f < x_.cols(); ++f) {
+      if (f == best_feature) continue;
+      auto& rows = by_feature_[f];
+      size_t left = begin, right = 0;
+      for (size_t i = begin; i < end; ++i) {
+        if (goes_left_[rows[i]]) {
+          rows[left++] = rows[i];
+        } else {
+          buffer_[right++] = rows[i];
+        }
+      }
+      std::copy(buffer_.begin(), buffer_.begin() + static_cast<std::ptrdiff_t>(right),
+                rows.begin() + static_cast<std::ptrdiff_t>(left));
+    }
+    split(begin, best_end, depth + 1);
+    split(best_end, end, depth + 1);
   }
 
   const Eigen::MatrixXd& x_;
   const Eigen::VectorXd& y_;
   int max_depth_;
+  std::vector<std::vector<Eigen::Index>> by_feature_;
+  std::vector<char> goes_left_;  // by row: in the left child of the split being made
+  std::vector<Eigen::Index> buffer_;
   Eigen::VectorXd decrease_;
 };
 
@@ -76,26 +108,31 @@ double encode(const Json& v, bool log, std::map<std::string, double>& categories
   return it->second;
 }
 
-}  // namespace
+// The positions of `n` usable trials that a fit uses: all of them, or
+// `max` drawn by a shuffle with `rng` (whose later draws then differ).
+std::vector<size_t> subsample(size_t n, size_t max, std::mt19937_64& rng) {
+  std::vector<size_t> out(n);
+  std::iota(out.begin(), out.end(), size_t{0});
+  if (n > max) {
+    std::shuffle(out.begin(), out.end(), rng);
+    out.resize(max);
+  }
+  return out;
+}
 
-Json importance(const std::vector<TrialPoint>& trials, const Json& params,
-                const std::string& metric, const ImportanceOptions& options) {
-  Json out = {{"metric", metric},
-              {"params", Json::array()},
-              {"method",
-               "mean decrease in impurity of a random forest (Optuna's "
-               "MeanDecreaseImpurityImportanceEvaluator; not fANOVA, Optuna's default)"}};
-  std::vector<const TrialPoint*> usable;
-  for (const TrialPoint& t : trials) {
-    if (!t.last_metrics.is_object()) continue;
-    const Json& v = t.last_metrics.contains(metric) ? t.last_metrics[metric] : Json();
-    if (v.is_number() && std::isfinite(v.get<double>())) usable.push_back(&t);
-  }
-  std::mt19937_64 rng(options.seed);
-  if (usable.size() > options.max_trials) {
-    std::shuffle(usable.begin(), usable.end(), rng);
-    usable.resize(options.max_trials);
-  }
+Json answer(const std::string& metric) {
+  return {{"metric", metric},
+          {"params", Json::array()},
+          {"method",
+           "mean decrease in impurity of a random forest (Optuna's "
+           "MeanDecreaseImpurityImportanceEvaluator; not fANOVA, Optuna's default)"}};
+}
+
+// importance() of `usable` (each with a finite value), drawn already: the
+// forest's bootstrap samples come from `rng`.
+Json fit(const std::vector<const TrialPoint*>& usable, const Json& params,
+         const std::string& metric, const ImportanceOptions& options, std::mt19937_64& rng) {
+  Json out = answer(metric);
   out["num_trials"] = usable.size();
   if (metric.empty() || params.empty() || usable.size() < options.min_trials) {
     out["reason"] = fmt::format("needs at least {} trials with a value of '{}' ({} so far)",
@@ -117,12 +154,27 @@ Json importance(const std::vector<TrialPoint>& trials, const Json& params,
   }
   for (Eigen::Index i = 0; i < n; ++i) y[i] = usable[i]->last_metrics[metric].get<double>();
 
+  // Every row in increasing order of each feature (ties by row), once: a
+  // tree's sample in that order is then each row as often as it was drawn.
+  std::vector<std::vector<Eigen::Index>> sorted(static_cast<size_t>(d));
+  for (Eigen::Index f = 0; f < d; ++f) {
+    auto& rows = sorted[f];
+    rows.resize(static_cast<size_t>(n));
+    std::iota(rows.begin(), rows.end(), Eigen::Index{0});
+    std::stable_sort(rows.begin(), rows.end(), [&](auto a, auto b) { return x(a, f) < x(b, f); });
+  }
   Eigen::VectorXd total = Eigen::VectorXd::Zero(d);
   std::uniform_int_distribution<Eigen::Index> draw(0, n - 1);
+  std::vector<int> drawn(static_cast<size_t>(n));
   for (int t = 0; t < options.num_trees; ++t) {
-    std::vector<Eigen::Index> rows(static_cast<size_t>(n));
-    for (auto& r : rows) r = draw(rng);
-    Eigen::VectorXd decrease = ImpurityTree(x, y, options.max_depth).grow(std::move(rows));
+    std::fill(drawn.begin(), drawn.end(), 0);
+    for (Eigen::Index i = 0; i < n; ++i) ++drawn[draw(rng)];
+    std::vector<std::vector<Eigen::Index>> sample(static_cast<size_t>(d));
+    for (Eigen::Index f = 0; f < d; ++f) {
+      sample[f].reserve(static_cast<size_t>(n));
+      for (auto r : sorted[f]) sample[f].insert(sample[f].end(), drawn[r], r);
+    }
+    Eigen::VectorXd decrease = ImpurityTree(x, y, options.max_depth, std::move(sample)).grow();
     if (decrease.sum() > 0) total += decrease / decrease.sum();
   }
   if (total.sum() > 0) total /= total.sum();
@@ -134,10 +186,36 @@ Json importance(const std::vector<TrialPoint>& trials, const Json& params,
   return out;
 }
 
+}  // namespace
+
+Json importance(const std::vector<TrialPoint>& trials, const Json& params,
+                const std::string& metric, const ImportanceOptions& options) {
+  std::vector<const TrialPoint*> usable;
+  for (const TrialPoint& t : trials) {
+    if (!t.last_metrics.is_object()) continue;
+    const Json& v = t.last_metrics.contains(metric) ? t.last_metrics[metric] : Json();
+    if (v.is_number() && std::isfinite(v.get<double>())) usable.push_back(&t);
+  }
+  std::mt19937_64 rng(options.seed);
+  std::vector<const TrialPoint*> drawn;
+  for (size_t i : subsample(usable.size(), options.max_trials, rng)) drawn.push_back(usable[i]);
+  return fit(drawn, params, metric, options, rng);
+}
+
 Json importance_at_one_budget(const ExperimentDb& db, const Json& params, const std::string& metric,
                               const ImportanceOptions& options) {
-  auto [budget, points] = db.points_at_one_budget(metric, options.min_trials);
-  Json out = importance(points, params, metric, options);
+  const int64_t budget = db.one_budget(metric, options.min_trials);
+  // The subsample is drawn from the trials' ids, as importance() draws it
+  // from their points: only the trials drawn are read and parsed.
+  const std::vector<std::string> ids =
+      budget > 0 ? db.trials_with_value_at(budget, metric) : std::vector<std::string>();
+  std::mt19937_64 rng(options.seed);
+  std::vector<std::string> wanted;
+  for (size_t i : subsample(ids.size(), options.max_trials, rng)) wanted.push_back(ids[i]);
+  const std::vector<TrialPoint> points = db.points_at(budget, wanted);
+  std::vector<const TrialPoint*> drawn;
+  for (const TrialPoint& p : points) drawn.push_back(&p);
+  Json out = fit(drawn, params, metric, options, rng);
   out["budget"] = budget > 0 ? Json(budget) : Json();
   if (budget == 0) {
     out["reason"] = fmt::format("needs at least {} trials with a value of '{}' at one iteration",

@@ -38,9 +38,11 @@ struct ImportanceOptions {
 Json importance(const std::vector<TrialPoint>& trials, const Json& params,
                 const std::string& metric, const ImportanceOptions& options = {});
 
-// importance() of the values at ExperimentDb::points_at_one_budget (the
-// highest training_iteration that min_trials trials reached), with
-// "budget" naming that iteration (null when none has enough trials).
+// importance() of the values at ExperimentDb::one_budget (the highest
+// training_iteration that min_trials trials reached), with "budget" naming
+// that iteration (null when none has enough trials): the same answer as
+// importance() of points_at_one_budget's points, the same subsample drawn,
+// but only the trials drawn are read.
 Json importance_at_one_budget(const ExperimentDb& db, const Json& params, const std::string& metric,
                               const ImportanceOptions& options = {});
 

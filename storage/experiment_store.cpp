@@ -5,7 +5,9 @@
 #include <fmt/format.h>
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <string_view>
 #include <utility>
@@ -81,6 +83,29 @@ void check_version(sqlite3* db, const std::filesystem::path& file) {
   }
 }
 
+// all_results.metric_value of a result: the experiment metric's value
+// when it is a finite number (none without an experiment row).
+std::optional<double> metric_value(const Json& metrics, const std::optional<std::string>& metric) {
+  if (!metric || !metrics.is_object()) return std::nullopt;
+  const auto it = metrics.find(*metric);
+  if (it == metrics.end() || !it->is_number()) return std::nullopt;
+  const double value = it->get<double>();
+  return std::isfinite(value) ? std::optional<double>(value) : std::nullopt;
+}
+
+// all_results.feasible of a result: every value under "constraints" (the
+// number itself, or each item of a list or object) is a number <= 0.
+bool feasible(const Json& metrics) {
+  if (!metrics.is_object()) return true;
+  const auto it = metrics.find("constraints");
+  if (it == metrics.end()) return true;
+  auto satisfied = [](const Json& c) {
+    return c.is_number() && !std::isnan(c.get<double>()) && c.get<double>() <= 0;
+  };
+  if (!it->is_structured()) return satisfied(*it);
+  return std::all_of(it->begin(), it->end(), satisfied);
+}
+
 void use_wal(sqlite3* db, const std::filesystem::path& file) {
   Statement journal(db, "PRAGMA journal_mode = WAL");
   if (!journal.step() || journal.column_text(0) != "wal") {
@@ -121,13 +146,26 @@ struct ExperimentStore::Statements {
             INSERT OR IGNORE INTO results (trial_id, training_iteration, timestamp,
                                            time_this_iter_s, time_total_s, metrics,
                                            metrics_nonfinite)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7))") {}
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7))"),
+        keep_last(db, R"(
+            INSERT INTO trial_last_result (trial_id, training_iteration, metric_value, feasible,
+                                           num_results)
+            VALUES (?1, ?2, ?3, ?4, 1)
+            ON CONFLICT (trial_id) DO UPDATE SET
+              num_results = trial_last_result.num_results + 1,
+              training_iteration = max(excluded.training_iteration,
+                                       trial_last_result.training_iteration),
+              metric_value = iif(excluded.training_iteration > trial_last_result.training_iteration,
+                                 excluded.metric_value, trial_last_result.metric_value),
+              feasible = iif(excluded.training_iteration > trial_last_result.training_iteration,
+                             excluded.feasible, trial_last_result.feasible))") {}
 
   Statement trial_status;
   Statement put_trial;
   Statement set_trial_status;
   Statement add_event;
   Statement append_result;
+  Statement keep_last;
 };
 
 ExperimentStore::ExperimentStore(std::filesystem::path path, sqlite3* db)
@@ -139,7 +177,8 @@ ExperimentStore::ExperimentStore(ExperimentStore&& other) noexcept
       in_batch_(std::exchange(other.in_batch_, false)),
       nonfinite_columns_(other.nonfinite_columns_),
       objectives_table_(other.objectives_table_),
-      statements_(std::move(other.statements_)) {}
+      statements_(std::move(other.statements_)),
+      metric_(std::move(other.metric_)) {}
 
 ExperimentStore& ExperimentStore::operator=(ExperimentStore&& other) noexcept {
   if (this != &other) {
@@ -150,6 +189,7 @@ ExperimentStore& ExperimentStore::operator=(ExperimentStore&& other) noexcept {
     nonfinite_columns_ = other.nonfinite_columns_;
     objectives_table_ = other.objectives_table_;
     statements_ = std::move(other.statements_);
+    metric_ = std::move(other.metric_);
   }
   return *this;
 }
@@ -221,7 +261,12 @@ void ExperimentStore::begin_batch() {
   if (sqlite3_db_readonly(db_, "main") == 1) {
     throw StorageError(fmt::format("{}: opened read-only; cannot write", path_.string()));
   }
-  if (!statements_) statements_ = std::make_unique<Statements>(db_);
+  if (!statements_) {
+    statements_ = std::make_unique<Statements>(db_);
+    Statement metric(db_, "SELECT metric FROM experiment WHERE id = 1");
+    metric_ =
+        metric.step() && !metric.is_null(0) ? std::optional(metric.column_text(0)) : std::nullopt;
+  }
   exec(db_, "BEGIN IMMEDIATE");
   in_batch_ = true;
 }
@@ -252,6 +297,7 @@ void ExperimentStore::put_experiment(const ExperimentRecord& experiment) {
       .bind(6, to_string(experiment.status))
       .bind(7, now_seconds())
       .run();
+  metric_ = experiment.metric;
   std::vector<Objective> objectives = experiment.objectives;
   if (objectives.empty() && !experiment.metric.empty()) {
     objectives.push_back({experiment.metric, experiment.mode});
@@ -348,6 +394,12 @@ void ExperimentStore::append_result(const ResultRecord& result) {
   bind_json(statements_->append_result, 6, 7,
             result.metrics.is_null() ? Json::object() : result.metrics);
   statements_->append_result.run();
+  if (sqlite3_changes(db_) == 0) return;  // written before: neither last nor counted again
+  statements_->keep_last.bind(1, result.trial_id)
+      .bind(2, result.training_iteration)
+      .bind(3, metric_value(result.metrics, metric_))
+      .bind(4, static_cast<int64_t>(feasible(result.metrics)))
+      .run();
 }
 
 void ExperimentStore::add_checkpoint(const CheckpointRecord& c) {

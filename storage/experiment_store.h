@@ -133,7 +133,9 @@ class ExperimentStore {
   // is TERMINATED or ERROR (NULL otherwise). Throws for an unknown trial.
   void set_trial_status(const std::string& trial_id, TrialStatus status, const std::string& reason,
                         double at);
-  void append_result(const ResultRecord& result);           // (trial_id, iteration) unique
+  // (trial_id, iteration) unique: a result written again is ignored. Keeps
+  // the trial's trial_last_result row (storage/schema.sql).
+  void append_result(const ResultRecord& result);
   void add_checkpoint(const CheckpointRecord& checkpoint);  // insert or replace
   void add_exploit(const ExploitRecord& exploit);
   void add_placement(const PlacementRecord& placement);
@@ -201,6 +203,9 @@ class ExperimentStore {
   bool nonfinite_columns_ = false;          // the file has the *_nonfinite columns
   bool objectives_table_ = false;           // the objectives table and pareto_front
   std::unique_ptr<Statements> statements_;  // null until the first write
+  // The experiment metric, as trial_last_result's metric_value reads it;
+  // nullopt without an experiment row. Read with statements_.
+  std::optional<std::string> metric_;
 };
 
 }  // namespace tune::storage

@@ -128,11 +128,13 @@ CREATE TABLE IF NOT EXISTS results (
 CREATE INDEX IF NOT EXISTS results_by_iteration ON results (training_iteration);
 
 -- Each trial's latest result (its highest training_iteration in results),
--- kept by the triggers below in the transaction that writes or deletes the
--- result, with the experiment metric's value there as all_results computes
--- it: last_results and best_trial read it instead of searching every
--- trial's results and parsing their JSON. One row per trial that has
--- reported.
+-- kept in the transaction that writes or deletes the result (by tunerun
+-- as it inserts one, by the triggers below as one is deleted or changed),
+-- with the experiment metric's value there as all_results computes it:
+-- last_results and best_trial read it instead of searching every trial's
+-- results and parsing their JSON. One row per trial that has reported. A
+-- program that inserts results with SQL of its own, into a file without
+-- them, fills it by applying this file again afterwards (see the end).
 CREATE TABLE IF NOT EXISTS trial_last_result (
   trial_id TEXT PRIMARY KEY REFERENCES trials (trial_id),
   training_iteration INTEGER NOT NULL,  -- the trial's highest in results
@@ -239,29 +241,10 @@ LEFT JOIN experiment AS e ON e.id = 1;
 -- trial_last_result follows results: a result past the trial's latest
 -- becomes it; deleting (or changing) the latest falls back to the highest
 -- left; a new experiment metric recomputes every metric_value.
-CREATE TRIGGER IF NOT EXISTS trial_last_result_on_insert AFTER INSERT ON results
-BEGIN
-  -- metric_value and feasible as all_results computes them, from the new
-  -- row itself: going through the view costs a join and a lookup a result.
-  INSERT INTO trial_last_result (trial_id, training_iteration, metric_value, feasible,
-                                 num_results)
-  SELECT new.trial_id, new.training_iteration,
-         CASE WHEN json_type(new.metrics, path) IN ('integer', 'real')
-               AND abs(json_extract(new.metrics, path)) <= 1.7976931348623157e308
-              THEN json_extract(new.metrics, path) END,
-         NOT EXISTS (SELECT 1 FROM json_each(new.metrics, '$.constraints') AS c
-                     WHERE c.type NOT IN ('integer', 'real') OR c.value > 0),
-         1
-  FROM (SELECT '$."' || (SELECT metric FROM experiment WHERE id = 1) || '"' AS path)
-  WHERE true  -- an upsert's SELECT needs a WHERE: SQLite's parsing ambiguity
-  ON CONFLICT (trial_id) DO UPDATE SET
-    num_results = trial_last_result.num_results + 1,
-    training_iteration = max(excluded.training_iteration, trial_last_result.training_iteration),
-    metric_value = iif(excluded.training_iteration > trial_last_result.training_iteration,
-                       excluded.metric_value, trial_last_result.metric_value),
-    feasible = iif(excluded.training_iteration > trial_last_result.training_iteration,
-                   excluded.feasible, trial_last_result.feasible);
-END;
+-- A result inserted: tunerun upserts the row itself from the values it has
+-- parsed (a trigger re-reading the JSON cost the store half its results/s);
+-- a file written by an earlier build loses that trigger.
+DROP TRIGGER IF EXISTS trial_last_result_on_insert;
 CREATE TRIGGER IF NOT EXISTS trial_last_result_on_delete AFTER DELETE ON results
 BEGIN
   DELETE FROM trial_last_result WHERE trial_id = old.trial_id AND num_results <= 1;

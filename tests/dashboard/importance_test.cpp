@@ -62,6 +62,7 @@ TEST_CASE("importance compares the trials at one budget, the highest that enough
   // 12 trials: 8 report 9 iterations, 4 were stopped at iteration 3.
   const auto db = ExperimentDb::open(test::write_experiment(runs.path(), "asha"));
   const Json params = db.summary()["params"];
+  CHECK(db.params() == params);  // what the page reads
   const Json at_9 = importance_at_one_budget(db, params, "accuracy");
   CHECK(at_9["budget"] == 9);
   CHECK(at_9["num_trials"] == 8);
@@ -73,6 +74,29 @@ TEST_CASE("importance compares the trials at one budget, the highest that enough
   CHECK(none["budget"].is_null());
   CHECK(none["params"].empty());
   CHECK(at_9["method"].get<std::string>().find("not fANOVA") != std::string::npos);
+}
+
+TEST_CASE("a subsample of the trials at the budget is the same on every load") {
+  test::ScratchDir runs;
+  const auto db = ExperimentDb::open(test::write_experiment(runs.path(), "asha", 40));
+  const Json params = db.summary()["params"];
+  // 27 trials reached iteration 9; 12 of them are drawn.
+  const ImportanceOptions drawn{.min_trials = 5, .max_trials = 12, .seed = 3};
+  const Json page = importance_at_one_budget(db, params, "accuracy", drawn);
+  CHECK(page["budget"] == 9);
+  CHECK(page["num_trials"] == 12);
+  CHECK(page["params"].size() == 2);
+  CHECK(importance_at_one_budget(ExperimentDb::open(runs.path() / "asha"), params, "accuracy",
+                                 drawn) == page);
+  // The trials drawn are those importance() draws from every trial's point there.
+  auto [budget, points] = db.points_at_one_budget("accuracy", drawn.min_trials);
+  CHECK(points.size() == 27);
+  Json expected = importance(points, params, "accuracy", drawn);
+  expected["budget"] = budget;
+  CHECK(page == expected);
+  // Another seed draws others.
+  CHECK(importance_at_one_budget(db, params, "accuracy", {.min_trials = 5, .max_trials = 12}) !=
+        page);
 }
 
 TEST_CASE("importance's budget skips an iteration where the metric is missing or not finite") {

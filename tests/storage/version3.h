@@ -35,7 +35,7 @@ LIMIT 1;)";
 // `sql` must be opened read-write on a file of this build's schema.
 inline void make_version_3(Sql& sql) {
   sql.exec(R"(
-      DROP TRIGGER trial_last_result_on_insert; DROP TRIGGER trial_last_result_on_delete;
+      DROP TRIGGER IF EXISTS trial_last_result_on_insert; DROP TRIGGER trial_last_result_on_delete;
       DROP TRIGGER trial_last_result_on_update; DROP TRIGGER trial_last_result_on_metric;
       DROP VIEW best_trial; DROP VIEW last_results; DROP TABLE trial_last_result;)");
   sql.exec(kVersion3Views);
