@@ -22,8 +22,8 @@
 // allocation.
 // The allocation must survive a node's death: salloc/sbatch --no-kill.
 // Nodes Slurm reports down or drained are not placed on; their states are
-// read with sinfo when a step ends abnormally and every `poll_s` (30 s by
-// default) while trials wait.
+// read with sinfo when a step ends abnormally and every `poll_s` ([cluster]
+// slurm_poll_s, 30 s unless set) while trials wait.
 //
 // GPUs: the allocation's GPUs per node are read from `scontrol show -d job`
 // (its "Nodes=... GRES=gpu:2(IDX:0-1)" lines). Slurm 22.05 puts them in no
@@ -58,7 +58,8 @@ SlurmAllocation read_slurm_allocation();
 
 class SlurmLauncher final : public Launcher {
  public:
-  explicit SlurmLauncher(SlurmAllocation allocation, double poll_s = 30);
+  // `poll_s`: seconds between reads of Slurm's node states ([cluster] slurm_poll_s).
+  SlurmLauncher(SlurmAllocation allocation, double poll_s);
   ~SlurmLauncher() override;  // kills probe steps still running
 
   std::unique_ptr<LaunchedGroup> launch(const GroupLaunch& launch) override;

@@ -62,7 +62,7 @@ struct SlurmState {
   std::vector<std::string> notices;  // for the run log
   Clock::time_point next_poll{};     // of Slurm's node states
   Clock::time_point last_poll{};
-  Clock::duration poll_period = std::chrono::seconds(30);  // [cluster] slurm_poll_s
+  Clock::duration poll_period{};  // [cluster] slurm_poll_s, set by SlurmLauncher
 
   ~SlurmState();  // kills probe steps still running
 
