@@ -124,13 +124,12 @@ std::vector<double> GpSearcher::propose(Rng& rng) {
     std::rotate(by_value.begin(), own_best, own_best + 1);
   }
   const detail::CandidatePlan plan = detail::plan_candidates(
-      options_.n_candidates, static_cast<int64_t>(dims.size()) >= options_.trust_region_dims,
-      departure);
+      options_.n_candidates, static_cast<int64_t>(dims.size()) >= options_.trust_region_dims);
   const std::vector<double> box =
       plan.trust > 0 ? detail::trust_box(dims, theta) : detail::local_box(dims);
   const Eigen::MatrixXd C = detail::draw_candidates(encoding(), obs, by_value, plan, box, rng);
 
-  const Acquisition acquisition(gp, best, dims, X, departure);
+  const Acquisition acquisition(gp, best, dims, X);
   const Eigen::VectorXd score = acquisition.score(C);
 
   // Each start climbs; it and where it ends both compete, at their lattice

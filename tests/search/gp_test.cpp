@@ -232,8 +232,9 @@ TEST_CASE("gp: after a warm start, a repeated config moves the earlier model's n
 TEST_CASE("gp: warm-started on a shifted Branin, reaches the earlier run's best within 20 trials") {
   // As benchmarks/warm_start: a 60-trial run, then the function shifted by
   // 0.3 in each coordinate (2% of the ranges). The earlier best lies within
-  // about 1e-4 of each range of an optimum; searched only as coarsely as a
-  // cold run is, none of these seeds got as close within 20 trials.
+  // about 1e-4 of each range of an optimum; searched only coarsely (local
+  // candidates at 0.1 of each range, climb steps down to 1e-3), none of
+  // these seeds got as close within 20 trials.
   // (benchmarks/warm_start measures the median.)
   const auto shifted = [](const Json& c) {
     Json moved = c;
