@@ -28,13 +28,16 @@
 # driver's numbers, no driver behind them) in gres.conf. Slurm 22.05 lends
 # them by index in CUDA_VISIBLE_DEVICES and never opens them, but a plain
 # file there is "not a valid character or block device" to slurmd, whose
-# tasks then get no CUDA_VISIBLE_DEVICES at all.
+# tasks then get no CUDA_VISIBLE_DEVICES at all. TUNERUN_SLURMD_TIMEOUT (5):
+# slurm.conf's SlurmdTimeout, the seconds after which Slurm declares a node
+# that stopped answering down (a crash case waits that long to see it).
 set -euo pipefail
 
 ST=${TUNERUN_SLURM_DIR:-${TMPDIR:-/tmp}/tunerun_slurm}
 NODES=${TUNERUN_SLURM_NODES:-2}
 CPUS=${TUNERUN_SLURM_CPUS:-2}
 GPUS=${TUNERUN_SLURM_GPUS:-0}
+SLURMD_TIMEOUT=${TUNERUN_SLURMD_TIMEOUT:-5}
 NET=198.18.0
 BR=trslurm0
 CTL_IP=$NET.1
@@ -92,7 +95,7 @@ SelectTypeParameters=CR_Core
 SchedulerType=sched/backfill
 SlurmdParameters=config_overrides
 ReturnToService=2
-SlurmdTimeout=10
+SlurmdTimeout=$SLURMD_TIMEOUT
 MessageTimeout=5
 KillWait=2
 InactiveLimit=0
@@ -273,5 +276,5 @@ case "${1:-}" in
   crash) shift; cmd_crash "$@" ;;
   revive) shift; cmd_revive "$@" ;;
   can_run) cmd_can_run ;;
-  *) sed -n '2,31p' "$0"; exit 2 ;;
+  *) sed -n '2,34p' "$0"; exit 2 ;;
 esac
