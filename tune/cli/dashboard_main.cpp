@@ -110,16 +110,6 @@ void run(const std::vector<std::string>& args) {
 }  // namespace tune::cli
 
 int main(int argc, char** argv) {
-  try {
-    tune::cli::run(std::vector<std::string>(argv + 1, argv + argc));
-  } catch (const tune::cli::ExitRequest& request) {
-    return request.code;
-  } catch (const tune::ConfigError& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
-    return tune::cli::kExitBadInput;
-  } catch (const std::exception& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
-    return tune::cli::kExitInternal;
-  }
-  return 0;
+  return tune::cli::exit_code_of(
+      [&] { tune::cli::run(std::vector<std::string>(argv + 1, argv + argc)); });
 }
