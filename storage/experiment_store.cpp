@@ -189,8 +189,8 @@ ExperimentStore::ExperimentStore(ExperimentStore&& other) noexcept
       nonfinite_columns_(other.nonfinite_columns_),
       objectives_table_(other.objectives_table_),
       statements_(std::move(other.statements_)),
-      metric_(std::move(other.metric_)),
-      wal_pages_(std::move(other.wal_pages_)) {}
+      wal_pages_(std::move(other.wal_pages_)),
+      metric_(std::move(other.metric_)) {}
 
 ExperimentStore& ExperimentStore::operator=(ExperimentStore&& other) noexcept {
   if (this != &other) {
@@ -201,8 +201,8 @@ ExperimentStore& ExperimentStore::operator=(ExperimentStore&& other) noexcept {
     nonfinite_columns_ = other.nonfinite_columns_;
     objectives_table_ = other.objectives_table_;
     statements_ = std::move(other.statements_);
-    metric_ = std::move(other.metric_);
     wal_pages_ = std::move(other.wal_pages_);
+    metric_ = std::move(other.metric_);
   }
   return *this;
 }
