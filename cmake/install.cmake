@@ -4,13 +4,14 @@
 #   bin/tunerun                          the CLI
 #   lib/tunerun/tunerun-worker           the ranks of the CLI's trials
 #   lib/tunerun/tunerun-sim              the simulated ranks of launcher "sim"
+#   lib/tunerun/tunerun-dashboard        `tunerun dashboard` and `tunerun report`
 #   lib/tunerun/libtunerun_*.so          plug-in trainables the CLI loads as built-ins
 #   share/tunerun/examples/              the sweep files: `tunerun examples/quadratic.toml`
 #   include/{core,search,...}/*.h        the public headers (no internal/ ones)
 #   lib/libtunerun_*.a                   the libraries
 #   lib/cmake/tunerun/                   tunerunConfig.cmake: find_package(tunerun)
 #
-# Two components, two packages: `runtime` (tunerun: the first four lines)
+# Two components, two packages: `runtime` (tunerun: the first five lines)
 # and `development` (tunerun-dev: the rest, with the -dev packages that
 # tunerunConfig.cmake finds). Targets keep their names in the build tree
 # (tunerun_tune) and are exported as tunerun::tune.
@@ -34,7 +35,7 @@ target_compile_definitions(tunerun PRIVATE TUNERUN_DATA_DIR_FROM_BIN="${_tunerun
 # --- runtime -------------------------------------------------------------
 install(TARGETS tunerun EXPORT tunerunTargets
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT runtime)
-install(TARGETS tunerun-worker tunerun-sim
+install(TARGETS tunerun-worker tunerun-sim tunerun-dashboard
         RUNTIME DESTINATION ${TUNERUN_PLUGIN_INSTALL_DIR} COMPONENT runtime)
 foreach(plugin tunerun_fashion_mnist tunerun_models)
   if(TARGET ${plugin})

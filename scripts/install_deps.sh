@@ -6,6 +6,11 @@
 #                                     what `scripts/tunerun SWEEP.toml` needs
 #   scripts/install_deps.sh --tests   adds what the test suite and the Python
 #                                     bindings need (`scripts/test` asks for it)
+#   scripts/install_deps.sh --tests-build
+#                                     of those, only what configuring and building
+#                                     the tests needs (doctest, the Python headers,
+#                                     pybind11): `scripts/test` installs these first,
+#                                     then the rest beside its build
 #
 # The engine: ZeroMQ, msgpack, SQLite, fmt, nlohmann-json, toml++, CLI11, and
 # for the dashboard cpp-httplib, Eigen and Chart.js (embedded at build time).
@@ -21,10 +26,12 @@
 set -euo pipefail
 
 with_tests=0
+tests_build_only=0
 for arg in "$@"; do
   case "$arg" in
     --tests) with_tests=1 ;;
-    *) echo "install_deps: unknown argument '$arg' (known: --tests)" >&2; exit 2 ;;
+    --tests-build) with_tests=1; tests_build_only=1 ;;
+    *) echo "install_deps: unknown argument '$arg' (known: --tests, --tests-build)" >&2; exit 2 ;;
   esac
 done
 with_torch=$([[ "${TUNERUN_WITH_TORCH:-1}" != 0 ]] && echo 1 || echo 0)
@@ -39,11 +46,15 @@ if ((with_torch)); then
   packages+=(libtorch-dev libgloo-dev zlib1g-dev libopenblas0-pthread dataset-fashion-mnist)
 fi
 if ((with_tests)); then
+  # What CMake needs to configure and build the tests and the Python module.
+  packages+=(doctest-dev python3-dev pybind11-dev)
+fi
+if ((with_tests && !tests_build_only)); then
+  # What only running the tests needs.
   packages+=(
-    doctest-dev
     chromium chromium-driver python3-selenium
     slurmd slurmctld slurm-client munge iproute2 mount
-    python3-dev pybind11-dev python3-pytest python3-pandas python3-optuna
+    python3-pytest python3-pandas python3-optuna
   )
   if ((with_torch)); then
     packages+=(fortunes python3-torch)

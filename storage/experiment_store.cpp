@@ -106,6 +106,17 @@ bool feasible(const Json& metrics) {
   return std::all_of(it->begin(), it->end(), satisfied);
 }
 
+// SQLite's auto-checkpoint size, in pages of the write-ahead log: what
+// checkpoint_if_due() keeps it under.
+constexpr int kCheckpointPages = 1000;
+
+// SQLite's WAL hook: notes the log's length after each commit in place of
+// SQLite's own auto-checkpoint, which would copy it inside the commit.
+int note_wal_pages(void* pages, sqlite3*, const char*, int length) {
+  *static_cast<int*>(pages) = length;
+  return SQLITE_OK;
+}
+
 void use_wal(sqlite3* db, const std::filesystem::path& file) {
   Statement journal(db, "PRAGMA journal_mode = WAL");
   if (!journal.step() || journal.column_text(0) != "wal") {
@@ -178,6 +189,7 @@ ExperimentStore::ExperimentStore(ExperimentStore&& other) noexcept
       nonfinite_columns_(other.nonfinite_columns_),
       objectives_table_(other.objectives_table_),
       statements_(std::move(other.statements_)),
+      wal_pages_(std::move(other.wal_pages_)),
       metric_(std::move(other.metric_)) {}
 
 ExperimentStore& ExperimentStore::operator=(ExperimentStore&& other) noexcept {
@@ -189,6 +201,7 @@ ExperimentStore& ExperimentStore::operator=(ExperimentStore&& other) noexcept {
     nonfinite_columns_ = other.nonfinite_columns_;
     objectives_table_ = other.objectives_table_;
     statements_ = std::move(other.statements_);
+    wal_pages_ = std::move(other.wal_pages_);
     metric_ = std::move(other.metric_);
   }
   return *this;
@@ -225,6 +238,8 @@ ExperimentStore ExperimentStore::open(const std::filesystem::path& dir) {
 
   use_wal(store.db_, file);
   exec(store.db_, "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON");
+  store.wal_pages_ = std::make_unique<int>(0);
+  sqlite3_wal_hook(store.db_, note_wal_pages, store.wal_pages_.get());
 
   // A file at 0 is new. An older version is upgraded in the same
   // transaction that applies the schema. The schema only adds what is
@@ -272,12 +287,26 @@ void ExperimentStore::begin_batch() {
 }
 
 void ExperimentStore::flush() {
+  commit();
+  checkpoint_if_due();
+}
+
+void ExperimentStore::commit() {
   if (!in_batch_) return;
   if (sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK) {
     in_batch_ = sqlite3_get_autocommit(db_) == 0;  // a failed COMMIT may leave it open
     internal::throw_error(db_, "COMMIT");
   }
   in_batch_ = false;
+}
+
+void ExperimentStore::checkpoint_if_due() {
+  if (!wal_pages_ || *wal_pages_ < kCheckpointPages || in_batch_) return;
+  *wal_pages_ = 0;
+  // SQLITE_BUSY: another connection is checkpointing; the next commit tries again.
+  const int rc =
+      sqlite3_wal_checkpoint_v2(db_, nullptr, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
+  if (rc != SQLITE_OK && rc != SQLITE_BUSY) internal::throw_error(db_, "checkpoint");
 }
 
 void ExperimentStore::put_experiment(const ExperimentRecord& experiment) {

@@ -13,6 +13,13 @@
 // acknowledged result is on disk (WAL, synchronous=NORMAL: survives a crash
 // of any process; a power loss may drop the last commits).
 //
+// A commit that leaves the write-ahead log longer than SQLite's
+// auto-checkpoint size (1,000 pages) copies the log into the database file
+// (a checkpoint), which waits for the disk twice (fsync): tens of ms on a
+// busy one. commit() leaves that to checkpoint_if_due(), which the
+// controller calls once its answers are sent, so that no answer waits for
+// a checkpoint.
+//
 // NaN and ±infinity in configs and metrics read back as written: how they
 // are stored (valid JSON plus a side column) is in storage/json_column.h.
 //
@@ -149,7 +156,12 @@ class ExperimentStore {
   // value, each chunk is stored (replaced) under a key of its own, and
   // state(key) gives the whole assembled.
   void put_state_parts(const std::string& key, const StateParts& parts);
-  void flush();  // commits the open batch
+  void flush();   // commits the open batch, then checkpoint_if_due()
+  void commit();  // commits the open batch, checkpointing nothing
+  // Copies the write-ahead log into the database file when the last commit
+  // left it over the auto-checkpoint size (SQLite's passive checkpoint:
+  // readers are not waited for). Throws StorageError when the copy fails.
+  void checkpoint_if_due();
 
   // --- reads (see the committed state plus this writer's open batch) ---
   std::optional<ExperimentRecord> experiment() const;
@@ -203,6 +215,10 @@ class ExperimentStore {
   bool nonfinite_columns_ = false;          // the file has the *_nonfinite columns
   bool objectives_table_ = false;           // the objectives table and pareto_front
   std::unique_ptr<Statements> statements_;  // null until the first write
+  // The write-ahead log's length in pages after the last commit (SQLite's
+  // WAL hook writes it: its address stays put when the store moves); 0
+  // after a checkpoint until the next commit. Null when opened read-only.
+  std::unique_ptr<int> wal_pages_;
   // The experiment metric, as trial_last_result's metric_value reads it;
   // nullopt without an experiment row. Read with statements_.
   std::optional<std::string> metric_;

@@ -187,12 +187,15 @@ class TrialController::Impl {
                          std::chrono::duration<double>(latest - kVirtualUnixStart)));
   }
 
-  // Commits the store's batch, then sends the replies queued for it.
+  // Commits the store's batch, sends the replies queued for it, then lets
+  // the store copy its log into the database file when due: no reply waits
+  // for that copy's disk writes.
   void commit_and_answer() {
-    store_->flush();
+    store_->commit();
     for (const auto& peer : channel_->flush()) {
       log_.log(1, "warning: could not answer peer {}", ControlChannel::peer_name(peer));
     }
+    store_->checkpoint_if_due();
   }
 
   // Each rank costs the controller descriptors (tune/file_limit.h): the

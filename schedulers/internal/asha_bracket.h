@@ -18,29 +18,20 @@
 
 namespace tune::schedulers {
 
-namespace detail {
-
-// ASHA's cut-off: the (1 - 1/rf) quantile of a rung's scores
-// (np.nanpercentile, as Ray's), from those that are numbers in ascending
-// order; NaN when there is none.
-inline double rung_cutoff(const std::vector<double>& sorted_numbers, double rf) {
-  return sorted_percentile(sorted_numbers, (1 - 1 / rf) * 100);
-}
-
-}  // namespace detail
-
 // Ray's _Bracket: rungs in descending milestone order, so the first rung a
 // result reaches is the highest one.
 class AshaScheduler::Bracket {
  public:
   // A rung holds a value of every trial that reached it: with 100,000
-  // trials a result's lookup and a cut-off cost what they cost with ten
-  // (no scan, no sort), each arrival a binary search and a move.
+  // trials a result's lookup, an arrival and a cut-off cost about what they
+  // cost with ten (no scan, no sort, no move of the values).
   struct Rung {
     double milestone;
     std::vector<std::pair<std::string, double>> recorded;  // in arrival order
     std::unordered_map<std::string, double> by_trial;      // the same, by trial
-    std::vector<double> sorted_numbers;                    // its values but NaN, ascending
+    // ASHA's cut-off: the (1 - 1/rf) quantile of its values but NaN
+    // (np.nanpercentile, as Ray's).
+    detail::StreamingPercentile cut;
 
     const double* find(const std::string& id) const {
       auto it = by_trial.find(id);
@@ -49,15 +40,12 @@ class AshaScheduler::Bracket {
     void add(const std::string& id, double value) {
       recorded.emplace_back(id, value);
       by_trial.emplace(id, value);
-      if (!std::isnan(value)) {
-        sorted_numbers.insert(std::upper_bound(sorted_numbers.begin(), sorted_numbers.end(), value),
-                              value);
-      }
+      cut.add(value);
     }
     void clear() {
       recorded.clear();
       by_trial.clear();
-      sorted_numbers.clear();
+      cut.clear();
     }
   };
 
@@ -67,14 +55,17 @@ class AshaScheduler::Bracket {
     const auto max_rungs =
         static_cast<int64_t>(std::log(max_t / min_t) / std::log(rf) - static_cast<double>(s) + 1);
     for (int64_t k = max_rungs - 1; k >= 0; --k) {
-      rungs_.push_back({min_t * std::pow(rf, static_cast<double>(k + s)), {}});
+      rungs_.push_back({min_t * std::pow(rf, static_cast<double>(k + s)),
+                        {},
+                        {},
+                        detail::StreamingPercentile((1 - 1 / rf) * 100)});
     }
   }
 
   // The (1 - 1/rf) quantile of a rung's values; nullopt when it has none.
   std::optional<double> cutoff(const Rung& rung) const {
     if (rung.recorded.empty()) return std::nullopt;
-    return detail::rung_cutoff(rung.sorted_numbers, rf_);
+    return rung.cut.percentile();
   }
 
   // Where and against what a trial was cut (scores with the sign folded in).

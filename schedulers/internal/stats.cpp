@@ -16,6 +16,36 @@ double sorted_percentile(const std::vector<double>& values, double percent) {
   return sorted_percentile_of(values.size(), percent, [&](size_t i) { return values[i]; });
 }
 
+void StreamingPercentile::add(double value) {
+  if (std::isnan(value)) return;
+  if (lower_.empty() || value <= lower_.top()) {
+    lower_.push(value);
+  } else {
+    upper_.push(value);
+  }
+  // The lower heap holds the values up to index floor((n - 1) * q), the
+  // neighbour sorted_percentile_of reads first (all n when it reads the last).
+  const size_t n = size();
+  const double virtual_index = static_cast<double>(n - 1) * (percent_ / 100);
+  const size_t want =
+      std::min(n, static_cast<size_t>(std::max(0.0, std::floor(virtual_index))) + 1);
+  while (lower_.size() > want) {
+    upper_.push(lower_.top());
+    lower_.pop();
+  }
+  while (lower_.size() < want) {
+    lower_.push(upper_.top());
+    upper_.pop();
+  }
+}
+
+double StreamingPercentile::percentile() const {
+  const size_t lower = lower_.size();
+  return sorted_percentile_of(size(), percent_, [&](size_t i) {
+    return i + 1 == lower ? lower_.top() : upper_.top();  // only these two are read
+  });
+}
+
 RunningPercentile::RunningPercentile(const std::vector<double>& arrivals)
     : slot_(arrivals.size(), std::numeric_limits<size_t>::max()) {
   std::vector<size_t> order;

@@ -187,16 +187,19 @@ class DashboardTest(unittest.TestCase):
         ids = self.js("return [...document.querySelectorAll('#trials tbody tr')].map(r => r.dataset.trial);")
         self.assertEqual(sorted(ids), sorted(t[0] for t in trials))
         self.shot(f"{prefix}_{name}_experiment")
-        for attempt in range(10):  # a running sweep redraws the table under the cursor
+        # A running sweep redraws the table under the cursor, at every result:
+        # on a loaded machine a WebDriver round trip can take longer than that.
+        deadline = time.time() + 30
+        while True:
             try:
                 row = self.driver.find_elements(By.CSS_SELECTOR, "#trials tbody tr")[1]
                 trial_id = row.get_attribute("data-trial")
                 row.click()
                 break
             except StaleElementReferenceException:
+                if time.time() > deadline:
+                    self.fail("the trial table kept changing under every click for 30 s")
                 time.sleep(0.05)
-        else:
-            self.fail("the trial table kept changing under every click")
         self.wait(lambda: "/trial/" in self.driver.current_url)
         self.wait(lambda: self.driver.find_elements(By.ID, "trial-config"))
         self.wait(lambda: self.count("#trial-results tbody tr") > 0)

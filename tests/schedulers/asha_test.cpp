@@ -46,6 +46,22 @@ TEST_CASE("a running percentile is numpy's of the values added so far") {
   }
 }
 
+TEST_CASE("a streaming percentile is numpy's of the values added so far, ties and NaN too") {
+  for (double percent : {0.0, 50.0, (1 - 1.0 / 3) * 100, 75.0, 100.0}) {
+    detail::StreamingPercentile streaming(percent);
+    std::vector<double> added;
+    CHECK(std::isnan(streaming.percentile()));
+    for (int i = 0; i < 300; ++i) {
+      const double value = i % 17 == 5 ? NAN : std::round(std::sin(i * 2.3) * 20) / 4;
+      streaming.add(value);
+      added.push_back(value);
+      CHECK(streaming.percentile() == detail::nanpercentile(added, percent));
+    }
+    streaming.clear();
+    CHECK(streaming.size() == 0);
+  }
+}
+
 TEST_CASE("ASHA rungs sit at grace * rf^k as Ray computes them") {
   CHECK(asha(4, 100).milestones() == std::vector<double>{64, 16, 4, 1});
   CHECK(asha(3, 81).milestones() == std::vector<double>{81, 27, 9, 3, 1});

@@ -21,9 +21,10 @@ inline const std::string kCluster =
 
 // What each node of a LocalCluster has.
 struct ClusterNodes {
-  int nodes = 2;  // TUNERUN_SLURM_NODES
-  int cpus = 2;   // TUNERUN_SLURM_CPUS
-  int gpus = 0;   // TUNERUN_SLURM_GPUS: stand-in devices in gres.conf, nothing behind them
+  int nodes = 2;           // TUNERUN_SLURM_NODES
+  int cpus = 2;            // TUNERUN_SLURM_CPUS
+  int gpus = 0;            // TUNERUN_SLURM_GPUS: stand-in devices in gres.conf, nothing behind them
+  int slurmd_timeout = 5;  // TUNERUN_SLURMD_TIMEOUT: s before Slurm declares a silent node down
 };
 
 // Up for the object's lifetime; down at its end, even when a check failed.
@@ -35,9 +36,10 @@ class LocalCluster {
       skip_reason_ = probe.output;
       return;
     }
-    auto up = run_shell(
-        fmt::format("TUNERUN_SLURM_NODES={} TUNERUN_SLURM_CPUS={} TUNERUN_SLURM_GPUS={} '{}' up",
-                    nodes.nodes, nodes.cpus, nodes.gpus, kCluster));
+    auto up =
+        run_shell(fmt::format("TUNERUN_SLURM_NODES={} TUNERUN_SLURM_CPUS={} TUNERUN_SLURM_GPUS={} "
+                              "TUNERUN_SLURMD_TIMEOUT={} '{}' up",
+                              nodes.nodes, nodes.cpus, nodes.gpus, nodes.slurmd_timeout, kCluster));
     INFO(up.output);
     REQUIRE(up.exit_code == 0);
     up_ = true;

@@ -28,13 +28,16 @@
 # driver's numbers, no driver behind them) in gres.conf. Slurm 22.05 lends
 # them by index in CUDA_VISIBLE_DEVICES and never opens them, but a plain
 # file there is "not a valid character or block device" to slurmd, whose
-# tasks then get no CUDA_VISIBLE_DEVICES at all.
+# tasks then get no CUDA_VISIBLE_DEVICES at all. TUNERUN_SLURMD_TIMEOUT (5):
+# slurm.conf's SlurmdTimeout, the seconds after which Slurm declares a node
+# that stopped answering down (a crash case waits that long to see it).
 set -euo pipefail
 
 ST=${TUNERUN_SLURM_DIR:-${TMPDIR:-/tmp}/tunerun_slurm}
 NODES=${TUNERUN_SLURM_NODES:-2}
 CPUS=${TUNERUN_SLURM_CPUS:-2}
 GPUS=${TUNERUN_SLURM_GPUS:-0}
+SLURMD_TIMEOUT=${TUNERUN_SLURMD_TIMEOUT:-5}
 NET=198.18.0
 BR=trslurm0
 CTL_IP=$NET.1
@@ -92,7 +95,7 @@ SelectTypeParameters=CR_Core
 SchedulerType=sched/backfill
 SlurmdParameters=config_overrides
 ReturnToService=2
-SlurmdTimeout=10
+SlurmdTimeout=$SLURMD_TIMEOUT
 MessageTimeout=5
 KillWait=2
 InactiveLimit=0
@@ -128,25 +131,32 @@ hold_namespaces() {
   echo "$pid"
 }
 
-# Pids of every process in NAME's namespace (nodes: network; ctl: hostname).
+# Pids of every process in the namespaces of NAME... (nodes: network; ctl:
+# hostname), in one pass over /proc.
 namespace_pids() {
-  local name=$1 kind=net
-  [ "$name" = ctl ] && kind=uts
-  [ -s "$ST/ns/$name.$kind" ] || return 0
-  local target; target=$(sed 's/\[/\\[/; s/\]/\\]/' "$ST/ns/$name.$kind")  # net:[1] -> net:\[1\]
-  find /proc/[0-9]*/ns/ -maxdepth 1 -name "$kind" -lname "$target" 2>/dev/null | cut -d/ -f3
+  local name kind tests=()
+  for name in "$@"; do
+    kind=net
+    [ "$name" = ctl ] && kind=uts
+    [ -s "$ST/ns/$name.$kind" ] || continue
+    # net:[1] -> net:\[1\]
+    tests+=(${tests[0]+-o} -name "$kind" -lname "$(sed 's/\[/\\[/; s/\]/\\]/' "$ST/ns/$name.$kind")")
+  done
+  [ ${#tests[@]} -gt 0 ] || return 0
+  find /proc/[0-9]*/ns/ -maxdepth 1 \( "${tests[@]}" \) 2>/dev/null | cut -d/ -f3 | sort -u
   return 0
 }
 
-kill_namespace() {  # kill_namespace NAME [PID_TO_SPARE]
-  local pids
-  for _ in $(seq 1 50); do
-    pids=$(namespace_pids "$1" | grep -vx "${2:-}" || true)
+kill_namespaces() {  # kill_namespaces PID_TO_SPARE NAME...  (no pid: "")
+  local spare=$1 pids
+  shift
+  for _ in $(seq 1 100); do
+    pids=$(namespace_pids "$@" | grep -vx "$spare" || true)
     [ -n "$pids" ] || return 0
     kill -KILL $pids 2>/dev/null || true
-    sleep 0.1
+    sleep 0.05
   done
-  log "could not empty the namespaces of $1: $pids"
+  log "could not empty the namespaces of $*: $pids"
 }
 
 controller_up() { scontrol ping 2>/dev/null | grep -q 'is UP'; }
@@ -208,14 +218,22 @@ cmd_up() {
 }
 
 cmd_down() {
-  local f
-  for f in "$ST"/ns/n*.net; do [ -e "$f" ] && kill_namespace "$(basename "$f" .net)"; done
-  [ -e "$ST/ns/ctl.uts" ] && kill_namespace ctl
+  local f names=()
+  for f in "$ST"/ns/n*.net "$ST"/ns/ctl.uts; do [ -e "$f" ] && names+=("$(basename "${f%.*}")"); done
+  [ ${#names[@]} -eq 0 ] || kill_namespaces "" "${names[@]}"
+  # munged keeps nothing worth a clean exit (its socket and pid file go
+  # below), and its own shutdown on SIGTERM takes a second. Dead, it may
+  # linger as a zombie until this machine's init reaps it: it holds nothing.
   if [ -s "$ST/run/munged.pid" ]; then
     local p; p=$(cat "$ST/run/munged.pid")
     if tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -q -- "--key-file=$ST/munge"; then
-      kill -TERM "$p" 2>/dev/null || true
-      for _ in $(seq 1 50); do [ -d "/proc/$p" ] || break; sleep 0.1; done
+      kill -KILL "$p" 2>/dev/null || true
+      local state
+      for _ in $(seq 1 100); do
+        state=$(sed -n 's/^State:[[:space:]]*\(.\).*/\1/p' "/proc/$p/status" 2>/dev/null || true)
+        [ -n "$state" ] && [ "$state" != Z ] || break
+        sleep 0.05
+      done
     fi
   fi
   for f in /sys/class/net/"$BR"-n*; do [ -e "$f" ] && ip link del "$(basename "$f")" 2>/dev/null; done
@@ -239,7 +257,7 @@ cmd_exec() {
 cmd_crash() {  # the namespaces stay (the holder lives): the node just stops answering
   local n=$1
   [ -s "$ST/ns/$n.pid" ] || die "no node $n"
-  kill_namespace "$n" "$(cat "$ST/ns/$n.pid")"
+  kill_namespaces "$(cat "$ST/ns/$n.pid")" "$n"
   log "crashed $n"
 }
 
@@ -258,5 +276,5 @@ case "${1:-}" in
   crash) shift; cmd_crash "$@" ;;
   revive) shift; cmd_revive "$@" ;;
   can_run) cmd_can_run ;;
-  *) sed -n '2,31p' "$0"; exit 2 ;;
+  *) sed -n '2,34p' "$0"; exit 2 ;;
 esac

@@ -151,9 +151,9 @@ TEST_CASE("on Slurm, a node Slurm took out of the allocation is not used again, 
   if (cluster.skipped()) return;
   test::ScratchDir dir;
   // One trial per node at a time; enough trials that some wait for a node
-  // until n2's second failure: Slurm declares n2 down ~10 s after the crash
-  // (SlurmdTimeout), and its state is read every 2 s here, so n2 is known
-  // gone ~25 s into the run, which lasts ~50 s.
+  // until n2's second failure: Slurm declares n2 down ~5-10 s after the
+  // crash (SlurmdTimeout, then its next ping), and its state is read every
+  // 2 s here, so n2 is known gone ~20 s into the run, which lasts ~45 s.
   dir.write("twice.toml", test::sweep("twice", "cpus_per_worker = 2\n",
                                       "speed = { grid_search = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6] }\n"
                                       "iterations = 15\nsleep_s = 0.5\ncheckpoint_every = 1\n\n"
@@ -293,7 +293,8 @@ TEST_CASE("on Slurm, a node lost under running trials costs no trial a failure a
 }
 
 TEST_CASE("on Slurm, the storage check skips a node that died before Slurm knows, and says so") {
-  LocalCluster cluster;
+  // Slurm slow to notice: the check must meet n2 dead but not yet reported.
+  LocalCluster cluster(test::ClusterNodes{.slurmd_timeout = 10});
   if (cluster.skipped()) return;
   test::ScratchDir dir;
   dir.write("dead.toml", test::sweep("dead", "cpus_per_worker = 1\n",

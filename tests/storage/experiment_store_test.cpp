@@ -164,6 +164,35 @@ TEST_CASE("results are visible to another connection after flush, not before") {
   CHECK_THROWS_AS(reader.put_trial(trial(1)), StorageError);
 }
 
+TEST_CASE("commit() leaves a long write-ahead log to checkpoint_if_due(); flush() copies it") {
+  TempDir dir;
+  ExperimentStore store = ExperimentStore::open(dir.path());
+  store.put_experiment(experiment(Mode::kMin));
+  store.put_trial(trial(0));
+  store.flush();
+  const fs::path db = dir.path() / "experiment.db";
+  // Each batch writes far more than SQLite's auto-checkpoint size (1,000 pages of 4 KiB).
+  const std::string note(8000, 'x');
+  auto write_batch = [&](int first) {
+    for (int i = first; i < first + 1000; ++i) {
+      store.append_result(result("exp_00000", i, {{"loss", 1.0 / i}, {"note", note}}));
+    }
+  };
+  write_batch(1);
+  const auto before = fs::file_size(db);
+  store.commit();
+  CHECK(fs::file_size(db) == before);  // committed into the log alone
+  CHECK(ExperimentStore::open_read_only(dir.path()).num_results() == 1000);
+  store.checkpoint_if_due();
+  const auto copied = fs::file_size(db);
+  CHECK(copied > before + 1000 * note.size());
+
+  write_batch(1001);
+  store.flush();
+  CHECK(fs::file_size(db) > copied + 1000 * note.size());
+  CHECK(ExperimentStore::open_read_only(dir.path()).num_results() == 2000);
+}
+
 TEST_CASE("a result written twice for the same iteration is stored once") {
   TempDir dir;
   ExperimentStore store = ExperimentStore::open(dir.path());

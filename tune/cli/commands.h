@@ -10,6 +10,13 @@
 // SIGTERM or fail_fast), resumable with `tunerun resume`.
 #pragma once
 
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <exception>
+
+#include "core/errors.h"
+
 namespace CLI {
 class App;
 }  // namespace CLI
@@ -26,6 +33,25 @@ inline constexpr int kExitInterrupted = 130;
 struct ExitRequest {
   int code;
 };
+
+// Runs a program's body and returns its exit code: 0, an ExitRequest's own,
+// kExitBadInput for a ConfigError, kExitInternal for any other exception;
+// the error is printed first. `tunerun` and `tunerun-dashboard` end the same.
+template <typename Body>
+int exit_code_of(Body&& body) {
+  try {
+    body();
+  } catch (const ExitRequest& request) {
+    return request.code;
+  } catch (const ConfigError& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return kExitBadInput;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return kExitInternal;
+  }
+  return 0;
+}
 
 void setup_run(CLI::App& app);
 void setup_resume(CLI::App& app);

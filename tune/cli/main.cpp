@@ -56,20 +56,13 @@ int main(int argc, char** argv) {
   tune::cli::setup_report(app);
   tune::cli::setup_simulate(app);
 
-  try {
-    auto args = with_default_subcommand(argc, argv);
-    app.parse(args);
-  } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? 0 : tune::cli::kExitBadInput;
-  } catch (const tune::cli::ExitRequest& request) {
-    return request.code;
-  } catch (const tune::ConfigError& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
-    return tune::cli::kExitBadInput;
-  } catch (const std::exception& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
-    return tune::cli::kExitInternal;
-  }
-  return 0;
+  return tune::cli::exit_code_of([&] {
+    try {
+      auto args = with_default_subcommand(argc, argv);
+      app.parse(args);
+    } catch (const CLI::ParseError& e) {
+      const int code = app.exit(e);  // prints the help or the error
+      throw tune::cli::ExitRequest{code == 0 ? 0 : tune::cli::kExitBadInput};
+    }
+  });
 }

@@ -1,13 +1,12 @@
 // `tunerun report runs/NAME -o report.html`: the dashboard's views of one
-// experiment, data included, as one self-contained HTML file.
-
-#include <fmt/format.h>
+// experiment, data included, as one self-contained HTML file, written by
+// tunerun-dashboard (dashboard_main.cpp).
 
 #include <CLI/CLI.hpp>
+#include <string>
 
-#include "core/errors.h"
-#include "dashboard/report.h"
 #include "tune/cli/commands.h"
+#include "tune/cli/dashboard_program.h"
 
 namespace tune::cli {
 namespace {
@@ -16,18 +15,6 @@ struct ReportOptions {
   std::string experiment_dir;
   std::string output = "report.html";
 };
-
-void report(const ReportOptions& options) {
-  size_t trials = 0;
-  try {
-    trials = dashboard::write_report(options.experiment_dir, options.output);
-  } catch (const Error& e) {  // an unreadable experiment or an unwritable output
-    fmt::print(stderr, "error: {}\n", e.what());
-    throw ExitRequest{kExitBadInput};
-  }
-  fmt::print("wrote {} ({} trials); open it in a browser, no server needed\n", options.output,
-             trials);
-}
 
 }  // namespace
 
@@ -39,7 +26,9 @@ void setup_report(CLI::App& app) {
       ->required()
       ->check(CLI::ExistingDirectory);
   cmd->add_option("-o,--output", options->output, "The HTML file to write")->capture_default_str();
-  cmd->callback([options] { report(*options); });
+  cmd->callback([options] {
+    exec_dashboard_program("report", {options->experiment_dir, options->output});
+  });
 }
 
 }  // namespace tune::cli
