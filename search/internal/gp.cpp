@@ -123,6 +123,24 @@ std::vector<double> GpSearcher::propose(Rng& rng) {
                                        [&](Eigen::Index i) { return !obs[i].prior; });
     std::rotate(by_value.begin(), own_best, own_best + 1);
   }
+  // With incumbent = "mean": improvement over the least posterior mean at a
+  // completed trial (of this run's), and the local candidates around the
+  // trials of least posterior mean.
+  if (options_.incumbent == GpIncumbent::kMean) {
+    Eigen::VectorXd mean, var;
+    gp.predict(X.topRows(n), mean, var);
+    best = std::numeric_limits<double>::infinity();
+    for (Eigen::Index i = 0; i < n; ++i) {
+      if (!(departure && obs[i].prior)) best = std::min(best, mean[i]);
+    }
+    std::stable_sort(by_value.begin(), by_value.end(),
+                     [&](auto a, auto b) { return mean[a] < mean[b]; });
+    if (departure) {
+      const auto own_best = std::find_if(by_value.begin(), by_value.end(),
+                                         [&](Eigen::Index i) { return !obs[i].prior; });
+      std::rotate(by_value.begin(), own_best, own_best + 1);
+    }
+  }
   const detail::CandidatePlan plan = detail::plan_candidates(
       options_.n_candidates, static_cast<int64_t>(dims.size()) >= options_.trust_region_dims);
   const std::vector<double> box =

@@ -19,6 +19,13 @@
 // minima (search_quality --rugged) the fine share and steps are what let
 // GP-BO finish the basin it has found within a small budget.
 //
+// With incumbent = "mean" (GpOptions), the improvement is over the least
+// posterior mean at a completed trial instead of the best loss, and the local
+// candidates lie around the trials of least posterior mean: the fit smooths
+// the best trial, so its neighbourhood keeps some improvement and the search
+// exploits its basin. That finishes a Griewank or Rastrigin basin sooner and
+// misses a Schwefel's far best basin (searcher_options.h has the figures).
+//
 // The default output transform is a power transform
 // (internal/output_transform.h) whose lambda the GP chooses: among the one
 // under which the losses look most like normal draws, 1/2 and 1

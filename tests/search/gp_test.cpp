@@ -59,6 +59,22 @@ TEST_CASE("gp finds Branin's optimum region in 30 trials") {
   CHECK(best[2] < 0.6);
 }
 
+TEST_CASE(
+    "gp with incumbent = mean finds Branin's optimum region in 30 trials, deterministically") {
+  std::vector<double> best;
+  for (uint64_t seed = 0; seed < 5; ++seed) {
+    GpOptions o = gp_options(30, seed);
+    o.incumbent = GpIncumbent::kMean;
+    GpSearcher gp(o), again(o);
+    for (auto* s : {&gp, &again}) s->set_search_properties("loss", Mode::kMin, branin_space());
+    const auto values = run_sequential(gp, 30, branin);
+    if (seed == 0) CHECK(values == run_sequential(again, 30, branin));
+    best.push_back(testing::best_of(values, branin));
+  }
+  std::sort(best.begin(), best.end());
+  CHECK(best[2] < 0.6);
+}
+
 TEST_CASE("gp with a constraint: the best feasible config near the constraint's edge") {
   // Minimise the distance to (0.8, 0.8) subject to x + y <= 1: the feasible
   // optimum is (0.5, 0.5), on the edge, at squared distance 0.18.
