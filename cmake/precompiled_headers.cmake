@@ -18,8 +18,9 @@ target_precompile_headers(tunerun_common_pch PRIVATE
 
 # Gives the common header to every C++ target defined under `dir` that has
 # no precompiled header of its own and does not refuse one
-# (DISABLE_PRECOMPILE_HEADERS, as libtorch's units do: their flags differ): called once, after all targets exist, so
-# that new targets get it without a line of their own.
+# (DISABLE_PRECOMPILE_HEADERS, as libtorch's units do: their flags differ):
+# called once, after all targets exist, so that new targets get it without a
+# line of their own.
 function(tunerun_use_common_pch dir)
   get_property(targets DIRECTORY ${dir} PROPERTY BUILDSYSTEM_TARGETS)
   foreach(target IN LISTS targets)
