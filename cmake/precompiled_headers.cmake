@@ -17,8 +17,10 @@ target_precompile_headers(tunerun_common_pch PRIVATE
   <nlohmann/json.hpp> <fmt/format.h> <zmq.hpp>)
 
 # Gives the common header to every C++ target defined under `dir` that has
-# no precompiled header of its own: called once, after all targets exist, so
-# that new targets get it without a line of their own.
+# no precompiled header of its own and does not refuse one
+# (DISABLE_PRECOMPILE_HEADERS, as libtorch's units do: their flags differ):
+# called once, after all targets exist, so that new targets get it without a
+# line of their own.
 function(tunerun_use_common_pch dir)
   get_property(targets DIRECTORY ${dir} PROPERTY BUILDSYSTEM_TARGETS)
   foreach(target IN LISTS targets)
@@ -29,7 +31,8 @@ function(tunerun_use_common_pch dir)
     endif()
     get_target_property(own ${target} PRECOMPILE_HEADERS)
     get_target_property(reused ${target} PRECOMPILE_HEADERS_REUSE_FROM)
-    if(own OR reused)
+    get_target_property(none ${target} DISABLE_PRECOMPILE_HEADERS)
+    if(own OR reused OR none)
       continue()
     endif()
     target_precompile_headers(${target} REUSE_FROM tunerun_common_pch)

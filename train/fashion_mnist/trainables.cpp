@@ -2,6 +2,7 @@
 
 #include "train/checkpoint.h"
 #include "train/fashion_mnist/dataset.h"
+#include "train/fashion_mnist/models.h"
 #include "train/fashion_mnist/training.h"
 #include "train/session.h"
 #include "train/torch/device.h"
@@ -10,6 +11,9 @@
 
 namespace train::fashion_mnist {
 
+namespace {
+
+// The train function behind both trainables.
 void train_function(const tune::Config& config, ModelKind kind) {
   use_rank_threads();
   const auto& context = train::get_context();
@@ -55,14 +59,10 @@ void train_function(const tune::Config& config, ModelKind kind) {
   }
 }
 
-}  // namespace train::fashion_mnist
+}  // namespace
 
-extern "C" void tunerun_register_trainables() {
-  using train::fashion_mnist::ModelKind;
-  train::register_trainable("fashion_mnist_mlp", [](const tune::Config& config) {
-    train::fashion_mnist::train_function(config, ModelKind::kMlp);
-  });
-  train::register_trainable("fashion_mnist_lenet", [](const tune::Config& config) {
-    train::fashion_mnist::train_function(config, ModelKind::kLeNet);
-  });
-}
+void mlp_trainable(const tune::Config& config) { train_function(config, ModelKind::kMlp); }
+
+void lenet_trainable(const tune::Config& config) { train_function(config, ModelKind::kLeNet); }
+
+}  // namespace train::fashion_mnist

@@ -23,14 +23,16 @@
 #pragma once
 
 #include "core/config.h"
-#include "train/fashion_mnist/models.h"
 
 namespace train::fashion_mnist {
 
-// The train function behind both trainables; needs a worker session.
-void train_function(const tune::Config& config, ModelKind kind);
+// The train functions of fashion_mnist_mlp and fashion_mnist_lenet; each
+// needs a worker session.
+void mlp_trainable(const tune::Config& config);
+void lenet_trainable(const tune::Config& config);
 
 }  // namespace train::fashion_mnist
 
-// Registers fashion_mnist_mlp and fashion_mnist_lenet (train/plugin.h).
+// Registers fashion_mnist_mlp and fashion_mnist_lenet (train/plugin.h); the
+// plug-in library's one function of its own (plugin.cpp).
 extern "C" void tunerun_register_trainables();

@@ -133,8 +133,3 @@ void char_gpt(const tune::Config& config) {
 }
 
 }  // namespace train::models
-
-extern "C" void tunerun_register_trainables() {
-  train::register_trainable("fashion_mnist_cnn", train::models::fashion_mnist_cnn);
-  train::register_trainable("char_gpt", train::models::char_gpt);
-}

@@ -42,5 +42,6 @@ void char_gpt(const tune::Config& config);
 
 }  // namespace train::models
 
-// Registers fashion_mnist_cnn and char_gpt (train/plugin.h).
+// Registers fashion_mnist_cnn and char_gpt (train/plugin.h); the plug-in
+// library's one function of its own (plugin.cpp).
 extern "C" void tunerun_register_trainables();
