@@ -93,6 +93,11 @@ struct GpOptions {
   // at 50; but schwefel2, whose trend leads away from its best basin, 0.002
   // -> 65.8 and 1.08 -> 118.4 at 100 (TPE 3.2, 119.1): hence not the default.
   GpIncumbent incumbent = GpIncumbent::kBest;
+  // With one objective and no warm start, TPE's model (TpeOptions'
+  // defaults) suggests until this many trials have completed, GP-BO's from
+  // then on (search/internal/gp.h says why). 0: GP-BO's from the end of the
+  // start-up phase.
+  int64_t tpe_trials = 25;
 };
 
 // BOHB (search/internal/bohb.h).

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <numeric>
 
@@ -26,11 +27,22 @@ using detail::Acquisition;
 using detail::GaussianProcess;
 using detail::Model;
 using detail::OutputTransform;
+using Observation = ModelBasedSearcher::Observation;
+
+// Whether the encoded point `x` is the config of one of `trials`.
+bool among(const std::vector<double>& x, const std::vector<Observation>& trials) {
+  return std::any_of(trials.begin(), trials.end(), [&](const Observation& t) {
+    for (size_t d = 0; d < x.size(); ++d) {
+      if (std::abs(t.x[d] - x[d]) > 1e-12) return false;
+    }
+    return true;
+  });
+}
 
 }  // namespace
 
 GpSearcher::GpSearcher(GpOptions options)
-    : ModelBasedSearcher("gp", options.base), options_(std::move(options)) {
+    : ModelBasedSearcher("gp", options.base), options_(std::move(options)), tpe_(TpeOptions{}) {
   if (options_.n_candidates < 1) {
     throw ConfigError::at_key("n_candidates",
                               fmt::format("must be at least 1, got {}", options_.n_candidates));
@@ -39,10 +51,22 @@ GpSearcher::GpSearcher(GpOptions options)
     throw ConfigError::at_key("fit_restarts",
                               fmt::format("must be at least 1, got {}", options_.fit_restarts));
   }
+  if (options_.tpe_trials < 0) {
+    throw ConfigError::at_key("tpe_trials",
+                              fmt::format("must be at least 0, got {}", options_.tpe_trials));
+  }
 }
 
 std::vector<double> GpSearcher::propose(Rng& rng) {
   const auto& obs = observations();
+  // The first trials of a cold start are TPE's (GpOptions::tpe_trials); a
+  // config it repeats (TPE may, on a lattice; GP-BO passes over configs
+  // that have run) is GP-BO's to choose.
+  const bool cold = std::none_of(obs.begin(), obs.end(), [](const auto& o) { return o.prior; });
+  if (cold && objectives().size() == 1 && static_cast<int64_t>(obs.size()) < options_.tpe_trials) {
+    std::vector<double> x = encoding().snap(tpe_.propose(*this, encoding(), rng));
+    if (!among(x, obs) && !among(x, running())) return x;
+  }
   const auto n = static_cast<Eigen::Index>(obs.size());
   const auto& dims = encoding().dims();
   const auto running = this->running();
@@ -169,6 +193,7 @@ std::vector<double> GpSearcher::propose(Rng& rng) {
 Json GpSearcher::save_model() const { return theta_.empty() ? Json() : Json(theta_); }
 
 void GpSearcher::restore_model(const Json& state) {
+  tpe_.clear();  // the observations are about to be replaced
   theta_ = state.is_null() ? std::vector<double>() : state.get<std::vector<double>>();
 }
 

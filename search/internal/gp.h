@@ -98,6 +98,7 @@
 
 #include "search/internal/model_based.h"
 #include "search/internal/output_transform.h"
+#include "search/internal/tpe.h"
 
 namespace tune::search {
 
@@ -114,6 +115,7 @@ class GpSearcher final : public ModelBasedSearcher {
   void restore_model(const Json& state) override;
 
   GpOptions options_;
+  detail::TpeModel tpe_;       // the first trials' model (GpOptions::tpe_trials)
   std::vector<double> theta_;  // the last fit's hyperparameters: the next fit's warm start
 };
 

@@ -10,6 +10,7 @@
 #include "search/internal/basic_variant.h"
 #include "search/internal/gaussian_process.h"
 #include "search/internal/gp_fit.h"
+#include "search/internal/tpe.h"
 #include "tests/search/objectives.h"
 #include "tests/search/searcher_test_util.h"
 
@@ -44,6 +45,24 @@ TEST_CASE("gp: restore on a fresh searcher gives the same next suggestions") {
   b.set_search_properties("loss", Mode::kMin, branin_space());
   b.restore(state);
   CHECK(run_sequential(a, 5, branin, 100) == run_sequential(b, 5, branin, 100));
+}
+
+TEST_CASE("gp: TPE's model suggests until tpe_trials trials have completed, GP-BO's after") {
+  GpOptions o = gp_options(30, 3);
+  o.tpe_trials = 15;
+  GpSearcher gp(o);
+  TpeOptions t;
+  t.base = o.base;
+  TpeSearcher tpe(t);
+  for (Searcher* s : std::initializer_list<Searcher*>{&gp, &tpe}) {
+    s->set_search_properties("loss", Mode::kMin, branin_space());
+  }
+  const auto ours = run_sequential(gp, 15, branin);
+  CHECK(ours == run_sequential(tpe, 15, branin));
+  CHECK(gp.save()["model"].is_null());  // no GP fitted yet
+  const Json next = gp.suggest("t15").config;
+  CHECK(next != tpe.suggest("t15").config);
+  CHECK(gp.save()["model"].is_array());
 }
 
 TEST_CASE("gp finds Branin's optimum region in 30 trials") {
@@ -157,7 +176,9 @@ TEST_CASE(
   auto loss = [](const Json& c) {
     return std::pow(c["x"].get<double>(), 2) + (c["kind"] == "b" ? 0 : 1);
   };
-  GpSearcher gp(gp_options(15, 5));
+  GpOptions o = gp_options(15, 5);
+  o.tpe_trials = 0;  // GP-BO's model from the eleventh trial
+  GpSearcher gp(o);
   gp.set_search_properties("loss", Mode::kMin, space);
   run_sequential(gp, 12, loss);
   // theta: 2 lengthscales, the signal and the noise variance.
