@@ -142,6 +142,20 @@ double schwefel(const Json& c, int d) {
   return sum;
 }
 
+// Levy: ripples of period 1 over a wide bowl, its optimum at 1 in every
+// coordinate.
+double levy(const Json& c, int d) {
+  const auto x = coordinates(c, d);
+  const auto w = [&](int i) { return 1 + (x[i] - 1) / 4; };
+  const double pi = std::numbers::pi;
+  double sum = std::pow(std::sin(pi * w(0)), 2);
+  for (int i = 0; i + 1 < d; ++i) {
+    sum += std::pow(w(i) - 1, 2) * (1 + 10 * std::pow(std::sin(pi * w(i) + 1), 2));
+  }
+  const double last = w(d - 1);
+  return sum + std::pow(last - 1, 2) * (1 + std::pow(std::sin(2 * pi * last), 2));
+}
+
 }  // namespace
 
 std::vector<Function> functions(bool more, bool shapes, bool high_dims, bool rugged) {
@@ -180,6 +194,11 @@ std::vector<Function> functions(bool more, bool shapes, bool high_dims, bool rug
         {"schwefel2", box(2, -500, 500), [](const Json& c) { return schwefel(c, 2); }, 0});
     list.push_back(
         {"schwefel4", box(4, -500, 500), [](const Json& c) { return schwefel(c, 4); }, 0});
+    list.push_back({"levy4", box(4, -10, 10), [](const Json& c) { return levy(c, 4); }, 0});
+    list.push_back(
+        {"griewank4_600", box(4, -600, 600), [](const Json& c) { return griewank(c, 4); }, 0});
+    list.push_back(
+        {"ackley4", box(4, -32.768, 32.768), [](const Json& c) { return ackley(c, 4); }, 0});
   }
   if (high_dims) {  // where GP-BO's trust region joins (search/internal/gp.h: trust_region_dims)
     list.push_back(

@@ -191,6 +191,7 @@ int main(int argc, char** argv) {
   bool cost = true;
   Json gp_options = Json::object();   // overrides GP-BO's defaults, to compare settings
   Json tpe_options = Json::object();  // the same for the row "tpe" (our TPE's defaults)
+  bool per_seed = false;              // every seed's best after 50 and 100 trials
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--seeds") && i + 1 < argc) seeds = std::atoi(argv[++i]);
     if (!std::strcmp(argv[i], "--first-seed") && i + 1 < argc) first_seed = std::atoi(argv[++i]);
@@ -202,6 +203,7 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
     if (!std::strcmp(argv[i], "--function") && i + 1 < argc) function = argv[++i];
     if (!std::strcmp(argv[i], "--no-cost")) cost = false;
+    if (!std::strcmp(argv[i], "--per-seed")) per_seed = true;
     if (!std::strcmp(argv[i], "--gp-options") && i + 1 < argc) gp_options = Json::parse(argv[++i]);
     if (!std::strcmp(argv[i], "--tpe-options") && i + 1 < argc) {
       tpe_options = Json::parse(argv[++i]);
@@ -232,6 +234,11 @@ int main(int argc, char** argv) {
         const auto v = run(*s, fn, 100, suggest_s);
         at50.push_back(*std::min_element(v.begin(), v.begin() + 50));
         at100.push_back(*std::min_element(v.begin(), v.end()));
+      }
+      if (per_seed) {
+        fmt::print("seeds {} {}:", fn.name, a.label);
+        for (size_t k = 0; k < at50.size(); ++k) fmt::print(" {:.3g}/{:.3g}", at50[k], at100[k]);
+        fmt::print("\n");
       }
       rows.push_back({fn.name, a.label, a.optuna, median(at50), median(at100),
                       1e3 * suggest_s / (seeds * 100.0), fn.optimum, at50, at100});

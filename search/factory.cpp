@@ -168,6 +168,8 @@ std::unique_ptr<Searcher> make_inner(const std::string& algorithm, OptionReader&
     r.read("fit_restarts", o.fit_restarts);
     r.read_choice("output_transform", {"standardise", "power", "rank"}, o.output_transform);
     r.read("trust_region_dims", o.trust_region_dims);
+    r.read_choice("incumbent", {"best", "mean"}, o.incumbent);
+    r.read("tpe_trials", o.tpe_trials);
     return std::make_unique<GpSearcher>(std::move(o));
   }
   if (algorithm == "bohb") {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <numeric>
 
@@ -26,11 +27,22 @@ using detail::Acquisition;
 using detail::GaussianProcess;
 using detail::Model;
 using detail::OutputTransform;
+using Observation = ModelBasedSearcher::Observation;
+
+// Whether the encoded point `x` is the config of one of `trials`.
+bool among(const std::vector<double>& x, const std::vector<Observation>& trials) {
+  return std::any_of(trials.begin(), trials.end(), [&](const Observation& t) {
+    for (size_t d = 0; d < x.size(); ++d) {
+      if (std::abs(t.x[d] - x[d]) > 1e-12) return false;
+    }
+    return true;
+  });
+}
 
 }  // namespace
 
 GpSearcher::GpSearcher(GpOptions options)
-    : ModelBasedSearcher("gp", options.base), options_(std::move(options)) {
+    : ModelBasedSearcher("gp", options.base), options_(std::move(options)), tpe_(TpeOptions{}) {
   if (options_.n_candidates < 1) {
     throw ConfigError::at_key("n_candidates",
                               fmt::format("must be at least 1, got {}", options_.n_candidates));
@@ -39,10 +51,22 @@ GpSearcher::GpSearcher(GpOptions options)
     throw ConfigError::at_key("fit_restarts",
                               fmt::format("must be at least 1, got {}", options_.fit_restarts));
   }
+  if (options_.tpe_trials < 0) {
+    throw ConfigError::at_key("tpe_trials",
+                              fmt::format("must be at least 0, got {}", options_.tpe_trials));
+  }
 }
 
 std::vector<double> GpSearcher::propose(Rng& rng) {
   const auto& obs = observations();
+  // The first trials of a cold start are TPE's (GpOptions::tpe_trials); a
+  // config it repeats (TPE may, on a lattice; GP-BO passes over configs
+  // that have run) is GP-BO's to choose.
+  const bool cold = std::none_of(obs.begin(), obs.end(), [](const auto& o) { return o.prior; });
+  if (cold && objectives().size() == 1 && static_cast<int64_t>(obs.size()) < options_.tpe_trials) {
+    std::vector<double> x = encoding().snap(tpe_.propose(*this, encoding(), rng));
+    if (!among(x, obs) && !among(x, running())) return x;
+  }
   const auto n = static_cast<Eigen::Index>(obs.size());
   const auto& dims = encoding().dims();
   const auto running = this->running();
@@ -123,14 +147,31 @@ std::vector<double> GpSearcher::propose(Rng& rng) {
                                        [&](Eigen::Index i) { return !obs[i].prior; });
     std::rotate(by_value.begin(), own_best, own_best + 1);
   }
+  // With incumbent = "mean": improvement over the least posterior mean at a
+  // completed trial (of this run's), and the local candidates around the
+  // trials of least posterior mean.
+  if (options_.incumbent == GpIncumbent::kMean) {
+    Eigen::VectorXd mean, var;
+    gp.predict(X.topRows(n), mean, var);
+    best = std::numeric_limits<double>::infinity();
+    for (Eigen::Index i = 0; i < n; ++i) {
+      if (!(departure && obs[i].prior)) best = std::min(best, mean[i]);
+    }
+    std::stable_sort(by_value.begin(), by_value.end(),
+                     [&](auto a, auto b) { return mean[a] < mean[b]; });
+    if (departure) {
+      const auto own_best = std::find_if(by_value.begin(), by_value.end(),
+                                         [&](Eigen::Index i) { return !obs[i].prior; });
+      std::rotate(by_value.begin(), own_best, own_best + 1);
+    }
+  }
   const detail::CandidatePlan plan = detail::plan_candidates(
-      options_.n_candidates, static_cast<int64_t>(dims.size()) >= options_.trust_region_dims,
-      departure);
+      options_.n_candidates, static_cast<int64_t>(dims.size()) >= options_.trust_region_dims);
   const std::vector<double> box =
       plan.trust > 0 ? detail::trust_box(dims, theta) : detail::local_box(dims);
   const Eigen::MatrixXd C = detail::draw_candidates(encoding(), obs, by_value, plan, box, rng);
 
-  const Acquisition acquisition(gp, best, dims, X, departure);
+  const Acquisition acquisition(gp, best, dims, X);
   const Eigen::VectorXd score = acquisition.score(C);
 
   // Each start climbs; it and where it ends both compete, at their lattice
@@ -152,6 +193,7 @@ std::vector<double> GpSearcher::propose(Rng& rng) {
 Json GpSearcher::save_model() const { return theta_.empty() ? Json() : Json(theta_); }
 
 void GpSearcher::restore_model(const Json& state) {
+  tpe_.clear();  // the observations are about to be replaced
   theta_ = state.is_null() ? std::vector<double>() : state.get<std::vector<double>>();
 }
 

@@ -19,10 +19,12 @@ constexpr double kSameConfig = 1e-9;
 constexpr int kRefineSteps = 20;
 constexpr int kExchangeRounds = 4;
 constexpr double kGradientStep = 1e-6;  // the finite difference, on the unit scale
-// Step lengths tried along the normalised gradient, clamped into the cube:
-// the first kCoarseSteps, or with `fine` all.
+// Step lengths tried along the normalised gradient, clamped into the cube,
+// down to 3e-6 of a range: the climb ends where EI peaks, not up to 1e-3
+// short of it, which on a rugged or narrow basin is the difference between
+// its floor and its wall (search_quality --rugged: griewank6's median best
+// after 50 trials 0.942 -> 0.915, with the candidates of gp_candidates.h).
 constexpr double kStepLengths[] = {0.1, 0.03, 0.01, 0.003, 0.001, 3e-4, 1e-4, 3e-5, 1e-5, 3e-6};
-constexpr size_t kCoarseSteps = 5;
 // A move is taken only when it raises log EI by more than this.
 constexpr double kMinGain = 1e-12;
 
@@ -40,13 +42,8 @@ Eigen::VectorXd log_ei(const GaussianProcess& gp, const Eigen::MatrixXd& Q, doub
 }
 
 Acquisition::Acquisition(const GaussianProcess& gp, double best, const std::vector<Dimension>& dims,
-                         const Eigen::MatrixXd& taken, bool fine)
-    : gp_(gp),
-      best_(best),
-      dims_(dims),
-      taken_(taken),
-      D_(gp_dims(dims)),
-      steps_(fine ? std::size(kStepLengths) : kCoarseSteps) {
+                         const Eigen::MatrixXd& taken)
+    : gp_(gp), best_(best), dims_(dims), taken_(taken), D_(gp_dims(dims)) {
   for (Eigen::Index at = 0, d = 0; d < static_cast<Eigen::Index>(dims.size()); ++d) {
     if (dims[d].categorical()) {
       at += static_cast<Eigen::Index>(dims[d].num_choices());
@@ -94,8 +91,8 @@ void Acquisition::refine(Eigen::VectorXd& z, double& value) const {
     }
     if (!grad.allFinite() || grad.norm() == 0) break;
     grad.normalize();
-    Eigen::MatrixXd tries(static_cast<Eigen::Index>(steps_), D_);
-    for (size_t s = 0; s < steps_; ++s) {
+    Eigen::MatrixXd tries(static_cast<Eigen::Index>(std::size(kStepLengths)), D_);
+    for (size_t s = 0; s < std::size(kStepLengths); ++s) {
       Eigen::VectorXd t = z;
       for (Eigen::Index k = 0; k < p; ++k) {
         t[numeric_[k]] = std::clamp(t[numeric_[k]] + kStepLengths[s] * grad[k], 0.0, 1.0);

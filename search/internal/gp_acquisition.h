@@ -17,11 +17,9 @@ Eigen::VectorXd log_ei(const GaussianProcess& gp, const Eigen::MatrixXd& Q, doub
 class Acquisition {
  public:
   // `taken`: the GP inputs of the configs that have run or are running.
-  // `fine`: the refinement's steps go on down to 3e-6 of a range, not 1e-3
-  // (a warm start's departure model, internal/gp.h). Holds references to
-  // its arguments: they must outlive it.
+  // Holds references to its arguments: they must outlive it.
   Acquisition(const GaussianProcess& gp, double best, const std::vector<Dimension>& dims,
-              const Eigen::MatrixXd& taken, bool fine = false);
+              const Eigen::MatrixXd& taken);
 
   // Log EI at each row of Q, -inf at a config that has run or is running:
   // it is passed over while another is left. The constant liar lowers a
@@ -51,7 +49,6 @@ class Acquisition {
   const std::vector<Dimension>& dims_;
   const Eigen::MatrixXd& taken_;
   const int D_;
-  const size_t steps_;                 // how many of kStepLengths the refinement tries
   std::vector<Eigen::Index> numeric_;  // the GP inputs of the numeric dims
   Eigen::Index neighbours_ = 0;        // one-exchange neighbours of any point
 };

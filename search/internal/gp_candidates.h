@@ -12,20 +12,19 @@
 namespace tune::search::detail {
 
 // Rows [0, trust) of the candidates lie in the trust region, rows
-// [trust, trust + local) around the best trials, the rest are uniform.
-// With `fine`, every other local row lies around the best trial alone, at
-// scales from 0.03 down to 0.0003 of each range.
+// [trust, trust + local) around the best trials, the rest are uniform. Of
+// the local rows, every other one lies around the best trial alone, at
+// scales from 0.03 down to 0.0003 of each range; the others around the
+// best five in turn, at 0.1.
 struct CandidatePlan {
   Eigen::Index total = 0;
   Eigen::Index trust = 0;
   Eigen::Index local = 0;
-  bool fine = false;
 };
 
 // The plan for `n_candidates`: a quarter around the best trials, and with
-// `trust_region` another quarter in the trust region. `fine`: as
-// CandidatePlan's (a warm start's departure model, internal/gp.h).
-CandidatePlan plan_candidates(int64_t n_candidates, bool trust_region, bool fine = false);
+// `trust_region` another quarter in the trust region.
+CandidatePlan plan_candidates(int64_t n_candidates, bool trust_region);
 
 // The trust region's side per encoded dim, TuRBO's shape: each numeric
 // dim's lengthscale (theta holds one per GP input) over their geometric

@@ -84,7 +84,7 @@ size_t tpe_good_count(const TpeOptions& options, size_t n) {
 // (Optuna's weights ramp over trial order); "above", the rest of the
 // history and the liars, ranked in suggestion order: a member's rank there
 // is its weight's index and, in joint mode, its component's.
-struct TpeSearcher::Split {
+struct detail::TpeModel::Split {
   // Running trials: lies with the worst value, so always above.
   std::vector<Observation> liars;
   std::vector<const double*> below;  // the good group's points
@@ -97,7 +97,7 @@ struct TpeSearcher::Split {
 // Positions into observations(), kept sorted as trials complete (they only
 // ever append), so a suggestion never sorts the history again; and the
 // "above" group's estimators built from them.
-struct TpeSearcher::History {
+struct detail::TpeModel::History {
   size_t synced = 0;               // observations already sorted in
   uint64_t version = 0;            // ModelBasedSearcher::history_version() when they were
   std::vector<uint32_t> by_loss;   // best first, ties oldest first
@@ -277,35 +277,37 @@ struct TpeSearcher::History {
   }
 };
 
-TpeSearcher::TpeSearcher(TpeOptions options)
-    : ModelBasedSearcher("tpe", options.base),
-      options_(std::move(options)),
-      history_(std::make_unique<History>()) {
-  detail::check_tpe_options(options_);
+namespace detail {
+
+TpeModel::TpeModel(TpeOptions options)
+    : options_(std::move(options)), history_(std::make_unique<History>()) {
+  check_tpe_options(options_);
 }
 
-TpeSearcher::~TpeSearcher() = default;
+TpeModel::~TpeModel() = default;
+TpeModel::TpeModel(TpeModel&&) noexcept = default;
 
-void TpeSearcher::restore_model(const Json&) {
-  history_->clear(encoding().size());  // the observations are about to be replaced
-}
+void TpeModel::clear() { history_->clear(0); }
 
-std::vector<double> TpeSearcher::propose(Rng& rng) {
-  if (history_->version != history_version()) {
-    history_->clear(encoding().size());  // values already sorted in have changed
-    history_->version = history_version();
+std::vector<double> TpeModel::propose(const ModelBasedSearcher& searcher,
+                                      const SpaceEncoding& encoding, Rng& rng) {
+  if (history_->version != searcher.history_version()) {
+    history_->clear(encoding.size());  // values already sorted in have changed
+    history_->version = searcher.history_version();
   }
-  history_->sync(observations(), encoding().size());
-  const Split split = split_history();
-  return options_.multivariate ? propose_joint(split, rng) : propose_univariate(split, rng);
+  history_->sync(searcher.observations(), encoding.size());
+  const Split split = split_history(searcher);
+  return options_.multivariate
+             ? propose_joint(split, encoding.dims(), rng)
+             : propose_univariate(split, searcher.observations(), encoding.dims(), rng);
 }
 
-TpeSearcher::Split TpeSearcher::split_history() {
+TpeModel::Split TpeModel::split_history(const ModelBasedSearcher& searcher) {
   History& h = *history_;
-  const std::vector<Observation>& obs = observations();
+  const std::vector<Observation>& obs = searcher.observations();
   Split split;
   // gamma(n) counts completed trials only, as Optuna's does.
-  if (options_.constant_liar) split.liars = running();
+  if (options_.constant_liar) split.liars = searcher.running();
   const size_t n_below = detail::tpe_good_count(options_, obs.size());
 
   h.is_below.assign(obs.size(), 0);
@@ -342,8 +344,8 @@ TpeSearcher::Split TpeSearcher::split_history() {
   return split;
 }
 
-std::vector<double> TpeSearcher::propose_joint(const Split& split, Rng& rng) {
-  const auto& dims = encoding().dims();
+std::vector<double> TpeModel::propose_joint(const Split& split, const std::vector<Dimension>& dims,
+                                            Rng& rng) {
   // Neighbour widths vary per kernel, so the kernels are densities (a wide
   // one must not outweigh a narrow one); Scott's widths are Optuna's
   // estimator, scaled as Optuna scales it.
@@ -361,9 +363,10 @@ std::vector<double> TpeSearcher::propose_joint(const Split& split, Rng& rng) {
   return candidates[detail::most_promising(log_l, log_g)];
 }
 
-std::vector<double> TpeSearcher::propose_univariate(const Split& split, Rng& rng) {
+std::vector<double> TpeModel::propose_univariate(const Split& split,
+                                                 const std::vector<Observation>& obs,
+                                                 const std::vector<Dimension>& dims, Rng& rng) {
   History& h = *history_;
-  const auto& dims = encoding().dims();
   const auto m = static_cast<size_t>(options_.n_ei_candidates);
   const double prior_weight = options_.prior_weight;
   const detail::ParzenEstimator l(dims, split.below, split.below_weight, prior_weight,
@@ -375,7 +378,7 @@ std::vector<double> TpeSearcher::propose_univariate(const Split& split, Rng& rng
     for (size_t c = 0; c < m; ++c) candidates[c] = l.sample_dim(d, rng);
     if (dims[d].categorical()) {
       for (size_t c = 0; c < m; ++c) log_l[c] = l.log_pdf_dim(d, candidates[c]);
-      h.build_categorical_above(d, split, observations(), dims[d].num_choices(), prior_weight);
+      h.build_categorical_above(d, split, obs, dims[d].num_choices(), prior_weight);
       for (size_t c = 0; c < m; ++c) {
         log_g[c] = h.category_log_p[static_cast<size_t>(candidates[c])];
       }
@@ -388,6 +391,19 @@ std::vector<double> TpeSearcher::propose_univariate(const Split& split, Rng& rng
     x[d] = candidates[detail::most_promising(log_l, log_g)];
   }
   return x;
+}
+
+}  // namespace detail
+
+TpeSearcher::TpeSearcher(TpeOptions options)
+    : ModelBasedSearcher("tpe", options.base), model_(std::move(options)) {}
+
+std::vector<double> TpeSearcher::propose(Rng& rng) {
+  return model_.propose(*this, encoding(), rng);
+}
+
+void TpeSearcher::restore_model(const Json&) {
+  model_.clear();  // the observations are about to be replaced
 }
 
 }  // namespace tune::search

@@ -73,6 +73,38 @@ void check_tpe_options(const TpeOptions& options);
 size_t tpe_good_count(const TpeOptions& options, size_t n);
 // The candidate with the largest log l(x) - log g(x), the first of equals.
 size_t most_promising(const std::vector<double>& log_l, const std::vector<double>& log_g);
+
+// TPE's model over a ModelBasedSearcher's history: TpeSearcher's, and
+// GP-BO's first trials' (internal/gp.h: tpe_trials).
+class TpeModel {
+ public:
+  // Throws as TpeSearcher's constructor does.
+  explicit TpeModel(TpeOptions options);
+  ~TpeModel();
+  TpeModel(TpeModel&&) noexcept;
+
+  // The next point (encoded by `encoding`, the searcher's) from `searcher`'s
+  // completed trials and, with the constant liar, its running ones.
+  std::vector<double> propose(const ModelBasedSearcher& searcher, const SpaceEncoding& encoding,
+                              Rng& rng);
+  // Forgets what it derived from the history: call before the searcher's
+  // observations are replaced (restore).
+  void clear();
+
+ private:
+  using Observation = ModelBasedSearcher::Observation;
+  struct History;  // the sorted views, scratch buffers and "above" estimators (tpe.cpp)
+  struct Split;    // one suggestion's good group and the rest (tpe.cpp)
+
+  Split split_history(const ModelBasedSearcher& searcher);
+  std::vector<double> propose_joint(const Split& split, const std::vector<Dimension>& dims,
+                                    Rng& rng);
+  std::vector<double> propose_univariate(const Split& split, const std::vector<Observation>& obs,
+                                         const std::vector<Dimension>& dims, Rng& rng);
+
+  TpeOptions options_;
+  std::unique_ptr<History> history_;  // derived from the observations, so never saved
+};
 }  // namespace detail
 
 class TpeSearcher final : public ModelBasedSearcher {
@@ -80,20 +112,12 @@ class TpeSearcher final : public ModelBasedSearcher {
   // Throws ConfigError (key = the option) for a non-positive candidate
   // count, gamma outside (0, 1], gamma_cap < 1 or prior_weight <= 0.
   explicit TpeSearcher(TpeOptions options);
-  ~TpeSearcher() override;
 
  private:
-  struct History;  // the sorted views, scratch buffers and "above" estimators (tpe.cpp)
-  struct Split;    // one suggestion's good group and the rest (tpe.cpp)
-
   std::vector<double> propose(Rng& rng) override;
   void restore_model(const Json& state) override;
-  Split split_history();
-  std::vector<double> propose_joint(const Split& split, Rng& rng);
-  std::vector<double> propose_univariate(const Split& split, Rng& rng);
 
-  TpeOptions options_;
-  std::unique_ptr<History> history_;  // derived from observations(), so never saved
+  detail::TpeModel model_;
 };
 
 }  // namespace tune::search

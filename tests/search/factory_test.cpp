@@ -112,6 +112,8 @@ TEST_CASE("tpe and gp take their options, and num_samples as their budget") {
   CHECK(message == R"(expected one of "neighbour", "scott", got "silverman")");
   CHECK(factory_error("tpe", {{"weighting", 1}}).first == "weighting");
   CHECK(factory_error("gp", {{"n_ei_candidates", 1}}).first == "n_ei_candidates");
+  CHECK(factory_error("gp", {{"incumbent", "worst"}}).first == "incumbent");
+  CHECK(factory_error("gp", {{"tpe_trials", -1}}).first == "tpe_trials");
   CHECK(factory_error("bayesopt", {{"n_startup_trials", 0}}).first == "n_startup_trials");
 }
 
