@@ -97,13 +97,14 @@
 // a value, the earlier trials join the GP as measured with an extra noise
 // variance, the mean squared difference of the targets at the configs run
 // in both experiments. benchmarks/warm_start (median trials to the first
-// run's final best, seeds 0..9): Branin 28.5 and hpo_mixed 8.5 (cold 55
-// and 61, measured when a cold run searched coarsely: local candidates at
-// 0.1 of each range, steps down to 1e-3); searched that coarsely, 37.5 and
-// 8 (seeds 10..19: 36.5 and 7); with the extra noise alone, 41.5 and 35; a departure GP
-// fitted from the default start instead: Branin 50.5; one kernel over both
-// runs with the correlation the repeats imply (coregionalisation): neither
-// within 60 trials.
+// run's final best, seeds 0..9): Branin 21.5 and hpo_mixed 6.5 (cold 54
+// and 61). Before a cold run's first trials were TPE's: 28.5 and 8.5 (cold
+// 55 and 61, measured when a cold run searched coarsely: local candidates
+// at 0.1 of each range, steps down to 1e-3); searched that coarsely, 37.5
+// and 8 (seeds 10..19: 36.5 and 7); with the extra noise alone, 41.5 and
+// 35; a departure GP fitted from the default start instead: Branin 50.5;
+// one kernel over both runs with the correlation the repeats imply
+// (coregionalisation): neither within 60 trials.
 //
 // Cost grows as n^3 in completed trials: hyperparameters are fitted on at
 // most 128 of them (the 64 best and the 64 newest), the posterior uses all.
