@@ -289,7 +289,7 @@ int main(int argc, char** argv) {
     // The shared baseline: every sampler, on Branin and Hartmann6, seeds 0..N-1.
     if (first_seed == 0) quality = run_optuna(shared, fmt::format("quality --seeds {}", seeds));
     // Optuna's TPE on every function run here, on the same seeds.
-    if (more || shapes || high_dims || first_seed != 0 || !function.empty()) {
+    if (more || shapes || high_dims || rugged || first_seed != 0 || !function.empty()) {
       std::string names;
       for (const Function& fn : fns) {
         const bool ran = std::any_of(rows.begin(), rows.end(),

@@ -83,6 +83,34 @@ def rosen10_log(t):
     return math.log1p(sum(100 * (x[i + 1] - x[i] ** 2) ** 2 + (1 - x[i]) ** 2 for i in range(9)))
 
 
+def rastrigin(d, low, high, shift):
+    def f(t):
+        x = box(t, d, low, high) - shift
+        return float(10 * d + (x ** 2 - 10 * np.cos(2 * math.pi * x)).sum())
+    return f
+
+
+def griewank(d, half_width):
+    def f(t):
+        x = box(t, d, -half_width, half_width)
+        return float(1 + (x ** 2).sum() / 4000 - np.cos(x / np.sqrt(np.arange(1, d + 1))).prod())
+    return f
+
+
+def schwefel(d):
+    def f(t):
+        x = box(t, d, -500, 500)
+        return float(418.9828872724339 * d - (x * np.sin(np.sqrt(np.abs(x)))).sum())
+    return f
+
+
+def levy4(t):
+    w = 1 + (box(t, 4, -10, 10) - 1) / 4
+    head = math.sin(math.pi * w[0]) ** 2
+    body = sum((w[i] - 1) ** 2 * (1 + 10 * math.sin(math.pi * w[i] + 1) ** 2) for i in range(3))
+    return float(head + body + (w[3] - 1) ** 2 * (1 + math.sin(2 * math.pi * w[3]) ** 2))
+
+
 def hpo(integers):
     def f(t):
         lr = t.suggest_float("lr", 1e-5, 1e-1, log=True)
@@ -108,6 +136,12 @@ FUNCTIONS = {
     "ackley5": (ackley(5), 0), "hpo_choice": (hpo(False), 0), "hpo_mixed": (hpo(True), 0),
     "rosen4": (rosen4, 0), "rastrigin4": (rastrigin4, 0),  # search_quality --shape-functions
     "ackley10": (ackley(10), 0), "rosen10_log": (rosen10_log, 0),  # search_quality --high-dims
+    # search_quality --rugged
+    "rastr2": (rastrigin(2, -5.12, 5.12, 0), 0), "rastr3_off": (rastrigin(3, -5.12, 5.12, 1.7), 0),
+    "rastr6": (rastrigin(6, -5.12, 5.12, 0), 0), "griewank4": (griewank(4, 50), 0),
+    "griewank6": (griewank(6, 50), 0), "griewank4_600": (griewank(4, 600), 0),
+    "schwefel2": (schwefel(2), 0), "schwefel4": (schwefel(4), 0), "levy4": (levy4, 0),
+    "ackley4": (ackley(4), 0),
 }
 
 
