@@ -60,11 +60,6 @@ def rosen4(t):
     return float(sum(100 * (x[i + 1] - x[i] ** 2) ** 2 + (1 - x[i]) ** 2 for i in range(3)))
 
 
-def rastrigin4(t):
-    x = box(t, 4, -5.12, 5.12)
-    return float(40 + (x ** 2 - 10 * np.cos(2 * math.pi * x)).sum())
-
-
 def styb_tang4(t):
     x = box(t, 4, -5, 5)
     return float((x ** 4 - 16 * x ** 2 + 5 * x).sum() / 2)
@@ -134,7 +129,8 @@ FUNCTIONS = {
     "hartmann3": (hartmann(A3, P3), -3.86278), "camel": (camel, -1.0316285),
     "rosen4_log": (rosen4_log, 0), "styb_tang4": (styb_tang4, -39.16617 * 4),
     "ackley5": (ackley(5), 0), "hpo_choice": (hpo(False), 0), "hpo_mixed": (hpo(True), 0),
-    "rosen4": (rosen4, 0), "rastrigin4": (rastrigin4, 0),  # search_quality --shape-functions
+    # search_quality --shape-functions
+    "rosen4": (rosen4, 0), "rastrigin4": (rastrigin(4, -5.12, 5.12, 0), 0),
     "ackley10": (ackley(10), 0), "rosen10_log": (rosen10_log, 0),  # search_quality --high-dims
     # search_quality --rugged
     "rastr2": (rastrigin(2, -5.12, 5.12, 0), 0), "rastr3_off": (rastrigin(3, -5.12, 5.12, 1.7), 0),

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
 #include <limits>
 #include <numeric>
 
@@ -31,12 +30,8 @@ using Observation = ModelBasedSearcher::Observation;
 
 // Whether the encoded point `x` is the config of one of `trials`.
 bool among(const std::vector<double>& x, const std::vector<Observation>& trials) {
-  return std::any_of(trials.begin(), trials.end(), [&](const Observation& t) {
-    for (size_t d = 0; d < x.size(); ++d) {
-      if (std::abs(t.x[d] - x[d]) > 1e-12) return false;
-    }
-    return true;
-  });
+  return std::any_of(trials.begin(), trials.end(),
+                     [&](const Observation& t) { return detail::same_point(t.x, x); });
 }
 
 }  // namespace

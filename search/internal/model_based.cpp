@@ -186,18 +186,13 @@ void ModelBasedSearcher::on_trial_complete(const std::string& trial_id, const Js
 }
 
 void ModelBasedSearcher::update_prior_offset() {
-  const auto same = [](const std::vector<double>& a, const std::vector<double>& b) {
-    for (size_t d = 0; d < a.size(); ++d) {
-      if (std::abs(a[d] - b[d]) > 1e-12) return false;
-    }
-    return true;
-  };
+  using detail::same_point;
   const Observation& last = observations_.back();
   // The prior trials lead observations_ (warm_start puts them there).
   size_t priors = 0;
   bool repeat = false;
   for (; priors < observations_.size() && observations_[priors].prior; ++priors) {
-    repeat = repeat || same(observations_[priors].x, last.x);
+    repeat = repeat || same_point(observations_[priors].x, last.x);
   }
   if (!repeat) return;
   const size_t k = objectives_.size();
@@ -205,7 +200,7 @@ void ModelBasedSearcher::update_prior_offset() {
   std::vector<double> offset(k, -std::numeric_limits<double>::infinity());
   for (size_t j = priors; j < observations_.size(); ++j) {
     for (size_t i = 0; i < priors; ++i) {
-      if (!same(observations_[i].x, observations_[j].x)) continue;
+      if (!same_point(observations_[i].x, observations_[j].x)) continue;
       for (size_t m = 0; m < k; ++m) {
         const double earlier = observations_[i].losses[m] - prior_offset_[m];
         offset[m] = std::max(offset[m], observations_[j].losses[m] - earlier);

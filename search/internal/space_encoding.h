@@ -64,6 +64,14 @@ class SpaceEncoding {
   std::vector<Dimension> dims_;
 };
 
+// Whether two encoded points are the same config (equal to 1e-12).
+inline bool same_point(const std::vector<double>& a, const std::vector<double>& b) {
+  for (size_t d = 0; d < a.size(); ++d) {
+    if (std::abs(a[d] - b[d]) > 1e-12) return false;
+  }
+  return true;
+}
+
 // The Rng for suggestion `index`, from (seed, index) alone, so restoring a
 // searcher needs only its counter. seed_seq and mt19937_64 are fully
 // specified by the standard, so draws match across platforms.
