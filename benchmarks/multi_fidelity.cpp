@@ -22,7 +22,7 @@
 //   async_hb+bohb       the same with BOHB (DEHB's and Optuna's pairing)
 //   asha+tpe            ASHA with TPE (which sees stopped trials' last values)
 //
-// The curves (tune/sim/curve_families.h, which simulated ranks report too):
+// The curves (train/builtins/curve_families.h, which simulated ranks report too):
 // accuracy(t) = ceiling(x) (1 - exp(-speed(x) t)) over a learning rate
 // (log), momentum, layer count and dropout; the ceiling is a bowl around lr
 // 1e-2, momentum 0.9, 5 layers, dropout 0.25. --curves
@@ -62,10 +62,11 @@
 #include <string>
 #include <vector>
 
+#include "schedulers/factory.h"
 #include "schedulers/trial_scheduler.h"
 #include "search/factory.h"
 #include "search/internal/budget_history.h"
-#include "tune/sim/curve_families.h"
+#include "train/builtins/curve_families.h"
 
 namespace {
 

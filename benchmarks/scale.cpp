@@ -28,7 +28,7 @@
 
 #include "benchmarks/scale/figure.h"
 #include "storage/experiment_store.h"
-#include "tune/file_limit.h"
+#include "tune/system/file_limit.h"
 
 namespace {
 

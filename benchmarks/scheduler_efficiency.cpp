@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "tune/controller.h"
+#include "tune/execution/controller.h"
 
 namespace {
 

@@ -16,7 +16,7 @@
 #include <string>
 
 #include "benchmarks/anchor.h"
-#include "tune/controller.h"
+#include "tune/execution/controller.h"
 
 namespace {
 

@@ -3,6 +3,7 @@
 #include <pybind11/stl.h>
 
 #include "bindings/json_py.h"
+#include "schedulers/factory.h"
 
 namespace tunerun_py {
 namespace {

@@ -9,15 +9,14 @@
 #include "bindings/json_py.h"
 #include "bindings/plugins_py.h"
 #include "bindings/stoppers_py.h"
-#include "bindings/zygote.h"
 #include "search/domain_spec.h"
-#include "tune/controller.h"
-#include "tune/experiment_spec_json.h"
-#include "tune/plugins.h"
+#include "tune/builtin_stoppers.h"
+#include "tune/execution/controller.h"
 #include "tune/result_grid.h"
-#include "tune/spec_fields.h"
-#include "tune/spec_validation.h"
-#include "tune/stoppers.h"
+#include "tune/spec/fields.h"
+#include "tune/spec/json.h"
+#include "tune/spec/plugins.h"
+#include "tune/spec/validation.h"
 
 namespace tunerun_py {
 namespace {
@@ -61,7 +60,7 @@ py::object entry(const py::dict& dict, const char* key) {
   return dict.contains(key) ? py::object(dict[key]) : py::none();
 }
 
-// The dict is the JSON form of a spec (tune/experiment_spec_json.h) plus
+// The dict is the JSON form of a spec (tune/spec/json.h) plus
 // Python objects: param_space with domain objects, searcher and scheduler
 // adapters, a stopper. Finished as every front end's spec is.
 tune::ExperimentSpec to_spec(const py::dict& dict) {
@@ -136,7 +135,7 @@ py::object check_spec(const py::dict& dict) {
   return to_python(tune::experiment_spec_to_json(spec));
 }
 
-// The spec table's rows (tune/spec_fields.h), for tunerun/tune/tuner.py.
+// The spec table's rows (tune/spec/fields.h), for tunerun/tune/tuner.py.
 py::list spec_fields() {
   py::list rows;
   for (const tune::SpecField& field : tune::spec_fields()) {
@@ -207,9 +206,9 @@ void add_run_functions(py::module_& m) {
           options.callbacks.push_back(
               python_callback(py::reinterpret_borrow<py::object>(callback)));
         }
-        if (!zygote_argv.empty()) {
-          options.launcher = std::make_shared<ZygoteLauncher>(std::move(zygote_argv), worker_argv);
-        }
+        // The launcher is the spec's cluster settings' choice
+        // (tune/launch/make_launcher.h); local ranks fork from the zygote.
+        options.zygote_argv = std::move(zygote_argv);
         options.worker_argv = std::move(worker_argv);
         options.verbosity = verbosity;
         options.resume = resume;
@@ -230,8 +229,8 @@ void add_run_functions(py::module_& m) {
       py::arg("verbosity") = 1, py::arg("resume") = false, py::arg("resume_errored") = false,
       py::arg("restart_errored") = false, py::arg("zygote_argv") = std::vector<std::string>(),
       "Runs the experiment; returns (its directory, whether a signal or fail_fast ended it "
-      "early). Trial failures are not exceptions. With `zygote_argv`, ranks are forked from "
-      "that zygote (bindings/zygote.h).");
+      "early). Trial failures are not exceptions. With `zygote_argv`, local ranks are forked "
+      "from that zygote (tune/launch/local/zygote.h); ranks of other launchers are not.");
 
   py::class_<tune::ResultGrid>(m, "ResultGridData")
       .def_static("from_experiment",

@@ -2,8 +2,8 @@
 // layer (tunerun/tune/tuner.py builds the dict) run by the C++ controller,
 // and its results read back.
 //
-// The spec dict is the spec's JSON form (tune/experiment_spec_json.h): the
-// spec table's fields at their keys (tune/spec_fields.h; tuner.py fills them
+// The spec dict is the spec's JSON form (tune/spec/json.h): the
+// spec table's fields at their keys (tune/spec/fields.h; tuner.py fills them
 // from the Python keywords the table names), trainable {name, num_workers,
 // cpus_per_worker, gpus_per_worker}, search {"algorithm", options...},
 // scheduler {"type", options...}; and Python objects: param_space (a dict

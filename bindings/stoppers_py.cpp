@@ -1,4 +1,4 @@
-// tune.stopper's classes as tune/stoppers.h's. Each names its C++ stopper by
+// tune.stopper's classes as tune/builtin_stoppers.h's. Each names its C++ stopper by
 // _native() -> (kind, options dict, child stoppers); see stoppers_py.h.
 #include "bindings/stoppers_py.h"
 
@@ -11,7 +11,7 @@
 
 #include "bindings/json_py.h"
 #include "bindings/plugins_py.h"
-#include "tune/stoppers.h"
+#include "tune/builtin_stoppers.h"
 
 namespace tunerun_py {
 namespace {

@@ -1,5 +1,5 @@
 // RunConfig(stop=...) objects as the controller's stoppers: the classes of
-// tunerun/tune/stopper.py become the C++ stoppers of tune/stoppers.h (no
+// tunerun/tune/stopper.py become the C++ stoppers of tune/builtin_stoppers.h (no
 // Python per result); any other object is a Python stopper (plugins_py.h).
 #pragma once
 

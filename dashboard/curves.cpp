@@ -10,13 +10,13 @@
 #include "core/errors.h"
 #include "dashboard/experiment_db.h"
 #include "dashboard/internal/reasons.h"
-#include "storage/internal/statement.h"
 #include "storage/json_column.h"
+#include "storage/statement.h"
 
 namespace tune::dashboard {
 namespace {
 
-using storage::internal::Statement;
+using storage::Statement;
 
 Json nullable(const Statement& s, int column) {
   return s.is_null(column) ? Json() : Json(s.column_double(column));

@@ -10,13 +10,13 @@
 #include "dashboard/internal/reasons.h"
 #include "schedulers/scheduler_state.h"
 #include "storage/experiment_store.h"
-#include "storage/internal/statement.h"
 #include "storage/json_column.h"
+#include "storage/statement.h"
 
 namespace tune::dashboard {
 namespace {
 
-using storage::internal::Statement;
+using storage::Statement;
 
 constexpr int kBusyTimeoutMs = 2000;
 

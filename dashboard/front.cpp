@@ -6,11 +6,11 @@
 #include <map>
 
 #include "dashboard/experiment_db.h"
-#include "storage/internal/statement.h"
+#include "storage/statement.h"
 
 namespace tune::dashboard {
 
-using storage::internal::Statement;
+using storage::Statement;
 
 Json ExperimentDb::front() const {
   Json out = {{"objectives", Json::array()}, {"points", Json::array()}};

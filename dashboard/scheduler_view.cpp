@@ -8,15 +8,15 @@
 #include "core/errors.h"
 #include "dashboard/experiment_db.h"
 #include "schedulers/scheduler_state.h"
-#include "storage/internal/statement.h"
 #include "storage/json_column.h"
 #include "storage/saved_state.h"
+#include "storage/statement.h"
 
 namespace tune::dashboard {
 namespace {
 
 using schedulers::SchedulerState;
-using storage::internal::Statement;
+using storage::Statement;
 
 // JSON has no NaN or infinity: the page shows null for them.
 Json number_or_null(double v) { return std::isfinite(v) ? Json(v) : Json(); }

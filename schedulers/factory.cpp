@@ -1,6 +1,8 @@
 // make_scheduler: a scheduler from its name and its options table, every
 // option checked (type, range, known key). Option names and defaults are
 // Ray Tune's; see each scheduler's options struct.
+#include "schedulers/factory.h"
+
 #include <fmt/format.h>
 
 #include "schedulers/internal/asha.h"
@@ -11,7 +13,6 @@
 #include "schedulers/internal/options.h"
 #include "schedulers/internal/pb2.h"
 #include "schedulers/internal/pbt.h"
-#include "schedulers/trial_scheduler.h"
 
 namespace tune::schedulers {
 namespace {
@@ -147,6 +148,26 @@ std::unique_ptr<TrialScheduler> make_scheduler(const std::string& type, const Js
 std::unique_ptr<TrialScheduler> make_pbt_scheduler(const Json& options,
                                                    std::function<Json(Json)> custom_explore_fn) {
   return make_pbt(options, std::move(custom_explore_fn));
+}
+
+std::shared_ptr<TrialScheduler> fifo() { return std::make_shared<FifoScheduler>(); }
+std::shared_ptr<TrialScheduler> asha(AshaOptions options) {
+  return std::make_shared<AshaScheduler>(std::move(options));
+}
+std::shared_ptr<TrialScheduler> hyperband(HyperBandOptions options) {
+  return make_hyperband_scheduler(std::move(options));
+}
+std::shared_ptr<TrialScheduler> mo_asha(MoAshaOptions options) {
+  return std::make_shared<MoAshaScheduler>(std::move(options));
+}
+std::shared_ptr<TrialScheduler> median_stopping(MedianStoppingOptions options) {
+  return std::make_shared<MedianStoppingRule>(std::move(options));
+}
+std::shared_ptr<TrialScheduler> pbt(PbtOptions options) {
+  return std::make_shared<PbtScheduler>(std::move(options));
+}
+std::shared_ptr<TrialScheduler> pb2(Pb2Options options) {
+  return std::make_shared<Pb2Scheduler>(std::move(options));
 }
 
 }  // namespace tune::schedulers

@@ -53,6 +53,11 @@ class TrialScheduler {
  public:
   virtual ~TrialScheduler() = default;
 
+  // The kind, as a sweep file's [scheduler] type names it ("asha",
+  // "hyperband"); "custom" for a user's class. An asynchronous HyperBand is
+  // an ASHA over HyperBand's brackets whose kind is "hyperband".
+  virtual std::string kind() const { return "custom"; }
+
   // `metric`/`mode` are the experiment's (metric may be empty for FIFO).
   virtual void set_search_properties(const std::string& metric, Mode mode) {}
   // Several objectives (two or more), called instead. A scheduler that
@@ -150,14 +155,5 @@ class TrialScheduler {
   // One line for `tunerun status`, e.g. "FIFO" or "ASHA: 3 rungs, ...".
   virtual std::string debug_string() const = 0;
 };
-
-// Creates a scheduler from a name ("fifo") and its options table. Throws
-// tune::ConfigError whose key() names the offending option or "type".
-std::unique_ptr<TrialScheduler> make_scheduler(const std::string& type, const Json& options);
-
-// make_scheduler("pbt", options) with Ray's custom_explore_fn: applied to
-// each explored config after hyperparam_mutations (which it may replace).
-std::unique_ptr<TrialScheduler> make_pbt_scheduler(const Json& options,
-                                                   std::function<Json(Json)> custom_explore_fn);
 
 }  // namespace tune::schedulers

@@ -228,4 +228,26 @@ std::unique_ptr<Searcher> make_searcher(const std::string& algorithm, const Json
   return searcher;
 }
 
+// The model-based searchers get an unlimited budget: TuneConfig::num_samples limits.
+std::shared_ptr<Searcher> tpe(TpeOptions options) {
+  options.base.num_samples = -1;
+  return std::make_shared<TpeSearcher>(std::move(options));
+}
+std::shared_ptr<Searcher> gp(GpOptions options) {
+  options.base.num_samples = -1;
+  return std::make_shared<GpSearcher>(std::move(options));
+}
+std::shared_ptr<Searcher> bohb(BohbOptions options) {
+  options.base.num_samples = -1;
+  return std::make_shared<BohbSearcher>(std::move(options));
+}
+std::shared_ptr<Searcher> motpe(TpeOptions options) {
+  options.base.num_samples = -1;
+  return std::make_shared<MotpeSearcher>(std::move(options));
+}
+std::shared_ptr<Searcher> nsga2(Nsga2Options options) {
+  options.base.num_samples = -1;
+  return std::make_shared<Nsga2Searcher>(std::move(options));
+}
+
 }  // namespace tune::search

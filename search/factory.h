@@ -1,11 +1,14 @@
-// Creates a searcher from its name and an options table (as in a sweep
-// file's [search] table), so the CLI and the C++ API share one path.
+// Searchers made by name and options table (as in a sweep file's [search]
+// table: make_searcher) or by typed options (tpe(), gp()...: what
+// TuneConfig::search_alg takes in C++), so the CLI and the C++ API share one
+// path to the same classes.
 #pragma once
 
 #include <memory>
 #include <string>
 
 #include "search/searcher.h"
+#include "search/searcher_options.h"
 
 namespace tune::search {
 
@@ -45,5 +48,18 @@ struct SearcherContext {
 // or invalid option.
 std::unique_ptr<Searcher> make_searcher(const std::string& algorithm, const Json& options,
                                         const SearcherContext& context);
+
+// Searcher factories for TuneConfig::search_alg. The model-based ones get an
+// unlimited budget (base.num_samples = -1): TuneConfig::num_samples limits.
+// Each throws ConfigError for invalid options, as the searcher's constructor does.
+std::shared_ptr<Searcher> tpe(TpeOptions options = {});
+std::shared_ptr<Searcher> gp(GpOptions options = {});
+// BOHB's model; pair it with schedulers::hyperband() (for_bohb or
+// asynchronous), whose brackets give it results at several budgets: fit()
+// refuses it beside another scheduler, as a sweep file does.
+std::shared_ptr<Searcher> bohb(BohbOptions options = {});
+// For several objectives (TuneConfig::metric a list).
+std::shared_ptr<Searcher> motpe(TpeOptions options = motpe_defaults());
+std::shared_ptr<Searcher> nsga2(Nsga2Options options = {});
 
 }  // namespace tune::search

@@ -52,6 +52,11 @@ class Searcher {
  public:
   virtual ~Searcher() = default;
 
+  // The kind, as a sweep file's [search] algorithm names it ("tpe", "bohb");
+  // "custom" for a user's class. The rules that pair plug-ins (BOHB needs
+  // HyperBand's brackets) and the experiment's record read it.
+  virtual std::string kind() const { return "custom"; }
+
   // `metric` and `mode` are the experiment's; `space` the sweep's param space.
   virtual void set_search_properties(const std::string& metric, Mode mode,
                                      const ParamSpace& space) = 0;

@@ -6,7 +6,7 @@
 #include "core/errors.h"
 #include "storage/experiment_store.h"
 #include "storage/internal/rows.h"
-#include "storage/internal/statement.h"
+#include "storage/statement.h"
 
 namespace tune::storage {
 
@@ -15,7 +15,6 @@ using internal::kTrialColumns;
 using internal::parse;
 using internal::read_mode;
 using internal::read_trial;
-using internal::Statement;
 
 std::vector<CheckpointRecord> ExperimentStore::checkpoints(const std::string& trial_id) const {
   Statement query(db_, R"(

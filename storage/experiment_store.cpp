@@ -14,18 +14,16 @@
 
 #include "core/errors.h"
 #include "storage/internal/rows.h"
-#include "storage/internal/statement.h"
 #include "storage/json_column.h"
 #include "storage/saved_state.h"
 #include "storage/schema_sql.h"  // generated from schema.sql
+#include "storage/statement.h"
 
 namespace tune::storage {
 namespace {
 
 using internal::bind_json;
-using internal::exec;
 using internal::kTrialColumns;
-using internal::Statement;
 
 constexpr const char* kDatabaseFile = "experiment.db";
 constexpr int kBusyTimeoutMs = 5000;
@@ -295,7 +293,7 @@ void ExperimentStore::commit() {
   if (!in_batch_) return;
   if (sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK) {
     in_batch_ = sqlite3_get_autocommit(db_) == 0;  // a failed COMMIT may leave it open
-    internal::throw_error(db_, "COMMIT");
+    throw_error(db_, "COMMIT");
   }
   in_batch_ = false;
 }
@@ -306,7 +304,7 @@ void ExperimentStore::checkpoint_if_due() {
   // SQLITE_BUSY: another connection is checkpointing; the next commit tries again.
   const int rc =
       sqlite3_wal_checkpoint_v2(db_, nullptr, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
-  if (rc != SQLITE_OK && rc != SQLITE_BUSY) internal::throw_error(db_, "checkpoint");
+  if (rc != SQLITE_OK && rc != SQLITE_BUSY) throw_error(db_, "checkpoint");
 }
 
 void ExperimentStore::put_experiment(const ExperimentRecord& experiment) {

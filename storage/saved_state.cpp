@@ -4,13 +4,11 @@
 #include <fmt/format.h>
 
 #include "core/errors.h"
-#include "storage/internal/statement.h"
 #include "storage/json_column.h"
+#include "storage/statement.h"
 
 namespace tune::storage {
 namespace {
-
-using internal::Statement;
 
 // A key's chunk rows sort between "<key>:" and "<key>;" (';' follows ':'),
 // an array's chunks in index order (zero-padded).

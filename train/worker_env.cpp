@@ -49,7 +49,7 @@ WorkerEnv WorkerEnv::from_variables(const std::function<const char*(const char*)
   env.controller = require(lookup, kEnvController);
   env.trial_id = require(lookup, kEnvTrialId);
   // A Slurm job step's tasks share one environment: each knows its rank
-  // from Slurm (tune/slurm_launcher.h).
+  // from Slurm (tune/launch/slurm/launcher.h).
   const char* rank = lookup("RANK");
   env.rank = rank == nullptr && lookup("SLURM_PROCID") != nullptr
                  ? number<int>(lookup, "SLURM_PROCID")

@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "train/curve.h"
+#include "train/channel_keys.h"
 
 namespace train {
 
@@ -21,12 +21,12 @@ inline constexpr const char* kEnvParentPid = "TUNERUN_PARENT_PID";
 inline constexpr const char* kEnvHeartbeatS = "TUNERUN_HEARTBEAT_S";  // seconds between beats
 // "1": after DONE the rank stays connected for another trial's START (reuse_workers).
 inline constexpr const char* kEnvReuse = "TUNERUN_REUSE";
-// The control channel's CURVE credentials (train/curve.h): the controller's public key, and
+// The control channel's CURVE credentials (train/channel_keys.h): the controller's public key, and
 // the path of the 0600 file of this rank's own keypair, "%t" standing for the rank.
 inline constexpr const char* kEnvCurveServerKey = "TUNERUN_CURVE_SERVER_KEY";
 inline constexpr const char* kEnvCurveKeyFile = "TUNERUN_CURVE_KEY_FILE";
 
-// The trial id of a prestarted rank (tune/worker_groups.h) until the START
+// The trial id of a prestarted rank (tune/launch/worker_groups.h) until the START
 // that gives it a trial: it waits for that START without a deadline.
 inline constexpr const char* kSpareTrialId = "~spare";
 
@@ -45,7 +45,7 @@ struct WorkerEnv {
   // missing or malformed one.
   static WorkerEnv from_environment();
   // The same from `lookup` (a variable's value, or nullptr when unset)
-  // instead of this process's environment: a simulated rank's (tune/sim/).
+  // instead of this process's environment: a simulated rank's (tune/launch/sim/).
   static WorkerEnv from_variables(const std::function<const char*(const char*)>& lookup);
 };
 

@@ -1,7 +1,7 @@
 // Resources: what each rank of a trial's worker group gets. The one
 // description of a trial's resources: a sweep file's [trainable], the C++
 // API's tune::Trainable and train::ScalingConfig all become this, and
-// finish_spec (tune/spec_validation.h) checks it the same way for all.
+// finish_spec (tune/spec/validation.h) checks it the same way for all.
 #pragma once
 
 #include <algorithm>
@@ -39,11 +39,11 @@ inline std::optional<PlacementStrategy> placement_strategy_from_string(std::stri
 struct Resources {
   int num_workers = 1;         // ranks per trial; with min_workers, the most
   double cpus_per_worker = 1;  // Ray's default resources_per_worker = {CPU: 1}
-  int gpus_per_worker = 0;     // whole GPUs per rank (CUDA_VISIBLE_DEVICES; tune/gpus.h)
+  int gpus_per_worker = 0;     // whole GPUs per rank (CUDA_VISIBLE_DEVICES; tune/system/gpus.h)
   int threads_per_worker = 0;  // OMP_NUM_THREADS of each rank; 0: cpus_per_worker
   PlacementStrategy placement_strategy = PlacementStrategy::kPack;  // the ranks over nodes
   // An elastic group: at least this many ranks, as many as fit up to
-  // num_workers (tune/run_start.h); 0: exactly num_workers.
+  // num_workers (tune/execution/run_start.h); 0: exactly num_workers.
   int min_workers = 0;
 
   // Threads per rank: threads_per_worker, else the whole CPUs per worker (at least 1).

@@ -6,8 +6,9 @@
 //                        .scheduler = tune::schedulers::asha({.max_t = 20})};
 //   tune::RunConfig run{.name = "quadratic", .stop = {{"training_iteration", 20}}};
 //
-// Also here: factories returning the plug-ins as shared_ptrs, so a config
-// names them in one expression (tune::schedulers::asha, tune::search::tpe...).
+// The plug-ins' factories (tune::schedulers::asha, tune::search::tpe...) come
+// with it, from schedulers/factory.h and search/factory.h, so that a config
+// names them in one expression.
 #pragma once
 
 #include <concepts>
@@ -21,13 +22,16 @@
 #include <vector>
 
 #include "core/types.h"
+#include "schedulers/factory.h"
 #include "schedulers/scheduler_options.h"
 #include "schedulers/trial_scheduler.h"
+#include "search/factory.h"
 #include "search/searcher.h"
 #include "search/searcher_options.h"
+#include "tune/builtin_stoppers.h"
 #include "tune/callback.h"
+#include "tune/cluster.h"
 #include "tune/progress.h"
-#include "tune/stoppers.h"
 
 namespace tune {
 
@@ -82,7 +86,7 @@ struct TuneConfig {
 
 // What RunConfig::stop accepts: Ray's stop dict ({"training_iteration", 10}:
 // stop once result[key] >= value), a predicate on (trial_id, result), or a
-// Stopper object (tune/stoppers.h). Empty: no stop condition.
+// Stopper object (tune/builtin_stoppers.h). Empty: no stop condition.
 class StopCondition {
  public:
   StopCondition() = default;
@@ -123,35 +127,10 @@ struct RunConfig {
   int verbosity = 1;  // Ray: 1 (its levels differ); 0 silent, 1 trial starts/ends, 2 every result
   // kAuto: a live table of the trials when stderr is a terminal (tune/progress.h).
   ProgressMode progress = ProgressMode::kAuto;
+  // Where the ranks run (tune/cluster.h): launcher "auto" runs them as Slurm
+  // job steps inside an allocation, given a control_address or
+  // control_interface the nodes reach; on this machine elsewhere.
+  ClusterSpec cluster;
 };
-
-namespace schedulers {
-// Plug-in factories for TuneConfig::scheduler. Each throws ConfigError for
-// invalid options, as the scheduler's constructor does.
-std::shared_ptr<TrialScheduler> fifo();
-std::shared_ptr<TrialScheduler> asha(AshaOptions options = {});
-// With options.asynchronous, an ASHA over HyperBand's brackets
-// (schedulers/internal/hyperband.h).
-std::shared_ptr<TrialScheduler> hyperband(HyperBandOptions options = {});
-// Several objectives (TuneConfig::metric a list): ASHA by non-dominated sorting.
-std::shared_ptr<TrialScheduler> mo_asha(MoAshaOptions options = {});
-std::shared_ptr<TrialScheduler> median_stopping(MedianStoppingOptions options = {});
-std::shared_ptr<TrialScheduler> pbt(PbtOptions options);
-std::shared_ptr<TrialScheduler> pb2(Pb2Options options);
-}  // namespace schedulers
-
-namespace search {
-// Searcher factories for TuneConfig::search_alg. The model-based ones get an
-// unlimited budget (base.num_samples = -1): TuneConfig::num_samples limits.
-std::shared_ptr<Searcher> tpe(TpeOptions options = {});
-std::shared_ptr<Searcher> gp(GpOptions options = {});
-// BOHB's model; pair it with schedulers::hyperband() (for_bohb or
-// asynchronous), whose brackets give it results at several budgets: fit()
-// refuses it beside another scheduler, as a sweep file does.
-std::shared_ptr<Searcher> bohb(BohbOptions options = {});
-// For several objectives (TuneConfig::metric a list).
-std::shared_ptr<Searcher> motpe(TpeOptions options = motpe_defaults());
-std::shared_ptr<Searcher> nsga2(Nsga2Options options = {});
-}  // namespace search
 
 }  // namespace tune

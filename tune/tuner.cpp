@@ -12,11 +12,10 @@
 
 #include "storage/experiment_store.h"
 #include "train/worker_runtime.h"
-#include "tune/controller.h"
-#include "tune/experiment_spec_json.h"
-#include "tune/plugin_kind.h"
-#include "tune/process.h"
-#include "tune/spec_validation.h"
+#include "tune/execution/controller.h"
+#include "tune/spec/json.h"
+#include "tune/spec/validation.h"
+#include "tune/system/executable.h"
 
 namespace tune {
 namespace {
@@ -28,6 +27,7 @@ class SampleBudget final : public search::Searcher {
  public:
   SampleBudget(std::shared_ptr<search::Searcher> inner, int64_t budget)
       : inner_(std::move(inner)), budget_(budget) {}
+  std::string kind() const override { return inner_->kind(); }  // the limited one's
   void set_search_properties(const std::string& metric, Mode mode,
                              const ParamSpace& space) override {
     inner_->set_search_properties(metric, mode, space);
@@ -134,6 +134,7 @@ ResultGrid Tuner::fit() {
   spec.seed = tune_config_.seed;
   spec.reuse_workers = tune_config_.reuse_workers;
   spec.prestart_workers = tune_config_.prestart_workers;
+  spec.cluster = run_config_.cluster;
   spec.max_failures = run_config_.failure_config.max_failures;
   spec.fail_fast = run_config_.failure_config.fail_fast;
   spec.num_to_keep = run_config_.checkpoint_config.num_to_keep;
@@ -143,10 +144,8 @@ ResultGrid Tuner::fit() {
   static_cast<Resources&>(spec.trainable) = trainable_.resources();
   spec.param_space = param_space_;
   if (tune_config_.search_alg) {
-    // Named as the searcher it limits, for the rules that pair plug-ins.
-    spec.custom_searcher = named_plugin<search::Searcher>(
-        std::make_unique<SampleBudget>(tune_config_.search_alg, tune_config_.num_samples),
-        plugin_kind(tune_config_.search_alg));
+    spec.custom_searcher =
+        std::make_shared<SampleBudget>(tune_config_.search_alg, tune_config_.num_samples);
   }
   spec.custom_scheduler = tune_config_.scheduler;
   if (run_config_.stop.stopper()) spec.stoppers.push_back(run_config_.stop.stopper());

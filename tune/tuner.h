@@ -10,7 +10,7 @@
 //     fmt::print("{}\n", results.get_best_result().config.dump());
 //   }
 //
-// Same-binary workers (shared/DESIGN.md section 4): fit() starts this very
+// Same-binary workers (docs/design.md, the process model): fit() starts this very
 // program again, with the same arguments, once per rank of each trial; in
 // those processes tune::is_worker() is true and fit() runs the trainable as a
 // worker, then exits the process with the worker's exit code. So:

@@ -3,10 +3,10 @@
 // or every group's end is quadratic over a run: each figure is that cost
 // at 4,000 peers beside the same at 400, whose ratio says how it grows.
 //
-//   the peer book (tune/peer_book.h): a group's end (its ranks unbound and
+//   the peer book (tune/channel/peer_book.h): a group's end (its ranks unbound and
 //     their keys revoked) and a new group's HELLOs, with the book full;
 //   the control channel's outbox: a rank unbound with a turn's decisions queued;
-//   the worker groups (tune/worker_groups.h): what each loop turn asks of
+//   the worker groups (tune/launch/worker_groups.h): what each loop turn asks of
 //     them (the exits ready, the deadlines), and the poll of their one
 //     exit descriptor.
 #include <fmt/format.h>
@@ -17,9 +17,9 @@
 #include <zmq.hpp>
 
 #include "benchmarks/scale/figure.h"
-#include "tune/control_channel.h"
-#include "tune/peer_book.h"
-#include "tune/worker_groups.h"
+#include "tune/channel/peer_book.h"
+#include "tune/channel/router.h"
+#include "tune/launch/worker_groups.h"
 
 namespace scale {
 namespace {

@@ -8,7 +8,7 @@
 #include "benchmarks/scale/figure.h"
 #include "search/domain.h"
 #include "storage/experiment_store.h"
-#include "tune/progress_rows.h"
+#include "tune/execution/progress_rows.h"
 
 namespace scale {
 namespace {

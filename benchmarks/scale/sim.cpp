@@ -28,10 +28,10 @@
 #include "benchmarks/scale/figure.h"
 #include "core/errors.h"
 #include "train/builtins/builtins.h"
-#include "tune/controller.h"
-#include "tune/sim/sim_launcher.h"
-#include "tune/sweep_file.h"
-#include "tune/trial.h"
+#include "tune/execution/controller.h"
+#include "tune/execution/trial.h"
+#include "tune/launch/sim/launcher.h"
+#include "tune/spec/sweep_file.h"
 
 namespace scale {
 namespace {

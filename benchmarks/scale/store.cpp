@@ -17,6 +17,7 @@
 #include <random>
 
 #include "benchmarks/scale/figure.h"
+#include "schedulers/factory.h"
 #include "schedulers/trial_scheduler.h"
 #include "storage/experiment_store.h"
 

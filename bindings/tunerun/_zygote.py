@@ -2,7 +2,7 @@
 rank modules (never torch, never the user's code) and forks fresh Python
 ranks on request, so a rank costs a fork instead of an interpreter start.
 
-Started by bindings/zygote.cpp (ZygoteLauncher) as `python3 -S -c
+Started by tune/launch/local/zygote.cpp (ZygoteLauncher) as `python3 -S -c
 <bootstrap>` (_reference.zygote_argv) with its end of a socketpair on fd 3.
 A request names one rank: its argv (the rank's usual `python3 -S -c
 BOOTSTRAP REF` command line), whole environment, working directory, log file

@@ -5,11 +5,11 @@
 #include <string_view>
 
 #include "dashboard/experiment_db.h"
-#include "storage/internal/statement.h"
+#include "storage/statement.h"
 
 namespace tune::dashboard::internal {
 
-using storage::internal::Statement;
+using storage::Statement;
 
 ReasonContext ReasonContext::load(const ExperimentDb& db) {
   ReasonContext out;

@@ -7,7 +7,7 @@
 // 2. Tuner(trainer, ...): 4 jobs, lr searched, ASHA stopping the laggards.
 // Like every Tuner program it is its own worker binary: fit() starts it again
 // once per rank, so everything before fit() must be the same in every process.
-#include "train/trainer/torch_trainer.h"
+#include "tune/trainer/torch_trainer.h"
 
 #include <fmt/format.h>
 #include <torch/nn/functional/loss.h>

@@ -18,8 +18,9 @@ using detail::double_from_json;
 using detail::number_at;
 using detail::to_json;
 
-AshaScheduler::AshaScheduler(AshaOptions options)
+AshaScheduler::AshaScheduler(AshaOptions options, std::string kind)
     : options_(std::move(options)),
+      kind_(std::move(kind)),
       objective_(options_.metric, options_.mode),
       rng_(options_.seed) {
   auto check = [](bool ok, const char* key, const std::string& message) {

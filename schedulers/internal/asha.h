@@ -47,7 +47,8 @@ class AshaScheduler final : public TrialScheduler {
 
   // Throws ConfigError naming the option when a value is out of range
   // (Ray's asserts: max_t > 0, 0 < grace_period <= max_t, rf > 1, brackets > 0).
-  explicit AshaScheduler(AshaOptions options);
+  // `kind`: "hyperband" for the asynchronous HyperBand made of it.
+  explicit AshaScheduler(AshaOptions options, std::string kind = "asha");
   ~AshaScheduler() override;
   AshaScheduler(AshaScheduler&&) noexcept;  // movable; the bracket type is private
   AshaScheduler& operator=(AshaScheduler&&) noexcept;
@@ -74,6 +75,7 @@ class AshaScheduler final : public TrialScheduler {
   StateParts save_parts() override;
   void restore(const Json& state) override;
   std::string debug_string() const override;
+  std::string kind() const override { return kind_; }
 
   // Rung milestones of bracket `b`, highest first (for tests and status).
   std::vector<double> milestones(size_t b = 0) const;
@@ -103,6 +105,7 @@ class AshaScheduler final : public TrialScheduler {
   std::optional<std::string> best_promotable(double above = -1) const;
 
   AshaOptions options_;
+  std::string kind_;
   detail::Objective objective_;
   std::vector<Bracket> brackets_;
   std::map<std::string, size_t> trial_bracket_;  // Ray's _trial_info

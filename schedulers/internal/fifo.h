@@ -24,6 +24,7 @@ class FifoScheduler final : public TrialScheduler {
   bool chooses_ahead() const override { return true; }
   bool pauses_trials() const override { return false; }
   std::string debug_string() const override { return "FIFO"; }
+  std::string kind() const override { return "fifo"; }
 };
 
 }  // namespace tune::schedulers

@@ -71,7 +71,7 @@ AshaOptions asynchronous_hyperband(const HyperBandOptions& options) {
 
 std::unique_ptr<TrialScheduler> make_hyperband_scheduler(HyperBandOptions options) {
   if (options.asynchronous) {
-    return std::make_unique<AshaScheduler>(asynchronous_hyperband(options));
+    return std::make_unique<AshaScheduler>(asynchronous_hyperband(options), "hyperband");
   }
   return std::make_unique<HyperBandScheduler>(std::move(options));
 }

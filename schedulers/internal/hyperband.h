@@ -90,6 +90,7 @@ class HyperBandScheduler final : public TrialScheduler {
   StateParts save_parts() override;
   void restore(const Json& state) override;
   std::string debug_string() const override;
+  std::string kind() const override { return "hyperband"; }
 
   // For tests and status: brackets in the order they opened, each as (band, s,
   // max trials n0, first milestone r0, current milestone, live trials).

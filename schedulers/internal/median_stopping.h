@@ -42,6 +42,7 @@ class MedianStoppingRule final : public TrialScheduler {
   Json save() const override;
   void restore(const Json& state) override;
   std::string debug_string() const override;
+  std::string kind() const override { return "median_stopping_rule"; }
 
  private:
   struct Point {

@@ -45,6 +45,7 @@ class MoAshaScheduler final : public TrialScheduler {
   Json save() const override;
   void restore(const Json& state) override;
   std::string debug_string() const override;
+  std::string kind() const override { return "mo_asha"; }
 
  private:
   struct Rung {

@@ -34,6 +34,7 @@ class Pb2Scheduler final : public PbtScheduler {
  public:
   // Throws ConfigError naming the option (hyperparam_bounds.KEY for a bad bound).
   explicit Pb2Scheduler(Pb2Options options);
+  std::string kind() const override { return "pb2"; }
 
  protected:
   void on_perturbation_point(const std::string& trial_id, double time, double score,

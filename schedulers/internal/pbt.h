@@ -60,6 +60,7 @@ class PbtScheduler : public TrialScheduler {
   Json save() const override;
   void restore(const Json& state) override;
   std::string debug_string() const override;
+  std::string kind() const override { return "pbt"; }
 
   // Bottom and top quantiles of the live scored trials, worst first (tests).
   std::pair<std::vector<std::string>, std::vector<std::string>> quantiles() const;

@@ -33,6 +33,7 @@ class BasicVariantGenerator final : public Searcher {
   }
   Suggestion suggest(const std::string& trial_id) override;
   Json save() const override;
+  std::string kind() const override { return "random"; }
   void restore(const Json& state) override;
   int max_pending_trials() const override { return 16; }  // Ray: TUNE_MAX_PENDING_TRIALS_PG
 

@@ -69,6 +69,7 @@ class BohbSearcher final : public ModelBasedSearcher {
   // min_points_in_model 1 or 2 or negative, top_fraction outside (0, 1), random_fraction
   // outside [0, 1] or n_candidates < 1.
   explicit BohbSearcher(BohbOptions options);
+  std::string kind() const override { return "bohb"; }
 
   // The budget the model is fitted at, or -1 when none has enough results.
   double model_budget() const;

@@ -29,6 +29,7 @@ class ConcurrencyLimiter final : public Searcher {
   void on_trial_complete(const std::string& trial_id, const Json* last_result, bool error) override;
   void on_trial_pause(const std::string& trial_id) override;
   void on_trial_unpause(const std::string& trial_id) override;
+  std::string kind() const override { return inner_->kind(); }  // the wrapped one's
   Json save() const override;
   void restore(const Json& state) override;
   int max_pending_trials() const override;

@@ -125,6 +125,7 @@ class GpSearcher final : public ModelBasedSearcher {
   // Throws ConfigError (key = the option) for n_candidates < 1 or
   // fit_restarts < 1.
   explicit GpSearcher(GpOptions options);
+  std::string kind() const override { return "gp"; }
 
  private:
   bool handles_several_objectives() const override { return true; }

@@ -41,6 +41,7 @@ class MotpeSearcher final : public ModelBasedSearcher {
  public:
   // Throws ConfigError (key = the option) as TpeSearcher's constructor does.
   explicit MotpeSearcher(TpeOptions options);
+  std::string kind() const override { return "motpe"; }
 
  private:
   bool handles_several_objectives() const override { return true; }

@@ -32,6 +32,7 @@ class Nsga2Searcher final : public ModelBasedSearcher {
   // a negative one (but mutation_prob's "< 0: 1 / parameters"), or a
   // negative eta.
   explicit Nsga2Searcher(Nsga2Options options);
+  std::string kind() const override { return "nsga2"; }
 
  private:
   bool handles_several_objectives() const override { return true; }

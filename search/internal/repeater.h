@@ -28,6 +28,7 @@ class Repeater final : public Searcher {
                              const ParamSpace& space) override;
   Suggestion suggest(const std::string& trial_id) override;
   void on_trial_complete(const std::string& trial_id, const Json* last_result, bool error) override;
+  std::string kind() const override { return inner_->kind(); }  // the wrapped one's
   Json save() const override;
   void restore(const Json& state) override;
   int max_pending_trials() const override;

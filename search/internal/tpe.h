@@ -112,6 +112,7 @@ class TpeSearcher final : public ModelBasedSearcher {
   // Throws ConfigError (key = the option) for a non-positive candidate
   // count, gamma outside (0, 1], gamma_cap < 1 or prior_weight <= 0.
   explicit TpeSearcher(TpeOptions options);
+  std::string kind() const override { return "tpe"; }
 
  private:
   std::vector<double> propose(Rng& rng) override;

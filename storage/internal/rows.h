@@ -10,7 +10,7 @@
 #include "core/config.h"
 #include "core/types.h"
 #include "storage/experiment_store.h"
-#include "storage/internal/statement.h"
+#include "storage/statement.h"
 
 namespace tune::storage::internal {
 

@@ -26,7 +26,7 @@ CLI11 = re.compile(r"/CLI/")
 
 # Object paths (relative to the build folder) by the folder of their target.
 TORCH_FREE = re.compile(
-    r"^(core|storage|search|schedulers|tune|dashboard|train/trainer|train)/CMakeFiles/")
+    r"^(core|storage|search|schedulers|tune|dashboard|tune/trainer|train)/CMakeFiles/")
 TOML_ALLOWED = re.compile(r"^(tune/CMakeFiles/tunerun_tune\.dir|tests)/")
 CLI11_ALLOWED = re.compile(r"^(tune/CMakeFiles/tunerun\.dir|tests)/")
 RULES = [

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <string>
 
+#include "schedulers/factory.h"
 #include "schedulers/trial_scheduler.h"
 #include "storage/experiment_store.h"
 #include "tests/schedulers/trace.h"

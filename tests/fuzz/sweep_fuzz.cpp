@@ -6,7 +6,7 @@
 #include <string_view>
 
 #include "train/builtins/builtins.h"
-#include "tune/sweep_file.h"
+#include "tune/spec/sweep_file.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const bool registered = (train::register_builtin_trainables(), true);

@@ -1,4 +1,4 @@
-"""The spec table (tune/spec_fields.h) from Python: every field Python sets
+"""The spec table (tune/spec/fields.h) from Python: every field Python sets
 reaches the engine's spec from the keyword the table names, and the rules
 across fields (BOHB needs HyperBand) hold for a Python run as for a sweep
 file. tests/tune/spec_fields_test.cpp walks the sweep file and JSON."""

@@ -1,5 +1,5 @@
 """Fresh Python ranks forked from the zygote (tunerun/_zygote.py,
-bindings/zygote.h): they are the driver's children with their own process
+tune/launch/local/zygote.h): they are the driver's children with their own process
 group, environment, working directory and log, exit statuses are seen, a
 dead zygote means exec, and the driver's own children are left alone."""
 

@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "schedulers/factory.h"
 #include "schedulers/scheduler_state.h"
 #include "tests/schedulers/trace.h"
 

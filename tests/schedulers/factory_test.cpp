@@ -1,4 +1,6 @@
 // make_scheduler: every type by name, every option checked, errors naming the key.
+#include "schedulers/factory.h"
+
 #include <doctest/doctest.h>
 
 #include "schedulers/internal/asha.h"
@@ -122,4 +124,26 @@ TEST_CASE("metric and mode options override the experiment's") {
   } catch (const ConfigError& e) {
     CHECK(e.key() == "metric");
   }
+}
+
+TEST_CASE("every scheduler says its kind as a sweep file names it; a user's class is custom") {
+  CHECK(fifo()->kind() == "fifo");
+  CHECK(asha()->kind() == "asha");
+  CHECK(hyperband()->kind() == "hyperband");
+  // An asynchronous HyperBand is an ASHA over HyperBand's brackets.
+  CHECK(hyperband({.asynchronous = true})->kind() == "hyperband");
+  CHECK(mo_asha()->kind() == "mo_asha");
+  CHECK(median_stopping()->kind() == "median_stopping_rule");
+  CHECK(make_scheduler("async_hyperband", Json::object())->kind() == "asha");
+  CHECK(make_scheduler("hyperband", Json{{"asynchronous", true}})->kind() == "hyperband");
+  CHECK(make_scheduler("pbt", Json::parse(R"({"hyperparam_mutations": {"lr": [0.1, 0.01]}})"))
+            ->kind() == "pbt");
+  CHECK(make_scheduler("pb2", Json::parse(R"({"hyperparam_bounds": {"lr": [0.0001, 0.1]}})"))
+            ->kind() == "pb2");
+  struct Mine final : TrialScheduler {
+    Decision on_trial_result(const TrialView&, const Json&) override { return Decision::kContinue; }
+    int choose_trial_to_run(const std::vector<TrialView>&) override { return -1; }
+    std::string debug_string() const override { return "mine"; }
+  };
+  CHECK(Mine().kind() == "custom");
 }

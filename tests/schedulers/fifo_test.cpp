@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include "schedulers/factory.h"
+
 using namespace tune;
 using namespace tune::schedulers;
 

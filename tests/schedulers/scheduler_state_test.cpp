@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "core/errors.h"
+#include "schedulers/factory.h"
 #include "tests/schedulers/trace.h"
 
 using namespace tune;

@@ -138,3 +138,27 @@ TEST_CASE("repeat and max_concurrent wrap any searcher") {
 
 }  // namespace
 }  // namespace tune::search
+
+namespace tune::search {
+
+TEST_CASE("every searcher says its kind as a sweep file names it; a user's class is custom") {
+  CHECK(tune::search::tpe()->kind() == "tpe");
+  CHECK(tune::search::gp()->kind() == "gp");
+  CHECK(tune::search::bohb()->kind() == "bohb");
+  CHECK(tune::search::motpe()->kind() == "motpe");
+  CHECK(tune::search::nsga2()->kind() == "nsga2");
+  CHECK(make_searcher("random", Json::object(), {})->kind() == "random");
+  CHECK(make_searcher("bayesopt", Json::object(), {})->kind() == "gp");
+  // The wrappers say the kind of the searcher they wrap.
+  CHECK(make_searcher("bohb", Json{{"repeat", 2}, {"max_concurrent", 2}}, {.num_samples = 4})
+            ->kind() == "bohb");
+  struct Mine final : Searcher {
+    void set_search_properties(const std::string&, Mode, const ParamSpace&) override {}
+    Suggestion suggest(const std::string&) override { return Suggestion::finished(); }
+    Json save() const override { return Json::object(); }
+    void restore(const Json&) override {}
+  };
+  CHECK(Mine().kind() == "custom");
+}
+
+}  // namespace tune::search

@@ -1,7 +1,7 @@
-// The curve families (tune/sim/curve_families.h) give the values
+// The curve families (train/builtins/curve_families.h) give the values
 // benchmarks/multi_fidelity printed before they moved there, and read
 // their parameters from a config, naming the key that is wrong.
-#include "tune/sim/curve_families.h"
+#include "train/builtins/curve_families.h"
 
 #include <doctest/doctest.h>
 

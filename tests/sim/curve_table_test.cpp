@@ -1,6 +1,6 @@
-// Tabulated curves (tune/sim/curve_table.h): a table read as a user writes
+// Tabulated curves (train/builtins/curve_table.h): a table read as a user writes
 // it, a config picked by its parameter values, and errors that say where.
-#include "tune/sim/curve_table.h"
+#include "train/builtins/curve_table.h"
 
 #include <doctest/doctest.h>
 

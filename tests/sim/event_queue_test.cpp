@@ -1,7 +1,7 @@
-// The simulated peers' schedule (tune/sim/event_queue.h): events run in
+// The simulated peers' schedule (tune/launch/sim/event_queue.h): events run in
 // due order, ties in the order scheduled, cancelled ones never, on the
 // clock the queue is given.
-#include "tune/sim/event_queue.h"
+#include "tune/launch/sim/event_queue.h"
 
 #include <doctest/doctest.h>
 

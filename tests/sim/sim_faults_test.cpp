@@ -1,4 +1,4 @@
-// The faults the simulated launcher injects (tune/sim/sim_launcher.h), as
+// The faults the simulated launcher injects (tune/launch/sim/launcher.h), as
 // the controller meets them: simulated ranks that die fail their trials,
 // which restart from their checkpoints within max_failures; a simulated
 // node lost takes its ranks with it and charges no trial, and an elastic
@@ -11,7 +11,7 @@
 #include "../tune/sqlite_query.h"
 #include "storage/experiment_store.h"
 #include "tune/callback.h"
-#include "tune/sim/sim_launcher.h"
+#include "tune/launch/sim/launcher.h"
 
 using namespace tune;
 

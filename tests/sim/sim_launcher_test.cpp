@@ -1,9 +1,7 @@
-// The simulated launcher (tune/sim/sim_launcher.h) as a user meets it: a
+// The simulated launcher (tune/launch/sim/launcher.h) as a user meets it: a
 // sweep file that says launcher = "sim" runs through the CLI on the nodes
 // of its [simulation], a bad [simulation] value is refused like any other,
 // reused ranks, and the pool sized by the simulated nodes.
-#include "tune/sim/sim_launcher.h"
-
 #include <doctest/doctest.h>
 
 #include <fstream>
@@ -12,6 +10,7 @@
 #include "../tune/curve_experiment.h"
 #include "../tune/sqlite_query.h"
 #include "storage/experiment_store.h"
+#include "tune/launch/sim/launcher.h"
 
 using namespace tune;
 

@@ -1,5 +1,5 @@
 // Simulated ranks report the curve [simulation] names
-// (tune/sim/trial_curve.h), as a user meets it: what the database holds
+// (tune/launch/sim/trial_curve.h), as a user meets it: what the database holds
 // after a sweep over a curve table or a parametric family, and a table
 // that cannot serve the param_space refused before anything runs.
 #include <doctest/doctest.h>
@@ -8,7 +8,7 @@
 #include "../tune/sqlite_query.h"
 #include "storage/experiment_store.h"
 #include "table_sweep.h"
-#include "tune/sim/curve_families.h"
+#include "train/builtins/curve_families.h"
 
 using namespace tune;
 

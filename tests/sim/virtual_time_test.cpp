@@ -1,4 +1,4 @@
-// Virtual time ([simulation] time = "virtual", tune/lockstep.h) as a user
+// Virtual time ([simulation] time = "virtual", tune/launch/lockstep.h) as a user
 // meets it: a sweep of simulated days ends in seconds, with timestamps that
 // span those days; two runs of one sweep with one seed write the same
 // database, row for row, whatever the host's speed (ASHA with faults and
@@ -13,7 +13,7 @@
 
 #include "../tune/curve_experiment.h"
 #include "../tune/sqlite_query.h"
-#include "tune/experiment_spec.h"
+#include "tune/spec/experiment.h"
 
 using namespace tune;
 
@@ -116,7 +116,7 @@ TEST_CASE("in virtual time, iterations of a simulated hour span days, and the ru
   CHECK(std::stod(span[0][0]) >= 95 * 3600 - 1);
   CHECK(std::stod(span[0][1]) == doctest::Approx(24 * 3600));
   CHECK(std::stod(span[0][2]) == doctest::Approx(3600));
-  // Virtual time starts on 2000-01-01 (tune/clock.h).
+  // Virtual time starts on 2000-01-01 (tune/system/clock.h).
   CHECK(std::stod(span[0][3]) == doctest::Approx(kVirtualUnixStart + 3600));
 }
 

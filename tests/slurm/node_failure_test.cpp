@@ -9,7 +9,7 @@
 
 #include "../tune/sqlite_query.h"
 #include "local_cluster.h"
-#include "tune/slurm_nodes.h"
+#include "tune/launch/nodes.h"
 
 using namespace tune;
 using test::LocalCluster;

@@ -1,10 +1,9 @@
 // Placement over an allocation's nodes and the nodes' health
-// (tune/slurm_nodes.h), without Slurm.
-#include "tune/slurm_nodes.h"
-
+// (tune/launch/nodes.h), without Slurm.
 #include <doctest/doctest.h>
 
 #include "core/errors.h"
+#include "tune/launch/nodes.h"
 
 using namespace tune;
 

@@ -8,7 +8,7 @@
 #include "schedulers/internal/fifo.h"
 #include "storage/experiment_store.h"
 #include "test_util.h"
-#include "tune/controller.h"
+#include "tune/execution/controller.h"
 
 using namespace tune;
 

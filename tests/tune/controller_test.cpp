@@ -1,6 +1,6 @@
 // The controller against real worker processes (the tunerun binary in
 // worker mode), checked through the experiment database as a user would.
-#include "tune/controller.h"
+#include "tune/execution/controller.h"
 
 #include <doctest/doctest.h>
 
@@ -13,7 +13,7 @@
 #include "sqlite_query.h"
 #include "storage/experiment_store.h"
 #include "test_util.h"
-#include "train/curve.h"
+#include "train/channel_keys.h"
 
 using namespace tune;
 
@@ -46,7 +46,7 @@ void pretend_rank_0(zmq::socket_t& socket, const std::string& trial_id) {
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
 }
 
-// The keypair of rank 0 of the first group launched (tune/rank_keys.h), read
+// The keypair of rank 0 of the first group launched (tune/channel/rank_keys.h), read
 // as soon as its file is whole; throws after 30 s without it.
 train::CurveKeypair first_rank_key(const ExperimentSpec& spec) {
   const auto file = spec.experiment_dir() / "keys" / "group_1" / "rank_0.key";

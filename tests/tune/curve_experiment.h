@@ -4,7 +4,7 @@
 //
 // In a binary whose kSimulatedRanks is true (tests/sim's conformance
 // binaries), the same experiments run on simulated ranks
-// (tune/sim/sim_launcher.h) instead: the scenario files linked there assert
+// (tune/launch/sim/launcher.h) instead: the scenario files linked there assert
 // the same of the simulated launcher. A test case that needs real processes
 // is skipped there:
 //   TEST_CASE("..." * doctest::skip(test::kSimulatedRanks))
@@ -12,7 +12,7 @@
 #pragma once
 
 #include "test_util.h"
-#include "tune/controller.h"
+#include "tune/execution/controller.h"
 
 namespace tune::test {
 

@@ -1,6 +1,6 @@
 // decide() and judge_end(): every rule of what a result and the end of a
 // group mean for a trial, without processes.
-#include "tune/decide.h"
+#include "tune/execution/decide.h"
 
 #include <doctest/doctest.h>
 

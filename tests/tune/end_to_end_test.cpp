@@ -4,32 +4,15 @@
 #include <sqlite3.h>
 
 #include "core/config.h"
+#include "sqlite_query.h"
 #include "test_util.h"
 
 using tune::Json;
+using tune::test::query;
 using tune::test::run_tunerun;
 using tune::test::ScratchDir;
 
 namespace {
-
-// Rows of a query as strings, through the plain SQLite C API (no tunerun code).
-std::vector<std::vector<std::string>> query(const std::filesystem::path& db,
-                                            const std::string& sql) {
-  sqlite3* handle = nullptr;
-  REQUIRE(sqlite3_open_v2(db.c_str(), &handle, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK);
-  std::vector<std::vector<std::string>> rows;
-  sqlite3_exec(
-      handle, sql.c_str(),
-      [](void* out, int n, char** values, char**) {
-        auto& rows = *static_cast<std::vector<std::vector<std::string>>*>(out);
-        rows.emplace_back();
-        for (int i = 0; i < n; ++i) rows.back().emplace_back(values[i] ? values[i] : "NULL");
-        return 0;
-      },
-      &rows, nullptr);
-  sqlite3_close(handle);
-  return rows;
-}
 
 std::string quick_start_sweep() {
   std::ifstream in(std::string(TUNERUN_SOURCE_DIR) + "/examples/quadratic.toml");

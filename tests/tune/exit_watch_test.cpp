@@ -1,6 +1,6 @@
 // ExitWatch over eventfds standing in for exit descriptors: which trials
 // it names, and that one poll of its descriptor stands for all of them.
-#include "tune/exit_watch.h"
+#include "tune/launch/exit_watch.h"
 
 #include <doctest/doctest.h>
 #include <poll.h>

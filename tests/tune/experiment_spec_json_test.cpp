@@ -1,13 +1,12 @@
 // The effective spec `tunerun validate --print-config` prints: defaults
 // filled in, as JSON and as TOML that parses back.
-#include "tune/experiment_spec_json.h"
-
 #include <doctest/doctest.h>
 #include <toml++/toml.h>
 
 #include "test_util.h"
 #include "train/builtins/builtins.h"
-#include "tune/sweep_file.h"
+#include "tune/spec/json.h"
+#include "tune/spec/sweep_file.h"
 
 using tune::Json;
 

@@ -17,7 +17,7 @@
 #include "curve_experiment.h"
 #include "storage/experiment_store.h"
 #include "test_util.h"
-#include "tune/controller.h"
+#include "tune/execution/controller.h"
 
 extern char** environ;
 

@@ -1,6 +1,6 @@
 // The controller's open-file limit: raised to the hard one, and a warning
 // with the numbers when even that cannot hold the trials that may run.
-#include "tune/file_limit.h"
+#include "tune/system/file_limit.h"
 
 #include <doctest/doctest.h>
 #include <sys/resource.h>

@@ -1,5 +1,5 @@
 // Which GPUs the controller lends and how trials hold them.
-#include "tune/gpus.h"
+#include "tune/system/gpus.h"
 
 #include <doctest/doctest.h>
 #include <stdlib.h>

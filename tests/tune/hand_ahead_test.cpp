@@ -1,4 +1,4 @@
-// Trials handed ahead (HandAhead, tune/hand_ahead.h): with reuse_workers, one-rank
+// Trials handed ahead (HandAhead, tune/execution/hand_ahead.h): with reuse_workers, one-rank
 // groups and a scheduler whose pick cannot change (FIFO; ASHA without
 // promotion), a running trial's rank holds the next trial's START and
 // starts it the moment its own trial returns, without a round trip to the
@@ -19,7 +19,7 @@
 #include "storage/experiment_store.h"
 #include "test_util.h"
 #include "tune/callback.h"
-#include "tune/controller.h"
+#include "tune/execution/controller.h"
 #include "tune/stopper.h"
 
 using namespace tune;

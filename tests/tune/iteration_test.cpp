@@ -1,6 +1,6 @@
 // IterationCollector: an iteration completes when every rank reported it;
 // metrics are rank 0's unless reduced.
-#include "tune/iteration.h"
+#include "tune/execution/iteration.h"
 
 #include <doctest/doctest.h>
 

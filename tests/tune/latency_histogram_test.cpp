@@ -1,6 +1,6 @@
-// The controller's latency histogram (tune/latency_histogram.h): its
+// The controller's latency histogram (tune/channel/latency_histogram.h): its
 // percentiles within a bucket's width of the true ones, never above the largest.
-#include "tune/latency_histogram.h"
+#include "tune/channel/latency_histogram.h"
 
 #include <doctest/doctest.h>
 

@@ -1,6 +1,6 @@
 // continue_lease(), checkpoint_lease() and awaits_decision(): how far ranks
 // report without waiting for decisions, without processes.
-#include "tune/leases.h"
+#include "tune/execution/leases.h"
 
 #include <doctest/doctest.h>
 

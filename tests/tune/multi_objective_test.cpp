@@ -10,7 +10,7 @@
 #include "test_util.h"
 #include "train/builtins/builtins.h"
 #include "tune/result_grid.h"
-#include "tune/sweep_file.h"
+#include "tune/spec/sweep_file.h"
 
 using tune::ConfigError;
 using tune::Json;

@@ -1,6 +1,6 @@
 // PeerBook: which connection may speak for which rank, with thousands of
 // peers coming and going as groups end and start.
-#include "tune/peer_book.h"
+#include "tune/channel/peer_book.h"
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>

@@ -19,9 +19,9 @@
 #include "sqlite_query.h"
 #include "storage/experiment_store.h"
 #include "test_util.h"
+#include "tune/builtin_stoppers.h"
 #include "tune/callback.h"
-#include "tune/controller.h"
-#include "tune/stoppers.h"
+#include "tune/execution/controller.h"
 
 using namespace tune;
 

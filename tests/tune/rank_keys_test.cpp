@@ -1,7 +1,7 @@
-// Each launched rank's own CURVE keys (tune/rank_keys.h): the control channel
+// Each launched rank's own CURVE keys (tune/channel/rank_keys.h): the control channel
 // lets a key speak only for the rank it was issued to, and only while that
 // rank's group lives. Real CURVE connections over loopback; no worker.
-#include "tune/rank_keys.h"
+#include "tune/channel/rank_keys.h"
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
@@ -13,7 +13,7 @@
 
 #include "core/protocol.h"
 #include "test_util.h"
-#include "train/curve.h"
+#include "train/channel_keys.h"
 #include "train/worker_env.h"
 
 using namespace tune;

@@ -1,6 +1,6 @@
-// Refused control-channel peers in the run log (tune/refusal_log.h): each
+// Refused control-channel peers in the run log (tune/execution/refusal_log.h): each
 // address named, at a bounded rate per address, on a clock the test drives.
-#include "tune/refusal_log.h"
+#include "tune/execution/refusal_log.h"
 
 #include <doctest/doctest.h>
 

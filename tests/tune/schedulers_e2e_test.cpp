@@ -15,7 +15,7 @@
 #include "sqlite_query.h"
 #include "storage/experiment_store.h"
 #include "test_util.h"
-#include "tune/controller.h"
+#include "tune/execution/controller.h"
 
 using namespace tune;
 

@@ -2,16 +2,15 @@
 // through a sweep file, survives the JSON round trip, and a value of another
 // type is refused by both with the field's key. Python's keywords walk the
 // same table in tests/python/test_spec_fields.py.
-#include "tune/spec_fields.h"
-
 #include <doctest/doctest.h>
 #include <toml++/toml.h>
 
 #include <set>
 
 #include "train/builtins/builtins.h"
-#include "tune/experiment_spec_json.h"
-#include "tune/sweep_file.h"
+#include "tune/spec/fields.h"
+#include "tune/spec/json.h"
+#include "tune/spec/sweep_file.h"
 
 using tune::ConfigError;
 using tune::Json;

@@ -1,10 +1,10 @@
 // finish_spec: the rules across fields hold for every front end's spec. A
 // spec built by hand stands in for the C++ API's here (tuner_test.cpp runs
 // the Tuner itself; sweep_file_test.cpp the sweep file's reader).
-#include "tune/spec_validation.h"
-
 #include <doctest/doctest.h>
 
+#include "schedulers/factory.h"
+#include "tune/spec/validation.h"
 #include "tune/tune_config.h"
 
 using tune::ConfigError;

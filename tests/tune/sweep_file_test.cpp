@@ -1,10 +1,11 @@
-#include "tune/sweep_file.h"
+#include "tune/spec/sweep_file.h"
 
 #include <doctest/doctest.h>
 
+#include "schedulers/factory.h"
 #include "schedulers/trial_scheduler.h"
 #include "train/builtins/builtins.h"
-#include "tune/experiment_spec_json.h"
+#include "tune/spec/json.h"
 
 using tune::ConfigError;
 using tune::ExperimentSpec;

@@ -1,6 +1,6 @@
 // The trial state machine: which phase changes are allowed, and what users
 // see of each phase.
-#include "tune/trial_phase.h"
+#include "tune/execution/trial_phase.h"
 
 #include <doctest/doctest.h>
 

@@ -1,6 +1,6 @@
 // TrialTable, the only writer of trial status: timestamps and trial_events
 // as a user reads them in SQL, without processes.
-#include "tune/trial_table.h"
+#include "tune/execution/trial_table.h"
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>

@@ -10,8 +10,8 @@
 
 #include "tests/tune/sqlite_query.h"
 #include "tests/tune/test_util.h"
+#include "tune/builtin_stoppers.h"
 #include "tune/result_grid.h"
-#include "tune/stoppers.h"
 #include "tune/tune_config.h"
 
 namespace tune {

@@ -2,7 +2,7 @@
 // warm_start, learns from its trials and runs its best configs first; a
 // parameter added since is drawn at random for the earlier trials, and the
 // log says so.
-#include "tune/warm_start.h"
+#include "tune/spec/warm_start.h"
 
 #include <doctest/doctest.h>
 

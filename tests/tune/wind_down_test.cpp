@@ -1,6 +1,6 @@
 // WindDown: an interrupt begins once and its grace expires once; stop_all
 // takes the first stopper's reason and asks none once it began.
-#include "tune/wind_down.h"
+#include "tune/execution/wind_down.h"
 
 #include <doctest/doctest.h>
 

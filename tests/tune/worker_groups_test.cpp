@@ -2,7 +2,7 @@
 // a clock the tests drive: when released groups are killed, when spares may
 // start, when a silent rank is reported, what the loop is told to wake for,
 // which groups' exits it hears of.
-#include "tune/worker_groups.h"
+#include "tune/launch/worker_groups.h"
 
 #include <doctest/doctest.h>
 #include <poll.h>

@@ -1,7 +1,7 @@
 // The learning_curve built-in's model (train/builtins/builtins.h): what its
 // config says, the metrics of each iteration, and the checkpoint it saves.
 // Shared by the trainable that runs in worker processes and by the
-// simulated ranks of tune/sim/, so a sweep of learning_curve reports the
+// simulated ranks of tune/launch/sim/, so a sweep of learning_curve reports the
 // same numbers whether its ranks are processes or simulated.
 #pragma once
 

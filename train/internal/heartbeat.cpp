@@ -3,7 +3,7 @@
 
 #include <chrono>
 
-#include "train/curve.h"
+#include "train/channel_keys.h"
 #include "train/internal/worker_session.h"
 
 namespace train::detail {

@@ -10,7 +10,7 @@
 
 #include "train/plugin.h"
 #include "tune/cli/commands.h"
-#include "tune/process.h"
+#include "tune/system/executable.h"
 
 namespace tune::cli {
 

@@ -9,7 +9,7 @@
 #include "storage/experiment_store.h"
 #include "tune/cli/commands.h"
 #include "tune/cli/run_experiment.h"
-#include "tune/sweep_file.h"
+#include "tune/spec/sweep_file.h"
 
 namespace tune::cli {
 namespace {

@@ -2,28 +2,21 @@
 // `tunerun validate SWEEP.toml`: checks a sweep file and writes nothing; with
 // --print-config [--json] it prints the effective spec, defaults filled in.
 
-#include <arpa/inet.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <ifaddrs.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <filesystem>
-#include <set>
 
 #include "storage/experiment_store.h"
 #include "train/plugin.h"
 #include "tune/cli/commands.h"
 #include "tune/cli/run_experiment.h"
-#include "tune/controller.h"
-#include "tune/experiment_spec_json.h"
-#include "tune/local_launcher.h"
-#include "tune/process.h"
-#include "tune/sim/sim_launcher.h"
-#include "tune/sim/trial_curve.h"
-#include "tune/slurm_launcher.h"
-#include "tune/sweep_file.h"
+#include "tune/execution/controller.h"
+#include "tune/spec/json.h"
+#include "tune/spec/sweep_file.h"
+#include "tune/system/executable.h"
 
 namespace tune::cli {
 namespace {
@@ -118,30 +111,6 @@ void add_cluster_options(CLI::App* cmd, ClusterOptions& options) {
 
 namespace {
 
-// The IPv4 address of network interface `name` on this host.
-std::string interface_address(const std::string& name, const std::string& sweep_file) {
-  ifaddrs* list = nullptr;
-  if (getifaddrs(&list) != 0) throw Error("cannot list this host's network interfaces");
-  std::string address;
-  std::set<std::string> names;
-  for (ifaddrs* i = list; i != nullptr; i = i->ifa_next) {
-    if (i->ifa_addr == nullptr || i->ifa_addr->sa_family != AF_INET) continue;
-    names.insert(i->ifa_name);
-    if (name != i->ifa_name || !address.empty()) continue;
-    char text[INET_ADDRSTRLEN];
-    inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(i->ifa_addr)->sin_addr, text, sizeof text);
-    address = text;
-  }
-  freeifaddrs(list);
-  if (address.empty()) {
-    throw ConfigError(fmt::format("no interface '{}' with an IPv4 address on this host "
-                                  "(these have one: {})",
-                                  name, fmt::join(names, ", ")),
-                      sweep_file, 0, "cluster.control_interface");
-  }
-  return address;
-}
-
 // What every rank runs: tunerun-worker, beside this executable (a build
 // tree) or in the installed plug-in folder. It starts in about half the CPU
 // time tunerun takes, which loads the dashboard's HTTP and TLS libraries
@@ -156,43 +125,17 @@ std::vector<std::string> worker_argv() {
 
 }  // namespace
 
-void check_curves_for(const ExperimentSpec& spec) {
-  try {
-    sim::check_curves(spec);
-  } catch (const ConfigError& e) {
-    throw ConfigError(e.message(), spec.sweep_file, 0, e.key());
-  }
-}
-
-void run_experiment(const ExperimentSpec& spec, const OutputOptions& output,
+void run_experiment(const ExperimentSpec& file_spec, const OutputOptions& output,
                     const ClusterOptions& cluster, ControllerOptions options) {
-  const std::string launcher = cluster.launcher.empty() ? spec.cluster.launcher : cluster.launcher;
-  std::string address =
-      cluster.control_address.empty() ? spec.cluster.control_address : cluster.control_address;
-  if (address.empty() && !spec.cluster.control_interface.empty()) {
-    address = interface_address(spec.cluster.control_interface, spec.sweep_file);
-  }
-  const bool slurm =
-      launcher == "slurm" || (launcher == "auto" && std::getenv("SLURM_JOB_ID") != nullptr);
-  if (slurm) {
-    if (address.empty()) {
-      throw ConfigError(
-          "the slurm launcher needs the address the nodes reach the controller at: "
-          "--control-address, or control_address / control_interface in [cluster]; the ranks "
-          "run on other nodes and cannot reach 127.0.0.1");
-    }
-    options.launcher =
-        std::make_shared<SlurmLauncher>(read_slurm_allocation(), spec.cluster.slurm_poll_s);
+  // The command line's cluster settings over the file's; the controller
+  // chooses the launcher from them (tune/launch/make_launcher.h).
+  ExperimentSpec spec = file_spec;
+  if (!cluster.launcher.empty()) spec.cluster.launcher = cluster.launcher;
+  if (!cluster.control_address.empty()) {
+    spec.cluster.control_address = cluster.control_address;
+    spec.cluster.control_interface.clear();
   }
   if (options.worker_argv.empty()) options.worker_argv = worker_argv();
-  if (launcher == "sim") {
-    // finish_spec checked them where the file names the launcher.
-    if (spec.cluster.launcher != "sim") check_curves_for(spec);
-    options.launcher = make_sim_launcher(spec.simulation, options.worker_argv.front());
-  } else if (launcher == "local") {
-    options.launcher = std::make_shared<LocalLauncher>();  // over the file's "sim"
-  }
-  if (!address.empty()) options.control_address = address;
   options.verbosity = output.verbosity;
   options.progress = make_progress_reporter(output.progress);
   options.handle_signals = true;

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "tune/cli/commands.h"
-#include "tune/controller.h"
+#include "tune/execution/controller.h"
 
 namespace tune::cli {
 
@@ -19,7 +19,7 @@ void add_output_options(CLI::App* cmd, OutputOptions& options);
 
 // Where `run` and `resume` start ranks: --launcher local|slurm|auto|sim
 // (auto: slurm inside a Slurm allocation, SLURM_JOB_ID set; sim: simulated
-// ranks, tune/sim/sim_launcher.h) and --control-address,
+// ranks, tune/launch/sim/launcher.h) and --control-address,
 // the address the nodes reach the controller at.
 // Override the sweep file's [cluster] section when given.
 struct ClusterOptions {
@@ -34,10 +34,5 @@ void add_cluster_options(CLI::App* cmd, ClusterOptions& options);
 void run_experiment(const ExperimentSpec& spec, const OutputOptions& output,
                     const ClusterOptions& cluster, ControllerOptions options);
 void print_summary(const ExperimentSpec& spec, const ExperimentSummary& summary);
-
-// The rules of [simulation] curve and curve_table (tune/sim/trial_curve.h)
-// for a sweep whose file names another launcher than "sim", the command
-// line choosing it. Throws ConfigError naming the sweep file and the key.
-void check_curves_for(const ExperimentSpec& spec);
 
 }  // namespace tune::cli

@@ -1,5 +1,5 @@
 // `tunerun simulate SWEEP.toml --workers N`: runs a sweep on simulated ranks
-// (launcher "sim", tune/sim/) and says how fast it found what: the span of
+// (launcher "sim", tune/launch/sim/) and says how fast it found what: the span of
 // simulated time, the trials started, the best value of the metric, and the
 // simulated hours until the results first reached each target quality.
 //
@@ -26,8 +26,8 @@
 #include "storage/experiment_store.h"
 #include "tune/cli/commands.h"
 #include "tune/cli/run_experiment.h"
-#include "tune/spec_fields.h"
-#include "tune/sweep_file.h"
+#include "tune/spec/fields.h"
+#include "tune/spec/sweep_file.h"
 
 namespace tune::cli {
 namespace {
@@ -53,7 +53,6 @@ ExperimentSpec simulated(const SimulateOptions& options) {
   ExperimentSpec spec = load_sweep_file(options.sweep_file);
   if (!options.storage_path.empty()) spec.storage_path = options.storage_path;
   if (!options.name.empty()) spec.name = options.name;
-  if (spec.cluster.launcher != "sim") check_curves_for(spec);
   spec.cluster.launcher = "sim";
   if (options.workers > 0) {
     const Resources& r = spec.trainable;

@@ -1,7 +1,7 @@
 """Ray Tune's tune.stopper: stoppers for RunConfig(stop=...).
 
 MaximumIterationStopper, TrialPlateauStopper, ExperimentPlateauStopper,
-TimeoutStopper and CombinedStopper are the C++ stoppers of tune/stoppers.h
+TimeoutStopper and CombinedStopper are the C++ stoppers of tune/builtin_stoppers.h
 (bindings/stoppers_py.cpp builds them from _native()): the controller asks
 them about every result without Python, so they cannot be called from
 Python. A Stopper subclass of your own, FunctionStopper and NoopStopper run

@@ -401,7 +401,7 @@ class Tuner:
         metric, mode = _metric_and_mode(tc)
         if metric is not None and mode is None:
             raise ValueError("mode: TuneConfig(metric=...) needs mode=\"min\" or \"max\"")
-        # The spec table's fields (tune/spec_fields.h) from the keywords it names.
+        # The spec table's fields (tune/spec/fields.h) from the keywords it names.
         spec = {}
         configs = {"TuneConfig": tc, "RunConfig": rc}
         for field in _tunerun.spec_fields():

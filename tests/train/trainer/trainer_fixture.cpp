@@ -13,7 +13,7 @@
 
 #include "core/errors.h"
 #include "train/session.h"
-#include "train/trainer/torch_trainer.h"
+#include "tune/trainer/torch_trainer.h"
 
 namespace {
 

@@ -7,7 +7,7 @@
 
 #include "core/config.h"
 #include "tests/tune/test_util.h"
-#include "train/trainer/torch_trainer.h"
+#include "tune/trainer/torch_trainer.h"
 
 namespace {
 

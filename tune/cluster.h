@@ -1,0 +1,24 @@
+// ClusterSpec: the cluster settings of an experiment, the same for every
+// front end.
+#pragma once
+
+#include <string>
+
+namespace tune {
+
+// Where the ranks run: [cluster] in a sweep file, RunConfig::cluster in C++,
+// RunConfig(cluster=...) or tunerun.init(...) in Python; the CLI's --launcher
+// and --control-address override it. tune/launch/make_launcher.h turns it
+// into the launcher for every front end.
+struct ClusterSpec {
+  // local | slurm | auto: slurm when SLURM_JOB_ID is set | sim: simulated
+  // ranks on simulated nodes ([simulation], tune/launch/sim/launcher.h)
+  std::string launcher = "auto";
+  std::string control_address;    // the IPv4 address ranks reach the controller at
+  std::string control_interface;  // or the interface whose IPv4 address that is
+  // Launcher slurm: how often Slurm's node states are read (sinfo) while
+  // trials wait or a node is suspected.
+  double slurm_poll_s = 30;
+};
+
+}  // namespace tune

@@ -1,0 +1,120 @@
+#include "tune/launch/make_launcher.h"
+
+#include <arpa/inet.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <ifaddrs.h>
+
+#include <cstdlib>
+#include <set>
+
+#include "core/errors.h"
+#include "tune/launch/local/launcher.h"
+#include "tune/launch/local/zygote.h"
+#include "tune/launch/sim/launcher.h"
+#include "tune/launch/slurm/launcher.h"
+#include "tune/spec/simulation.h"
+
+namespace tune {
+namespace {
+
+// A ConfigError at `key`, located in the sweep file when the spec came from one.
+ConfigError error_at(const ExperimentSpec& spec, const std::string& key,
+                     const std::string& message) {
+  return ConfigError(message, spec.sweep_file, 0, key);
+}
+
+// The address the settings name, from an interface when they name one; empty: none.
+std::string settings_address(const ExperimentSpec& spec) {
+  if (!spec.cluster.control_address.empty()) return spec.cluster.control_address;
+  if (spec.cluster.control_interface.empty()) return {};
+  try {
+    return interface_address(spec.cluster.control_interface);
+  } catch (const ConfigError& e) {
+    throw error_at(spec, e.key(), e.message());
+  }
+}
+
+}  // namespace
+
+std::string resolve_launcher(const std::string& launcher) {
+  if (launcher != "auto") return launcher;
+  return std::getenv("SLURM_JOB_ID") != nullptr ? "slurm" : "local";
+}
+
+std::string interface_address(const std::string& name) {
+  ifaddrs* list = nullptr;
+  if (getifaddrs(&list) != 0) throw Error("cannot list this host's network interfaces");
+  std::string address;
+  std::set<std::string> names;
+  for (ifaddrs* i = list; i != nullptr; i = i->ifa_next) {
+    if (i->ifa_addr == nullptr || i->ifa_addr->sa_family != AF_INET) continue;
+    names.insert(i->ifa_name);
+    if (name != i->ifa_name || !address.empty()) continue;
+    char text[INET_ADDRSTRLEN];
+    inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(i->ifa_addr)->sin_addr, text, sizeof text);
+    address = text;
+  }
+  freeifaddrs(list);
+  if (address.empty()) {
+    throw ConfigError::at_key("cluster.control_interface",
+                              fmt::format("no interface '{}' with an IPv4 address on this host "
+                                          "(these have one: {})",
+                                          name, fmt::join(names, ", ")));
+  }
+  return address;
+}
+
+std::string control_address_for(const ExperimentSpec& spec) {
+  std::string address = settings_address(spec);
+  return address.empty() ? "127.0.0.1" : address;
+}
+
+LauncherChoice make_launcher(const ExperimentSpec& spec, const LaunchContext& context) {
+  LauncherChoice choice;
+  choice.kind = resolve_launcher(spec.cluster.launcher);
+  choice.control_address = settings_address(spec);
+  if (choice.kind == "slurm") {
+    if (std::getenv("SLURM_JOB_ID") == nullptr) {
+      throw error_at(spec, "cluster.launcher",
+                     "launcher \"slurm\" runs inside a Slurm allocation (salloc or sbatch: "
+                     "SLURM_JOB_ID is not set); use \"local\" or \"auto\" outside one");
+    }
+    if (choice.control_address.empty()) {
+      throw error_at(spec, "cluster.control_address",
+                     "the slurm launcher needs the address the nodes reach the controller at: "
+                     "--control-address, or control_address / control_interface in [cluster] "
+                     "(RunConfig's cluster in C++ and Python); the ranks run on other nodes and "
+                     "cannot reach 127.0.0.1");
+    }
+    choice.launcher =
+        std::make_shared<SlurmLauncher>(read_slurm_allocation(), spec.cluster.slurm_poll_s);
+    return choice;
+  }
+  if (choice.control_address.empty()) choice.control_address = "127.0.0.1";
+  if (choice.kind == "sim") {
+    try {
+      sim::check_curves(spec);
+    } catch (const ConfigError& e) {
+      throw error_at(spec, e.key(), e.message());
+    }
+    SimulationSpec simulation = spec.simulation;
+    simulation.heartbeat_timeout_s = spec.heartbeat_timeout_s;
+    choice.launcher = make_sim_launcher(simulation, context.worker_argv0);
+    return choice;
+  }
+  if (choice.kind != "local") {
+    throw error_at(spec, "cluster.launcher",
+                   fmt::format("'{}' is not a launcher; use \"local\", \"slurm\", \"auto\" or "
+                               "\"sim\"",
+                               spec.cluster.launcher));
+  }
+  if (!context.zygote_argv.empty()) {
+    choice.launcher = std::make_shared<ZygoteLauncher>(context.zygote_argv, context.worker_argv);
+  } else {
+    choice.launcher = std::make_shared<LocalLauncher>();
+  }
+  return choice;
+}
+
+}  // namespace tune

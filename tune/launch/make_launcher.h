@@ -1,0 +1,61 @@
+// make_launcher: the one place where an experiment's cluster settings
+// ([cluster] in a sweep file, RunConfig's cluster in C++ and Python,
+// tunerun.init) become the launcher its ranks run under and the address its
+// control channel binds. The controller calls it for every front end, so a
+// C++ Tuner, a Python Tuner and the CLI inside a Slurm allocation all run
+// their ranks as Slurm job steps.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tune/launch/launcher.h"
+#include "tune/spec/experiment.h"
+
+namespace tune {
+
+// What ClusterSpec::launcher means here: "auto" is "slurm" inside a Slurm
+// allocation (SLURM_JOB_ID is set) and "local" elsewhere; the others are
+// themselves.
+std::string resolve_launcher(const std::string& launcher);
+
+struct LaunchContext {
+  // The rank executable: the sim launcher finds its peers' executable
+  // (tunerun-sim) beside it.
+  std::string worker_argv0;
+  // Python only: local ranks whose argv is `worker_argv` are forked from
+  // this pre-started interpreter (tune/launch/local/zygote.h). Empty: every
+  // rank starts by exec. Ignored by the other launchers, whose ranks start on
+  // other nodes or are simulated.
+  std::vector<std::string> zygote_argv;
+  std::vector<std::string> worker_argv;
+};
+
+struct LauncherChoice {
+  std::shared_ptr<Launcher> launcher;
+  std::string kind;             // "local", "slurm" or "sim": what "auto" resolved to
+  std::string control_address;  // the IPv4 address the control channel binds
+};
+
+// The launcher `spec.cluster` asks for. Local and simulated ranks reach the
+// controller on 127.0.0.1 unless an address or interface is set; Slurm's
+// ranks run on other nodes, so the Slurm launcher needs one they route to.
+// Throws ConfigError keyed at the cluster setting that cannot take effect:
+// "cluster.control_address" for a Slurm launcher without a reachable
+// address, "cluster.control_interface" for an interface with no IPv4
+// address here, "cluster.launcher" for "slurm" outside an allocation or a
+// simulation whose peers' executable is missing, the [simulation] keys for
+// curves the param space cannot feed (tune/spec/simulation.h).
+LauncherChoice make_launcher(const ExperimentSpec& spec, const LaunchContext& context);
+
+// The address the control channel binds for a launcher the caller made
+// itself: the settings' address or interface, else 127.0.0.1.
+std::string control_address_for(const ExperimentSpec& spec);
+
+// The IPv4 address of network interface `name` on this host. Throws
+// ConfigError keyed "cluster.control_interface" naming the interfaces that
+// have one when `name` has none.
+std::string interface_address(const std::string& name);
+
+}  // namespace tune

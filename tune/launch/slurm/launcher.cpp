@@ -1,0 +1,492 @@
+// SlurmLauncher (tune/launch/slurm/launcher.h): a trial group as one srun job step,
+// placed on the allocation's nodes; the allocation's nodes and their
+// health are tune/launch/slurm/state.h's.
+#include "tune/launch/slurm/launcher.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
+#include <csignal>
+#include <fstream>
+#include <random>
+#include <thread>
+#include <utility>
+
+#include "core/errors.h"
+#include "train/node_ranks.h"
+#include "train/worker_env.h"
+#include "tune/launch/slurm/state.h"
+
+namespace tune {
+namespace {
+
+using detail::environment;
+using detail::find_program;
+using detail::wait_ok;
+
+constexpr auto kCancelWait = std::chrono::seconds(10);  // for srun to kill its step and exit
+
+// Replaces NAME=... in `env` (getenv takes the first of duplicates).
+void set_variable(std::vector<std::string>& env, const std::string& name,
+                  const std::string& value) {
+  std::erase_if(env, [&](const std::string& var) { return var.starts_with(name + "="); });
+  env.push_back(name + "=" + value);
+}
+
+// One srun: every rank of the group is one of its tasks. srun's own lines
+// (its stderr: srun.log, from `log_offset` on) say which node failed under
+// it; squeue whether Slurm holds the step pending.
+class SlurmGroup final : public LaunchedGroup {
+ public:
+  SlurmGroup(std::shared_ptr<detail::SlurmState> state, std::string name, std::vector<int> nodes,
+             int cpus, int gpus, ChildProcess srun, std::filesystem::path log,
+             std::uintmax_t log_offset)
+      : state_(std::move(state)),
+        name_(std::move(name)),
+        nodes_(std::move(nodes)),
+        cpus_(cpus),
+        gpus_(gpus),
+        srun_(std::move(srun)),
+        log_(std::move(log)),
+        log_offset_(log_offset) {
+    for (int node : nodes_) failures_at_launch_.push_back(state_->allocation.nodes[node].failures);
+  }
+  ~SlurmGroup() override {
+    if (!srun_.exit_status()) kill_and_wait();
+    end();
+  }
+
+  int size() const override { return static_cast<int>(nodes_.size()); }  // ranks
+  int64_t pid(int) const override { return 0; }  // on another node: not comparable
+  std::vector<int> exit_fds() const override {
+    if (srun_.exit_status()) return {};
+    return {srun_.pidfd()};
+  }
+  // srun ends when every task ended (or the step was cancelled): all ranks
+  // exit at once, with srun's status (the worst of its tasks').
+  std::vector<RankExit> reap() override {
+    if (srun_.exit_status() || !srun_.try_reap()) return {};
+    end();
+    std::vector<RankExit> exits;
+    for (int r = 0; r < size(); ++r) exits.push_back({r, *srun_.exit_status()});
+    return exits;
+  }
+  const std::optional<ExitStatus>& exit_status(int) const override { return srun_.exit_status(); }
+
+  // srun forwards most signals to every task; on SIGTERM (and SIGKILL, which
+  // srun cannot catch, so it is sent as SIGTERM) it kills the whole step.
+  void signal(int signal) override {
+    if (srun_.exit_status()) return;
+    killed_ = true;
+    ::kill(srun_.pid(), signal == SIGKILL ? SIGTERM : signal);
+  }
+
+  void kill_and_wait() override {
+    signal(SIGTERM);
+    const auto deadline = Clock::now() + kCancelWait;
+    while (!srun_.exit_status() && !srun_.try_reap()) {
+      if (Clock::now() > deadline) ::kill(srun_.pid(), SIGKILL);
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    end();
+  }
+
+  // srun's word on a node of the step, else a node of it that failed
+  // since the launch (a probe there failed, Slurm reports it down).
+  std::string node_failure() const override {
+    if (!ended_) return {};
+    if (!srun_failure_.empty()) return srun_failure_;
+    for (size_t r = 0; r < nodes_.size(); ++r) {
+      const SlurmNode& node = state_->allocation.nodes[nodes_[r]];
+      if (node.failures > failures_at_launch_[r]) {
+        return fmt::format("node {} failed ({})", node.name, node.failure);
+      }
+    }
+    return {};
+  }
+
+  // Undecided while a node of it is probed, or Slurm's word on it since
+  // the step ended is yet to be read.
+  bool nodes_decided() const override {
+    return std::none_of(nodes_.begin(), nodes_.end(), [&](int node) {
+      const SlurmNode& n = state_->allocation.nodes[node];
+      return (n.health == NodeHealth::kSuspected && !n.slurm_down) || n.step_ended;
+    });
+  }
+
+  // srun waits while Slurm holds its step: squeue lists no step of that
+  // name (srun's own "step creation temporarily disabled" line reaches its
+  // log only later, buffered; once there, the reason quotes it: it says
+  // why Slurm waits).
+  std::string held_reason() override {
+    if (srun_.exit_status()) return {};
+    const auto steps = detail::running_steps(state_->allocation.job_id);
+    if (!steps || std::find(steps->begin(), steps->end(), name_) != steps->end()) return {};
+    const SrunReport said = read_srun_output(detail::read_from(log_, log_offset_));
+    held_ = fmt::format(
+        "Slurm holds its step pending, though the nodes' CPUs are free as tunerun counts them "
+        "(squeue lists no step {} of job {}{}{})",
+        name_, state_->allocation.job_id, said.step_pending ? "; " : "", said.pending_line);
+    return held_;
+  }
+
+  void started() override {
+    started_ = true;
+    for (int node : nodes_) step_started(state_->allocation.nodes[node]);
+  }
+
+ private:
+  // Gives the CPUs and GPUs back. Nodes srun names failed have failed; a
+  // step held or cancelled before its ranks started is one more such step
+  // on each of its nodes; a step that failed otherwise, or had to be
+  // killed, makes its nodes suspected; any other has Slurm's word on its
+  // nodes checked.
+  void end() {
+    if (std::exchange(ended_, true)) return;
+    for (int node : nodes_) {
+      state_->allocation.nodes[node].used -= cpus_;
+      state_->allocation.nodes[node].gpus_used -= gpus_;
+    }
+    // The step's nodes as srun numbers them: in the allocation's order.
+    std::vector<int> distinct = nodes_;
+    std::sort(distinct.begin(), distinct.end());
+    distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+    std::vector<std::string> step_nodes;
+    for (int node : distinct) step_nodes.push_back(state_->allocation.nodes[node].name);
+    const SrunReport said = read_srun_output(detail::read_from(log_, log_offset_), step_nodes);
+    for (const auto& [name, line] : said.failed_nodes) {
+      const int node = state_->allocation.find(name);
+      if (std::find(nodes_.begin(), nodes_.end(), node) == nodes_.end()) continue;
+      if (srun_failure_.empty()) srun_failure_ = fmt::format("node {} failed ({})", name, line);
+      state_->note(node_failed(state_->allocation.nodes[node], line));
+    }
+    if (!started_ && (said.step_pending || killed_)) {
+      const std::string why = !held_.empty()      ? held_
+                              : said.step_pending ? said.pending_line
+                                                  : "cancelled before its ranks started";
+      for (int node : distinct) state_->note(step_not_started(state_->allocation.nodes[node], why));
+    }
+    if (said.step_pending) {
+      // Held by Slurm, never started: nothing more to say of its nodes.
+    } else if (killed_ || (srun_.exit_status() && !srun_.exit_status()->ok())) {
+      state_->suspect(nodes_);
+    } else {
+      state_->step_ended(nodes_);
+    }
+  }
+
+  std::shared_ptr<detail::SlurmState> state_;
+  std::string name_;        // its step's (srun --job-name)
+  std::vector<int> nodes_;  // rank r's node
+  int cpus_;                // per rank
+  int gpus_;                // per rank
+  bool killed_ = false;     // signalled before srun ended
+  bool ended_ = false;      // its CPUs and GPUs were given back
+  bool started_ = false;    // every rank said HELLO
+  std::string held_;        // why Slurm held it, once held_reason() said so
+  ChildProcess srun_;
+  std::filesystem::path log_;            // srun's own output
+  std::uintmax_t log_offset_ = 0;        // where this step's begins
+  std::vector<int> failures_at_launch_;  // of rank r's node
+  std::string srun_failure_;             // the first node srun named failed
+};
+
+}  // namespace
+
+SlurmAllocation read_slurm_allocation() {
+  using detail::require_env;
+  SlurmAllocation allocation{require_env("SLURM_JOB_ID"), {}};
+  const auto names =
+      detail::expand_hostnames(require_env("SLURM_JOB_NODELIST"), "SLURM_JOB_NODELIST");
+  const auto cpus = parse_cpus_per_node(require_env("SLURM_JOB_CPUS_PER_NODE"));
+  if (cpus.size() != names.size()) {
+    throw ConfigError(fmt::format("SLURM_JOB_CPUS_PER_NODE names {} nodes, SLURM_JOB_NODELIST {}",
+                                  cpus.size(), names.size()));
+  }
+  for (size_t i = 0; i < names.size(); ++i) allocation.nodes.push_back({names[i], cpus[i], 0});
+  detail::read_job_gpus(allocation);
+  return allocation;
+}
+
+SlurmLauncher::SlurmLauncher(SlurmAllocation allocation, double poll_s)
+    : state_(std::make_shared<detail::SlurmState>()) {
+  state_->allocation = std::move(allocation);
+  state_->poll_period =
+      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(poll_s));
+  state_->poll_slurm();
+}
+
+SlurmLauncher::~SlurmLauncher() = default;
+
+std::optional<double> SlurmLauncher::total_cpus() const { return state_->allocation.total_cpus(); }
+
+std::optional<int> SlurmLauncher::total_gpus() const { return state_->allocation.total_gpus(); }
+
+const SlurmAllocation& SlurmLauncher::allocation() const { return state_->allocation; }
+
+std::vector<std::string> SlurmLauncher::take_notices() {
+  return std::exchange(state_->notices, {});
+}
+
+namespace {
+
+// "n1: 2 CPUs (1 in use), 0 GPUs, usable", for messages.
+std::string node_state(const SlurmNode& node) {
+  return fmt::format("{}: {} CPUs ({} in use), {} GPUs ({} in use), {}", node.name, node.cpus,
+                     node.used, node.gpus, node.gpus_used,
+                     node.slurm_down && node.health == NodeHealth::kUsable
+                         ? "down in Slurm"
+                         : to_string(node.health));
+}
+
+// What `strategy` asks, for messages.
+std::string_view strategy_means(PlacementStrategy strategy) {
+  switch (strategy) {
+    case PlacementStrategy::kPack:
+      return "PACK";
+    case PlacementStrategy::kSpread:
+      return "SPREAD";
+    case PlacementStrategy::kStrictPack:
+      return "STRICT_PACK: every rank on one node";
+    case PlacementStrategy::kStrictSpread:
+      return "STRICT_SPREAD: every rank on a node of its own";
+  }
+  return "?";
+}
+
+}  // namespace
+
+bool SlurmLauncher::can_place(const Resources& per_rank) const {
+  state_->refresh();
+  const auto& nodes = state_->allocation.nodes;
+  const int ranks = per_rank.num_workers;
+  const int cpus = std::max(1, static_cast<int>(std::ceil(per_rank.cpus_per_worker)));
+  const int gpus = per_rank.gpus_per_worker;
+  const PlacementStrategy strategy = per_rank.placement_strategy;
+  if (could_ever_place(nodes, ranks, cpus, gpus, strategy)) {
+    return !place_ranks(nodes, ranks, cpus, gpus, strategy).empty();
+  }
+  std::vector<std::string> states;
+  for (const auto& node : nodes) states.push_back(node_state(node));
+  std::vector<SlurmNode> all = nodes;
+  for (auto& node : all) node.health = NodeHealth::kUsable;
+  if (!could_ever_place(all, ranks, cpus, gpus, strategy)) {
+    throw ConfigError(fmt::format(
+        "a group of {} ranks x {} CPUs x {} GPUs does not fit in allocation {} as {} ({}): "
+        "each rank's CPUs and GPUs must be on one node; ask Slurm for bigger nodes or more of "
+        "them, or lower num_workers, cpus_per_worker or gpus_per_worker{}",
+        ranks, cpus, gpus, state_->allocation.job_id, strategy_means(strategy),
+        fmt::join(states, "; "),
+        strategy == PlacementStrategy::kStrictPack || strategy == PlacementStrategy::kStrictSpread
+            ? ", or choose placement_strategy PACK or SPREAD"
+            : ""));
+  }
+  throw Error(fmt::format(
+      "no node left in allocation {} can hold a group of {} ranks x {} CPUs x {} GPUs ({}): {}; "
+      "nodes that failed twice, or that Slurm took out of the allocation, are not used again: "
+      "resume the experiment in a new allocation",
+      state_->allocation.job_id, ranks, cpus, gpus, strategy_means(strategy),
+      fmt::join(states, "; ")));
+}
+
+int SlurmLauncher::max_ranks(const Resources& per_rank) const {
+  if (!can_place(per_rank.smallest())) return 0;
+  const int cpus = std::max(1, static_cast<int>(std::ceil(per_rank.cpus_per_worker)));
+  for (int ranks = per_rank.num_workers; ranks > per_rank.fewest_workers(); --ranks) {
+    if (!place_ranks(state_->allocation.nodes, ranks, cpus, per_rank.gpus_per_worker,
+                     per_rank.placement_strategy)
+             .empty()) {
+      return ranks;
+    }
+  }
+  return per_rank.fewest_workers();
+}
+
+Json SlurmLauncher::describe_nodes() const {
+  Json nodes = Json::array();
+  for (const auto& node : state_->allocation.nodes) {
+    nodes.push_back(
+        {{"name", node.name},
+         {"cpus", node.cpus},
+         {"cpus_used", node.used},
+         {"gpus", node.gpus},
+         {"gpus_used", node.gpus_used},
+         {"health", node.slurm_down && node.health == NodeHealth::kUsable ? "down in Slurm"
+                                                                          : to_string(node.health)},
+         {"failures", node.failures},
+         {"allocation", state_->allocation.job_id}});
+  }
+  return nodes;
+}
+
+void SlurmLauncher::poll() { state_->refresh(); }
+
+void SlurmLauncher::restore_nodes(const Json& nodes) {
+  if (!nodes.is_array()) return;
+  for (const Json& record : nodes) {
+    if (!record.is_object() || !record.value("name", Json()).is_string()) continue;
+    const int node = state_->allocation.find(record["name"].get<std::string>());
+    const Json failures = record.value("failures", Json(0));
+    if (node >= 0 && failures.is_number_integer()) {
+      restore_node(state_->allocation.nodes[node], failures.get<int>(),
+                   record.value("allocation", Json()) == Json(state_->allocation.job_id));
+    }
+  }
+}
+
+// One probe step per node, all at once: a node whose step cannot run
+// (dead, though Slurm does not know yet) is skipped and suspected, not
+// taken for a node that does not share the directory.
+void SlurmLauncher::check_storage(const std::filesystem::path& experiment_dir) {
+  state_->poll_slurm();
+  std::vector<int> probed;
+  std::vector<std::string> skipped;
+  for (size_t i = 0; i < state_->allocation.nodes.size(); ++i) {
+    const SlurmNode& node = state_->allocation.nodes[i];
+    if (node.usable()) {
+      probed.push_back(static_cast<int>(i));
+    } else {
+      skipped.push_back(fmt::format(
+          "{} ({})", node.name,
+          node.slurm_down ? "Slurm reports it down or drained" : to_string(node.health)));
+    }
+  }
+  const auto dir = std::filesystem::absolute(experiment_dir) / ".storage_probe";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string token = fmt::format("{:016x}{:016x}", std::random_device{}(),
+                                        Clock::now().time_since_epoch().count());
+  {
+    std::ofstream out(dir / "token");
+    out << token;
+    if (!out.flush()) throw StorageError(fmt::format("cannot write {}", (dir / "token").string()));
+  }
+  // Each node copies the controller's token into a file named after itself;
+  // the step exits 0 whenever it ran, so that srun's failure means it did not.
+  std::vector<ChildProcess> steps;
+  for (int node : probed) {
+    const std::string& name = state_->allocation.nodes[node].name;
+    SpawnOptions spawn;
+    spawn.argv =
+        state_->srun_argv({"--job-name=tunerun-storage-probe", "--nodelist=" + name, "--nodes=1",
+                           "--ntasks=1", "--overlap", "sh", "-c",
+                           R"(cat "$0/token" > "$0/seen_$SLURMD_NODENAME" || true)", dir.string()});
+    spawn.env = environment();
+    spawn.log_file = dir / ("srun_" + name + ".log");
+    steps.push_back(ChildProcess::spawn(spawn));
+  }
+  std::vector<std::string> blind, unreachable;
+  for (size_t k = 0; k < probed.size(); ++k) {
+    SlurmNode& node = state_->allocation.nodes[probed[k]];
+    const bool ran = wait_ok(steps[k], detail::SlurmState::kProbeTimeout);
+    std::ifstream in(dir / ("seen_" + node.name));
+    std::string seen;
+    std::getline(in, seen);
+    if (seen == token) continue;
+    if (ran) {
+      blind.push_back(node.name);
+      continue;
+    }
+    // The step did not run there: a node problem, which its health probes decide.
+    const std::string said = detail::last_line(dir / ("srun_" + node.name + ".log"));
+    unreachable.push_back(fmt::format("{} (a step could not run there: srun {}{}{})", node.name,
+                                      steps[k].exit_status()->describe(), said.empty() ? "" : ": ",
+                                      said));
+    state_->suspect({probed[k]});
+  }
+  skipped.insert(skipped.end(), unreachable.begin(), unreachable.end());
+  if (!blind.empty()) {
+    throw StorageError(fmt::format(
+        "the experiment directory {} is not shared with node(s) {}: a file the controller wrote "
+        "there was not seen from them, or what they wrote did not come back. Put storage_path on "
+        "a filesystem every node of the allocation mounts",
+        std::filesystem::absolute(experiment_dir).string(), fmt::join(blind, ", ")));
+  }
+  if (unreachable.size() == probed.size()) {
+    throw Error(fmt::format("no node of allocation {} can run a step now: {}",
+                            state_->allocation.job_id, fmt::join(skipped, "; ")));
+  }
+  std::filesystem::remove_all(dir);
+  if (!skipped.empty()) {
+    state_->note(fmt::format(
+        "the storage check skipped node(s) {}; no trial is placed on them until they pass a "
+        "probe step",
+        fmt::join(skipped, "; ")));
+  }
+}
+
+std::unique_ptr<LaunchedGroup> SlurmLauncher::launch(const GroupLaunch& launch) {
+  const int ranks = static_cast<int>(launch.ranks.size());
+  const int cpus = std::max(1, static_cast<int>(std::ceil(launch.resources.cpus_per_worker)));
+  const int gpus = launch.resources.gpus_per_worker;
+  state_->refresh();
+  auto& allocation = state_->allocation;
+  std::vector<int> nodes =
+      place_ranks(allocation.nodes, ranks, cpus, gpus, launch.resources.placement_strategy);
+  if (nodes.empty()) {
+    throw Error(fmt::format(
+        "no room for {} ranks of {} CPUs and {} GPUs on the allocation's nodes now ({})", ranks,
+        cpus, gpus, strategy_means(launch.resources.placement_strategy)));
+  }
+  // Rank r runs on line r of the hosts file (--distribution=arbitrary).
+  const auto log_dir = launch.ranks.at(0).log_file.parent_path();
+  const auto hosts_file = log_dir / "srun_hosts";
+  std::vector<std::string> hosts;
+  {
+    std::ofstream out(hosts_file, std::ios::trunc);
+    for (int node : nodes) {
+      hosts.push_back(allocation.nodes[node].name);
+      out << hosts.back() << '\n';
+    }
+    if (!out) throw StorageError(fmt::format("cannot write {}", hosts_file.string()));
+  }
+  std::vector<int> distinct = nodes;
+  std::sort(distinct.begin(), distinct.end());
+  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+
+  SpawnOptions spawn;
+  // Not --quiet: srun's informational lines say that Slurm held the step
+  // pending ("step creation temporarily disabled"): its nodes are not
+  // suspected then.
+  // The step's name is the attempt's own: an earlier attempt's step on a
+  // lost node can stay listed a while (SlurmGroup::held_reason).
+  const std::string step_name = fmt::format("{}.{}", launch.trial_id, launch.attempt);
+  spawn.argv = state_->srun_argv(
+      {"--job-name=" + step_name, fmt::format("--nodes={}", distinct.size()),
+       fmt::format("--ntasks={}", ranks), "--distribution=arbitrary", "--exclusive",
+       fmt::format("--cpus-per-task={}", cpus), "--kill-on-bad-exit=0", "--open-mode=append",
+       "--output=" + (log_dir / "rank_%t.log").string()},
+      false);
+  // Slurm 22.05 binds --gpus-per-task per task: each task's CUDA_VISIBLE_DEVICES
+  // names its own devices. In a step asking none Slurm unsets the variable,
+  // which CUDA reads as "every device": `env` empties it, so that no rank
+  // uses a GPU another holds (without cgroups nothing else stops it).
+  if (gpus > 0) spawn.argv.push_back(fmt::format("--gpus-per-task={}", gpus));
+  if (gpus == 0 && allocation.total_gpus() > 0) {
+    spawn.argv.insert(spawn.argv.end(), {find_program("env"), "CUDA_VISIBLE_DEVICES="});
+  }
+  spawn.argv.insert(spawn.argv.begin(), {find_program("setpriv"), "--pdeathsig", "TERM", "--"});
+  spawn.argv.insert(spawn.argv.end(), launch.argv.begin(), launch.argv.end());
+  spawn.env = launch.env;
+  set_variable(spawn.env, "SLURM_HOSTFILE", hosts_file.string());
+  set_variable(spawn.env, train::kEnvParentPid, "0");  // the tasks' parent is a slurmstepd
+  set_variable(spawn.env, "MASTER_ADDR", hosts.front());
+  set_variable(spawn.env, train::kEnvRankHosts, fmt::format("{}", fmt::join(hosts, ",")));
+  spawn.log_file = log_dir / "srun.log";
+  spawn.working_dir = launch.working_dir;
+  std::error_code no_file;
+  const std::uintmax_t log_size = std::filesystem::file_size(spawn.log_file, no_file);
+  // The step's command line heads its output: the record of what each rank holds.
+  std::ofstream(spawn.log_file, std::ios::app) << fmt::format("{}\n", fmt::join(spawn.argv, " "));
+  ChildProcess srun = ChildProcess::spawn(spawn);
+  for (int node : nodes) {
+    allocation.nodes[node].used += cpus;
+    allocation.nodes[node].gpus_used += gpus;
+  }
+  return std::make_unique<SlurmGroup>(state_, step_name, std::move(nodes), cpus, gpus,
+                                      std::move(srun), spawn.log_file, no_file ? 0 : log_size);
+}
+
+}  // namespace tune

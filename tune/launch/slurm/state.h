@@ -1,0 +1,107 @@
+// What the Slurm launcher (tune/launch/slurm/launcher.h) knows of its allocation
+// and how it learns it: the allocation from SLURM_* and `scontrol`, the
+// nodes' states from `sinfo`, the health of suspected nodes from probe
+// steps, and the Slurm commands it runs. Shared by the launcher and its
+// live groups (which give CPUs back and report a step that ended badly).
+//
+// Called from the controller's event loop only.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "tune/launch/nodes.h"
+#include "tune/launch/process.h"
+#include "tune/system/clock.h"
+
+namespace tune::detail {
+
+// `name`'s value; throws ConfigError when it is not set (not in an allocation).
+std::string require_env(const char* name);
+// An executable on PATH, as an absolute path (posix_spawn does not search).
+std::string find_program(const std::string& name);
+// The names in `nodelist` (`scontrol show hostnames`), which `source` gave.
+std::vector<std::string> expand_hostnames(const std::string& nodelist, std::string_view source);
+// Sets the GPUs of every node of `allocation` from `scontrol show -d job`:
+// the allocation's own GPUs per node (salloc's environment has none of it).
+void read_job_gpus(SlurmAllocation& allocation);
+// This process's environment, for the srun steps it starts.
+std::vector<std::string> environment();
+// Waits for `child` at most `limit`; kills it past that. True when it exited 0.
+bool wait_ok(ChildProcess& child, std::chrono::seconds limit);
+// The last line of `file` that is not empty; empty when none.
+std::string last_line(const std::filesystem::path& file);
+// What `file` holds from byte `offset` on; empty when it cannot be read.
+std::string read_from(const std::filesystem::path& file, std::uintmax_t offset);
+// The names of the running steps of job `job_id` (`squeue -s`: a step Slurm
+// holds pending is not among them); nullopt when squeue cannot say.
+std::optional<std::vector<std::string>> running_steps(const std::string& job_id);
+// The names of the nodes job `job_id` holds now (`scontrol show job`);
+// nullopt when scontrol cannot say.
+std::optional<std::vector<std::string>> job_nodes(const std::string& job_id);
+
+// The allocation and what the launcher learns of its nodes, shared with the
+// live groups (which free their CPUs, and report a step that ended badly).
+struct SlurmState {
+  struct Probe {
+    int node;
+    ChildProcess srun;
+    Clock::time_point deadline;
+  };
+
+  SlurmAllocation allocation;
+  std::string srun = find_program("srun");
+  std::vector<Probe> probes;
+  std::vector<std::string> notices;  // for the run log
+  Clock::time_point next_poll{};     // of Slurm's node states
+  Clock::time_point last_poll{};
+  Clock::duration poll_period{};  // [cluster] slurm_poll_s, set by SlurmLauncher
+
+  ~SlurmState();  // kills probe steps still running
+
+  void note(std::string line) {
+    if (!line.empty()) notices.push_back(std::move(line));
+  }
+
+  // `quiet`: without srun's informational lines (its errors stay).
+  std::vector<std::string> srun_argv(std::vector<std::string> args, bool quiet = true) const {
+    std::vector<std::string> argv{srun, "--jobid=" + allocation.job_id};
+    if (quiet) argv.push_back("--quiet");
+    argv.insert(argv.end(), args.begin(), args.end());
+    return argv;
+  }
+
+  void suspect(const std::vector<int>& nodes) {
+    for (int node : nodes) note(suspect_node(allocation.nodes[node]));
+    next_poll = Clock::now();
+  }
+
+  // A step that ended well may still have lost a node: srun inside a
+  // --no-kill allocation exits 0 when Slurm declares a node of its step
+  // failed. Slurm's states are read again soon (at most once a second).
+  void step_ended(const std::vector<int>& nodes) {
+    for (int node : nodes) allocation.nodes[node].step_ended = true;
+    next_poll = std::min(next_poll, last_poll + kRecheckPeriod);
+  }
+
+  // The node left the allocation, or failed `why`: a probe there failed.
+  void probe_failed(SlurmNode& node, const std::string& why);
+
+  // Reads every node's state from sinfo now.
+  void poll_slurm();
+  // Learns what finished probes say, reads Slurm's states when due, and
+  // starts a probe on every suspected node that has none.
+  void refresh();
+
+  static constexpr auto kRecheckPeriod = std::chrono::seconds(1);
+  static constexpr auto kProbeTimeout = std::chrono::seconds(20);
+};
+
+}  // namespace tune::detail
