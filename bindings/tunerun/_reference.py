@@ -70,7 +70,7 @@ def make_reference(func, kind: str) -> dict:
 def _top_level_names(path: str):
     """The names the script binds at its top level, and the lines of each
     def or class statement by name."""
-    import ast
+    import ast  # here: every rank imports this module; a script's trainable alone needs ast
     with open(path, encoding="utf-8") as f:
         tree = ast.parse(f.read(), path)
     names, lines = set(), {}
@@ -139,7 +139,7 @@ def _import(ref):
     sys.argv[:] = ref["argv"]
     module = sys.modules.get(MAIN_ALIAS)
     if module is None:
-        import importlib.util as util
+        import importlib.util as util  # here: only a script's rank needs it
         spec = util.spec_from_file_location(MAIN_ALIAS, ref["file"])
         module = util.module_from_spec(spec)
         sys.modules[MAIN_ALIAS] = module

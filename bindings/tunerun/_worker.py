@@ -7,12 +7,16 @@ reuse_actors, the next trial's START). A Python exception in the function
 prints its traceback to the rank's log and fails the trial with
 "Type: message". A dict the function returns is its last result, and a
 report with done=True ends the trial there (as Ray's function trainables).
+
+pickle, inspect, traceback and tune.trainable are imported where used: a
+function trainable's rank starts without them (tune.trainable's json, pickle
+and tempfile alone would double the imports of a bare rank).
 """
 
+import os
 import sys
 
-from tunerun import _tunerun
-from tunerun import _reference
+from tunerun import _rank_context, _reference, _tunerun
 from tunerun.train import session as _session
 
 # The reference this process serves; set by main() before the user's module
@@ -73,18 +77,16 @@ def _wrap(func, ref):
 
     def call(config):
         _session._drop_pending()
-        _session._initial_checkpoint = initial_checkpoint
-        _session._bundles = ref.get("bundles")
-        _session._torch_config = ref.get("torch_config")
+        _rank_context.start_trial(initial_checkpoint=initial_checkpoint,
+                                  bundles=ref.get("bundles"),
+                                  torch_config=ref.get("torch_config"))
         if chdir:  # TuneConfig(chdir_to_trial_dir=True), as Ray's
-            import os
             cwd = os.getcwd()
             os.chdir(_tunerun.get_context()["trial_dir"])
         try:
             if kind == "trainer":
                 if "parameters" in ref:  # TorchTrainer(datasets=)
-                    from tunerun.train import dataset_shard
-                    dataset_shard._datasets = _parameters(ref)["datasets"]
+                    _rank_context.set_datasets(_parameters(ref)["datasets"])
                 loop_config = config.get("train_loop_config", {})
                 func(loop_config) if takes_config else func()
             elif kind == "class":

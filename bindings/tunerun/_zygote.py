@@ -26,8 +26,15 @@ refuses requests once it has a second thread, and exits when the driver
 closes its end of the socket.
 """
 
+import atexit
 import os
 import sys
+
+# What a rank imports before the user's module, loaded once here.
+import tunerun._worker  # noqa: F401
+import tunerun.train.checkpoint  # noqa: F401
+import tunerun.train.session  # noqa: F401
+import tunerun.tune  # noqa: F401
 
 _SOCKET_FD = 3
 _zygote_pid = None
@@ -56,11 +63,6 @@ def _send(fd, text):
 def main(fd=_SOCKET_FD):
     global _zygote_pid
     _zygote_pid = os.getpid()
-    # What a rank imports before the user's module, loaded once here.
-    import tunerun._worker  # noqa: F401
-    import tunerun.train.checkpoint  # noqa: F401
-    import tunerun.train.session  # noqa: F401
-    import tunerun.tune  # noqa: F401
     while True:
         header = _read_exact(fd, 4)
         if header is None:
@@ -178,7 +180,6 @@ def _finish():
     threading = sys.modules.get("threading")
     if threading is not None:
         threading._shutdown()
-    import atexit
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
         try:

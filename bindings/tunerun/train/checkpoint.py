@@ -1,4 +1,6 @@
-"""train.Checkpoint, as Ray's: a directory of files, with a metadata dict."""
+"""train.Checkpoint, as Ray's: a directory of files, with a metadata dict.
+Every rank imports this module; pickle, tempfile, shutil and json are
+imported by the calls that use them."""
 
 import os
 

@@ -5,7 +5,12 @@ DataIterator shards a Ray Dataset. The rows are materialised and pickled
 once on the driver, beside the experiment, and read by each rank.
 
 Ray's datasets are Ray Data Datasets; ours are any iterable of rows (a
-list of dicts, a torch Dataset, a generator): there is no Ray Data here."""
+list of dicts, a torch Dataset, a generator): there is no Ray Data here.
+torch, numpy and pandas are imported by the calls that need them."""
+
+from tunerun import _rank_context
+from tunerun.train._device import get_device
+from tunerun.train.session import get_context
 
 
 class DatasetShard:
@@ -47,7 +52,6 @@ class DatasetShard:
         `device` (default: the rank's, train.torch.get_device())."""
         import torch
         if device is None:
-            from tunerun.train.torch import get_device
             device = get_device()
 
         def tensor(values, key=None):
@@ -86,19 +90,14 @@ def materialise(datasets):
     return out
 
 
-# The trial's datasets in this rank's process: {name: all rows}, set by the
-# worker before the train function runs.
-_datasets = None
-
-
 def get_dataset_shard(name):
     """This rank's shard of TorchTrainer's datasets[name]."""
-    if _datasets is None:
+    datasets = _rank_context.datasets()
+    if datasets is None:
         raise RuntimeError("get_dataset_shard() runs inside a TorchTrainer's train function "
                            "whose trainer was given datasets=")
-    if name not in _datasets:
+    if name not in datasets:
         raise KeyError(f"get_dataset_shard: no dataset {name!r}; the trainer has "
-                       f"{sorted(_datasets)}")
-    from tunerun.train.session import get_context
+                       f"{sorted(datasets)}")
     context = get_context()
-    return DatasetShard(_datasets[name][context.get_world_rank()::context.get_world_size()])
+    return DatasetShard(datasets[name][context.get_world_rank()::context.get_world_size()])

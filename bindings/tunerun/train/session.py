@@ -1,9 +1,11 @@
 """What a train function calls inside a worker: report, get_checkpoint,
 should_checkpoint, get_context (Ray Train's TrainContext). Outside a worker each raises
-RuntimeError."""
+RuntimeError. shutil and tempfile are imported where used: a rank that never
+checkpoints starts without them."""
 
-from tunerun import _tunerun
+from tunerun import _rank_context, _tunerun
 from tunerun.train.checkpoint import Checkpoint
+from tunerun.tune.placement_groups import PlacementGroupFactory
 
 
 def report(metrics=None, *, checkpoint=None, **kwargs):
@@ -38,14 +40,6 @@ def report(metrics=None, *, checkpoint=None, **kwargs):
 class TrialDone(BaseException):
     """Raised by report() after a result with done=True: the trial ends there
     (TERMINATED). Let it propagate, as StopTrial."""
-
-
-# TorchTrainer(resume_from_checkpoint=)'s directory, for a fresh start.
-_initial_checkpoint = None
-# The trial's resources, one bundle per rank ({"CPU": 2, "GPU": 1}).
-_bundles = None
-# TorchTrainer's torch_config ({"backend": ..., "timeout_s": ...}).
-_torch_config = None
 
 
 # Ray 1.x's tune.checkpoint_dir: the checkpoint written since the last report.
@@ -92,7 +86,7 @@ def get_checkpoint():
     """The checkpoint this run resumes from (after a pause, a failure, a
     restore, or a PBT exploit); on a fresh start, a TorchTrainer's
     resume_from_checkpoint, else None. Read-only."""
-    path = _tunerun.get_checkpoint() or _initial_checkpoint
+    path = _tunerun.get_checkpoint() or _rank_context.initial_checkpoint()
     return Checkpoint(path) if path else None
 
 
@@ -142,8 +136,7 @@ class TrainContext:
     def get_trial_resources(self):
         """The trial's resources as Ray's PlacementGroupFactory: one bundle per
         rank ({"CPU": n, "GPU": m}); Ray's trainers add an empty head bundle."""
-        from tunerun.tune.tuner import PlacementGroupFactory
-        return PlacementGroupFactory(_bundles or [{"CPU": 1}])
+        return PlacementGroupFactory(_rank_context.bundles() or [{"CPU": 1}])
 
     def get_attempt(self):
         """Not in Ray: 0 for a trial's first run, +1 per restart."""

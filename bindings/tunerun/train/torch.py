@@ -18,19 +18,20 @@ train_loop_config keys laid over it.
 """
 
 import os
+import pickle
+from datetime import timedelta
 
 import torch
 import torch.distributed as dist
+from torch.utils.data import DataLoader, RandomSampler
+from torch.utils.data.distributed import DistributedSampler
 
-from tunerun import _reference
-from tunerun.train import RunConfig, ScalingConfig
+from tunerun import _rank_context, _reference
+from tunerun.train import dataset_shard
+from tunerun.train._device import DeviceLoader, get_device
+from tunerun.train.config import RunConfig, ScalingConfig
 from tunerun.train.torch_checkpoint import TorchCheckpoint  # noqa: F401
-
-
-def _device():
-    if torch.cuda.is_available() and os.environ.get("CUDA_VISIBLE_DEVICES", "") != "":
-        return torch.device("cuda", 0)
-    return torch.device("cpu")
+from tunerun.tune.tuner import Tuner
 
 
 def _ensure_process_group():
@@ -40,24 +41,16 @@ def _ensure_process_group():
     rank = int(os.environ.get("RANK", "0"))
     if "MASTER_PORT" not in os.environ:
         raise RuntimeError("prepare_model()/prepare_data_loader() run only inside a trial's rank")
-    from datetime import timedelta
-
-    from tunerun.train import session
-    config = session._torch_config or {}
-    backend = config.get("backend") or ("nccl" if _device().type == "cuda" else "gloo")
+    config = _rank_context.torch_config() or {}
+    backend = config.get("backend") or ("nccl" if get_device().type == "cuda" else "gloo")
     dist.init_process_group(backend, init_method="env://", rank=rank, world_size=world_size,
                             timeout=timedelta(seconds=config.get("timeout_s", 1800)))
-
-
-def get_device():
-    """The rank's device: its GPU when it has one, else the CPU."""
-    return _device()
 
 
 def prepare_model(model, move_to_device=True):
     """The model on the rank's device, wrapped in DistributedDataParallel when
     the trial has more than one rank (a 1-rank trial gets the model itself)."""
-    device = _device()
+    device = get_device()
     if move_to_device:
         model = model.to(device)
     if int(os.environ.get("WORLD_SIZE", "1")) <= 1:
@@ -67,41 +60,12 @@ def prepare_model(model, move_to_device=True):
     return torch.nn.parallel.DistributedDataParallel(model, device_ids=ids)
 
 
-class _DeviceLoader:
-    """A DataLoader whose batches arrive on the rank's device."""
-
-    def __init__(self, loader, device):
-        self._loader = loader
-        self._device = device
-        self.sampler = loader.sampler
-        self.dataset = loader.dataset
-
-    def __len__(self):
-        return len(self._loader)
-
-    def __iter__(self):
-        for batch in self._loader:
-            yield _to_device(batch, self._device)
-
-
-def _to_device(batch, device):
-    if isinstance(batch, torch.Tensor):
-        return batch.to(device)
-    if isinstance(batch, (list, tuple)):
-        return type(batch)(_to_device(b, device) for b in batch)
-    if isinstance(batch, dict):
-        return {k: _to_device(v, device) for k, v in batch.items()}
-    return batch
-
-
 def prepare_data_loader(loader, add_dist_sampler=True, move_to_device=True):
     """`loader` with a DistributedSampler (each rank its share of the data; it
     keeps the loader's shuffling) and batches moved to the rank's device.
     Call sampler.set_epoch(epoch) each epoch when shuffling, as in PyTorch."""
     world_size = int(os.environ.get("WORLD_SIZE", "1"))
     if add_dist_sampler and world_size > 1:
-        from torch.utils.data import DataLoader, RandomSampler
-        from torch.utils.data.distributed import DistributedSampler
         _ensure_process_group()
         shuffle = isinstance(loader.sampler, RandomSampler)
         sampler = DistributedSampler(loader.dataset, num_replicas=world_size,
@@ -110,7 +74,7 @@ def prepare_data_loader(loader, add_dist_sampler=True, move_to_device=True):
                             num_workers=loader.num_workers, collate_fn=loader.collate_fn,
                             pin_memory=loader.pin_memory, drop_last=loader.drop_last)
     if move_to_device:
-        return _DeviceLoader(loader, _device())
+        return DeviceLoader(loader, get_device())
     return loader
 
 
@@ -140,9 +104,6 @@ class TorchTrainer:
         share read with train.get_dataset_shard(name)
         (tunerun/train/dataset_shard.py; no Ray Data: rows are pickled once).
         dataset_config and metadata are accepted and unused."""
-        import pickle
-
-        from tunerun.train import dataset_shard
         self.resume_from_checkpoint = resume_from_checkpoint
         self.train_loop_per_worker = train_loop_per_worker
         self.train_loop_config = dict(train_loop_config or {})
@@ -181,5 +142,4 @@ class TorchTrainer:
 
     def fit(self):
         """Runs one training job (a one-trial experiment); returns its Result."""
-        from tunerun import tune
-        return tune.Tuner(self, run_config=self.run_config).fit()[0]
+        return Tuner(self, run_config=self.run_config).fit()[0]

@@ -26,6 +26,8 @@ from the trainable instead).
 
 import sys
 
+from tunerun.tune.experiment import _record
+
 _HOOKS = ("on_trial_start", "on_trial_result", "on_trial_complete", "on_trial_error")
 
 
@@ -87,7 +89,6 @@ class _RayHooks(Callback):
         method = getattr(self._callback, hook)
         if not self._ray[hook]:
             return method(*plain)
-        from tunerun.tune.experiment import _record
         trial = _record(self._records, trial_id, config, status, result, self._experiment_path)
         trial.trainable_name = self._trainable_name
         self._iteration += 1

@@ -6,7 +6,11 @@ keyword given a non-default value is a ValueError naming it (no silent
 drops). ExperimentAnalysis reads a finished experiment's directory.
 """
 
+from tunerun.train.config import CheckpointConfig, FailureConfig, RunConfig
+from tunerun.tune.experiment import _trials_of
+from tunerun.tune.registry import resolve_trainable
 from tunerun.tune.result_grid import ResultGrid
+from tunerun.tune.tuner import TuneConfig, Tuner, with_resources
 
 
 class TuneError(Exception):
@@ -31,7 +35,6 @@ class ExperimentAnalysis:
     @property
     def trials(self):
         """The trials (tune.experiment.Trial: trial_id, status, config, last_result)."""
-        from tunerun.tune.experiment import _trials_of
         return _trials_of(self._grid)
 
     @property
@@ -108,14 +111,11 @@ def run(run_or_experiment, name=None, metric=None, mode=None, stop=None, time_bu
     ExperimentAnalysis. checkpoint_score_attr "min-<metric>" orders by min,
     as Ray's. Differences: the keywords of _UNSUPPORTED raise ValueError when
     set; storage_path (or local_dir) defaults to "runs"."""
-    from tunerun import train
-    from tunerun.tune.tuner import TuneConfig, Tuner, with_resources
     for key, value in unsupported.items():
         if key not in _UNSUPPORTED:
             raise TypeError(f"tune.run() got an unexpected keyword argument {key!r}")
         if value != _UNSUPPORTED[key]:
             raise ValueError(f"tune.run: {key} is not supported by tunerun")
-    from tunerun.tune.registry import resolve_trainable
     trainable = resolve_trainable(run_or_experiment)
     if resources_per_trial:
         trainable = with_resources(trainable, resources_per_trial)
@@ -123,7 +123,7 @@ def run(run_or_experiment, name=None, metric=None, mode=None, stop=None, time_bu
         order = "max"
         if checkpoint_score_attr and checkpoint_score_attr.startswith("min-"):
             checkpoint_score_attr, order = checkpoint_score_attr[4:], "min"
-        checkpoint_config = train.CheckpointConfig(
+        checkpoint_config = CheckpointConfig(
             num_to_keep=keep_checkpoints_num, checkpoint_score_attribute=checkpoint_score_attr,
             checkpoint_score_order=order, checkpoint_frequency=checkpoint_freq,
             checkpoint_at_end=checkpoint_at_end)
@@ -133,11 +133,11 @@ def run(run_or_experiment, name=None, metric=None, mode=None, stop=None, time_bu
                              time_budget_s=time_budget_s, reuse_actors=bool(reuse_actors),
                              trial_name_creator=trial_name_creator,
                              trial_dirname_creator=trial_dirname_creator)
-    run_config = train.RunConfig(
+    run_config = RunConfig(
         name=name, storage_path=storage_path or local_dir or "runs", stop=stop,
         callbacks=callbacks, progress_reporter=progress_reporter,
         checkpoint_config=checkpoint_config,
-        failure_config=train.FailureConfig(max_failures=max_failures, fail_fast=fail_fast),
+        failure_config=FailureConfig(max_failures=max_failures, fail_fast=fail_fast),
         verbose=1 if verbose is None else min(int(verbose), 2))
     grid = Tuner(trainable, param_space=config or {}, tune_config=tune_config,
                  run_config=run_config).fit()
@@ -164,7 +164,6 @@ class Experiment:
     under (tune.register_trainable)."""
 
     def __init__(self, name, run, **spec):
-        from tunerun.tune.registry import resolve_trainable
         run = resolve_trainable(run)
         for key in spec:
             if key not in _EXPERIMENT_KEYS:

@@ -9,6 +9,7 @@ is written unless asked for; and a trial is a tune.experiment.Trial record
 (trial_id, status, config, last_result, local_path), not Ray's Trial.
 """
 
+import csv
 import json
 import os
 
@@ -82,7 +83,6 @@ class CSVLoggerCallback(_FileLogger):
     _file = "progress.csv"
 
     def log_trial_result(self, iteration, trial, result):
-        import csv
         flat = {}
         for key, value in result.items():
             _flatten(key, value, flat)

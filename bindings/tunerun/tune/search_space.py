@@ -9,6 +9,8 @@ engine with the GIL held, once per trial.
 
 import random
 
+from tunerun import _tunerun
+
 
 class Domain:
     """A hyperparameter's domain; the engine draws its values."""
@@ -34,7 +36,6 @@ class Domain:
         else:
             raise ValueError(f"random_state: expected None, an int or a random.Random, "
                              f"got {random_state!r}")
-        from tunerun import _tunerun
         values = _tunerun.sample_domain(self._spec(), size, seed)
         return values[0] if size == 1 else values
 

@@ -32,6 +32,10 @@ import os
 import pickle
 import tempfile
 
+from tunerun import _tunerun
+from tunerun.train import session
+from tunerun.train.checkpoint import Checkpoint
+
 _DICT_FILE = ".tunerun_checkpoint.pkl"  # what save_checkpoint returned, when a dict
 _STATE_FILE = ".tunerun_trainable.json"  # the iteration a checkpoint was taken at
 
@@ -98,8 +102,7 @@ class Trainable:
         return True
 
     def _set_context(self):
-        from tunerun import train
-        context = train.get_context() if _in_worker() else None
+        context = session.get_context() if _tunerun.is_worker() else None
         self._trial_id = context.get_trial_id() if context else "default"
         self._trial_name = context.get_trial_name() if context else "default"
         self._logdir = context.get_trial_dir() if context else tempfile.gettempdir()
@@ -131,21 +134,15 @@ def _cleanup_kept():
         kept.cleanup()
 
 
-def _in_worker():
-    from tunerun import _tunerun
-    return _tunerun.is_worker()
-
-
 def run_class(cls, config, parameters, options):
     """The worker's loop for a class trainable; options: checkpoint_frequency,
     checkpoint_at_end, max_iteration (RunConfig.stop's training_iteration)."""
     global _kept, _cleanup_registered
-    from tunerun import _tunerun, train
     reuse = os.environ.get("TUNERUN_REUSE") == "1"
     trainable = _instance(cls, config, parameters) if reuse else cls(config, **parameters)
     keep = False
     try:
-        ckpt = train.get_checkpoint()
+        ckpt = session.get_checkpoint()
         if ckpt is not None:
             with open(os.path.join(ckpt.path, _STATE_FILE)) as f:
                 state = json.load(f)
@@ -168,17 +165,17 @@ def run_class(cls, config, parameters, options):
             trainable._iteration += 1
             done = bool(result.get("done")) or trainable._iteration == max_iteration
             if ((frequency and trainable._iteration % frequency == 0) or (done and at_end)
-                    or result.get("should_checkpoint") or train.should_checkpoint()):
+                    or result.get("should_checkpoint") or session.should_checkpoint()):
                 _report_with_checkpoint(trainable, result)
             else:
-                train.report(result)
+                session.report(result)
             if done:
                 keep = reuse
                 return
     except _tunerun.StopTrial:
         keep = reuse  # stopped by the controller: the instance is sound
         raise
-    except train.TrialDone:
+    except session.TrialDone:
         keep = reuse  # step() returned done=True: its result was the last
     finally:
         if keep:
@@ -191,7 +188,6 @@ def run_class(cls, config, parameters, options):
 
 
 def _report_with_checkpoint(trainable, result):
-    from tunerun import train
     with tempfile.TemporaryDirectory(prefix="tunerun-trainable-") as d:
         saved = trainable.save_checkpoint(d)
         state = {"iteration": trainable._iteration}
@@ -202,7 +198,7 @@ def _report_with_checkpoint(trainable, result):
             state["path"] = _inside(trainable, saved, d)
         with open(os.path.join(d, _STATE_FILE), "w") as f:
             json.dump(state, f)
-        train.report(result, checkpoint=train.Checkpoint.from_directory(d))
+        session.report(result, checkpoint=Checkpoint.from_directory(d))
 
 
 def _inside(trainable, saved, checkpoint_dir):

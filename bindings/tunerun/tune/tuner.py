@@ -11,14 +11,27 @@ Differences from Ray, each deliberate:
   (tunerun/tune/trainable.py).
 """
 
+import json
 import os
+import pickle
+import sqlite3
 import sys
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, List, Optional, Union
 
-from tunerun import _reference, _tunerun
+from tunerun import _reference, _tunerun, _worker
+from tunerun.train.config import RunConfig
+from tunerun.tune import _adapters
+from tunerun.tune.callback import Callback, _with_ray_hooks
+from tunerun.tune.experiment import Trial, _trials_of
+from tunerun.tune.placement_groups import PlacementGroupFactory
+from tunerun.tune.progress import CLIReporter
+from tunerun.tune.registry import resolve_trainable
 from tunerun.tune.result_grid import ResultGrid
+from tunerun.tune.schedulers import TrialScheduler, _NativeScheduler
+from tunerun.tune.search import Searcher, _NativeSearcher
+from tunerun.tune.search_space import Domain, SampleFrom
 from tunerun.tune.trainable import Trainable, _WithParameters
 
 
@@ -61,7 +74,6 @@ class _TrialNamer:
         self._trainable_name = trainable_name
 
     def __call__(self, trial_id, config):
-        from tunerun.tune.experiment import Trial
         trial = Trial(trial_id)
         trial.config = config
         trial.trainable_name = self._trainable_name
@@ -74,31 +86,6 @@ class _TrialNamer:
             raise TypeError(f"{getattr(self._creator, '__qualname__', self._creator)} "
                             f"returned {name!r} for {trial_id}: expected a str")
         return name
-
-
-class PlacementGroupFactory:
-    """Ray's PlacementGroupFactory(bundles, strategy="PACK"): a trial's
-    resources as bundles ([{"CPU": 1, "GPU": 1}, {"CPU": 2}]). Where we differ
-    from Ray: a trial here is one process, which gets the sum of the bundles
-    (required_resources); the strategy is accepted and has no effect."""
-
-    def __init__(self, bundles, strategy="PACK", *args, **kwargs):
-        if not bundles or not all(isinstance(b, dict) for b in bundles):
-            raise ValueError("PlacementGroupFactory: bundles must be a non-empty list of dicts")
-        self.bundles = [dict(b) for b in bundles]
-        self.strategy = strategy
-
-    @property
-    def head_bundle_is_empty(self):
-        return not self.bundles[0]
-
-    @property
-    def required_resources(self):
-        total = {}
-        for bundle in self.bundles:
-            for key, value in bundle.items():
-                total[key] = total.get(key, 0) + value
-        return total
 
 
 class _WithResources:
@@ -124,7 +111,6 @@ def _trainable_spec(trainable):
     """(reference, trainable spec, extra param space, display name, with_parameters'
     pickled kwargs or None) of what Tuner was given."""
     resources, payload = {}, None
-    from tunerun.tune.registry import resolve_trainable
     trainable = resolve_trainable(trainable)
     while isinstance(trainable, (_WithResources, _WithParameters)):
         if isinstance(trainable, _WithResources):
@@ -226,7 +212,6 @@ def _check_constants(value, where):
     """ValueError naming the first constant of the param_space that a config
     cannot hold. Ray's config takes any object; here configs are stored (and
     sent to the workers) as JSON, so other objects go by tune.with_parameters."""
-    from tunerun.tune.search_space import Domain, SampleFrom
     if isinstance(value, dict):
         for key, item in value.items():
             _check_constants(item, f"{where}.{key}")
@@ -244,7 +229,6 @@ def _check_constants(value, where):
 
 
 def _has_domains(space):
-    from tunerun.tune.search_space import Domain, SampleFrom
     return any(isinstance(v, (Domain, SampleFrom)) or (isinstance(v, dict) and _has_domains(v))
                for v in space.values())
 
@@ -252,7 +236,6 @@ def _has_domains(space):
 def _with_searcher_space(searcher, param_space):
     """The param_space with a searcher's own `space` (Ray's Searcher(space=...))
     under it; as Ray, the param_space then holds constants only."""
-    from tunerun.tune.search import _NativeSearcher
     space = searcher._space if isinstance(searcher, _NativeSearcher) else None
     if not space:
         return param_space
@@ -267,7 +250,6 @@ def _metric_and_mode(tune_config):
     """TuneConfig's metric and mode, else the searcher's (Ray's Searcher(metric=,
     mode=)); ValueError when both set them differently."""
     metric, mode = tune_config.metric, tune_config.mode
-    from tunerun.tune.search import _NativeSearcher
     searcher = tune_config.search_alg
     if not isinstance(searcher, _NativeSearcher):
         return metric, mode  # a Python searcher adopts TuneConfig's (set_search_properties)
@@ -308,7 +290,6 @@ _TUNER_FILE = "tuner.pkl"
 def _save_tuner(directory, given):
     """What Tuner.restore takes from the first fit() when not given again:
     the param_space and the TuneConfig, each kept only if it pickles."""
-    import pickle
     kept = {}
     for key, value in given.items():
         try:
@@ -321,7 +302,6 @@ def _save_tuner(directory, given):
 
 
 def _load_tuner(path):
-    import pickle
     try:
         with open(os.path.join(path, _TUNER_FILE), "rb") as f:
             kept = pickle.load(f)
@@ -341,7 +321,6 @@ def _kept(saved, key, path):
 class Tuner:
     def __init__(self, trainable, *, param_space=None, tune_config=None, run_config=None,
                  _resume=None):
-        from tunerun.train import RunConfig
         self._tune_config = tune_config or TuneConfig()
         self._run_config = run_config or RunConfig()
         self._resume = _resume or {}
@@ -390,11 +369,9 @@ class Tuner:
                              f"or a function (trial_id, result) -> bool, got {stop!r}")
         if isinstance(stop, dict) and any(isinstance(v, bool) for v in stop.values()):
             stop = _flag_stop(stop)
-        from tunerun.tune.callback import Callback
         for callback in rc.callbacks or []:
             if not isinstance(callback, Callback):
                 raise ValueError(f"RunConfig.callbacks: {callback!r} is not a tune.Callback")
-        from tunerun.tune.progress import CLIReporter
         if rc.progress_reporter is not None and not isinstance(rc.progress_reporter, CLIReporter):
             raise ValueError(f"RunConfig.progress_reporter: {rc.progress_reporter!r} is not a "
                              "tune.CLIReporter")
@@ -422,10 +399,9 @@ class Tuner:
             "param_space": self._param_space,
             "stop": stop,
         })
-        from tunerun.tune import _adapters, schedulers, search
-        if isinstance(tc.search_alg, search._NativeSearcher):
+        if isinstance(tc.search_alg, _NativeSearcher):
             spec["search"] = tc.search_alg._spec(metric)
-        elif isinstance(tc.search_alg, search.Searcher):
+        elif isinstance(tc.search_alg, Searcher):
             spec["custom_searcher"] = _adapters.SearcherAdapter(tc.search_alg, self._param_space,
                                                                 tc.num_samples)
         elif tc.search_alg is not None:
@@ -433,11 +409,11 @@ class Tuner:
                              "tune.search.Searcher")
         if tc.trial_dirname_creator is not None:
             spec["trial_dirname_creator"] = _TrialNamer(tc.trial_dirname_creator, self._display)
-        if isinstance(tc.scheduler, schedulers._NativeScheduler):
+        if isinstance(tc.scheduler, _NativeScheduler):
             spec["scheduler"] = tc.scheduler._spec()
             if getattr(tc.scheduler, "_explore_fn", None) is not None:
                 spec["scheduler_explore_fn"] = tc.scheduler._explore_fn
-        elif isinstance(tc.scheduler, schedulers.TrialScheduler):
+        elif isinstance(tc.scheduler, TrialScheduler):
             spec["custom_scheduler"] = _adapters.SchedulerAdapter(tc.scheduler)
         elif tc.scheduler is not None:
             raise ValueError(f"TuneConfig.scheduler: {tc.scheduler!r} is not a "
@@ -451,8 +427,6 @@ class Tuner:
         if self._resume:
             db = os.path.join(storage_path, self._name, "experiment.db")
             if os.path.isfile(db):
-                import json
-                import sqlite3
                 with sqlite3.connect(db) as connection:
                     (stored,) = connection.execute("SELECT spec FROM experiment").fetchone()
                 seed = json.loads(stored or "{}").get("sweep", {}).get("seed")
@@ -467,7 +441,6 @@ class Tuner:
         checkpoint (at most 30 s) and returns the results so far; Tuner.restore
         continues the experiment.
         In a worker process (a script's top-level fit()), serves the rank instead."""
-        from tunerun import _worker
         if _worker.is_serving():
             _worker.serve()
         if self._parameters is not None:
@@ -488,7 +461,6 @@ class Tuner:
         if reporter is not None and self._tune_config.trial_name_creator is not None:
             reporter._name_trial = _TrialNamer(self._tune_config.trial_name_creator,
                                                self._display)
-        from tunerun.tune.callback import _with_ray_hooks
         callbacks = [_with_ray_hooks(c, self._display) for c in self._run_config.callbacks or []]
         callbacks += [reporter] if reporter else []
         for callback in callbacks:
@@ -509,7 +481,6 @@ class Tuner:
                   f"tune.Tuner.restore({path!r}, trainable)", file=sys.stderr)
         grid = ResultGrid.from_experiment(path)
         if callbacks:
-            from tunerun.tune.experiment import _trials_of
             trials = _trials_of(grid)
             for callback in callbacks:
                 callback.on_experiment_end(trials=trials)
@@ -534,7 +505,6 @@ class Tuner:
         if storage_filesystem is not None:
             raise ValueError("Tuner.restore: storage_filesystem is not supported (a local or "
                              "shared path only)")
-        from tunerun.train import RunConfig
         path = os.path.abspath(_expand(path)).rstrip("/")
         saved = _load_tuner(path) if param_space is None or tune_config is None else {}
         if param_space is None:

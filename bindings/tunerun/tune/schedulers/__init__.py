@@ -8,6 +8,7 @@ checked when the Tuner is built (ValueError naming the option).
 """
 
 from tunerun.tune._plugin import Plugin
+from tunerun.tune.schedulers._python_explore import PythonExplore, split_mutations
 from tunerun.tune.search_space import _to_data
 
 
@@ -173,7 +174,6 @@ class PopulationBasedTraining(_NativeScheduler):
                  quantile_fraction=0.25, resample_probability=0.25,
                  perturbation_factors=(1.2, 0.8), custom_explore_fn=None, synch=False,
                  seed=None):
-        from tunerun.tune.schedulers._python_explore import PythonExplore, split_mutations
         if custom_explore_fn is not None and not callable(custom_explore_fn):
             raise ValueError("PopulationBasedTraining: custom_explore_fn must be a function "
                              f"config -> config, got {custom_explore_fn!r}")

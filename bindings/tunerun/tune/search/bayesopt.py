@@ -2,7 +2,7 @@
 
 import warnings
 
-from tunerun.tune.search import _NativeSearcher
+from tunerun.tune.search._searchers import _NativeSearcher
 
 
 class BayesOptSearch(_NativeSearcher):

@@ -1,6 +1,6 @@
 """Ray's tune.search.bohb: TuneBOHB, here tunerun's BOHB (search/internal/bohb.h)."""
 
-from tunerun.tune.search import _NativeSearcher
+from tunerun.tune.search._searchers import _NativeSearcher
 
 
 class TuneBOHB(_NativeSearcher):

@@ -1,6 +1,6 @@
 """Ray's tune.search.hyperopt: HyperOptSearch, here tunerun's own TPE (search/internal/tpe.h)."""
 
-from tunerun.tune.search import TPESearch
+from tunerun.tune.search._searchers import TPESearch
 
 
 class HyperOptSearch(TPESearch):

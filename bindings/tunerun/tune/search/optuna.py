@@ -2,7 +2,7 @@
 or, with several metrics, its multi-objective TPE or NSGA-II; with a
 define-by-run function as its space, the Optuna library itself."""
 
-from tunerun.tune.search import Searcher, TPESearch
+from tunerun.tune.search._searchers import Searcher, TPESearch
 
 
 class OptunaSearch(TPESearch):
