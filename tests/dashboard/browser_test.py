@@ -130,12 +130,13 @@ class DashboardTest(unittest.TestCase):
                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         cls.pbt_db = os.path.join(cls.runs, "pbt", "experiment.db")
         deadline = time.time() + 120
-        while time.time() < deadline:  # until PBT has reported and exploited
+        while True:  # until PBT has reported and exploited
             try:
                 if query(cls.pbt_db, "SELECT COUNT(*) FROM exploits")[0][0] > 0:
                     break
             except sqlite3.Error:
                 pass
+            assert time.time() < deadline, "the PBT sweep never exploited within 120 s"
             time.sleep(0.5)
         cls.server, cls.url = start_dashboard(cls.runs)
         cls.driver = make_driver()
@@ -232,17 +233,21 @@ class DashboardTest(unittest.TestCase):
         self.wait(lambda: self.text("num-results").isdigit())
         self.wait(lambda: self.driver.find_elements(By.ID, "pbt-lineage"))
         self.shot("live_pbt_experiment")
+        # Three times: a result the page does not show yet reaches the database,
+        # then the page, without a reload. The delays are printed, never asserted.
         delays = []
         for _ in range(3):
             shown = int(self.text("num-results"))
-            while query(self.pbt_db, "SELECT COUNT(*) FROM results")[0][0] <= shown:
+            count = shown
+            deadline = time.time() + 30
+            while count <= shown:
+                self.assertLess(time.time(), deadline, "the PBT sweep reported nothing new for 30 s")
                 time.sleep(0.02)
-            written = time.time()  # a result the page does not show yet is in the database
-            count = query(self.pbt_db, "SELECT COUNT(*) FROM results")[0][0]
+                count = query(self.pbt_db, "SELECT COUNT(*) FROM results")[0][0]
+            written = time.time()
             self.wait(lambda: int(self.text("num-results")) >= count, timeout=10)
             delays.append(time.time() - written)
         print(f"new result on the page after {', '.join(f'{d:.2f}' for d in delays)} s", file=sys.stderr)
-        self.assertLess(max(delays), 2.0)
         self.check_experiment_page("pbt", self.pbt_db, "live")
 
     def test_4_reports_from_file(self):

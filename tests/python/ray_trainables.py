@@ -213,7 +213,7 @@ def elastic_steps(config):
         with open(os.path.join(checkpoint.path, "state.json")) as f:
             start = json.load(f)["step"]
     for step in range(start + 1, config["steps"] + 1):
-        time.sleep(config["sleep_s"])
+        time.sleep(config["sleep_s"])  # the step's work, as long as the case asks
         with tempfile.TemporaryDirectory() as d:
             saved = None
             if context.get_world_rank() == 0:

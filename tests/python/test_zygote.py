@@ -79,7 +79,8 @@ def test_a_dead_zygote_means_exec(storage):
 
 def test_processes_left_behind_are_reaped_and_the_drivers_own_children_kept(storage):
     # The driver's own child, exiting with 7 while fit() runs: its status stays
-    # the driver's (subprocess would read 0 if tunerun reaped it).
+    # the driver's (subprocess would read 0 if tunerun reaped it). The sleeps
+    # here are the scenario's timeline (which process outlives which), not waits.
     own = subprocess.Popen(["sh", "-c", "sleep 0.3; exit 7"])
     # Trial 0 leaves a `sleep 0.5` behind (re-parented to the driver when its
     # rank exits); trial 1 outlasts it.

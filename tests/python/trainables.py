@@ -58,7 +58,7 @@ def slow_checkpointed(config):
         with open(os.path.join(ckpt.path, "state.json")) as f:
             start = json.load(f)["step"] + 1
     for step in range(start, 10):
-        time.sleep(0.2)
+        time.sleep(0.2)  # a slow step: the run lasts long enough to be interrupted
         with tempfile.TemporaryDirectory() as d:
             with open(os.path.join(d, "state.json"), "w") as f:
                 json.dump({"step": step}, f)
@@ -89,7 +89,7 @@ def pbt_member(config):
         with open(os.path.join(ckpt.path, "owner.json")) as f:
             owner = json.load(f)["owner"]
     for _ in range(8):
-        time.sleep(0.05)
+        time.sleep(0.05)  # the step's work: PBT acts between the members' steps
         metrics = {"score": config["lr"], "owner": owner}
         if config.get("when_asked") and not train.should_checkpoint():
             train.report(metrics)
@@ -176,7 +176,7 @@ def where_am_i(config):
             os.kill(_zygote.zygote_pid(), signal.SIGKILL)
     if config.get("leave_child"):
         subprocess.Popen(["sleep", str(config["leave_child"])])
-    time.sleep(config.get("sleep", 0))
+    time.sleep(config.get("sleep", 0))  # the rank's work, as long as the case asks
     train.report({"forked": forked, "pid": os.getpid(), "ppid": os.getppid(),
                   "pgid": os.getpgid(0), "cwd": os.getcwd(), "zygote_pgid": zygote_pgid,
                   "env": os.environ.get("RANK_TEST_MARK", ""),

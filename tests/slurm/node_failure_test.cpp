@@ -68,13 +68,17 @@ std::string status_line(const std::string& output, const std::string& host) {
 // tunerun does not know of, which holds every CPU of `node` for `seconds`
 // (cancelled when tunerun exits): a trial step placed there waits inside
 // Slurm, its CPUs free as tunerun counts them, while probe steps
-// (--overlap) pass there.
+// (--overlap) pass there. tunerun starts once squeue lists the foreign step
+// (named after its command), or fails the run after 10 s without it.
 test::CommandResult run_beside_foreign_step(const std::filesystem::path& dir,
                                             const std::string& sweep, const std::string& node,
                                             int seconds) {
   const std::string script = fmt::format(
       "srun --jobid=\\$SLURM_JOB_ID --quiet --nodelist={} --nodes=1 --ntasks=1 --exclusive "
-      "--cpus-per-task=2 sleep {} & sleep 1; '{}' run {} --storage-path runs --control-address "
+      "--cpus-per-task=2 sleep {} & i=0; "
+      "until squeue -h -s -j \\$SLURM_JOB_ID -o %j | grep -qx sleep; do "
+      "i=\\$((i + 1)); [ \\$i -lt 100 ] || {{ echo the foreign step never started; exit 1; }}; "
+      "sleep 0.1; done; '{}' run {} --storage-path runs --control-address "
       "198.18.0.1 -q; code=\\$?; kill \\$!; wait; exit \\$code",
       node, seconds, TUNERUN_BINARY, sweep);
   return test::run_shell("cd '" + dir.string() + "' && '" + test::kCluster +
@@ -244,6 +248,8 @@ TEST_CASE("on Slurm, a node lost under running trials costs no trial a failure a
   std::string victim;
   REQUIRE(test::eventually([&] { return !(victim = trial_running_on(db, "n2")).empty(); }, 60));
   REQUIRE(LocalCluster::cluster("crash n2").exit_code == 0);
+  // The outage under test, not a wait: n2 comes back within Slurm's
+  // SlurmdTimeout (5 s), possibly before Slurm noticed.
   std::this_thread::sleep_for(std::chrono::seconds(3));
   REQUIRE(LocalCluster::cluster("revive n2").exit_code == 0);
   REQUIRE(test::eventually([&] { return std::filesystem::exists(dir.path() / "exit_code"); }, 200));

@@ -65,6 +65,7 @@ TEST_CASE("on Slurm, 2-rank trials of one GPU each hold at most the 4 GPUs of 2 
   LocalCluster cluster(ClusterNodes{.cpus = 4, .gpus = 2});
   if (cluster.skipped()) return;
   test::ScratchDir dir;
+  // Each rank holds its GPU 1.5 s, the span checked below: the trainable's work, not a wait.
   dir.write("gpu_rank.sh", std::string("HOLD_S=1.5\n") + kGpuRank);
   dir.write("gpus.toml",
             gpu_sweep("gpus", "num_workers = 2\ncpus_per_worker = 1\ngpus_per_worker = 1", 6));

@@ -136,7 +136,14 @@ TEST_CASE("on Slurm, a controller killed by SIGKILL leaves no task running, and 
     return test::processes_with_env("TUNERUN_TRIAL_ID=orphans_", "SLURM_STEP_ID=");
   };
   REQUIRE(test::eventually([&] { return tasks().size() == 4; }, 30));
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // a few checkpoints
+  // Every trial has checkpointed a few iterations: the resume starts from them.
+  REQUIRE(test::eventually(
+      [&] {
+        const auto rows = test::query(
+            db, "SELECT count(DISTINCT trial_id) FROM checkpoints WHERE training_iteration >= 3");
+        return !rows.empty() && rows[0][0] == "4";
+      },
+      30));
   std::ifstream pid_file(dir.path() / "controller.pid");
   int controller = 0;
   pid_file >> controller;

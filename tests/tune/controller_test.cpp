@@ -3,7 +3,10 @@
 #include "tune/execution/controller.h"
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
+#include <atomic>
+#include <chrono>
 #include <set>
 #include <thread>
 #include <zmq.hpp>
@@ -37,27 +40,61 @@ storage::ExperimentStore open_store(const ExperimentSpec& spec) {
   return storage::ExperimentStore::open_read_only(spec.experiment_dir());
 }
 
-// HELLO as `trial_id`'s rank 0, then a well-formed report of a perfect result.
-void pretend_rank_0(zmq::socket_t& socket, const std::string& trial_id) {
+// Whether the controller answered a socket's handshake, accepting or refusing it.
+class HandshakeAnswer final : public zmq::monitor_t {
+ public:
+  bool answered = false;
+
+ private:
+  void on_event_handshake_succeeded(const zmq_event_t&, const char*) override { answered = true; }
+  void on_event_handshake_failed_auth(const zmq_event_t&, const char*) override {
+    answered = true;
+  }
+  void on_event_handshake_failed_protocol(const zmq_event_t&, const char*) override {
+    answered = true;
+  }
+  void on_event_handshake_failed_no_detail(const zmq_event_t&, const char*) override {
+    answered = true;
+  }
+  void on_event_disconnected(const zmq_event_t&, const char*) override { answered = true; }
+};
+
+// Connects `socket` to `endpoint` and sends HELLO as `trial_id`'s rank 0,
+// then a well-formed report of a perfect result; returns once the
+// controller answered the handshake (fails after 10 s without): a refused
+// peer is counted by then, an accepted one's messages are sent (within the
+// socket's linger once it closes).
+void pretend_rank_0(zmq::socket_t& socket, const std::string& endpoint,
+                    const std::string& trial_id) {
+  static std::atomic<int> monitors{0};
+  HandshakeAnswer answer;
+  answer.init(socket, fmt::format("inproc://pretend_rank_0_{}", monitors++));
+  socket.connect(endpoint);
   socket.send(zmq::buffer(protocol::encode(protocol::Hello{trial_id, 0, 0, 1})),
               zmq::send_flags::none);
   socket.send(zmq::buffer(protocol::encode(protocol::Report{1, {{"accuracy", 99.0}}, 0, 0})),
               zmq::send_flags::none);
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!answer.answered && std::chrono::steady_clock::now() < end) answer.check_event(100);
+  CHECK_MESSAGE(answer.answered, "the controller never answered the handshake");
 }
 
 // The keypair of rank 0 of the first group launched (tune/channel/rank_keys.h), read
 // as soon as its file is whole; throws after 30 s without it.
 train::CurveKeypair first_rank_key(const ExperimentSpec& spec) {
   const auto file = spec.experiment_dir() / "keys" / "group_1" / "rank_0.key";
-  for (int i = 0;; ++i) {
-    try {
-      return train::read_keypair(file);
-    } catch (const Error&) {
-      if (i == 3000) throw;
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-  }
+  train::CurveKeypair keys;
+  const bool read = test::eventually(
+      [&] {
+        try {
+          keys = train::read_keypair(file);
+          return true;
+        } catch (const Error&) {
+          return false;  // not written yet, or not whole
+        }
+      },
+      30);
+  return read ? keys : train::read_keypair(file);
 }
 
 }  // namespace
@@ -213,7 +250,9 @@ TEST_CASE("peers without the experiment's CURVE keys are refused and nothing the
   spec.param_space.set("sleep_s", 0.1);
   zmq::context_t ctx;
   std::vector<std::thread> attackers;
-  auto pretend_rank = [](zmq::socket_t& socket) { pretend_rank_0(socket, "outsider_00000"); };
+  auto pretend_rank = [](zmq::socket_t& socket, const std::string& endpoint) {
+    pretend_rank_0(socket, endpoint, "outsider_00000");
+  };
   ControllerOptions options;
   options.on_listen = [&](const std::string& endpoint) {
     // The controller's public key is no secret; a key pair of one's own is no credential.
@@ -227,15 +266,13 @@ TEST_CASE("peers without the experiment's CURVE keys are refused and nothing the
     attackers.emplace_back([&, endpoint] {  // no CURVE at all
       zmq::socket_t socket(ctx, zmq::socket_type::dealer);
       socket.set(zmq::sockopt::linger, 0);
-      socket.connect(endpoint);
-      pretend_rank(socket);
+      pretend_rank(socket, endpoint);
     });
     attackers.emplace_back([&, endpoint, server_key] {  // CURVE with keys of its own
       zmq::socket_t socket(ctx, zmq::socket_type::dealer);
       socket.set(zmq::sockopt::linger, 0);
       train::make_curve_client(socket, server_key, train::make_curve_keypair());
-      socket.connect(endpoint);
-      pretend_rank(socket);
+      pretend_rank(socket, endpoint);
     });
   };
   ExperimentSummary summary = run(spec, options);
@@ -276,19 +313,14 @@ TEST_CASE("a rank's key speaks only for that rank, and only while its group live
         zmq::socket_t socket(ctx, zmq::socket_type::dealer);
         socket.set(zmq::sockopt::linger, 1000);
         train::make_curve_client(socket, server_key, stolen);
-        socket.connect(endpoint);
-        pretend_rank_0(socket, "keyed_00001");
+        pretend_rank_0(socket, endpoint, "keyed_00001");
       }
       // Once trial 0's group is gone (its key folder removed), the key opens nothing.
-      for (int i = 0; i < 3000 && std::filesystem::exists(keys / "group_1"); ++i) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-      }
-      group_gone = !std::filesystem::exists(keys / "group_1");
+      group_gone = test::eventually([&] { return !std::filesystem::exists(keys / "group_1"); }, 30);
       zmq::socket_t socket(ctx, zmq::socket_type::dealer);
       socket.set(zmq::sockopt::linger, 0);
       train::make_curve_client(socket, server_key, stolen);
-      socket.connect(endpoint);
-      pretend_rank_0(socket, "keyed_00000");
+      pretend_rank_0(socket, endpoint, "keyed_00000");
     });
   };
   ExperimentSummary summary = run(spec, options);

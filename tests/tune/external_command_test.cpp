@@ -175,7 +175,7 @@ TEST_CASE("ranks get their own GPUs as CUDA_VISIBLE_DEVICES, and trials wait for
   dir.write("gpu_report.py", R"(import os, time
 print("visible " + os.environ.get("CUDA_VISIBLE_DEVICES", "unset") + " threads " +
       os.environ.get("OMP_NUM_THREADS", "unset"), flush=True)
-time.sleep(0.2)
+time.sleep(0.2)  # holds its GPU a while: trials that share one must not overlap
 print('@tunerun {"done": 1}')
 )");
   // 3 GPUs declared: a trial needs 2 (2 ranks x 1), so only one runs at a time.
@@ -253,11 +253,11 @@ command = ["python3", "fail.py", "{mode}"]
 [param_space]
 mode = { grid_search = ["exit", "malformed", "nan"] }
 )");
-  const auto start = std::chrono::steady_clock::now();
+  // The malformed trial's command sleeps 600 s: the run ends, before
+  // run_tunerun_within's kill, only if its worker ends the command.
   auto run = run_tunerun_within("-q fail.toml", dir.path());
   INFO(run.output);
   CHECK(run.exit_code == 1);
-  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(60));
 
   const auto db = dir.path() / "runs/fail/experiment.db";
   auto trials = query(db,
@@ -310,9 +310,9 @@ while True:
     try:
         print("@tunerun " + json.dumps({"i": i}))
     except BrokenPipeError:
-        while True:
+        while True:  # runs on, unheard: tunerun must end it
             time.sleep(1)
-    time.sleep(0.01)
+    time.sleep(0.01)  # a step's work
 )");
   dir.write("forever.toml", R"(
 name = "forever"

@@ -62,14 +62,16 @@ int wait_exit(pid_t pid) {
 
 // Waits until the experiment's database holds at least `n` results.
 void wait_for_results(const std::filesystem::path& dir, int64_t n) {
-  for (int i = 0; i < 2000; ++i) {
-    try {
-      if (storage::ExperimentStore::open_read_only(dir).num_results() >= n) return;
-    } catch (const StorageError&) {
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  FAIL("the experiment never reached " << n << " results");
+  const bool reached = test::eventually(
+      [&] {
+        try {
+          return storage::ExperimentStore::open_read_only(dir).num_results() >= n;
+        } catch (const StorageError&) {
+          return false;  // not created yet
+        }
+      },
+      20);
+  if (!reached) FAIL("the experiment never reached " << n << " results");
 }
 
 // The sweeps of the CLI's cases below: worker processes always (those
@@ -133,10 +135,8 @@ TEST_CASE("a stopped rank misses heartbeats, fails its group, and the trial rest
   spec.max_failures = 1;
   spec.heartbeat_timeout_s = 1.0;
   spec.heartbeat_period_s = 0.2;
-  const auto start = std::chrono::steady_clock::now();
   ExperimentSummary summary = run(spec);
   CHECK(summary.num_terminated == 1);
-  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(20));
   auto store = storage::ExperimentStore::open_read_only(spec.experiment_dir());
   auto trial = store.trials().at(0);
   CHECK(trial.num_failures == 1);
@@ -222,8 +222,14 @@ t = 1000000000
   wait_for_results(experiment, 3000);
   kill(controller, SIGKILL);
   wait_exit(controller);
-  // The ranks die with the controller (PR_SET_PDEATHSIG); give them a moment.
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  // The ranks die with the controller (PR_SET_PDEATHSIG): once they are
+  // gone, what they were told is final.
+  REQUIRE(test::eventually(
+      [&] {
+        return test::processes_with_env(fmt::format("TUNERUN_PARENT_PID={}", controller) + '\0')
+            .empty();
+      },
+      10));
   auto store = storage::ExperimentStore::open_read_only(experiment);
   const auto trials = store.trials();
   REQUIRE(trials.size() == 1);

@@ -61,11 +61,7 @@ class HoldAtFirstLastResult final : public Callback {
   void on_trial_result(const std::string& trial_id, const Json&, const Json& result) override {
     if (held_ || result["training_iteration"] != last_) return;
     held_ = true;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (started_trials(spec_) < 2 && std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    started_while_held = started_trials(spec_) >= 2;
+    started_while_held = test::eventually([&] { return started_trials(spec_) >= 2; }, 10);
   }
   bool started_while_held = false;
 

@@ -110,10 +110,7 @@ class HoldAtThirdResult final : public Callback {
       : computed_(std::move(computed)), wanted_(wanted), patience_(patience) {}
   void on_trial_result(const std::string&, const Json&, const Json& result) override {
     if (result["training_iteration"] != 3) return;
-    const auto deadline = std::chrono::steady_clock::now() + patience_;
-    while (computed_ahead() < wanted_ && std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
+    test::eventually([&] { return computed_ahead() >= wanted_; }, patience_.count());
     ahead = computed_ahead();
   }
   size_t ahead = 0;

@@ -58,10 +58,11 @@ void handed(const tune::Config& config) {
   const bool crash = context.attempt == 0 &&
                      config.get<long long>("crash_on", -1) == config.get<long long>("x", 0);
   for (long long t = 1; t <= iterations; ++t) {
-    std::this_thread::sleep_for(sleep);
+    std::this_thread::sleep_for(sleep);  // the step's work, as long as the case asks
     train::report({{"t", t}, {"pid", static_cast<long long>(getpid())}});
     if (crash) std::_Exit(3);
   }
+  // Still running after its last report, as long as the case asks.
   std::this_thread::sleep_for(std::chrono::milliseconds(config.get<long long>("linger_ms", 0)));
 }
 

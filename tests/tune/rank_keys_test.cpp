@@ -52,10 +52,12 @@ Seen drain_until(ControlChannel& channel, size_t events,
 // Waits until the channel logged a refusal, at most 5 s.
 std::vector<std::string> refusals(ControlChannel& channel) {
   std::vector<std::string> all;
-  for (int i = 0; i < 250 && all.empty(); ++i) {
-    for (auto& refusal : channel.take_refusals()) all.push_back(refusal.why);
-    if (all.empty()) std::this_thread::sleep_for(20ms);
-  }
+  test::eventually(
+      [&] {
+        for (auto& refusal : channel.take_refusals()) all.push_back(refusal.why);
+        return !all.empty();
+      },
+      5);
   return all;
 }
 
@@ -236,14 +238,16 @@ TEST_CASE("each refused peer is named by its address, even when the reasons are 
     outsiders.push_back(std::move(socket));
   }
   std::set<std::string> addresses;
-  for (int i = 0; i < 250 && addresses.size() < 2; ++i) {
-    for (const auto& refusal : f.channel.take_refusals()) {
-      CHECK(refusal.why.find("not one issued to a live rank") != std::string::npos);
-      CHECK_FALSE(refusal.ended_group);
-      addresses.insert(refusal.address);
-    }
-    std::this_thread::sleep_for(20ms);
-  }
+  test::eventually(
+      [&] {
+        for (const auto& refusal : f.channel.take_refusals()) {
+          CHECK(refusal.why.find("not one issued to a live rank") != std::string::npos);
+          CHECK_FALSE(refusal.ended_group);
+          addresses.insert(refusal.address);
+        }
+        return addresses.size() == 2;
+      },
+      5);
   CHECK(addresses == std::set<std::string>{"127.0.0.2", "127.0.0.3"});
   CHECK(drain_until(f.channel, 1, std::chrono::milliseconds(300)).messages.empty());
 }

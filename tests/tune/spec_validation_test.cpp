@@ -43,13 +43,25 @@ TEST_CASE("the C++ API's BOHB object needs a HyperBand object, as a named one do
   ExperimentSpec asha = bohb_spec();
   asha.custom_scheduler = tune::schedulers::asha();
   CHECK(error_of(asha).message().find("got \"asha\"") != std::string::npos);
+  // Made by name, the scheduler says its kind all the same.
+  ExperimentSpec named = bohb_spec();
+  named.custom_scheduler = tune::schedulers::make_scheduler("median", tune::Json::object());
+  CHECK(error_of(named).message().find("got \"median_stopping_rule\"") != std::string::npos);
+  // A user's own class is "custom".
+  struct Mine final : tune::schedulers::TrialScheduler {
+    tune::Decision on_trial_result(const tune::schedulers::TrialView&, const tune::Json&) override {
+      return tune::Decision::kContinue;
+    }
+    int choose_trial_to_run(const std::vector<tune::schedulers::TrialView>&) override {
+      return -1;
+    }
+    std::string debug_string() const override { return "mine"; }
+  };
   ExperimentSpec own = bohb_spec();
-  // Built otherwise than by tune_config.h's factories: a user's own, as far
-  // as the rules can tell.
-  own.custom_scheduler = tune::schedulers::make_scheduler("fifo", tune::Json::object());
+  own.custom_scheduler = std::make_shared<Mine>();
   CHECK(error_of(own).message().find("got \"custom\"") != std::string::npos);
 
-  // An asynchronous HyperBand is an ASHA object; its factory names it.
+  // An asynchronous HyperBand is an ASHA object whose kind is "hyperband".
   for (bool asynchronous : {false, true}) {
     ExperimentSpec paired = bohb_spec();
     paired.custom_scheduler = tune::schedulers::hyperband({.asynchronous = asynchronous});
