@@ -7,14 +7,21 @@
 #   lib/tunerun/tunerun-dashboard        `tunerun dashboard` and `tunerun report`
 #   lib/tunerun/libtunerun_*.so          plug-in trainables the CLI loads as built-ins
 #   share/tunerun/examples/              the sweep files: `tunerun examples/quadratic.toml`
-#   include/{core,search,...}/*.h        the public headers (no internal/ ones)
+#   lib/python3/dist-packages/tunerun/   `import tunerun` (TUNERUN_PYTHON_INSTALL_DIR,
+#                                        bindings/CMakeLists.txt); under /usr Debian's
+#                                        python3 finds it, elsewhere set PYTHONPATH
+#   include/tunerun/{core,tune,...}/*.h  the API: #include <tunerun/tune/tuner.h>; only
+#                                        the headers a user includes and their closure
+#                                        (below), never an internal/ one
 #   lib/libtunerun_*.a                   the libraries
 #   lib/cmake/tunerun/                   tunerunConfig.cmake: find_package(tunerun)
 #
-# Two components, two packages: `runtime` (tunerun: the first five lines)
+# Two components, two packages: `runtime` (tunerun: down to the Python package)
 # and `development` (tunerun-dev: the rest, with the -dev packages that
 # tunerunConfig.cmake finds). Targets keep their names in the build tree
-# (tunerun_tune) and are exported as tunerun::tune.
+# (tunerun_tune) and are exported as tunerun::tune, whose INTERFACE include
+# directory is <prefix>/include (the build tree's is the source tree).
+# Nothing is installed outside the prefix: `--prefix ~/.local` needs no root.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
@@ -55,24 +62,78 @@ foreach(name IN LISTS _tunerun_libraries)
           INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 endforeach()
 
-# Headers by folder: every header is public except those under internal/,
-# which no public header includes (the install test checks that every
-# installed header's includes are installed). Left out besides: the
-# folders of other targets, the CLI's (tune/cli) and the torch-based ones
-# (train/fashion_mnist, loop, models; train/torch is installed below, with
-# tunerun::torch).
-set(_tunerun_header_dirs core storage search schedulers train tune)
-foreach(dir IN LISTS _tunerun_header_dirs)
-  install(DIRECTORY ${PROJECT_SOURCE_DIR}/${dir}
-          DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT development
-          FILES_MATCHING PATTERN "*.h"
-          PATTERN internal EXCLUDE
-          PATTERN cli EXCLUDE
-          PATTERN fashion_mnist EXCLUDE
-          PATTERN torch EXCLUDE
-          PATTERN loop EXCLUDE
-          PATTERN models EXCLUDE)
-endforeach()
+# Headers: only those a user includes, and what they include. The roots
+# below are the API; tunerun_install_headers() installs them and, at install
+# time, every header they include with "...", recursively (nothing else: no
+# internal/ header, nothing of the controller's rooms unless the API
+# includes it; tune/builtin_stoppers.h includes tune/system/clock.h). Each
+# goes to include/tunerun/<its path>, its project includes rewritten from
+# "tune/x.h" to "tunerun/tune/x.h", so that a consumer needs only
+# <prefix>/include on its path. The closure is walked when installing, so it
+# follows the headers as they are without a reconfigure. The install test
+# checks the result (tests/install/install_test.sh).
+set(_tunerun_api_headers
+  tune/tuner.h tune/tune_config.h tune/result_grid.h tune/callback.h tune/stopper.h
+  tune/builtin_stoppers.h tune/progress.h tune/resources.h tune/cluster.h
+  tune/trainer/torch_trainer.h tune/trainer/scaling_config.h
+  train/session.h train/trainable.h train/checkpoint.h
+  search/searcher.h search/searcher_options.h search/factory.h search/param_space.h
+  search/domain.h
+  schedulers/trial_scheduler.h schedulers/scheduler_options.h schedulers/factory.h
+  storage/experiment_store.h storage/statement.h)  # the store's reader
+
+# The install-time step: CMake code for cmake_install.cmake (hence DESTDIR
+# by hand, and the manifest), its @...@ filled in by tunerun_install_headers.
+set(_tunerun_install_headers_code [==[
+block(SCOPE_FOR VARIABLES POLICIES PROPAGATE CMAKE_INSTALL_MANIFEST_FILES)
+  cmake_policy(VERSION 3.25)      # cmake_install.cmake sets none (IN_LIST)
+  set(_roots "@_roots@")          # globs relative to the source tree
+  set(_source "@PROJECT_SOURCE_DIR@")
+  set(_includedir "@CMAKE_INSTALL_INCLUDEDIR@")
+  set(_project_dirs "(core|storage|search|schedulers|train|tune)/")
+  set(_dest "$ENV{DESTDIR}${CMAKE_INSTALL_PREFIX}/${_includedir}/tunerun")
+  set(_todo)
+  foreach(_glob IN LISTS _roots)
+    file(GLOB _found RELATIVE "${_source}" "${_source}/${_glob}")
+    list(APPEND _todo ${_found})
+  endforeach()
+  set(_done)
+  while(_todo)                    # the closure: each header, then its includes
+    list(POP_FRONT _todo _header)
+    if(_header IN_LIST _done)
+      continue()
+    endif()
+    list(APPEND _done "${_header}")
+    if(NOT EXISTS "${_source}/${_header}")
+      message(FATAL_ERROR "tunerun: an installed header includes ${_header}, which is not in ${_source}")
+    endif()
+    file(STRINGS "${_source}/${_header}" _includes REGEX "^[ \t]*#[ \t]*include[ \t]*\"")
+    list(TRANSFORM _includes REPLACE "^[^\"]*\"([^\"]*)\".*$" "\\1")
+    list(APPEND _todo ${_includes})
+    # "tune/x.h" -> "tunerun/tune/x.h"; written only when it changed, like file(INSTALL).
+    file(READ "${_source}/${_header}" _text)
+    string(REGEX REPLACE "(#[ \t]*include[ \t]*\")${_project_dirs}" "\\1tunerun/\\2/"
+           _text "${_text}")
+    set(_old)
+    if(EXISTS "${_dest}/${_header}")
+      file(READ "${_dest}/${_header}" _old)
+    endif()
+    if(_text STREQUAL _old)
+      message(STATUS "Up-to-date: ${_dest}/${_header}")
+    else()
+      message(STATUS "Installing: ${_dest}/${_header}")
+      file(WRITE "${_dest}/${_header}" "${_text}")
+    endif()
+    list(APPEND CMAKE_INSTALL_MANIFEST_FILES "${_dest}/${_header}")
+  endwhile()
+endblock()
+]==])
+function(tunerun_install_headers)  # ROOT_GLOB...
+  set(_roots "${ARGN}")
+  string(CONFIGURE "${_tunerun_install_headers_code}" _code @ONLY)
+  install(CODE "${_code}" COMPONENT development)
+endfunction()
+tunerun_install_headers(${_tunerun_api_headers})
 
 install(EXPORT tunerunTargets NAMESPACE tunerun:: DESTINATION ${TUNERUN_CMAKE_INSTALL_DIR}
         COMPONENT development)
@@ -85,9 +146,7 @@ if(TARGET tunerun_torch)
   install(TARGETS tunerun_torch EXPORT tunerunTorchTargets
           ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT development
           INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-  install(DIRECTORY ${PROJECT_SOURCE_DIR}/train/torch
-          DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/train COMPONENT development
-          FILES_MATCHING PATTERN "*.h")
+  tunerun_install_headers(train/torch/*.h)  # include/tunerun/train/torch/
   install(EXPORT tunerunTorchTargets NAMESPACE tunerun:: DESTINATION ${TUNERUN_CMAKE_INSTALL_DIR}
           COMPONENT development)
 endif()

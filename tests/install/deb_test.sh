@@ -3,7 +3,7 @@
 # BUILD_DIR; their file lists and declared dependencies are checked
 # (dpkg-deb -c / -f), then both are unpacked into a scratch root (dpkg
 # --root as root; dpkg-deb -x otherwise) and the installed CLI runs an
-# example from a folder that has none.
+# example from a folder that has none, and the packaged Python module imports.
 #
 #   deb_test.sh BUILD_DIR WORK_DIR        exit 77: skipped (no dpkg-deb)
 set -euo pipefail
@@ -33,11 +33,26 @@ if [[ -f $build/libtunerun_fashion_mnist.so ]]; then
   with_torch=1
   grep -q '^./usr/lib/.*tunerun/libtunerun_fashion_mnist.so$' <<<"$files" || fail "no plug-in in $runtime"
 fi
+# The Python module is the runtime's, where Debian's python3 looks.
+with_python=0
+if compgen -G "$build/bindings/tunerun/_tunerun*.so" >/dev/null; then
+  with_python=1
+  for f in ./usr/lib/python3/dist-packages/tunerun/__init__.py \
+           ./usr/lib/python3/dist-packages/tunerun/tune/__init__.py; do
+    grep -qx "$f" <<<"$files" || fail "$runtime lacks $f"
+  done
+  grep -q '^./usr/lib/python3/dist-packages/tunerun/_tunerun.*\.so$' <<<"$files" \
+    || fail "$runtime lacks the extension module"
+fi
 if grep -q '^./usr/include' <<<"$files"; then fail "headers in the runtime package"; fi
 dev_files=$(dpkg-deb -c "$dev" | awk '{print $NF}')
-for f in ./usr/include/tune/tuner.h ./usr/include/train/session.h; do
+for f in ./usr/include/tunerun/tune/tuner.h ./usr/include/tunerun/train/session.h; do
   grep -qx "$f" <<<"$dev_files" || fail "$dev lacks $f"
 done
+if grep '^./usr/include/.*\.h$' <<<"$dev_files" | grep -v '^./usr/include/tunerun/'; then
+  fail "headers outside /usr/include/tunerun/ in $dev"
+fi
+if grep -q 'python3' <<<"$dev_files"; then fail "the Python module in $dev"; fi
 grep -q '/cmake/tunerun/tunerunConfig.cmake$' <<<"$dev_files" || fail "$dev lacks tunerunConfig.cmake"
 grep -q '/libtunerun_tune.a$' <<<"$dev_files" || fail "$dev lacks libtunerun_tune.a"
 if grep -q '/internal/' <<<"$dev_files"; then fail "internal headers in $dev"; fi
@@ -92,6 +107,11 @@ tunerun=$root/usr/bin/tunerun
 (cd "$work/elsewhere" && "$tunerun" -q examples/quadratic.toml) || fail "installed example failed"
 grep -q '"x": *3' <(cd "$work/elsewhere" && "$tunerun" best runs/quadratic --json) \
   || fail "wrong best trial"
+if ((with_python)); then
+  (cd "$work/elsewhere" && PYTHONPATH=$root/usr/lib/python3/dist-packages /usr/bin/python3 -c \
+    'import tunerun, tunerun._tunerun; from tunerun import tune; tune.uniform(0, 1)') \
+    || fail "the packaged Python module does not import"
+fi
 if ((with_torch)); then
   (cd "$work/elsewhere" && "$tunerun" validate examples/fashion_mnist.toml) \
     || fail "the packaged CLI does not find its fashion_mnist plug-in"

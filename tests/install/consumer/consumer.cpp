@@ -7,8 +7,8 @@
 // summary; exits 0 when every trial ended TERMINATED.
 #include <fmt/format.h>
 
-#include "train/session.h"
-#include "tune/tuner.h"
+#include <tunerun/train/session.h>
+#include <tunerun/tune/tuner.h>
 
 namespace {
 
