@@ -1,30 +1,54 @@
-"""ray.init / ray.shutdown / ray.is_initialized for scripts written for Ray:
-tunerun needs no cluster to connect to, so these do nothing but accept Ray's
-arguments (and say so once)."""
+"""ray.init / ray.shutdown / ray.is_initialized for scripts written for Ray.
+tunerun needs no cluster to connect to; init() takes instead where the ranks
+run (launcher, control_address, control_interface, slurm_poll_s: the fields
+of train.ClusterConfig), which every RunConfig then defaults to. Ray's own
+arguments are accepted and, where they have no meaning here, said to be
+ignored once."""
 
+import dataclasses
 import warnings
 
+from tunerun.train.config import ClusterConfig
+
 _initialized = False
+_cluster = ClusterConfig()  # what init() set; RunConfig.cluster's fields default to it
+_CLUSTER_FIELDS = tuple(f.name for f in dataclasses.fields(ClusterConfig))
 
 
 def init(address=None, **kwargs):
-    """Ray's ray.init(address=None, *, num_cpus=, num_gpus=, ...): a no-op here.
-    tunerun runs trials on this machine's CPUs and GPUs (or Slurm's, per the
-    spec); warns once that the arguments are ignored."""
-    global _initialized
+    """Ray's ray.init(address=None, *, num_cpus=, num_gpus=, ...), plus where
+    the ranks run: init(launcher="slurm", control_interface="ib0") makes
+    every later RunConfig without its own cluster settings use them. Warns
+    once about the arguments it ignores."""
+    global _initialized, _cluster
+    cluster = {k: kwargs.pop(k) for k in _CLUSTER_FIELDS if k in kwargs}
+    _cluster = dataclasses.replace(_cluster, **cluster)
     if not _initialized:
         given = ", ".join([*(["address"] if address is not None else []), *sorted(kwargs)])
-        warnings.warn("tunerun.init() does nothing: tunerun needs no Ray cluster"
-                      + (f" (ignored: {given})" if given else ""), stacklevel=2)
+        if given:
+            warnings.warn(f"tunerun.init(): tunerun needs no Ray cluster (ignored: {given})",
+                          stacklevel=2)
     _initialized = True
 
 
 def shutdown():
-    """Ray's ray.shutdown(): a no-op here."""
-    global _initialized
+    """Ray's ray.shutdown(): forgets init()'s cluster settings."""
+    global _initialized, _cluster
     _initialized = False
+    _cluster = ClusterConfig()
 
 
 def is_initialized():
     """True after init(), until shutdown(), as Ray's."""
     return _initialized
+
+
+def cluster_settings(cluster):
+    """`cluster` (a RunConfig's ClusterConfig, a dict of its fields, or None)
+    with the fields it leaves None taken from init()."""
+    if cluster is None:
+        cluster = ClusterConfig()
+    elif isinstance(cluster, dict):
+        cluster = ClusterConfig(**cluster)
+    return ClusterConfig(**{name: getattr(cluster, name) if getattr(cluster, name) is not None
+                            else getattr(_cluster, name) for name in _CLUSTER_FIELDS})

@@ -65,6 +65,20 @@ def _with_checkpoint_dir(func, kwargs):
     return {**kwargs, "checkpoint_dir": checkpoint.path if checkpoint else None}
 
 
+def _set_torchrun_env(context):
+    """RANK, LOCAL_RANK... in os.environ as torchrun sets them, from the
+    runtime's context. The runtime sets them in the C environment, which
+    os.environ (read once at start-up) does not see: a Slurm step's tasks
+    start with one environment and learn their ranks from SLURM_PROCID."""
+    os.environ.update({
+        "RANK": str(context["world_rank"]),
+        "WORLD_SIZE": str(context["world_size"]),
+        "LOCAL_RANK": str(context["local_rank"]),
+        "LOCAL_WORLD_SIZE": str(context["local_world_size"]),
+        "GROUP_RANK": str(context["node_rank"]),
+    })
+
+
 def _wrap(func, ref):
     kind = ref["kind"]
     takes_config = True
@@ -77,6 +91,7 @@ def _wrap(func, ref):
 
     def call(config):
         _session._drop_pending()
+        _set_torchrun_env(_tunerun.get_context())
         _rank_context.start_trial(initial_checkpoint=initial_checkpoint,
                                   bundles=ref.get("bundles"),
                                   torch_config=ref.get("torch_config"))

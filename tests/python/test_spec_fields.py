@@ -29,7 +29,8 @@ def configs(path, value, storage):
         run_kwargs[attributes[0]] = value
     else:
         part = {"failure_config": train.FailureConfig,
-                "checkpoint_config": train.CheckpointConfig}[attributes[0]]
+                "checkpoint_config": train.CheckpointConfig,
+                "cluster": train.ClusterConfig}[attributes[0]]
         run_kwargs[attributes[0]] = part(**{attributes[1]: value})
     return tune.TuneConfig(**tune_kwargs), train.RunConfig(**run_kwargs)
 
@@ -99,3 +100,30 @@ def test_a_python_run_with_bohb_gets_hyperband_for_bohb(storage):
     scheduler = json.loads(stored)["sweep"]["scheduler"]
     assert scheduler["type"] == "hyperband"
     assert scheduler["for_bohb"] is True
+
+
+def test_cluster_settings_come_from_init_unless_the_run_config_says(storage):
+    """tunerun.init's cluster settings are every RunConfig's defaults; a
+    RunConfig's own (a ClusterConfig or a dict) win."""
+    import tunerun
+
+    def cluster_of(run_config):
+        tuner = tune.Tuner(trainables.quadratic, param_space={"x": 1},
+                           tune_config=tune.TuneConfig(mode="min"), run_config=run_config)
+        return _tunerun.check_spec(tuner._spec)["cluster"]
+
+    plain = train.RunConfig(name="c", storage_path=storage, verbose=0)
+    assert cluster_of(plain)["launcher"] == "auto"
+    try:
+        tunerun.init(launcher="local", control_address="10.1.2.3")
+        assert cluster_of(plain) == {**cluster_of(plain), "launcher": "local",
+                                     "control_address": "10.1.2.3"}
+        own = train.RunConfig(name="c", storage_path=storage, verbose=0,
+                              cluster={"control_address": "10.9.9.9"})
+        assert cluster_of(own)["control_address"] == "10.9.9.9"
+        assert cluster_of(own)["launcher"] == "local"
+    finally:
+        tunerun.shutdown()
+    assert cluster_of(plain)["launcher"] == "auto"
+    with pytest.raises(ValueError, match="RunConfig.cluster"):
+        train.RunConfig(cluster="slurm")

@@ -8,10 +8,13 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "../tune/sqlite_query.h"
 #include "../tune/test_util.h"
 
 namespace tune::test {
@@ -81,31 +84,14 @@ inline std::string sweep(const std::string& name, const std::string& trainable,
          "builtin = \"learning_curve\"\n" + trainable + "\n[param_space]\n" + params + "\n";
 }
 
-// Pids of processes whose environment holds `needle` (e.g. a trial id
-// prefix), and `also` when given.
-inline std::vector<int> processes_with_env(const std::string& needle,
-                                           const std::string& also = "") {
-  std::vector<int> pids;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
-    const std::string name = entry.path().filename().string();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream in(entry.path() / "environ", std::ios::binary);
-    std::string env((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (env.find(needle) != std::string::npos && env.find(also) != std::string::npos) {
-      pids.push_back(std::stoi(name));
-    }
+// The hosts each trial's ranks ran on, from the placements table.
+inline std::map<std::string, std::set<std::string>> hosts_per_trial(
+    const std::filesystem::path& db) {
+  std::map<std::string, std::set<std::string>> hosts;
+  for (const auto& row : query(db, "SELECT trial_id, host FROM placements")) {
+    hosts[row[0]].insert(row[1]);
   }
-  return pids;
-}
-
-template <class F>
-bool eventually(F condition, double seconds) {
-  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  while (std::chrono::steady_clock::now() < end) {
-    if (condition()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  return condition();
+  return hosts;
 }
 
 }  // namespace tune::test

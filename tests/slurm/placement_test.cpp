@@ -13,15 +13,6 @@ using test::LocalCluster;
 
 namespace {
 
-// The hosts of each trial's ranks, from the placements table.
-std::map<std::string, std::set<std::string>> hosts_per_trial(const std::filesystem::path& db) {
-  std::map<std::string, std::set<std::string>> hosts;
-  for (const auto& row : test::query(db, "SELECT trial_id, host FROM placements")) {
-    hosts[row[0]].insert(row[1]);
-  }
-  return hosts;
-}
-
 std::string strategy_sweep(const std::string& name, const std::string& strategy, int ranks,
                            int cpus) {
   return test::sweep(name,
@@ -46,7 +37,7 @@ TEST_CASE("on Slurm, SPREAD puts a trial's ranks on two nodes where PACK keeps t
     REQUIRE(run.exit_code == 0);
     const auto db = dir.path() / "runs" / strategy / "experiment.db";
     CHECK(test::query(db, "SELECT count(*) FROM trials WHERE status = 'TERMINATED'")[0][0] == "2");
-    const auto hosts = hosts_per_trial(db);
+    const auto hosts = test::hosts_per_trial(db);
     REQUIRE(hosts.size() == 2);
     for (const auto& [trial, on] : hosts) CHECK(on.size() == (strategy == "PACK" ? 1u : 2u));
   }
@@ -76,7 +67,7 @@ TEST_CASE("on Slurm, a group a STRICT strategy can never place is refused with e
   auto spread2 = cluster.tunerun_in_allocation("run spread2.toml --storage-path runs", dir.path());
   INFO(spread2.output);
   REQUIRE(spread2.exit_code == 0);
-  for (const auto& [trial, on] : hosts_per_trial(dir.path() / "runs/spread2/experiment.db")) {
+  for (const auto& [trial, on] : test::hosts_per_trial(dir.path() / "runs/spread2/experiment.db")) {
     CHECK(on == std::set<std::string>{"n1", "n2"});
   }
 }

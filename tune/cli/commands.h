@@ -62,5 +62,6 @@ void setup_status(CLI::App& app);
 void setup_dashboard(CLI::App& app);
 void setup_report(CLI::App& app);
 void setup_simulate(CLI::App& app);
+void setup_keys(CLI::App& app);
 
 }  // namespace tune::cli

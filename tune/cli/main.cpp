@@ -23,7 +23,8 @@ namespace {
 // option.
 std::vector<std::string> with_default_subcommand(int argc, char** argv) {
   static const std::set<std::string> kSubcommands = {
-      "run", "resume", "validate", "best", "status", "results", "dashboard", "report", "simulate"};
+      "run", "resume", "validate", "best", "status", "results", "dashboard", "report", "simulate",
+      "keys"};
   std::vector<std::string> args(argv + 1, argv + argc);
   bool has_subcommand = false, has_positional = false;
   for (const auto& arg : args) {
@@ -55,6 +56,7 @@ int main(int argc, char** argv) {
   tune::cli::setup_dashboard(app);
   tune::cli::setup_report(app);
   tune::cli::setup_simulate(app);
+  tune::cli::setup_keys(app);
 
   return tune::cli::exit_code_of([&] {
     try {

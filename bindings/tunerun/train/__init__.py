@@ -7,7 +7,7 @@ from tunerun import _lazy
 
 _lazy.install(globals(), {
     **{name: f"tunerun.train.config:{name}" for name in (
-        "CheckpointConfig", "FailureConfig", "RunConfig", "ScalingConfig")},
+        "CheckpointConfig", "ClusterConfig", "FailureConfig", "RunConfig", "ScalingConfig")},
     **{name: f"tunerun.train.session:{name}" for name in (
         "StopTrial", "TrainContext", "TrialDone", "get_checkpoint", "get_context", "report",
         "should_checkpoint")},

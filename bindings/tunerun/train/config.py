@@ -22,6 +22,19 @@ class FailureConfig:
 
 
 @dataclass
+class ClusterConfig:
+    """Where the ranks run (tunerun's own; Ray connects to a cluster with
+    ray.init instead). None takes tunerun.init()'s value, else the default:
+    launcher "auto" runs ranks as Slurm job steps inside an allocation
+    (SLURM_JOB_ID set) and on this machine elsewhere; Slurm's nodes need a
+    control_address or control_interface they reach the driver at."""
+    launcher: Optional[str] = None  # "auto", "local", "slurm" or "sim"
+    control_address: Optional[str] = None  # an IPv4 address of this machine
+    control_interface: Optional[str] = None  # or the interface whose address that is
+    slurm_poll_s: Optional[float] = None  # seconds between reads of Slurm's node states
+
+
+@dataclass
 class RunConfig:
     name: Optional[str] = None
     storage_path: Any = "runs"  # Ray: ~/ray_results
@@ -34,8 +47,17 @@ class RunConfig:
     verbose: int = 1  # 0 silent, 1 trial starts/ends, 2 every result (Ray's levels differ)
     progress_reporter: Any = None  # tune.CLIReporter: a trial table while fit() runs
     local_dir: Any = None  # Ray 2.0-2.6's name of storage_path
+    # Where the ranks run: a ClusterConfig or a dict of its fields.
+    cluster: Any = field(default_factory=ClusterConfig)
 
     def __post_init__(self):
+        if isinstance(self.cluster, dict):
+            self.cluster = ClusterConfig(**self.cluster)
+        elif self.cluster is None:
+            self.cluster = ClusterConfig()
+        elif not isinstance(self.cluster, ClusterConfig):
+            raise ValueError(f"RunConfig.cluster: expected a ClusterConfig or a dict, got "
+                             f"{self.cluster!r}")
         if self.local_dir is not None:
             if self.storage_path != "runs":
                 raise ValueError("RunConfig: give storage_path or local_dir (its Ray 2.0-2.6 "

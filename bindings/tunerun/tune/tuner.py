@@ -17,10 +17,11 @@ import pickle
 import sqlite3
 import sys
 import time
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, Callable, List, Optional, Union
 
-from tunerun import _reference, _tunerun, _worker
+from tunerun import _ray, _reference, _tunerun, _worker
 from tunerun.train.config import RunConfig
 from tunerun.tune import _adapters
 from tunerun.tune.callback import Callback, _with_ray_hooks
@@ -380,6 +381,8 @@ class Tuner:
             raise ValueError("mode: TuneConfig(metric=...) needs mode=\"min\" or \"max\"")
         # The spec table's fields (tune/spec/fields.h) from the keywords it names.
         spec = {}
+        # RunConfig.cluster's fields, those left None from tunerun.init().
+        rc = dataclasses.replace(rc, cluster=_ray.cluster_settings(getattr(rc, "cluster", None)))
         configs = {"TuneConfig": tc, "RunConfig": rc}
         for field in _tunerun.spec_fields():
             if field["python"]:
