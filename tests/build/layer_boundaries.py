@@ -34,6 +34,8 @@ import re
 import subprocess
 import sys
 
+from header_boundaries import parse_deps  # `ninja -t deps` output as {object: headers}
+
 # (pattern, layer, room): a pattern is a folder ending in "/" or a file path
 # without its extension (its .h and .cpp); the longest matching pattern
 # places a file. Patterns naming the same room are one room.
@@ -127,22 +129,6 @@ def include_violations(files):
                 found.append(f"{path}: includes {header}, of {theirs[0]} (layer {theirs[1]}), "
                              f"{where} {mine[0]} (layer {mine[1]})")
     return found
-
-
-def parse_deps(text):
-    """`ninja -t deps` output: 'OBJ: #deps N, ...' then indented headers."""
-    deps = {}
-    current = None
-    for line in text.splitlines():
-        if not line.strip():
-            continue
-        if line.startswith((" ", "\t")):
-            if current is not None:
-                deps[current].append(line.strip())
-        else:
-            current = line.split(":", 1)[0]
-            deps[current] = []
-    return deps
 
 
 def dep_violations(deps, source_dir):
