@@ -122,9 +122,14 @@ void unmark_non_finite(Json& value) {
     const auto& s = value.get_ref<const std::string&>();
     if (s.empty() || s[0] != '\0') return;
     const double inf = std::numeric_limits<double>::infinity();
-    if (s == std::string("\0NaN", 4)) value = std::numeric_limits<double>::quiet_NaN();
-    if (s == std::string("\0Infinity", 9)) value = inf;
-    if (s == std::string("\0-Infinity", 10)) value = -inf;
+    // Assigning to value frees s: nothing reads it after a match.
+    if (s == std::string("\0NaN", 4)) {
+      value = std::numeric_limits<double>::quiet_NaN();
+    } else if (s == std::string("\0Infinity", 9)) {
+      value = inf;
+    } else if (s == std::string("\0-Infinity", 10)) {
+      value = -inf;
+    }
   }
 }
 
