@@ -1,5 +1,5 @@
-"""Trainables of the Python tests: top-level functions of an importable
-module, as the worker processes import them by name."""
+"""Trainables of the Python tests: functions of an importable module, which
+the ranks import by reference (cloudpickle pickles them by name)."""
 
 import json
 import math

@@ -18,7 +18,6 @@ train_loop_config keys laid over it.
 """
 
 import os
-import pickle
 from datetime import timedelta
 
 import torch
@@ -31,7 +30,7 @@ from tunerun.train import dataset_shard
 from tunerun.train._device import DeviceLoader, get_device
 from tunerun.train.config import RunConfig, ScalingConfig
 from tunerun.train.torch_checkpoint import TorchCheckpoint  # noqa: F401
-from tunerun.tune.tuner import Tuner
+from tunerun.tune.tuner import Tuner, _display_name, _TrainableSpec
 
 
 def _ensure_process_group():
@@ -113,13 +112,7 @@ class TorchTrainer:
         self._payload = None
         if datasets is not None:
             rows = dataset_shard.materialise(datasets)
-            try:
-                self._payload = pickle.dumps({"datasets": rows})
-            except Exception as e:
-                raise ValueError(f"TorchTrainer: datasets cannot be pickled "
-                                 f"({type(e).__name__}: {e}); they travel to the ranks by "
-                                 "pickle") from None
-        self._ref = _reference.make_reference(train_loop_per_worker, "trainer")
+            self._payload = _reference.dumps({"datasets": rows}, "TorchTrainer: datasets")
 
     def _tunerun_trainer(self):
         s = self.scaling_config
@@ -133,12 +126,15 @@ class TorchTrainer:
         spec = {"num_workers": workers, "cpus_per_worker": res.get("CPU", 1),
                 "gpus_per_worker": gpus, "placement_strategy": s.placement_strategy}
         space = {"train_loop_config": self.train_loop_config} if self.train_loop_config else {}
-        ref = dict(self._ref)
+        ref = _reference.make_reference("trainer")
         if self.resume_from_checkpoint is not None:
             ref["resume_from_checkpoint"] = os.path.abspath(self.resume_from_checkpoint.path)
         ref["torch_config"] = {"backend": self.torch_config.backend,
                                "timeout_s": self.torch_config.timeout_s}
-        return ref, spec, space, self.train_loop_per_worker.__qualname__, self._payload
+        return _TrainableSpec(ref=ref, spec=spec, space=space,
+                              display=_display_name(self.train_loop_per_worker),
+                              payloads=[self._payload] if self._payload else [],
+                              runs=self.train_loop_per_worker)
 
     def fit(self):
         """Runs one training job (a one-trial experiment); returns its Result."""

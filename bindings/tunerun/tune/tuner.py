@@ -1,10 +1,10 @@
 """tune.Tuner and tune.TuneConfig, as Ray Tune 2.x's, over the C++ controller.
 
 Differences from Ray, each deliberate:
-- The trainable runs in worker processes that import it by name
-  (tunerun/_reference.py states the rule); Tuner() raises ValueError when it
-  cannot be imported that way, and for any bad param_space or option,
-  naming the key, before anything runs.
+- The trainable runs in worker processes that unpickle it (cloudpickle,
+  tunerun/_reference.py); fit() raises ValueError when it does not pickle,
+  and Tuner() for any bad param_space or option, naming the key, before
+  anything runs.
 - Results live in <storage_path>/<name>/experiment.db (SQLite); storage_path
   defaults to "runs", not ~/ray_results (~ and $VARIABLES expand, as Ray's).
 - Class trainables checkpoint by CheckpointConfig only
@@ -21,7 +21,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Callable, List, Optional, Union
 
-from tunerun import _ray, _reference, _tunerun, _worker
+from tunerun import _ray, _reference, _tunerun
 from tunerun.train.config import RunConfig
 from tunerun.tune import _adapters
 from tunerun.tune.callback import Callback, _with_ray_hooks
@@ -91,7 +91,7 @@ class _TrialNamer:
 
 class _WithResources:
     """tune.with_resources(trainable, {"cpu": 2} or a PlacementGroupFactory):
-    the trainable with per-rank resources."""
+    the trainable with per-rank resources. Calling it calls the trainable."""
 
     def __init__(self, trainable, resources):
         if isinstance(resources, PlacementGroupFactory):
@@ -103,24 +103,56 @@ class _WithResources:
         self.trainable = trainable
         self.resources = {k.lower(): v for k, v in resources.items()}
 
+    def __call__(self, *args, **kwargs):
+        return self.trainable(*args, **kwargs)
+
 
 def with_resources(trainable, resources):
     return _WithResources(trainable, resources)
 
 
+def _names(obj):
+    """(module, qualified name) of a trainable: of the function a
+    functools.partial wraps, of a callable object's class."""
+    import functools
+    while isinstance(obj, functools.partial):
+        obj = obj.func
+    if not hasattr(obj, "__qualname__"):
+        obj = type(obj)
+    return getattr(obj, "__module__", None) or "__main__", obj.__qualname__
+
+
+def _display_name(obj):
+    """The trainable's name in experiment names, as Ray's: its __name__ (a
+    lambda's without the brackets)."""
+    return _names(obj)[1].rsplit(".", 1)[-1].strip("<>")
+
+
+@dataclass
+class _TrainableSpec:
+    """What Tuner makes of its trainable."""
+    ref: dict  # the rank's REF, without the files' paths (fit() adds them)
+    spec: dict  # the spec's "trainable" section
+    space: dict  # param_space entries it brings (a trainer's train_loop_config)
+    display: str  # its name in experiment names and Trial.trainable_name
+    payloads: list  # with_parameters' pickled kwargs, innermost first
+    runs: Any  # what the ranks unpickle and run
+
+
 def _trainable_spec(trainable):
-    """(reference, trainable spec, extra param space, display name, with_parameters'
-    pickled kwargs or None) of what Tuner was given."""
-    resources, payload = {}, None
+    """The _TrainableSpec of what Tuner was given: with_resources and
+    with_parameters wrappers at the top are taken apart here (their values
+    are written once per experiment); deeper ones travel inside the object."""
+    resources, payloads = None, []
     trainable = resolve_trainable(trainable)
     while isinstance(trainable, (_WithResources, _WithParameters)):
         if isinstance(trainable, _WithResources):
-            resources = trainable.resources
+            resources = resources or trainable.resources  # the outermost wins
         else:
-            payload = trainable.payload
+            payloads.insert(0, trainable.payload)
         trainable = trainable.trainable
     if hasattr(trainable, "_tunerun_trainer"):
-        if payload is not None:
+        if payloads:
             raise ValueError("with_parameters: wraps a function or a tune.Trainable class, not "
                              "a trainer (give the trainer's train_loop_config instead)")
         return trainable._tunerun_trainer()
@@ -128,10 +160,15 @@ def _trainable_spec(trainable):
     if is_class and not issubclass(trainable, Trainable):
         raise ValueError(f"the trainable {trainable.__qualname__} is a class but not a "
                          "tune.Trainable")
-    ref = _reference.make_reference(trainable, "class" if is_class else "function")
+    if not callable(trainable):
+        raise ValueError(f"the trainable {trainable!r} is not a function or a tune.Trainable "
+                         "class")
+    resources = resources or {}
     spec = {"num_workers": 1, "cpus_per_worker": resources.get("cpu", 1),
             "gpus_per_worker": int(resources.get("gpu", 0))}
-    return ref, spec, {}, trainable.__qualname__, payload
+    return _TrainableSpec(ref=_reference.make_reference("class" if is_class else "function"),
+                          spec=spec, space={}, display=_display_name(trainable),
+                          payloads=payloads, runs=trainable)
 
 
 def _keyword(configs, path):
@@ -290,11 +327,13 @@ _TUNER_FILE = "tuner.pkl"
 
 def _save_tuner(directory, given):
     """What Tuner.restore takes from the first fit() when not given again:
-    the param_space and the TuneConfig, each kept only if it pickles."""
+    the param_space and the TuneConfig, each kept only if it pickles
+    (cloudpickle: a sample_from lambda, a trial_name_creator do)."""
+    import cloudpickle  # here: as _reference.dumps imports it
     kept = {}
     for key, value in given.items():
         try:
-            kept[key] = pickle.dumps(value)
+            kept[key] = cloudpickle.dumps(value)
         except Exception:
             continue
     os.makedirs(directory, exist_ok=True)
@@ -313,8 +352,8 @@ def _load_tuner(path):
 
 def _kept(saved, key, path):
     if key not in saved:
-        raise ValueError(f"Tuner.restore: {path} kept no {key} (it did not pickle: a lambda "
-                         "or a local object in it, or the experiment is not a Python "
+        raise ValueError(f"Tuner.restore: {path} kept no {key} (it did not pickle: a lock, "
+                         "a file or an open connection in it, or the experiment is not a Python "
                          f"Tuner's); pass {key}= as first given")
     return saved[key]
 
@@ -327,7 +366,9 @@ class Tuner:
         self._resume = _resume or {}
         self._trainable = trainable
         self._given = {"param_space": param_space, "tune_config": tune_config}
-        ref, trainable_spec, base_space, display, self._parameters = _trainable_spec(trainable)
+        made = _trainable_spec(trainable)
+        ref, trainable_spec, base_space, display = made.ref, made.spec, made.space, made.display
+        self._runs, self._payloads = made.runs, made.payloads
         self._display = display
         if param_space is not None and not isinstance(param_space, dict):
             raise ValueError(f"param_space must be a dict, got {type(param_space).__name__}")
@@ -337,11 +378,11 @@ class Tuner:
         storage_path = _expand(self._run_config.storage_path)
         if not self._run_config.name:
             self._name = _default_name(display, storage_path)
-        elif self._resume or _tunerun.is_worker():  # a worker runs the driver's experiment
+        elif self._resume:
             self._name = self._run_config.name
         else:
             self._name = _free_name(self._run_config.name, storage_path)
-        trainable_spec["name"] = f"{ref['module']}.{ref['qualname']}"
+        trainable_spec["name"] = ".".join(_names(made.runs))
         ref["name"] = trainable_spec["name"]
         if ref["kind"] == "class":
             ckpt, stop = self._run_config.checkpoint_config, self._run_config.stop
@@ -359,8 +400,7 @@ class Tuner:
         ref["bundles"] = [bundle] * (workers[-1] if isinstance(workers, list) else workers)
         self._ref = ref
         self._spec = self._make_spec(trainable_spec)
-        if not _tunerun.is_worker():
-            _tunerun.check_spec(self._spec)
+        _tunerun.check_spec(self._spec)
 
     def _make_spec(self, trainable_spec):
         tc, rc = self._tune_config, self._run_config
@@ -442,18 +482,19 @@ class Tuner:
         its results. Trial failures are in the ResultGrid (errors), not raised.
         Ctrl-C (SIGINT) or SIGTERM pauses the running trials at their next
         checkpoint (at most 30 s) and returns the results so far; Tuner.restore
-        continues the experiment.
-        In a worker process (a script's top-level fit()), serves the rank instead."""
-        if _worker.is_serving():
-            _worker.serve()
-        if self._parameters is not None:
-            # Beside the experiment, for the workers (rewritten on a restore).
-            directory = os.path.join(self._spec["storage_path"], self._name)
-            os.makedirs(directory, exist_ok=True)
-            self._ref["parameters"] = os.path.abspath(
-                os.path.join(directory, "with_parameters.pkl"))
-            with open(self._ref["parameters"], "wb") as f:
-                f.write(self._parameters)
+        continues the experiment. ValueError, before anything runs, when the
+        trainable does not pickle."""
+        # Pickled now, not in Tuner(): the script's globals the trainable
+        # uses are taken as they are when the experiment starts.
+        runs = _reference.dumps(self._runs, f"the trainable {self._display}")
+        directory = os.path.abspath(os.path.join(self._spec["storage_path"], self._name))
+        os.makedirs(directory, exist_ok=True)
+        # Beside the experiment, for the ranks (rewritten on a restore).
+        self._ref["trainable"] = os.path.join(directory, _reference.TRAINABLE_FILE)
+        _reference.write_atomically(self._ref["trainable"], runs)
+        if self._payloads:
+            self._ref["parameters"] = os.path.join(directory, _reference.PARAMETERS_FILE)
+            _reference.write_atomically(self._ref["parameters"], b"".join(self._payloads))
         if not self._resume:
             _save_tuner(os.path.join(self._spec["storage_path"], self._name), self._given)
         argv = _reference.worker_argv(self._ref)
@@ -499,8 +540,8 @@ class Tuner:
         """Continues the experiment in `path` (<storage_path>/<name>), Ray's
         arguments in Ray's order. param_space and tune_config left None are
         those of the first fit(), as Ray's (kept in <path>/tuner.pkl when they
-        pickle: a param_space or scheduler holding lambdas must be given
-        again). resume_unfinished=False and storage_filesystem are not
+        pickle with cloudpickle: one holding a lock or an open file must
+        be given again). The trainable is pickled again from `trainable`. resume_unfinished=False and storage_filesystem are not
         supported."""
         if not resume_unfinished:
             raise ValueError("Tuner.restore: resume_unfinished=False is not supported (the "
