@@ -95,9 +95,10 @@ def _wrap(func, ref):
             raise
         except _session.TrialDone:
             pass  # the function reported done=True: the trial ended as Ray's does
-        except BaseException:
+        except BaseException as error:
             import traceback
             traceback.print_exc()
+            _save_error(error)
             raise
         finally:
             if chdir:
@@ -107,6 +108,32 @@ def _wrap(func, ref):
             sys.stderr.flush()
 
     return call
+
+
+ERROR_FILE = "error_rank{}.pkl"
+
+
+def _save_error(error):
+    """What the driver makes Result.error of (tune/error.py): the exception
+    (cloudpickle, when it pickles), its "Type: message" as the trial's error
+    says it, and its traceback, in <trial_dir>/error_rank<N>.pkl."""
+    import pickle
+    import traceback
+    try:
+        import cloudpickle
+        exception = cloudpickle.dumps(error)
+    except Exception:
+        exception = None
+    text = str(error)
+    name = type(error).__name__
+    record = {"exception": exception, "text": f"{name}: {text}" if text else name,
+              "traceback": "".join(traceback.format_exception(error))}
+    context = _tunerun.get_context()
+    path = os.path.join(context["trial_dir"], ERROR_FILE.format(context["world_rank"]))
+    try:
+        _reference.write_atomically(path, pickle.dumps(record))
+    except OSError:
+        pass  # the trial's error still says what was raised, without the traceback
 
 
 def _final_result(returned):

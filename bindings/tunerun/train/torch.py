@@ -27,6 +27,7 @@ from torch.utils.data.distributed import DistributedSampler
 
 from tunerun import _rank_context, _reference
 from tunerun.train import dataset_shard
+from tunerun.train.base_trainer import raise_if_failed
 from tunerun.train._device import DeviceLoader, get_device
 from tunerun.train.config import RunConfig, ScalingConfig
 from tunerun.train.torch_checkpoint import TorchCheckpoint  # noqa: F401
@@ -137,5 +138,8 @@ class TorchTrainer:
                               runs=self.train_loop_per_worker)
 
     def fit(self):
-        """Runs one training job (a one-trial experiment); returns its Result."""
-        return Tuner(self, run_config=self.run_config).fit()[0]
+        """Runs one training job (a one-trial experiment); returns its Result.
+        Raises train.base_trainer.TrainingFailedError, with the failing rank's
+        error and traceback, when the training failed, as Ray's."""
+        grid = Tuner(self, run_config=self.run_config).fit()
+        return raise_if_failed(grid[0], grid.experiment_path)

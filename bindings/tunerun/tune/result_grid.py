@@ -2,15 +2,30 @@
 the experiment's database (the C++ tune::ResultGrid) once the run ends."""
 
 import math
+import os
 from dataclasses import dataclass, field
 from typing import List, Optional, Tuple
 
 from tunerun import _tunerun
 from tunerun.train.checkpoint import Checkpoint
+from tunerun.tune.error import TrialError, trial_error
 
 
-class TrialError(RuntimeError):
-    """A trial that ended in ERROR; its message is the trial's error."""
+def _error(message, path):
+    """Result.error of a trial whose error is `message`: with the exception
+    and traceback of the rank that raised it, when that rank saved them."""
+    import glob
+    import pickle
+    for file in sorted(glob.glob(os.path.join(glob.escape(path), "error_rank*.pkl"))):
+        try:
+            with open(file, "rb") as f:
+                record = pickle.load(f)
+        except Exception:
+            continue
+        # A record of an earlier attempt says something else than the trial's error.
+        if message.endswith(record["text"]):
+            return trial_error(message, record)
+    return trial_error(message, None)
 
 
 @dataclass
@@ -48,7 +63,7 @@ class Result:
     def _from_data(cls, d):
         return cls(metrics=d["metrics"], config=d["config"],
                    checkpoint=Checkpoint(d["checkpoint"]) if d["checkpoint"] else None,
-                   path=d["path"], error=TrialError(d["error"]) if d["error"] else None,
+                   path=d["path"], error=_error(d["error"], d["path"]) if d["error"] else None,
                    trial_id=d["trial_id"], status=d["status"],
                    best_checkpoints=[(Checkpoint(p), r) for p, r in d["best_checkpoints"]],
                    history=d["history"])
