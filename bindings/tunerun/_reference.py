@@ -30,6 +30,7 @@ import sys
 
 TRAINABLE_FILE = "trainable.pkl"
 PARAMETERS_FILE = "with_parameters.pkl"
+OBJECTS_FILE = "param_objects.pkl"  # the param_space's non-JSON values (tune/_values.py)
 
 
 def dumps(obj, what):
@@ -118,6 +119,16 @@ def load_parameters(ref: dict) -> dict:
                     return kwargs
 
     return _with_site(read, ref)
+
+
+def load_objects(ref):
+    """The pickled param_space objects (tune/_values.py) as bytes, or None:
+    each trial unpickles its own copy."""
+    path = ref.get("objects")
+    if path is None:
+        return None
+    with open(path, "rb") as f:
+        return f.read()
 
 
 def _unpickle(path):

@@ -71,7 +71,14 @@ def _wrap(func, ref):
     chdir = ref.get("chdir", False)
     initial_checkpoint = ref.get("resume_from_checkpoint")
 
+    objects = _reference.load_objects(ref)
+
     def call(config):
+        if objects is not None:
+            import pickle
+            from tunerun.tune import _values
+            config = _values.decode(config, _reference._with_site(
+                lambda: pickle.loads(objects), ref))
         _session._drop_pending()
         _set_torchrun_env(_tunerun.get_context())
         _rank_context.start_trial(initial_checkpoint=initial_checkpoint,

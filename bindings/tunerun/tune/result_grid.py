@@ -8,6 +8,7 @@ from typing import List, Optional, Tuple
 
 from tunerun import _tunerun
 from tunerun.train.checkpoint import Checkpoint
+from tunerun.tune import _values
 from tunerun.tune.error import TrialError, trial_error
 
 
@@ -60,8 +61,9 @@ class Result:
         return pandas.DataFrame(self.history)
 
     @classmethod
-    def _from_data(cls, d):
-        return cls(metrics=d["metrics"], config=d["config"],
+    def _from_data(cls, d, objects=None):
+        config = d["config"] if objects is None else _values.decode(d["config"], objects)
+        return cls(metrics=d["metrics"], config=config,
                    checkpoint=Checkpoint(d["checkpoint"]) if d["checkpoint"] else None,
                    path=d["path"], error=_error(d["error"], d["path"]) if d["error"] else None,
                    trial_id=d["trial_id"], status=d["status"],
@@ -77,14 +79,30 @@ def _flatten(prefix, value, out):
         out[prefix] = value
 
 
+def _stored_objects(path):
+    """The param_space's objects the experiment in `path` stored, or None."""
+    from tunerun import _reference
+    file = os.path.join(path, _reference.OBJECTS_FILE)
+    if not os.path.exists(file):
+        return None
+    import pickle
+    with open(file, "rb") as f:
+        return pickle.load(f)
+
+
 class ResultGrid:
-    def __init__(self, data):
+    def __init__(self, data, objects=None):
+        """objects: the param_space's non-JSON values (tune/_values.py) the
+        configs' placeholders stand for; None: those the experiment stored."""
         self._data = data
-        self._results = [Result._from_data(data.result(i)) for i in range(len(data))]
+        if objects is None:
+            objects = _stored_objects(data.experiment_path)
+        self._results = [Result._from_data(data.result(i), objects or None)
+                         for i in range(len(data))]
 
     @classmethod
-    def from_experiment(cls, path):
-        return cls(_tunerun.ResultGridData.from_experiment(str(path)))
+    def from_experiment(cls, path, objects=None):
+        return cls(_tunerun.ResultGridData.from_experiment(str(path)), objects)
 
     def __len__(self):
         return len(self._results)

@@ -23,7 +23,7 @@ from typing import Any, Callable, List, Optional, Union
 
 from tunerun import _ray, _reference, _tunerun
 from tunerun.train.config import RunConfig
-from tunerun.tune import _adapters
+from tunerun.tune import _adapters, _values
 from tunerun.tune.callback import Callback, _with_ray_hooks
 from tunerun.tune.experiment import Trial, _trials_of
 from tunerun.tune.placement_groups import PlacementGroupFactory
@@ -243,27 +243,26 @@ def _free_name(name, storage_path):
     return free
 
 
-_JSON_LEAVES = (str, bool, int, float, type(None))
-
-
-def _check_constants(value, where):
-    """ValueError naming the first constant of the param_space that a config
-    cannot hold. Ray's config takes any object; here configs are stored (and
-    sent to the workers) as JSON, so other objects go by tune.with_parameters."""
-    if isinstance(value, dict):
-        for key, item in value.items():
-            _check_constants(item, f"{where}.{key}")
-    elif isinstance(value, (list, tuple)):
-        for i, item in enumerate(value):
-            _check_constants(item, f"{where}[{i}]")
-    elif isinstance(value, Domain):
-        for i, item in enumerate(value.args if value.kind == "grid_search" else ()):
-            _check_constants(item, f"{where}[{i}]")
-    elif not isinstance(value, (_JSON_LEAVES, SampleFrom)) and not hasattr(value, "dtype"):
-        raise ValueError(f"{where}: a {type(value).__name__} cannot be a config value here "
-                         "(configs are stored as JSON: dict, list, str, bool, int, float, "
-                         "None); pass it to the trainable with tune.with_parameters(trainable, "
-                         "name=value) instead")
+def _with_trainer_scaling(trainable, param_space):
+    """A trainer with param_space["scaling_config"] (Ray's way to set the
+    trainer's ScalingConfig from a Tuner) as its own, and the param_space
+    without it."""
+    if not isinstance(param_space, dict) or "scaling_config" not in param_space or \
+            not hasattr(trainable, "_tunerun_trainer"):
+        return trainable, param_space
+    import copy
+    from tunerun.train.config import ScalingConfig
+    space = dict(param_space)
+    scaling = space.pop("scaling_config")
+    if isinstance(scaling, dict):
+        scaling = ScalingConfig(**scaling)
+    if not isinstance(scaling, ScalingConfig) or _values._holds_domain(vars(scaling)):
+        raise ValueError("param_space.scaling_config: expected one ScalingConfig, without "
+                         "domains: every trial of an experiment runs the same ranks (a "
+                         "ScalingConfig per trial is not supported)")
+    trainer = copy.copy(trainable)
+    trainer.scaling_config = scaling
+    return trainer, space
 
 
 def _has_domains(space):
@@ -366,15 +365,17 @@ class Tuner:
         self._resume = _resume or {}
         self._trainable = trainable
         self._given = {"param_space": param_space, "tune_config": tune_config}
+        trainable, param_space = _with_trainer_scaling(resolve_trainable(trainable), param_space)
         made = _trainable_spec(trainable)
         ref, trainable_spec, base_space, display = made.ref, made.spec, made.space, made.display
         self._runs, self._payloads = made.runs, made.payloads
         self._display = display
         if param_space is not None and not isinstance(param_space, dict):
             raise ValueError(f"param_space must be a dict, got {type(param_space).__name__}")
-        _check_constants(param_space or {}, "param_space")
-        self._param_space = _merge(base_space, _with_searcher_space(
-            self._tune_config.search_alg, param_space or {}))
+        encoder = _values.Encoder()
+        self._param_space = encoder.space(_merge(base_space, _with_searcher_space(
+            self._tune_config.search_alg, param_space or {})), "param_space")
+        self._objects = encoder.objects
         storage_path = _expand(self._run_config.storage_path)
         if not self._run_config.name:
             self._name = _default_name(display, storage_path)
@@ -492,6 +493,10 @@ class Tuner:
         # Beside the experiment, for the ranks (rewritten on a restore).
         self._ref["trainable"] = os.path.join(directory, _reference.TRAINABLE_FILE)
         _reference.write_atomically(self._ref["trainable"], runs)
+        if self._objects:
+            self._ref["objects"] = os.path.join(directory, _reference.OBJECTS_FILE)
+            _reference.write_atomically(self._ref["objects"], _reference.dumps(
+                self._objects, "the param_space's objects"))
         if self._payloads:
             self._ref["parameters"] = os.path.join(directory, _reference.PARAMETERS_FILE)
             _reference.write_atomically(self._ref["parameters"], b"".join(self._payloads))
@@ -523,7 +528,7 @@ class Tuner:
         if interrupted and self._run_config.verbose:
             print(f"tunerun: the experiment stopped early; continue it with "
                   f"tune.Tuner.restore({path!r}, trainable)", file=sys.stderr)
-        grid = ResultGrid.from_experiment(path)
+        grid = ResultGrid.from_experiment(path, objects=self._objects)
         if callbacks:
             trials = _trials_of(grid)
             for callback in callbacks:
@@ -531,7 +536,8 @@ class Tuner:
         return grid
 
     def get_results(self) -> ResultGrid:
-        return ResultGrid.from_experiment(os.path.join(self._spec["storage_path"], self._name))
+        return ResultGrid.from_experiment(os.path.join(self._spec["storage_path"], self._name),
+                                          objects=self._objects)
 
     @classmethod
     def restore(cls, path, trainable, resume_unfinished=True, resume_errored=False,
