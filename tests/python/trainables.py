@@ -235,3 +235,11 @@ def reports_anything(config):
     train.report({"score": 1, "none": None, "text": "abc", "list": [1, "a", None],
                   "array": np.arange(4).reshape(2, 2), "np_float": np.float64(0.25),
                   "ellipsis": ..., "tuple": (1, 2), "object": object()})
+
+
+def sleeps(config):
+    """Reports the wall-clock window it ran in."""
+    import time
+    start = time.time()
+    time.sleep(0.3)
+    train.report({"start": start, "end": time.time()})

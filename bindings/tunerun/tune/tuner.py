@@ -430,6 +430,8 @@ class Tuner:
                 value = _keyword(configs, field["python"])
                 if value is not None:
                     _put(spec, field["key"], value)
+        for key, value in _ray.resources().items():  # tunerun.init(num_cpus=, num_gpus=)
+            spec.setdefault("resources", {}).setdefault(key, value)
         if metric is not None:
             spec.update(metric=metric, mode=mode)
         if isinstance(spec.get("storage_path"), str):
@@ -465,9 +467,10 @@ class Tuner:
         return spec
 
     def _fresh_or_stored_seed(self, storage_path):
-        """TuneConfig(seed=None): fresh entropy, kept in the experiment's spec
-        so the run can be repeated (TuneConfig(seed=<the stored seed>)); a
-        restore reuses the stored one."""
+        """TuneConfig(seed=None): numpy's global generator when numpy is
+        imported (np.random.seed() makes runs repeatable), else fresh entropy;
+        kept in the experiment's spec so the run can be repeated
+        (TuneConfig(seed=<the stored seed>)); a restore reuses the stored one."""
         if self._resume:
             db = os.path.join(storage_path, self._name, "experiment.db")
             if os.path.isfile(db):
@@ -476,6 +479,11 @@ class Tuner:
                 seed = json.loads(stored or "{}").get("sweep", {}).get("seed")
                 if seed is not None:
                     return seed
+        numpy = sys.modules.get("numpy")
+        if numpy is not None:
+            # Drawn from numpy's global generator: np.random.seed() before the
+            # Tuner repeats the run, as Ray's FAQ says.
+            return int(numpy.random.randint(0, 2**31))
         return int.from_bytes(os.urandom(4), "little")
 
     def fit(self) -> ResultGrid:
