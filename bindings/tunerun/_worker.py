@@ -2,9 +2,10 @@
 text; tunerun starts it as _reference.worker_argv says).
 
 Unpickles the trainable the driver wrote (tunerun/_reference.py), registers
-it with the C++ worker runtime and runs the runtime's loop (HELLO, START, the function, DONE or ERROR; with
-reuse_actors, the next trial's START). A Python exception in the function
-prints its traceback to the rank's log and fails the trial with
+it with the C++ worker runtime and runs the runtime's loop (HELLO, START,
+the function, DONE or ERROR; with reuse_actors, the next trial's START). A
+Python exception in the function prints its traceback to the rank's log,
+saves it for Result.error (_save_error) and fails the trial with
 "Type: message". A dict the function returns is its last result, and a
 report with done=True ends the trial there (as Ray's function trainables).
 

@@ -3,6 +3,7 @@ tunerun's own config objects in the param_space, domains nested in lists,
 and reported values that are not numbers."""
 
 import dataclasses
+import os
 
 import numpy as np
 
@@ -45,9 +46,13 @@ def test_objects_numpy_and_nested_domains_in_the_param_space(storage, tmp_path):
         "sc": train.ScalingConfig(num_workers=3),
         "deep": {"list": [0, [tune.grid_search(["a", "b"])]]},
     }
+    def dirname(trial):  # it sees the objects too
+        return f"w{trial.config['layers'][1].width}_{trial.config['deep']['list'][1][0]}"
     grid = tune.Tuner(describes, param_space=space,
+                      tune_config=tune.TuneConfig(trial_dirname_creator=dirname),
                       run_config=run_config(storage, "objects")).fit()
     assert not grid.errors, grid.errors
+    assert sorted(os.path.basename(r.path) for r in grid) == ["w16_a", "w16_b", "w32_a", "w32_b"]
     metrics = sorted((r.metrics["widths"], r.metrics["nested"]) for r in grid)
     assert metrics == [([8, 16, 4], "a"), ([8, 16, 4], "b"), ([8, 32, 4], "a"),
                        ([8, 32, 4], "b")]

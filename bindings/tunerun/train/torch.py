@@ -104,6 +104,9 @@ class TorchTrainer:
         share read with train.get_dataset_shard(name)
         (tunerun/train/dataset_shard.py; no Ray Data: rows are pickled once).
         dataset_config and metadata are accepted and unused."""
+        if not callable(train_loop_per_worker):
+            raise ValueError(f"TorchTrainer: train_loop_per_worker must be a function, got "
+                             f"{train_loop_per_worker!r}")
         self.resume_from_checkpoint = resume_from_checkpoint
         self.train_loop_per_worker = train_loop_per_worker
         self.train_loop_config = dict(train_loop_config or {})

@@ -21,7 +21,8 @@ def _is_domain(value):
 
 
 def _is_numpy_scalar(value):
-    return hasattr(value, "dtype") and hasattr(value, "item") and getattr(value, "shape", None) == ()
+    return (hasattr(value, "dtype") and hasattr(value, "item")
+            and getattr(value, "shape", None) == ())
 
 
 def _holds_domain(value):

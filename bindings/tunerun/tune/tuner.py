@@ -70,13 +70,14 @@ class TuneConfig:
 class _TrialNamer:
     """creator(Trial) -> str, called as namer(trial_id, config)."""
 
-    def __init__(self, creator, trainable_name):
+    def __init__(self, creator, trainable_name, objects):
         self._creator = creator
         self._trainable_name = trainable_name
+        self._objects = objects  # the param_space's objects (tune/_values.py)
 
     def __call__(self, trial_id, config):
         trial = Trial(trial_id)
-        trial.config = config
+        trial.config = _values.decode(config, self._objects) if self._objects else config
         trial.trainable_name = self._trainable_name
         index = trial_id.rsplit("_", 1)[-1]
         flat = ",".join(f"{k}={v}" for k, v in sorted(config.items())
@@ -454,7 +455,8 @@ class Tuner:
             raise ValueError(f"TuneConfig.search_alg: {tc.search_alg!r} is not a "
                              "tune.search.Searcher")
         if tc.trial_dirname_creator is not None:
-            spec["trial_dirname_creator"] = _TrialNamer(tc.trial_dirname_creator, self._display)
+            spec["trial_dirname_creator"] = _TrialNamer(tc.trial_dirname_creator, self._display,
+                                                        self._objects)
         if isinstance(tc.scheduler, _NativeScheduler):
             spec["scheduler"] = tc.scheduler._spec()
             if getattr(tc.scheduler, "_explore_fn", None) is not None:
@@ -517,7 +519,7 @@ class Tuner:
         reporter = self._run_config.progress_reporter
         if reporter is not None and self._tune_config.trial_name_creator is not None:
             reporter._name_trial = _TrialNamer(self._tune_config.trial_name_creator,
-                                               self._display)
+                                               self._display, self._objects)
         callbacks = [_with_ray_hooks(c, self._display) for c in self._run_config.callbacks or []]
         callbacks += [reporter] if reporter else []
         for callback in callbacks:
@@ -554,9 +556,9 @@ class Tuner:
         """Continues the experiment in `path` (<storage_path>/<name>), Ray's
         arguments in Ray's order. param_space and tune_config left None are
         those of the first fit(), as Ray's (kept in <path>/tuner.pkl when they
-        pickle with cloudpickle: one holding a lock or an open file must
-        be given again). The trainable is pickled again from `trainable`. resume_unfinished=False and storage_filesystem are not
-        supported."""
+        pickle with cloudpickle: one holding a lock or an open file must be
+        given again). The ranks run `trainable`, pickled again.
+        resume_unfinished=False and storage_filesystem are not supported."""
         if not resume_unfinished:
             raise ValueError("Tuner.restore: resume_unfinished=False is not supported (the "
                              "unfinished trials always continue)")
