@@ -17,9 +17,8 @@ import time
 
 from tunerun import train, tune
 
-# Every rank imports this script to find `trivial` (the one rule): the
-# harness's own imports (subprocess, tempfile, resource: ~25 ms of a fresh
-# rank's CPU) are made where they are used, so a rank pays for the trial only.
+# `trivial` reaches the ranks by value (cloudpickle): a rank imports what it
+# uses (tunerun.train), never this script.
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -179,14 +179,15 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION science)
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_NAME tunerun)
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_SHLIBDEPS ON)
-set(CPACK_DEBIAN_RUNTIME_PACKAGE_RECOMMENDS "python3")
+# cloudpickle: `import tunerun` sends a Python trainable to its ranks by value.
+set(CPACK_DEBIAN_RUNTIME_PACKAGE_RECOMMENDS "python3, python3-cloudpickle")
 set(_tunerun_dev_depends pkg-config libfmt-dev nlohmann-json3-dev libmsgpack-cxx-dev cppzmq-dev
     libzmq3-dev libtomlplusplus-dev libeigen3-dev libsqlite3-dev)
 if(TARGET tunerun_torch)
   # The Fashion-MNIST built-ins read Debian's copy of the data set; OpenBLAS
   # is ~20x faster than the reference BLAS that libtorch would use otherwise.
   set(CPACK_DEBIAN_RUNTIME_PACKAGE_RECOMMENDS
-      "python3, dataset-fashion-mnist, libopenblas0-pthread")
+      "python3, python3-cloudpickle, dataset-fashion-mnist, libopenblas0-pthread")
   set(CPACK_DEBIAN_DEVELOPMENT_PACKAGE_RECOMMENDS "libtorch-dev, libgloo-dev")  # tunerun::torch
 endif()
 set(CPACK_DEBIAN_DEVELOPMENT_PACKAGE_NAME tunerun-dev)

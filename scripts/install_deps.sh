@@ -17,8 +17,9 @@
 # --tests adds doctest; headless Chromium, chromedriver and Selenium (the
 # dashboard's browser tests); Slurm and munge (the launcher's clients and the
 # tests' local cluster, tests/slurm/local_cluster.sh, which starts its own
-# daemons); python3-dev, pybind11-dev, pytest, pandas and python3-torch
-# (`import tunerun` and its tests); the fortunes corpus (char_gpt's text).
+# daemons); python3-dev, pybind11-dev, pytest, pandas, python3-cloudpickle
+# (how a Python trainable reaches its ranks) and python3-torch (`import
+# tunerun` and its tests); the fortunes corpus (char_gpt's text).
 # TUNERUN_WITH_TORCH=0 leaves out libtorch, Gloo, OpenBLAS, Fashion-MNIST,
 # fortunes and python3-torch (the trainers and their example data).
 # TUNERUN_BENCH_ANCHORS=1 adds what the benchmarks' anchors run: Optuna and
@@ -54,7 +55,7 @@ if ((with_tests && !tests_build_only)); then
   packages+=(
     chromium chromium-driver python3-selenium
     slurmd slurmctld slurm-client munge iproute2 mount
-    python3-pytest python3-pandas python3-optuna
+    python3-pytest python3-pandas python3-optuna python3-cloudpickle
   )
   if ((with_torch)); then
     packages+=(fortunes python3-torch)

@@ -2,7 +2,7 @@
 
     from tunerun import tune, train
 
-    def train_func(config):                      # a top-level function (see _reference.py)
+    def train_func(config):                      # travels by value (see _reference.py)
         for step in range(10):
             train.report({"loss": (config["x"] - 3) ** 2 / (step + 1)})
 

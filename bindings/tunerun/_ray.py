@@ -12,17 +12,23 @@ from tunerun.train.config import ClusterConfig
 
 _initialized = False
 _cluster = ClusterConfig()  # what init() set; RunConfig.cluster's fields default to it
+_resources = {}  # init(num_cpus=, num_gpus=): {"cpus": n, "gpus": n}, what trials may hold
 _CLUSTER_FIELDS = tuple(f.name for f in dataclasses.fields(ClusterConfig))
 
 
 def init(address=None, **kwargs):
-    """Ray's ray.init(address=None, *, num_cpus=, num_gpus=, ...), plus where
-    the ranks run: init(launcher="slurm", control_interface="ib0") makes
+    """Ray's ray.init(address=None, *, num_cpus=, num_gpus=, ...): num_cpus
+    and num_gpus bound what the trials of every later fit() hold at once, as
+    Ray's. Plus where the ranks run: init(launcher="slurm", control_interface="ib0") makes
     every later RunConfig without its own cluster settings use them. Warns
     once about the arguments it ignores."""
     global _initialized, _cluster
     cluster = {k: kwargs.pop(k) for k in _CLUSTER_FIELDS if k in kwargs}
     _cluster = dataclasses.replace(_cluster, **cluster)
+    for name in ("num_cpus", "num_gpus"):
+        value = kwargs.pop(name, None)
+        if value is not None:
+            _resources[name[4:]] = value
     if not _initialized:
         given = ", ".join([*(["address"] if address is not None else []), *sorted(kwargs)])
         if given:
@@ -36,11 +42,18 @@ def shutdown():
     global _initialized, _cluster
     _initialized = False
     _cluster = ClusterConfig()
+    _resources.clear()
 
 
 def is_initialized():
     """True after init(), until shutdown(), as Ray's."""
     return _initialized
+
+
+def resources():
+    """init()'s num_cpus and num_gpus as the spec's resources section
+    ({"cpus": 4, "gpus": 1}): the most the trials hold at once."""
+    return dict(_resources)
 
 
 def cluster_settings(cluster):

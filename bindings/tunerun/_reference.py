@@ -1,89 +1,60 @@
-"""How a Python trainable reaches its worker processes: BY REFERENCE.
+"""How a Python trainable reaches its worker processes: BY VALUE.
 
-Each rank of a trial is a fresh Python process running tunerun._worker (or,
-with reuse_actors, one kept from an earlier trial). REF names the trainable
-by module and qualified name; the worker imports the module and looks the
-name up. The function object itself never travels, so:
+The driver pickles the trainable with cloudpickle when fit() starts and
+writes it once per experiment, <storage_path>/<name>/trainable.pkl (again on
+Tuner.restore, from the trainable restore() is given). Each rank of a trial
+is a fresh Python process running tunerun._worker (forked from the zygote,
+or started by exec, or with reuse_actors kept from an earlier trial of the
+same fit()); it unpickles the file once and runs the object for each trial.
+The script is never run again in a worker: its top-level code runs once,
+in the driver.
 
-THE ONE RULE: a trainable is a function (or a TorchTrainer's train loop)
-defined with `def` at the top level of a module: an importable module, or
-the script you run. In a script, its top-level code runs again in every
-worker process (as the module `__tunerun_main__`, with the driver's
-sys.argv and sys.path), except what is under `if __name__ == "__main__":`.
-Put the driver's work (building the Tuner, fit(), printing results) under
-that guard or after the definitions; a top-level fit() in a worker becomes
-the worker and never returns.
+What pickles: functions (closures, lambdas, functions defined under `if
+__name__ == "__main__":` or twice in one script: the object given is the
+one that runs), functools.partial, callable objects, tune.Trainable
+classes, with_parameters / with_resources wrappers in any nesting. As
+cloudpickle does it: what the script (module __main__) defines travels by
+value, with the globals it uses as they are when fit() starts; functions
+and classes of importable modules travel by reference, imported in the rank
+with the driver's sys.path. tune.with_parameters' values are pickled when
+it is called and written once per experiment, beside the trainable
+(with_parameters.pkl); each rank loads them once.
 
-Breaking the rule is a ValueError from tune.Tuner(...) before anything runs:
-a lambda, a function nested in another (a closure), a function defined under
-`if __name__ == "__main__":` or in an interactive session (no file).
+The rank learns where the files are from REF, a small dict (encode()) on
+its command line.
 """
 
-import importlib
 import marshal
 import os
 import sys
 
-MAIN_ALIAS = "__tunerun_main__"
-
-_RULE = ("tunerun imports the trainable by name in each worker process, so it must be "
-         "a function defined with `def` at the top level of a module or of the script")
-
-
-def make_reference(func, kind: str) -> dict:
-    """A JSON-able reference to `func`. Raises ValueError when the rule is broken."""
-    qualname = getattr(func, "__qualname__", None)
-    module = getattr(func, "__module__", None)
-    if qualname is None or module is None or not callable(func):
-        raise ValueError(f"{func!r} is not a function; {_RULE}")
-    if "<lambda>" in qualname:
-        raise ValueError(f"the trainable is a lambda; {_RULE}")
-    if "<locals>" in qualname:
-        raise ValueError(f"the trainable {qualname} is defined inside another function "
-                         f"(a closure); {_RULE}")
-    ref = {"kind": kind, "module": module, "qualname": qualname,
-           "sys_path": [p for p in sys.path], "argv": list(sys.argv)}
-    if module in ("__main__", MAIN_ALIAS):
-        main = sys.modules.get("__main__")
-        path = getattr(main, "__file__", None) if module == "__main__" else None
-        if module == MAIN_ALIAS:
-            path = sys.modules[MAIN_ALIAS].__file__
-        if not path:
-            raise ValueError(f"the trainable {qualname} is defined in an interactive session "
-                             f"(no file to import it from); {_RULE}")
-        path = os.path.abspath(path)
-        top = qualname.split(".")[0]
-        names, lines = _top_level_names(path)
-        if top not in names:
-            raise ValueError(f"the trainable {qualname} is not defined at the top level of "
-                             f"{path} (under `if __name__ == \"__main__\":`?); {_RULE}")
-        if len(lines.get(top, [])) > 1:
-            raise ValueError(f"{top} is defined more than once at the top level of {path} "
-                             f"(lines {', '.join(map(str, lines[top]))}): the trial's process "
-                             "imports it by name and could run another definition than the "
-                             "one given; rename one of them")
-        ref["module"] = "__main__"
-        ref["file"] = path
-    return ref
+TRAINABLE_FILE = "trainable.pkl"
+PARAMETERS_FILE = "with_parameters.pkl"
+OBJECTS_FILE = "param_objects.pkl"  # the param_space's non-JSON values (tune/_values.py)
 
 
-def _top_level_names(path: str):
-    """The names the script binds at its top level, and the lines of each
-    def or class statement by name."""
-    import ast  # here: every rank imports this module; a script's trainable alone needs ast
-    with open(path, encoding="utf-8") as f:
-        tree = ast.parse(f.read(), path)
-    names, lines = set(), {}
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(node.name)
-            lines.setdefault(node.name, []).append(node.lineno)
-        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            names.update(t.id for t in targets if isinstance(t, ast.Name))
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            names.update((a.asname or a.name).split(".")[0] for a in node.names)
-    return names, lines
+def dumps(obj, what):
+    """`obj` pickled by cloudpickle; ValueError naming `what` when it cannot be."""
+    import cloudpickle  # here: a rank unpickles with pickle, importing cloudpickle only if needed
+    try:
+        return cloudpickle.dumps(obj)
+    except Exception as e:
+        raise ValueError(f"{what} cannot be pickled ({type(e).__name__}: {e}); it travels to "
+                         "the trial's processes by cloudpickle") from None
+
+
+def make_reference(kind: str) -> dict:
+    """The rank's REF for a trainable of `kind` ("function", "class" or
+    "trainer"); fit() adds the paths of the files it writes."""
+    return {"kind": kind, "sys_path": list(sys.path)}
+
+
+def write_atomically(path, data: bytes):
+    """`path` holds `data` whole or not at all (a rank may read it any time)."""
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "wb") as f:
+        f.write(data)
+    os.replace(tmp, path)
 
 
 def encode(ref: dict) -> str:
@@ -96,56 +67,83 @@ def decode(text: str) -> dict:
 
 
 # The rank's program. -S skips site (.pth files, a third of a bare start):
-# the package root comes first on sys.path here, and resolve() then gives
-# the rank the driver's whole sys.path.
+# the package root comes first on sys.path here, and the rank then takes
+# the driver's whole sys.path from REF.
 _BOOTSTRAP = ("import sys; sys.path.insert(0, {root!r}); "
               "from tunerun._worker import main; sys.exit(main(sys.argv))")
 
 
+def _root():
+    return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
 def worker_argv(ref: dict) -> list:
     """The command line of a rank serving `ref`, with the driver's interpreter."""
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    return [sys.executable, "-S", "-c", _BOOTSTRAP.format(root=root), encode(ref)]
+    return [sys.executable, "-S", "-c", _BOOTSTRAP.format(root=_root()), encode(ref)]
 
 
 def zygote_argv() -> list:
-    """The command line of the zygote that forks ranks (tunerun/_zygote.py)."""
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    """The command line of the zygote that forks ranks (tunerun/_zygote.py);
+    it gets the driver's sys.path, where cloudpickle is found."""
     return [sys.executable, "-S", "-c",
-            f"import sys; sys.path.insert(0, {root!r}); from tunerun._zygote import main; main()"]
+            f"import sys; sys.path.insert(0, {_root()!r}); from tunerun._zygote import main; "
+            "main()", encode({"sys_path": list(sys.path)})]
 
 
-def resolve(ref: dict):
-    """The function `ref` names, imported in this (worker) process."""
+def use_sys_path(ref: dict):
+    """This (worker) process imports as the driver does: the driver's sys.path."""
     sys.path[:] = ref["sys_path"]
+
+
+def load(ref: dict):
+    """The trainable `ref` names, unpickled in this (worker) process; the
+    with_parameters values come separately (load_parameters)."""
+    return _with_site(lambda: _unpickle(ref["trainable"]), ref)
+
+
+def load_parameters(ref: dict) -> dict:
+    """with_parameters' keyword arguments of every wrapper, the outer one's
+    last (the file holds one pickle per wrapper, innermost first)."""
+    path = ref.get("parameters")
+    if path is None:
+        return {}
+
+    def read():
+        import pickle
+        kwargs = {}
+        with open(path, "rb") as f:
+            while True:
+                try:
+                    kwargs.update(pickle.load(f))
+                except EOFError:
+                    return kwargs
+
+    return _with_site(read, ref)
+
+
+def load_objects(ref):
+    """The pickled param_space objects (tune/_values.py) as bytes, or None:
+    each trial unpickles its own copy."""
+    path = ref.get("objects")
+    if path is None:
+        return None
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def _unpickle(path):
+    import pickle  # here: a bare rank's start skips it until the file is read
+    with open(path, "rb") as f:
+        return pickle.load(f)
+
+
+def _with_site(load_it, ref):
     try:
-        module = _import(ref)
+        return load_it()
     except ImportError:
         # The rank started without site (-S): .pth files that install import
-        # hooks (editable installs) run now, and the import is tried again.
+        # hooks (editable installs) run now, and the load is tried again.
         import site
         site.main()
         sys.path[:0] = [p for p in ref["sys_path"] if p not in sys.path]
-        module = _import(ref)
-    obj = module
-    for part in ref["qualname"].split("."):
-        obj = getattr(obj, part)
-    return obj
-
-
-def _import(ref):
-    if ref["module"] != "__main__":
-        return importlib.import_module(ref["module"])
-    sys.argv[:] = ref["argv"]
-    module = sys.modules.get(MAIN_ALIAS)
-    if module is None:
-        import importlib.util as util  # here: only a script's rank needs it
-        spec = util.spec_from_file_location(MAIN_ALIAS, ref["file"])
-        module = util.module_from_spec(spec)
-        sys.modules[MAIN_ALIAS] = module
-        try:
-            spec.loader.exec_module(module)
-        except BaseException:
-            del sys.modules[MAIN_ALIAS]
-            raise
-    return module
+        return load_it()

@@ -1,10 +1,11 @@
 """A trial's rank: `python3 -m tunerun._worker REF` (REF: _reference.encode's
 text; tunerun starts it as _reference.worker_argv says).
 
-Imports the trainable by reference, registers it with the C++ worker runtime
-and runs the runtime's loop (HELLO, START, the function, DONE or ERROR; with
-reuse_actors, the next trial's START). A Python exception in the function
-prints its traceback to the rank's log and fails the trial with
+Unpickles the trainable the driver wrote (tunerun/_reference.py), registers
+it with the C++ worker runtime and runs the runtime's loop (HELLO, START,
+the function, DONE or ERROR; with reuse_actors, the next trial's START). A
+Python exception in the function prints its traceback to the rank's log,
+saves it for Result.error (_save_error) and fails the trial with
 "Type: message". A dict the function returns is its last result, and a
 report with done=True ends the trial there (as Ray's function trainables).
 
@@ -19,11 +20,6 @@ import sys
 from tunerun import _rank_context, _reference, _tunerun
 from tunerun.train import session as _session
 
-# The reference this process serves; set by main() before the user's module
-# is imported, so a top-level Tuner.fit() in a script can serve it (serve()).
-_current = None
-
-
 def _teardown_process_group():
     # A reused rank meets the next trial's group at a new MASTER_PORT.
     dist = sys.modules.get("torch.distributed")
@@ -33,21 +29,8 @@ def _teardown_process_group():
 
 def _parameters(ref):
     """tune.with_parameters' keyword arguments, unpickled once per process."""
-    path = ref.get("parameters")
-    if path is None:
-        return {}
-    if _parameter_cache.get("path") != path:
-        import pickle
-
-        class MainUnpickler(pickle.Unpickler):
-            # The driver's script is this process's module __tunerun_main__.
-            def find_class(self, module, name):
-                if module == "__main__" and _reference.MAIN_ALIAS in sys.modules:
-                    module = _reference.MAIN_ALIAS
-                return super().find_class(module, name)
-
-        with open(path, "rb") as f:
-            _parameter_cache.update(path=path, kwargs=MainUnpickler(f).load())
+    if "kwargs" not in _parameter_cache:
+        _parameter_cache["kwargs"] = _reference.load_parameters(ref)
     return _parameter_cache["kwargs"]
 
 
@@ -89,7 +72,14 @@ def _wrap(func, ref):
     chdir = ref.get("chdir", False)
     initial_checkpoint = ref.get("resume_from_checkpoint")
 
+    objects = _reference.load_objects(ref)
+
     def call(config):
+        if objects is not None:
+            import pickle
+            from tunerun.tune import _values
+            config = _values.decode(config, _reference._with_site(
+                lambda: pickle.loads(objects), ref))
         _session._drop_pending()
         _set_torchrun_env(_tunerun.get_context())
         _rank_context.start_trial(initial_checkpoint=initial_checkpoint,
@@ -113,9 +103,10 @@ def _wrap(func, ref):
             raise
         except _session.TrialDone:
             pass  # the function reported done=True: the trial ended as Ray's does
-        except BaseException:
+        except BaseException as error:
             import traceback
             traceback.print_exc()
+            _save_error(error)
             raise
         finally:
             if chdir:
@@ -125,6 +116,32 @@ def _wrap(func, ref):
             sys.stderr.flush()
 
     return call
+
+
+ERROR_FILE = "error_rank{}.pkl"
+
+
+def _save_error(error):
+    """What the driver makes Result.error of (tune/error.py): the exception
+    (cloudpickle, when it pickles), its "Type: message" as the trial's error
+    says it, and its traceback, in <trial_dir>/error_rank<N>.pkl."""
+    import pickle
+    import traceback
+    try:
+        import cloudpickle
+        exception = cloudpickle.dumps(error)
+    except Exception:
+        exception = None
+    text = str(error)
+    name = type(error).__name__
+    record = {"exception": exception, "text": f"{name}: {text}" if text else name,
+              "traceback": "".join(traceback.format_exception(error))}
+    context = _tunerun.get_context()
+    path = os.path.join(context["trial_dir"], ERROR_FILE.format(context["world_rank"]))
+    try:
+        _reference.write_atomically(path, pickle.dumps(record))
+    except OSError:
+        pass  # the trial's error still says what was raised, without the traceback
 
 
 def _final_result(returned):
@@ -140,9 +157,9 @@ def _final_result(returned):
 
 
 def _unresolved(error):
-    """A trainable that raises what resolving the real one raised (a misspelt
-    name, a function defined below the script's fit()), so that error is the
-    trial's, not "rank 0 exited with code 1"."""
+    """A trainable that raises what loading the real one raised (a module the
+    rank cannot import), so that error is the trial's, not "rank 0 exited
+    with code 1"."""
 
     def trainable(*args, **kwargs):
         raise error
@@ -150,33 +167,25 @@ def _unresolved(error):
     return trainable
 
 
-def serve(func=None):
-    """Runs this process's rank and exits (never returns)."""
-    ref = _current
-    if func is None:
-        try:
-            func = _reference.resolve(ref)
-        except Exception as error:
-            func = _unresolved(error)
-    _tunerun.register_trainable(ref["name"], _wrap(func, ref))
-    code = _tunerun.run_worker()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    sys.exit(code)
-
-
-def is_serving() -> bool:
-    return _current is not None
-
-
 def main(argv):
-    global _current
+    """Runs this process's rank; returns its exit code."""
     if len(argv) != 2:
         print("usage: python3 -m tunerun._worker REFERENCE (started by tunerun, not by hand)",
               file=sys.stderr)
         return 2
-    _current = _reference.decode(argv[1])
-    serve()
+    ref = _reference.decode(argv[1])
+    _reference.use_sys_path(ref)
+    try:
+        func = _reference.load(ref)
+    except Exception as error:
+        import traceback
+        traceback.print_exc()
+        func = _unresolved(error)
+    _tunerun.register_trainable(ref["name"], _wrap(func, ref))
+    code = _tunerun.run_worker()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    return code
 
 
 if __name__ == "__main__":

@@ -1,9 +1,12 @@
 """The zygote: one Python interpreter per fit() that has imported tunerun's
-rank modules (never torch, never the user's code) and forks fresh Python
-ranks on request, so a rank costs a fork instead of an interpreter start.
+rank modules and cloudpickle (never torch, never the user's code) and forks
+fresh Python ranks on request, so a rank costs a fork instead of an
+interpreter start. Each rank unpickles the trainable itself: the user's
+modules (torch) may start threads, and a threaded zygote forks no more.
 
 Started by tune/launch/local/zygote.cpp (ZygoteLauncher) as `python3 -S -c
-<bootstrap>` (_reference.zygote_argv) with its end of a socketpair on fd 3.
+<bootstrap> REF` (_reference.zygote_argv: REF holds the driver's sys.path)
+with its end of a socketpair on fd 3.
 A request names one rank: its argv (the rank's usual `python3 -S -c
 BOOTSTRAP REF` command line), whole environment, working directory, log file
 and process group. The zygote forks an intermediate process that forks the
@@ -60,9 +63,22 @@ def _send(fd, text):
     os.write(fd, len(data).to_bytes(4, "little") + data)
 
 
+def _preload():
+    """cloudpickle, which unpickling a script's trainable imports, from the
+    driver's sys.path; a rank sets its own sys.path again."""
+    from tunerun import _reference
+    if len(sys.argv) > 1:
+        _reference.use_sys_path(_reference.decode(sys.argv[1]))
+    try:
+        import cloudpickle  # noqa: F401
+    except ImportError:
+        pass  # the driver pickled with it, so a rank finds it on the driver's sys.path
+
+
 def main(fd=_SOCKET_FD):
     global _zygote_pid
     _zygote_pid = os.getpid()
+    _preload()
     while True:
         header = _read_exact(fd, 4)
         if header is None:

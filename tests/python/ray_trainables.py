@@ -221,3 +221,8 @@ def elastic_steps(config):
                     json.dump({"step": step}, f)
                 saved = train.Checkpoint.from_directory(d)
             train.report({"step": step, "seen": context.get_world_size()}, checkpoint=saved)
+
+
+def reads_args_lr(config):
+    """Ray's mnist_pytorch_trainable reads its flags from config["args"]."""
+    train.report({"score": config["args"].lr * config["x"]})

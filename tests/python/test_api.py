@@ -44,29 +44,18 @@ def test_bad_tune_config_names_its_key(storage, tune_config, key):
     assert not os.path.exists(storage)
 
 
-def test_unimportable_trainables_are_refused(storage):
-    with pytest.raises(ValueError, match="lambda"):
-        tune.Tuner(lambda config: None, run_config=run_config(storage, "x"))
+def test_lambdas_and_closures_run(storage):
+    offset = 10
 
     def closure(config):
-        pass
-    with pytest.raises(ValueError, match="closure"):
-        tune.Tuner(closure, run_config=run_config(storage, "x"))
-
-
-def test_function_under_main_guard_is_refused(tmp_path):
-    script = tmp_path / "script.py"
-    script.write_text(textwrap.dedent("""
-        from tunerun import tune
-        if __name__ == "__main__":
-            def train_func(config):
-                pass
-            tune.Tuner(train_func)
-    """))
-    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                          cwd=tmp_path)
-    assert proc.returncode != 0
-    assert "not defined at the top level" in proc.stderr
+        train.report({"y": config["x"] + offset})
+    for name, trainable in [("lambda", lambda config: {"y": config["x"] * 2}),
+                            ("closure", closure)]:
+        grid = tune.Tuner(trainable, param_space={"x": 1},
+                          run_config=run_config(storage, name)).fit()
+        assert grid[0].status == "TERMINATED", grid[0].error
+    assert [tunerun.load(os.path.join(storage, name))[0].metrics["y"]
+            for name in ("lambda", "closure")] == [2, 11]
 
 
 # --- running Python trials ---------------------------------------------------

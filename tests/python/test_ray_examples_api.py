@@ -166,12 +166,11 @@ def test_the_modules_the_examples_import_from():
         ("should_checkpoint", "training_iteration", "done")
 
 
-def test_an_object_in_the_param_space_names_with_parameters(storage):
-    # Where we differ from Ray (whose config holds any object, as Ray's
-    # mnist_pytorch_trainable puts its argparse Namespace there): configs are
-    # JSON here, and the error says what to use instead.
+def test_an_argparse_namespace_in_the_param_space_reaches_the_trainable(storage):
+    # Ray's mnist_pytorch_trainable puts its argparse Namespace in the config.
     import argparse
-    with pytest.raises(ValueError, match=r"param_space\.args: a Namespace .*with_parameters"):
-        tune.Tuner(ray_trainables.returns_score,
-                   param_space={"args": argparse.Namespace(lr=0.1), "a": 1, "b": 0},
-                   run_config=run_config(storage, "objects"))
+    grid = tune.Tuner(ray_trainables.reads_args_lr,
+                      param_space={"args": argparse.Namespace(lr=0.1), "x": 2},
+                      run_config=run_config(storage, "objects")).fit()
+    assert grid[0].metrics["score"] == 0.2
+    assert grid[0].config["args"] == argparse.Namespace(lr=0.1)

@@ -65,12 +65,21 @@ def test_restore_without_param_space_reuses_the_first_fit_s(storage, tmp_path):
     assert restored.get_best_result().metrics["score"] == max(first)
 
 
-def test_restore_asks_for_a_param_space_that_did_not_pickle(storage):
+def test_restore_keeps_a_lambda_param_space_and_asks_for_one_that_did_not_pickle(storage):
     grid = tune.Tuner(ray_trainables.returns_score,
                       param_space={"a": tune.sample_from(lambda spec: 2), "b": 0},
                       run_config=tune.RunConfig(name="lambda_space", storage_path=storage,
                                                 verbose=0)).fit()
     assert grid[0].metrics["score"] == 4
+    restored = tune.Tuner.restore(grid.experiment_path, ray_trainables.returns_score)
+    assert restored._param_space["b"] == 0
+
+    import threading
+    lock = threading.Lock()
+    grid = tune.Tuner(ray_trainables.returns_score,
+                      param_space={"a": tune.sample_from(lambda spec: 2 if lock else 0), "b": 0},
+                      run_config=tune.RunConfig(name="lock_space", storage_path=storage,
+                                                verbose=0)).fit()
     with pytest.raises(ValueError, match="pass param_space"):
         tune.Tuner.restore(grid.experiment_path, ray_trainables.returns_score)
 

@@ -33,9 +33,10 @@ def test_init_accepts_ray_s_arguments_and_warns_once():
     tunerun.shutdown()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        tunerun.init(num_cpus=4, num_gpus=0, ignore_reinit_error=True)
-        tunerun.init(num_cpus=4)
-    assert len(caught) == 1 and "num_cpus" in str(caught[0].message)
+        tunerun.init(num_cpus=4, num_gpus=0, ignore_reinit_error=True, object_store_memory=1)
+        tunerun.init(num_cpus=4, include_dashboard=False)
+    assert len(caught) == 1
+    assert "ignore_reinit_error, object_store_memory" in str(caught[0].message)
     assert tunerun.is_initialized()
     tunerun.shutdown()
     assert not tunerun.is_initialized()

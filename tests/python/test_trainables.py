@@ -31,11 +31,6 @@ def test_with_parameters_reaches_every_worker(storage):
     assert grid[0].metrics["total"] == 499500
 
 
-def test_with_parameters_refuses_what_cannot_travel(storage):
-    with pytest.raises(ValueError, match="with_parameters: the parameters cannot be pickled"):
-        tune.with_parameters(trainables.with_table, table=lambda: 1)
-
-
 def test_class_trainable_steps_and_checkpoints_at_end(storage):
     grid = tune.Tuner(tune.with_parameters(trainables.Counter, offset=100),
                       param_space={"step": tune.grid_search([1, 10])},

@@ -1,5 +1,5 @@
-"""Trainables of the Python tests: top-level functions of an importable
-module, as the worker processes import them by name."""
+"""Trainables of the Python tests: functions of an importable module, which
+the ranks import by reference (cloudpickle pickles them by name)."""
 
 import json
 import math
@@ -223,3 +223,23 @@ def two_objectives_per_step(config):
     x, y = config["x"], config["y"]
     for step in range(8):
         train.report({"acc": x * (step + 1) / 8, "latency_ms": 10 * (x + y)})
+
+
+def world_size_probe(config):
+    """A TorchTrainer's loop: reports its world size and lr."""
+    train.report({"world_size": train.get_context().get_world_size(), "lr": config["lr"]})
+
+
+def reports_anything(config):
+    import numpy as np
+    train.report({"score": 1, "none": None, "text": "abc", "list": [1, "a", None],
+                  "array": np.arange(4).reshape(2, 2), "np_float": np.float64(0.25),
+                  "ellipsis": ..., "tuple": (1, 2), "object": object()})
+
+
+def sleeps(config):
+    """Reports the wall-clock window it ran in."""
+    import time
+    start = time.time()
+    time.sleep(0.3)
+    train.report({"start": start, "end": time.time()})

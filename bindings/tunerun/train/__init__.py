@@ -12,5 +12,9 @@ _lazy.install(globals(), {
         "StopTrial", "TrainContext", "TrialDone", "get_checkpoint", "get_context", "report",
         "should_checkpoint")},
     "Checkpoint": "tunerun.train.checkpoint:Checkpoint",
+    "TrainingFailedError": "tunerun.train.base_trainer:TrainingFailedError",
+    # Submodules, so `train.torch.prepare_model` works where nothing imported them
+    # yet (a rank running a trainable that says so).
+    **{m: f"tunerun.train.{m}" for m in ("base_trainer", "torch")},
     "get_dataset_shard": "tunerun.train.dataset_shard:get_dataset_shard",
 })

@@ -32,7 +32,13 @@ def report(metrics=None, *, checkpoint=None, **kwargs):
         shutil.copytree(checkpoint.path, staged, dirs_exist_ok=True)
         if getattr(checkpoint, "_temporary", False):  # a folder from_dict/from_state_dict made
             shutil.rmtree(checkpoint.path, ignore_errors=True)
-    _tunerun.report(metrics, staged)
+    try:
+        _tunerun.report(metrics, staged)
+    except (ValueError, TypeError):
+        # A value that is not JSON: kept as JSON where it converts, else as
+        # its text (tune/_values.py); a second failure is the call's own.
+        from tunerun.tune import _values
+        _tunerun.report(_values.as_metrics(metrics), staged)
     if metrics.get("done") is True:
         raise TrialDone
 

@@ -18,7 +18,6 @@ train_loop_config keys laid over it.
 """
 
 import os
-import pickle
 from datetime import timedelta
 
 import torch
@@ -28,10 +27,11 @@ from torch.utils.data.distributed import DistributedSampler
 
 from tunerun import _rank_context, _reference
 from tunerun.train import dataset_shard
+from tunerun.train.base_trainer import raise_if_failed
 from tunerun.train._device import DeviceLoader, get_device
 from tunerun.train.config import RunConfig, ScalingConfig
 from tunerun.train.torch_checkpoint import TorchCheckpoint  # noqa: F401
-from tunerun.tune.tuner import Tuner
+from tunerun.tune.tuner import Tuner, _display_name, _TrainableSpec
 
 
 def _ensure_process_group():
@@ -104,6 +104,9 @@ class TorchTrainer:
         share read with train.get_dataset_shard(name)
         (tunerun/train/dataset_shard.py; no Ray Data: rows are pickled once).
         dataset_config and metadata are accepted and unused."""
+        if not callable(train_loop_per_worker):
+            raise ValueError(f"TorchTrainer: train_loop_per_worker must be a function, got "
+                             f"{train_loop_per_worker!r}")
         self.resume_from_checkpoint = resume_from_checkpoint
         self.train_loop_per_worker = train_loop_per_worker
         self.train_loop_config = dict(train_loop_config or {})
@@ -113,13 +116,7 @@ class TorchTrainer:
         self._payload = None
         if datasets is not None:
             rows = dataset_shard.materialise(datasets)
-            try:
-                self._payload = pickle.dumps({"datasets": rows})
-            except Exception as e:
-                raise ValueError(f"TorchTrainer: datasets cannot be pickled "
-                                 f"({type(e).__name__}: {e}); they travel to the ranks by "
-                                 "pickle") from None
-        self._ref = _reference.make_reference(train_loop_per_worker, "trainer")
+            self._payload = _reference.dumps({"datasets": rows}, "TorchTrainer: datasets")
 
     def _tunerun_trainer(self):
         s = self.scaling_config
@@ -133,13 +130,19 @@ class TorchTrainer:
         spec = {"num_workers": workers, "cpus_per_worker": res.get("CPU", 1),
                 "gpus_per_worker": gpus, "placement_strategy": s.placement_strategy}
         space = {"train_loop_config": self.train_loop_config} if self.train_loop_config else {}
-        ref = dict(self._ref)
+        ref = _reference.make_reference("trainer")
         if self.resume_from_checkpoint is not None:
             ref["resume_from_checkpoint"] = os.path.abspath(self.resume_from_checkpoint.path)
         ref["torch_config"] = {"backend": self.torch_config.backend,
                                "timeout_s": self.torch_config.timeout_s}
-        return ref, spec, space, self.train_loop_per_worker.__qualname__, self._payload
+        return _TrainableSpec(ref=ref, spec=spec, space=space,
+                              display=_display_name(self.train_loop_per_worker),
+                              payloads=[self._payload] if self._payload else [],
+                              runs=self.train_loop_per_worker)
 
     def fit(self):
-        """Runs one training job (a one-trial experiment); returns its Result."""
-        return Tuner(self, run_config=self.run_config).fit()[0]
+        """Runs one training job (a one-trial experiment); returns its Result.
+        Raises train.base_trainer.TrainingFailedError, with the failing rank's
+        error and traceback, when the training failed, as Ray's."""
+        grid = Tuner(self, run_config=self.run_config).fit()
+        return raise_if_failed(grid[0], grid.experiment_path)

@@ -10,12 +10,12 @@ _DOMAINS = ["Domain", "choice", "grid_search", "lograndint", "loguniform", "qlog
 
 _lazy.install(globals(), {
     **{m: f"tunerun.tune.{m}"
-       for m in ("examples", "experiment", "logger", "result", "schedulers", "search",
+       for m in ("error", "examples", "experiment", "logger", "result", "schedulers", "search",
                  "stopper", "utils")},
     **{name: f"tunerun.tune.search_space:{name}" for name in _DOMAINS},
     **{name: f"tunerun.tune.callback:{name}" for name in ("Callback", "Stopper")},
-    **{name: f"tunerun.tune.result_grid:{name}" for name in ("Result", "ResultGrid",
-                                                                "TrialError")},
+    **{name: f"tunerun.tune.result_grid:{name}" for name in ("Result", "ResultGrid")},
+    **{name: f"tunerun.tune.error:{name}" for name in ("TrialError", "TuneError")},
     **{name: f"tunerun.tune.trainable:{name}" for name in ("Trainable", "with_parameters")},
     **{name: f"tunerun.tune.tuner:{name}" for name in ("TuneConfig", "Tuner", "with_resources")},
     "PlacementGroupFactory": "tunerun.tune.placement_groups:PlacementGroupFactory",
@@ -26,7 +26,7 @@ _lazy.install(globals(), {
     "CLIReporter": "tunerun.tune.progress:CLIReporter",
     "register_trainable": "tunerun.tune.registry:register_trainable",
     **{name: f"tunerun.tune.legacy:{name}" for name in ("Experiment", "ExperimentAnalysis",
-                                                          "TuneError", "run", "run_experiments")},
+                                                          "run", "run_experiments")},
     # Ray 2.7+ spells these tune.*; the same classes as train.*.
     **{name: f"tunerun.train.config:{name}" for name in ("CheckpointConfig", "FailureConfig",
                                                          "RunConfig")},

@@ -7,15 +7,11 @@ drops). ExperimentAnalysis reads a finished experiment's directory.
 """
 
 from tunerun.train.config import CheckpointConfig, FailureConfig, RunConfig
+from tunerun.tune.error import TuneError
 from tunerun.tune.experiment import _trials_of
 from tunerun.tune.registry import resolve_trainable
 from tunerun.tune.result_grid import ResultGrid
 from tunerun.tune.tuner import TuneConfig, Tuner, with_resources
-
-
-class TuneError(Exception):
-    """Ray's TuneError: tune.run raises it when a trial ended in ERROR
-    (raise_on_failed_trial=True, the default)."""
 
 
 class ExperimentAnalysis:

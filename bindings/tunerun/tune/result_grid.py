@@ -2,15 +2,31 @@
 the experiment's database (the C++ tune::ResultGrid) once the run ends."""
 
 import math
+import os
 from dataclasses import dataclass, field
 from typing import List, Optional, Tuple
 
 from tunerun import _tunerun
 from tunerun.train.checkpoint import Checkpoint
+from tunerun.tune import _values
+from tunerun.tune.error import TrialError, trial_error
 
 
-class TrialError(RuntimeError):
-    """A trial that ended in ERROR; its message is the trial's error."""
+def _error(message, path):
+    """Result.error of a trial whose error is `message`: with the exception
+    and traceback of the rank that raised it, when that rank saved them."""
+    import glob
+    import pickle
+    for file in sorted(glob.glob(os.path.join(glob.escape(path), "error_rank*.pkl"))):
+        try:
+            with open(file, "rb") as f:
+                record = pickle.load(f)
+        except Exception:
+            continue
+        # A record of an earlier attempt says something else than the trial's error.
+        if message.endswith(record["text"]):
+            return trial_error(message, record)
+    return trial_error(message, None)
 
 
 @dataclass
@@ -45,10 +61,11 @@ class Result:
         return pandas.DataFrame(self.history)
 
     @classmethod
-    def _from_data(cls, d):
-        return cls(metrics=d["metrics"], config=d["config"],
+    def _from_data(cls, d, objects=None):
+        config = d["config"] if objects is None else _values.decode(d["config"], objects)
+        return cls(metrics=d["metrics"], config=config,
                    checkpoint=Checkpoint(d["checkpoint"]) if d["checkpoint"] else None,
-                   path=d["path"], error=TrialError(d["error"]) if d["error"] else None,
+                   path=d["path"], error=_error(d["error"], d["path"]) if d["error"] else None,
                    trial_id=d["trial_id"], status=d["status"],
                    best_checkpoints=[(Checkpoint(p), r) for p, r in d["best_checkpoints"]],
                    history=d["history"])
@@ -62,14 +79,30 @@ def _flatten(prefix, value, out):
         out[prefix] = value
 
 
+def _stored_objects(path):
+    """The param_space's objects the experiment in `path` stored, or None."""
+    from tunerun import _reference
+    file = os.path.join(path, _reference.OBJECTS_FILE)
+    if not os.path.exists(file):
+        return None
+    import pickle
+    with open(file, "rb") as f:
+        return pickle.load(f)
+
+
 class ResultGrid:
-    def __init__(self, data):
+    def __init__(self, data, objects=None):
+        """objects: the param_space's non-JSON values (tune/_values.py) the
+        configs' placeholders stand for; None: those the experiment stored."""
         self._data = data
-        self._results = [Result._from_data(data.result(i)) for i in range(len(data))]
+        if objects is None:
+            objects = _stored_objects(data.experiment_path)
+        self._results = [Result._from_data(data.result(i), objects or None)
+                         for i in range(len(data))]
 
     @classmethod
-    def from_experiment(cls, path):
-        return cls(_tunerun.ResultGridData.from_experiment(str(path)))
+    def from_experiment(cls, path, objects=None):
+        return cls(_tunerun.ResultGridData.from_experiment(str(path)), objects)
 
     def __len__(self):
         return len(self._results)

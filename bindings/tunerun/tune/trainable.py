@@ -11,8 +11,8 @@ wherever the scheduler may pause the trial or let PBT clone it
 (train.should_checkpoint(): PBT's perturbation points, HyperBand's
 milestones), as Ray saves a trial it pauses; an interrupt or a failure
 resumes from the latest checkpoint, so give a checkpoint_frequency for
-those. Like a function, the class obeys the one rule of
-tunerun/_reference.py (defined at the top level of a module or script).
+those. Like a function, the class reaches the ranks by cloudpickle
+(tunerun/_reference.py).
 
 With reuse_actors (TuneConfig), a rank that ran a trial to its end (or to a
 scheduler's stop) keeps its instance for the next trial it runs, as Ray's
@@ -32,7 +32,7 @@ import os
 import pickle
 import tempfile
 
-from tunerun import _tunerun
+from tunerun import _reference, _tunerun
 from tunerun.train import session
 from tunerun.train.checkpoint import Checkpoint
 
@@ -192,8 +192,10 @@ def _report_with_checkpoint(trainable, result):
         saved = trainable.save_checkpoint(d)
         state = {"iteration": trainable._iteration}
         if isinstance(saved, dict):
+            # cloudpickle: the dict may hold objects of the script's classes.
+            data = _reference.dumps(saved, f"{type(trainable).__name__}.save_checkpoint's dict")
             with open(os.path.join(d, _DICT_FILE), "wb") as f:
-                pickle.dump(saved, f)
+                f.write(data)
         elif saved is not None:
             state["path"] = _inside(trainable, saved, d)
         with open(os.path.join(d, _STATE_FILE), "w") as f:
@@ -218,18 +220,24 @@ def _inside(trainable, saved, checkpoint_dir):
 class _WithParameters:
     """tune.with_parameters(trainable, **kwargs): the trainable called with
     the keyword arguments: trainable(config, **kwargs), or for a class
-    setup(config, **kwargs). The values are pickled once, stored beside the
-    experiment (<storage_path>/<name>/with_parameters.pkl) and unpickled in
-    each worker process; they must be picklable."""
+    setup(config, **kwargs). The values are pickled (cloudpickle) when
+    with_parameters is called, written once per experiment beside it
+    (<storage_path>/<name>/with_parameters.pkl) and unpickled once in each
+    worker process. Calling the wrapper calls the function with them (a
+    wrapper inside another callable travels inside it)."""
 
     def __init__(self, trainable, kwargs):
         self.trainable = trainable
-        try:
-            self.payload = pickle.dumps(kwargs)
-        except Exception as e:
-            raise ValueError(f"with_parameters: the parameters cannot be pickled "
-                             f"({type(e).__name__}: {e}); they travel to the workers "
-                             "by pickle") from None
+        self.payload = _reference.dumps(kwargs, "with_parameters: the parameters")
+        self._kwargs = None
+
+    def __getstate__(self):
+        return {**self.__dict__, "_kwargs": None}
+
+    def __call__(self, config, **more):
+        if self._kwargs is None:
+            self._kwargs = pickle.loads(self.payload)
+        return self.trainable(config, **self._kwargs, **more)
 
 
 def with_parameters(trainable, **kwargs):

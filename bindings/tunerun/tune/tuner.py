@@ -1,10 +1,10 @@
 """tune.Tuner and tune.TuneConfig, as Ray Tune 2.x's, over the C++ controller.
 
 Differences from Ray, each deliberate:
-- The trainable runs in worker processes that import it by name
-  (tunerun/_reference.py states the rule); Tuner() raises ValueError when it
-  cannot be imported that way, and for any bad param_space or option,
-  naming the key, before anything runs.
+- The trainable runs in worker processes that unpickle it (cloudpickle,
+  tunerun/_reference.py); fit() raises ValueError when it does not pickle,
+  and Tuner() for any bad param_space or option, naming the key, before
+  anything runs.
 - Results live in <storage_path>/<name>/experiment.db (SQLite); storage_path
   defaults to "runs", not ~/ray_results (~ and $VARIABLES expand, as Ray's).
 - Class trainables checkpoint by CheckpointConfig only
@@ -21,9 +21,9 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Callable, List, Optional, Union
 
-from tunerun import _ray, _reference, _tunerun, _worker
+from tunerun import _ray, _reference, _tunerun
 from tunerun.train.config import RunConfig
-from tunerun.tune import _adapters
+from tunerun.tune import _adapters, _values
 from tunerun.tune.callback import Callback, _with_ray_hooks
 from tunerun.tune.experiment import Trial, _trials_of
 from tunerun.tune.placement_groups import PlacementGroupFactory
@@ -70,13 +70,14 @@ class TuneConfig:
 class _TrialNamer:
     """creator(Trial) -> str, called as namer(trial_id, config)."""
 
-    def __init__(self, creator, trainable_name):
+    def __init__(self, creator, trainable_name, objects):
         self._creator = creator
         self._trainable_name = trainable_name
+        self._objects = objects  # the param_space's objects (tune/_values.py)
 
     def __call__(self, trial_id, config):
         trial = Trial(trial_id)
-        trial.config = config
+        trial.config = _values.decode(config, self._objects) if self._objects else config
         trial.trainable_name = self._trainable_name
         index = trial_id.rsplit("_", 1)[-1]
         flat = ",".join(f"{k}={v}" for k, v in sorted(config.items())
@@ -91,7 +92,7 @@ class _TrialNamer:
 
 class _WithResources:
     """tune.with_resources(trainable, {"cpu": 2} or a PlacementGroupFactory):
-    the trainable with per-rank resources."""
+    the trainable with per-rank resources. Calling it calls the trainable."""
 
     def __init__(self, trainable, resources):
         if isinstance(resources, PlacementGroupFactory):
@@ -103,24 +104,56 @@ class _WithResources:
         self.trainable = trainable
         self.resources = {k.lower(): v for k, v in resources.items()}
 
+    def __call__(self, *args, **kwargs):
+        return self.trainable(*args, **kwargs)
+
 
 def with_resources(trainable, resources):
     return _WithResources(trainable, resources)
 
 
+def _names(obj):
+    """(module, qualified name) of a trainable: of the function a
+    functools.partial wraps, of a callable object's class."""
+    import functools
+    while isinstance(obj, functools.partial):
+        obj = obj.func
+    if not hasattr(obj, "__qualname__"):
+        obj = type(obj)
+    return getattr(obj, "__module__", None) or "__main__", obj.__qualname__
+
+
+def _display_name(obj):
+    """The trainable's name in experiment names, as Ray's: its __name__ (a
+    lambda's without the brackets)."""
+    return _names(obj)[1].rsplit(".", 1)[-1].strip("<>")
+
+
+@dataclass
+class _TrainableSpec:
+    """What Tuner makes of its trainable."""
+    ref: dict  # the rank's REF, without the files' paths (fit() adds them)
+    spec: dict  # the spec's "trainable" section
+    space: dict  # param_space entries it brings (a trainer's train_loop_config)
+    display: str  # its name in experiment names and Trial.trainable_name
+    payloads: list  # with_parameters' pickled kwargs, innermost first
+    runs: Any  # what the ranks unpickle and run
+
+
 def _trainable_spec(trainable):
-    """(reference, trainable spec, extra param space, display name, with_parameters'
-    pickled kwargs or None) of what Tuner was given."""
-    resources, payload = {}, None
+    """The _TrainableSpec of what Tuner was given: with_resources and
+    with_parameters wrappers at the top are taken apart here (their values
+    are written once per experiment); deeper ones travel inside the object."""
+    resources, payloads = None, []
     trainable = resolve_trainable(trainable)
     while isinstance(trainable, (_WithResources, _WithParameters)):
         if isinstance(trainable, _WithResources):
-            resources = trainable.resources
+            resources = resources or trainable.resources  # the outermost wins
         else:
-            payload = trainable.payload
+            payloads.insert(0, trainable.payload)
         trainable = trainable.trainable
     if hasattr(trainable, "_tunerun_trainer"):
-        if payload is not None:
+        if payloads:
             raise ValueError("with_parameters: wraps a function or a tune.Trainable class, not "
                              "a trainer (give the trainer's train_loop_config instead)")
         return trainable._tunerun_trainer()
@@ -128,10 +161,15 @@ def _trainable_spec(trainable):
     if is_class and not issubclass(trainable, Trainable):
         raise ValueError(f"the trainable {trainable.__qualname__} is a class but not a "
                          "tune.Trainable")
-    ref = _reference.make_reference(trainable, "class" if is_class else "function")
+    if not callable(trainable):
+        raise ValueError(f"the trainable {trainable!r} is not a function or a tune.Trainable "
+                         "class")
+    resources = resources or {}
     spec = {"num_workers": 1, "cpus_per_worker": resources.get("cpu", 1),
             "gpus_per_worker": int(resources.get("gpu", 0))}
-    return ref, spec, {}, trainable.__qualname__, payload
+    return _TrainableSpec(ref=_reference.make_reference("class" if is_class else "function"),
+                          spec=spec, space={}, display=_display_name(trainable),
+                          payloads=payloads, runs=trainable)
 
 
 def _keyword(configs, path):
@@ -206,27 +244,26 @@ def _free_name(name, storage_path):
     return free
 
 
-_JSON_LEAVES = (str, bool, int, float, type(None))
-
-
-def _check_constants(value, where):
-    """ValueError naming the first constant of the param_space that a config
-    cannot hold. Ray's config takes any object; here configs are stored (and
-    sent to the workers) as JSON, so other objects go by tune.with_parameters."""
-    if isinstance(value, dict):
-        for key, item in value.items():
-            _check_constants(item, f"{where}.{key}")
-    elif isinstance(value, (list, tuple)):
-        for i, item in enumerate(value):
-            _check_constants(item, f"{where}[{i}]")
-    elif isinstance(value, Domain):
-        for i, item in enumerate(value.args if value.kind == "grid_search" else ()):
-            _check_constants(item, f"{where}[{i}]")
-    elif not isinstance(value, (_JSON_LEAVES, SampleFrom)) and not hasattr(value, "dtype"):
-        raise ValueError(f"{where}: a {type(value).__name__} cannot be a config value here "
-                         "(configs are stored as JSON: dict, list, str, bool, int, float, "
-                         "None); pass it to the trainable with tune.with_parameters(trainable, "
-                         "name=value) instead")
+def _with_trainer_scaling(trainable, param_space):
+    """A trainer with param_space["scaling_config"] (Ray's way to set the
+    trainer's ScalingConfig from a Tuner) as its own, and the param_space
+    without it."""
+    if not isinstance(param_space, dict) or "scaling_config" not in param_space or \
+            not hasattr(trainable, "_tunerun_trainer"):
+        return trainable, param_space
+    import copy
+    from tunerun.train.config import ScalingConfig
+    space = dict(param_space)
+    scaling = space.pop("scaling_config")
+    if isinstance(scaling, dict):
+        scaling = ScalingConfig(**scaling)
+    if not isinstance(scaling, ScalingConfig) or _values._holds_domain(vars(scaling)):
+        raise ValueError("param_space.scaling_config: expected one ScalingConfig, without "
+                         "domains: every trial of an experiment runs the same ranks (a "
+                         "ScalingConfig per trial is not supported)")
+    trainer = copy.copy(trainable)
+    trainer.scaling_config = scaling
+    return trainer, space
 
 
 def _has_domains(space):
@@ -290,11 +327,13 @@ _TUNER_FILE = "tuner.pkl"
 
 def _save_tuner(directory, given):
     """What Tuner.restore takes from the first fit() when not given again:
-    the param_space and the TuneConfig, each kept only if it pickles."""
+    the param_space and the TuneConfig, each kept only if it pickles
+    (cloudpickle: a sample_from lambda, a trial_name_creator do)."""
+    import cloudpickle  # here: as _reference.dumps imports it
     kept = {}
     for key, value in given.items():
         try:
-            kept[key] = pickle.dumps(value)
+            kept[key] = cloudpickle.dumps(value)
         except Exception:
             continue
     os.makedirs(directory, exist_ok=True)
@@ -313,8 +352,8 @@ def _load_tuner(path):
 
 def _kept(saved, key, path):
     if key not in saved:
-        raise ValueError(f"Tuner.restore: {path} kept no {key} (it did not pickle: a lambda "
-                         "or a local object in it, or the experiment is not a Python "
+        raise ValueError(f"Tuner.restore: {path} kept no {key} (it did not pickle: a lock, "
+                         "a file or an open connection in it, or the experiment is not a Python "
                          f"Tuner's); pass {key}= as first given")
     return saved[key]
 
@@ -327,21 +366,25 @@ class Tuner:
         self._resume = _resume or {}
         self._trainable = trainable
         self._given = {"param_space": param_space, "tune_config": tune_config}
-        ref, trainable_spec, base_space, display, self._parameters = _trainable_spec(trainable)
+        trainable, param_space = _with_trainer_scaling(resolve_trainable(trainable), param_space)
+        made = _trainable_spec(trainable)
+        ref, trainable_spec, base_space, display = made.ref, made.spec, made.space, made.display
+        self._runs, self._payloads = made.runs, made.payloads
         self._display = display
         if param_space is not None and not isinstance(param_space, dict):
             raise ValueError(f"param_space must be a dict, got {type(param_space).__name__}")
-        _check_constants(param_space or {}, "param_space")
-        self._param_space = _merge(base_space, _with_searcher_space(
-            self._tune_config.search_alg, param_space or {}))
+        encoder = _values.Encoder()
+        self._param_space = encoder.space(_merge(base_space, _with_searcher_space(
+            self._tune_config.search_alg, param_space or {})), "param_space")
+        self._objects = encoder.objects
         storage_path = _expand(self._run_config.storage_path)
         if not self._run_config.name:
             self._name = _default_name(display, storage_path)
-        elif self._resume or _tunerun.is_worker():  # a worker runs the driver's experiment
+        elif self._resume:
             self._name = self._run_config.name
         else:
             self._name = _free_name(self._run_config.name, storage_path)
-        trainable_spec["name"] = f"{ref['module']}.{ref['qualname']}"
+        trainable_spec["name"] = ".".join(_names(made.runs))
         ref["name"] = trainable_spec["name"]
         if ref["kind"] == "class":
             ckpt, stop = self._run_config.checkpoint_config, self._run_config.stop
@@ -359,8 +402,7 @@ class Tuner:
         ref["bundles"] = [bundle] * (workers[-1] if isinstance(workers, list) else workers)
         self._ref = ref
         self._spec = self._make_spec(trainable_spec)
-        if not _tunerun.is_worker():
-            _tunerun.check_spec(self._spec)
+        _tunerun.check_spec(self._spec)
 
     def _make_spec(self, trainable_spec):
         tc, rc = self._tune_config, self._run_config
@@ -389,6 +431,8 @@ class Tuner:
                 value = _keyword(configs, field["python"])
                 if value is not None:
                     _put(spec, field["key"], value)
+        for key, value in _ray.resources().items():  # tunerun.init(num_cpus=, num_gpus=)
+            spec.setdefault("resources", {}).setdefault(key, value)
         if metric is not None:
             spec.update(metric=metric, mode=mode)
         if isinstance(spec.get("storage_path"), str):
@@ -411,7 +455,8 @@ class Tuner:
             raise ValueError(f"TuneConfig.search_alg: {tc.search_alg!r} is not a "
                              "tune.search.Searcher")
         if tc.trial_dirname_creator is not None:
-            spec["trial_dirname_creator"] = _TrialNamer(tc.trial_dirname_creator, self._display)
+            spec["trial_dirname_creator"] = _TrialNamer(tc.trial_dirname_creator, self._display,
+                                                        self._objects)
         if isinstance(tc.scheduler, _NativeScheduler):
             spec["scheduler"] = tc.scheduler._spec()
             if getattr(tc.scheduler, "_explore_fn", None) is not None:
@@ -424,9 +469,10 @@ class Tuner:
         return spec
 
     def _fresh_or_stored_seed(self, storage_path):
-        """TuneConfig(seed=None): fresh entropy, kept in the experiment's spec
-        so the run can be repeated (TuneConfig(seed=<the stored seed>)); a
-        restore reuses the stored one."""
+        """TuneConfig(seed=None): numpy's global generator when numpy is
+        imported (np.random.seed() makes runs repeatable), else fresh entropy;
+        kept in the experiment's spec so the run can be repeated
+        (TuneConfig(seed=<the stored seed>)); a restore reuses the stored one."""
         if self._resume:
             db = os.path.join(storage_path, self._name, "experiment.db")
             if os.path.isfile(db):
@@ -435,6 +481,11 @@ class Tuner:
                 seed = json.loads(stored or "{}").get("sweep", {}).get("seed")
                 if seed is not None:
                     return seed
+        numpy = sys.modules.get("numpy")
+        if numpy is not None:
+            # Drawn from numpy's global generator: np.random.seed() before the
+            # Tuner repeats the run, as Ray's FAQ says.
+            return int(numpy.random.randint(0, 2**31))
         return int.from_bytes(os.urandom(4), "little")
 
     def fit(self) -> ResultGrid:
@@ -442,18 +493,23 @@ class Tuner:
         its results. Trial failures are in the ResultGrid (errors), not raised.
         Ctrl-C (SIGINT) or SIGTERM pauses the running trials at their next
         checkpoint (at most 30 s) and returns the results so far; Tuner.restore
-        continues the experiment.
-        In a worker process (a script's top-level fit()), serves the rank instead."""
-        if _worker.is_serving():
-            _worker.serve()
-        if self._parameters is not None:
-            # Beside the experiment, for the workers (rewritten on a restore).
-            directory = os.path.join(self._spec["storage_path"], self._name)
-            os.makedirs(directory, exist_ok=True)
-            self._ref["parameters"] = os.path.abspath(
-                os.path.join(directory, "with_parameters.pkl"))
-            with open(self._ref["parameters"], "wb") as f:
-                f.write(self._parameters)
+        continues the experiment. ValueError, before anything runs, when the
+        trainable does not pickle."""
+        # Pickled now, not in Tuner(): the script's globals the trainable
+        # uses are taken as they are when the experiment starts.
+        runs = _reference.dumps(self._runs, f"the trainable {self._display}")
+        directory = os.path.abspath(os.path.join(self._spec["storage_path"], self._name))
+        os.makedirs(directory, exist_ok=True)
+        # Beside the experiment, for the ranks (rewritten on a restore).
+        self._ref["trainable"] = os.path.join(directory, _reference.TRAINABLE_FILE)
+        _reference.write_atomically(self._ref["trainable"], runs)
+        if self._objects:
+            self._ref["objects"] = os.path.join(directory, _reference.OBJECTS_FILE)
+            _reference.write_atomically(self._ref["objects"], _reference.dumps(
+                self._objects, "the param_space's objects"))
+        if self._payloads:
+            self._ref["parameters"] = os.path.join(directory, _reference.PARAMETERS_FILE)
+            _reference.write_atomically(self._ref["parameters"], b"".join(self._payloads))
         if not self._resume:
             _save_tuner(os.path.join(self._spec["storage_path"], self._name), self._given)
         argv = _reference.worker_argv(self._ref)
@@ -463,7 +519,7 @@ class Tuner:
         reporter = self._run_config.progress_reporter
         if reporter is not None and self._tune_config.trial_name_creator is not None:
             reporter._name_trial = _TrialNamer(self._tune_config.trial_name_creator,
-                                               self._display)
+                                               self._display, self._objects)
         callbacks = [_with_ray_hooks(c, self._display) for c in self._run_config.callbacks or []]
         callbacks += [reporter] if reporter else []
         for callback in callbacks:
@@ -482,7 +538,7 @@ class Tuner:
         if interrupted and self._run_config.verbose:
             print(f"tunerun: the experiment stopped early; continue it with "
                   f"tune.Tuner.restore({path!r}, trainable)", file=sys.stderr)
-        grid = ResultGrid.from_experiment(path)
+        grid = ResultGrid.from_experiment(path, objects=self._objects)
         if callbacks:
             trials = _trials_of(grid)
             for callback in callbacks:
@@ -490,7 +546,8 @@ class Tuner:
         return grid
 
     def get_results(self) -> ResultGrid:
-        return ResultGrid.from_experiment(os.path.join(self._spec["storage_path"], self._name))
+        return ResultGrid.from_experiment(os.path.join(self._spec["storage_path"], self._name),
+                                          objects=self._objects)
 
     @classmethod
     def restore(cls, path, trainable, resume_unfinished=True, resume_errored=False,
@@ -499,9 +556,9 @@ class Tuner:
         """Continues the experiment in `path` (<storage_path>/<name>), Ray's
         arguments in Ray's order. param_space and tune_config left None are
         those of the first fit(), as Ray's (kept in <path>/tuner.pkl when they
-        pickle: a param_space or scheduler holding lambdas must be given
-        again). resume_unfinished=False and storage_filesystem are not
-        supported."""
+        pickle with cloudpickle: one holding a lock or an open file must be
+        given again). The ranks run `trainable`, pickled again.
+        resume_unfinished=False and storage_filesystem are not supported."""
         if not resume_unfinished:
             raise ValueError("Tuner.restore: resume_unfinished=False is not supported (the "
                              "unfinished trials always continue)")
