@@ -633,8 +633,10 @@ class SchedulerPagesTest(DashboardTest):
         self.driver.get(self.url + "#/exp/hyperband")
         n = query(os.path.join(self.runs, "hyperband", "experiment.db"), "SELECT COUNT(*) FROM trials")[0][0]
         self.wait(lambda: sum(json.loads(self.js(
-            "return document.getElementById('timeline').dataset.bars || '{}';")).values()) == n)
-        self.wait(lambda: self.js("return document.getElementById('rank').parentNode.dataset.points;") == str(n))
+            "const c = document.getElementById('timeline'); return c && c.dataset.bars || '{}';"))
+            .values()) == n)
+        self.wait(lambda: self.js("const r = document.getElementById('rank');"
+                                  " return r && r.parentNode.dataset.points;") == str(n))
         for element in ("timeline-holder", "rank-holder"):
             self.driver.find_element(By.ID, element).screenshot(os.path.join(ARGS.out, element + ".png"))
         self.assertEqual(self.console_errors(), [])
