@@ -83,7 +83,12 @@ std::shared_ptr<const std::string> Api::get_text(const std::string& path, const 
   const ExperimentDb db = ExperimentDb::open(experiment_dir(name));
   const std::string fingerprint = db.fingerprint();
   std::string key = name + "/" + what;
-  if (what == "curves" && query.contains("metric")) key += "?metric=" + query.at("metric");
+  for (const char* param : {"metric", "mode"}) {
+    if ((what == "curves" || what == "importance") && query.contains(param)) {
+      key += fmt::format("{}{}={}", key.find('?') == std::string::npos ? "?" : "&", param,
+                         query.at(param));
+    }
+  }
   if (is_page(what, query)) {
     key += fmt::format("?offset={}&limit={}", count_param(query, "offset", 0),
                        count_param(query, "limit", options_.limits.max_page_trials));
@@ -180,6 +185,8 @@ Json Api::experiments() {
                      {"status", s["status"]},
                      {"metric", s["metric"]},
                      {"mode", s["mode"]},
+                     {"objectives", s["objectives"]},
+                     {"search", s["search"]},
                      {"scheduler", s["scheduler"]},
                      {"counts", s["counts"]},
                      {"num_trials", s["num_trials"]},
@@ -211,11 +218,15 @@ Json Api::experiment(const ExperimentDb& db, const std::string& name, const std:
   if (what == "front") return db.front();
   if (what == "curves") {
     auto metric = query.find("metric");
+    auto mode = query.find("mode");
     return db.curves(metric != query.end() ? metric->second : db.objective().first,
-                     options_.limits);
+                     options_.limits, mode != query.end() ? mode->second : "");
   }
   if (what == "importance") {
-    return importance_at_one_budget(db, db.params(), db.objective().first, options_.importance);
+    auto metric = query.find("metric");
+    return importance_at_one_budget(db, db.params(),
+                                    metric != query.end() ? metric->second : db.objective().first,
+                                    options_.importance);
   }
   throw NotFound(fmt::format("no API path 'exp/{}/{}'", name, what));
 }

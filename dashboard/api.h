@@ -11,10 +11,11 @@
 //   exp/NAME/trials?offset=O&limit=L ExperimentDb::trial_page: L trials from the O-th, L at
 //                                    most (and by default) limits.max_page_trials; the page
 //                                    asks for these, so a 100,000-trial table pages
-//   exp/NAME/curves?metric=M         ExperimentDb::curves
+//   exp/NAME/curves?metric=M&mode=D  ExperimentDb::curves (D: min or max, for a metric that is
+//                                    no objective)
 //   exp/NAME/scheduler               ExperimentDb::scheduler
 //   exp/NAME/front                   ExperimentDb::front (several objectives)
-//   exp/NAME/importance              importance() of the experiment's metric
+//   exp/NAME/importance?metric=M     importance() of M (default: the experiment's metric)
 //   exp/NAME/trial/ID                ExperimentDb::trial
 //
 // Answers are cached as JSON text keyed by the experiment's fingerprint, so

@@ -60,31 +60,44 @@ std::filesystem::path ExperimentDb::trial_dir(const std::string& trial_id,
   return recorded.is_absolute() ? recorded : experiment / recorded;
 }
 
-Json ExperimentDb::curves(const std::string& metric, const QueryLimits& limits) const {
-  const auto [objective_metric, mode] = objective();
+Json ExperimentDb::curves(const std::string& metric, const QueryLimits& limits,
+                          const std::string& mode) const {
+  const auto [objective_metric, objective_mode] = objective();
+  // An objective ranks by its own mode; another metric by the one asked for.
+  std::string direction = mode == "max" ? "max" : "min";
+  for (const auto& [name, own] : objectives()) {
+    if (name == metric) direction = own;
+  }
   const std::string path = metric_path(metric);
-  // Each trial's last value of the metric, to rank the trials (those not
-  // finite last); the status and reason of those shown are read after. The
-  // experiment metric's is kept in trial_last_result: no result is read.
+  // Each trial's last value of the metric and whether it failed, to rank the
+  // trials (failed ones and those without a finite value last); the status
+  // and reason of those shown are read after. The experiment metric's is
+  // kept in trial_last_result: no result is read.
   const bool kept = kept_last_ && metric == objective_metric;
-  Statement ranked(db_, kept ? "SELECT t.trial_id, k.metric_value FROM trials AS t"
+  Statement ranked(db_, kept ? "SELECT t.trial_id, k.metric_value, t.status = 'ERROR'"
+                               " FROM trials AS t"
                                " LEFT JOIN trial_last_result AS k ON k.trial_id = t.trial_id"
                                " ORDER BY t.trial_index"
                              : "SELECT t.trial_id,"
                                " (SELECT json_extract(r.metrics, ?1) FROM results AS r"
                                "  WHERE r.trial_id = t.trial_id"
-                               "  ORDER BY r.training_iteration DESC LIMIT 1)"
+                               "  ORDER BY r.training_iteration DESC LIMIT 1),"
+                               " t.status = 'ERROR'"
                                " FROM trials AS t ORDER BY t.trial_index");
   if (!kept) ranked.bind(1, path);
   struct Row {
     std::string id;
-    std::optional<double> last;
+    std::optional<double> last;  // none for a failed trial: where it broke ranks nothing
   };
   std::vector<Row> rows;
-  while (ranked.step()) rows.push_back({ranked.column_text(0), ranked.column_optional_double(1)});
+  while (ranked.step()) {
+    rows.push_back({ranked.column_text(0), ranked.column_int(2) != 0
+                                               ? std::nullopt
+                                               : ranked.column_optional_double(1)});
+  }
   const size_t total = rows.size();
   if (rows.size() > limits.max_curve_trials) {
-    const double sign = mode == "max" ? -1 : 1;
+    const double sign = direction == "max" ? -1 : 1;
     std::stable_sort(rows.begin(), rows.end(), [&](const Row& a, const Row& b) {
       if (!a.last || !std::isfinite(*a.last)) return false;
       if (!b.last || !std::isfinite(*b.last)) return true;
@@ -121,7 +134,7 @@ Json ExperimentDb::curves(const std::string& metric, const QueryLimits& limits) 
                       {"time", time},
                       {"value", value}});
   }
-  return {{"metric", metric}, {"total", total}, {"trials", trials}};
+  return {{"metric", metric}, {"mode", direction}, {"total", total}, {"trials", trials}};
 }
 
 Json ExperimentDb::trial(const std::string& trial_id, const QueryLimits& limits) const {

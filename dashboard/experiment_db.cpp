@@ -105,6 +105,27 @@ std::string scheduler_type(const Json& sweep, const Json& saved_state) {
   return saved.empty() ? "fifo" : saved;
 }
 
+std::string search_algorithm(const Json& sweep) {
+  if (sweep.contains("search") && sweep["search"].is_object()) {
+    const Json& search = sweep["search"];
+    if (search.contains("algorithm") && search["algorithm"].is_string()) {
+      return search["algorithm"].get<std::string>();
+    }
+  }
+  return "random";
+}
+
+std::string scheduler_name(const Json& sweep, const std::string& type) {
+  const Json table = scheduler_table(sweep);
+  auto flag = [&](const char* key) {
+    return table.contains(key) && table[key].is_boolean() && table[key].get<bool>();
+  };
+  if (type == "hyperband" && flag("asynchronous")) return "async_hyperband";
+  if (type == "hyperband" && flag("for_bohb")) return "hyperband_for_bohb";
+  if (type == "median") return "median_stopping_rule";
+  return type;
+}
+
 Json scheduler_table(const Json& sweep) {
   if (sweep.contains("scheduler") && sweep["scheduler"].is_object()) return sweep["scheduler"];
   return Json::object();
@@ -198,6 +219,20 @@ std::pair<std::string, std::string> ExperimentDb::objective() const {
   return {query.column_text(0), query.column_text(1)};
 }
 
+std::vector<std::pair<std::string, std::string>> ExperimentDb::objectives() const {
+  std::vector<std::pair<std::string, std::string>> out;
+  Statement has(db_, "SELECT 1 FROM sqlite_master WHERE name = 'objectives'");
+  if (has.step()) {
+    Statement rows(db_, "SELECT metric, mode FROM objectives ORDER BY position");
+    while (rows.step()) out.emplace_back(rows.column_text(0), rows.column_text(1));
+  }
+  if (out.empty()) {
+    auto [metric, mode] = objective();
+    if (!metric.empty()) out.emplace_back(std::move(metric), std::move(mode));
+  }
+  return out;
+}
+
 std::vector<TrialPoint> ExperimentDb::first_and_last_points(int64_t half, bool metrics) const {
   // Through the trial_index index: the trials in between are never read.
   Statement query(
@@ -235,10 +270,11 @@ std::optional<std::pair<double, TrialPoint>> ExperimentDb::best_trial(
                          " FROM trial_last_result AS k JOIN trials AS t ON t.trial_id = k.trial_id"
                          " JOIN results AS r ON r.trial_id = k.trial_id"
                          " AND r.training_iteration = k.training_iteration"
-                         " WHERE t.status <> 'ERROR' AND k.metric_value ="
+                         " WHERE t.status <> 'ERROR' AND k.feasible AND k.metric_value ="
                          " (SELECT b.metric_value FROM trial_last_result AS b JOIN trials AS bt"
                          "  ON bt.trial_id = b.trial_id WHERE b.metric_value IS NOT NULL"
-                         "  AND bt.status <> 'ERROR' ORDER BY b.metric_value {} LIMIT 1)"
+                         "  AND b.feasible AND bt.status <> 'ERROR'"
+                         "  ORDER BY b.metric_value {} LIMIT 1)"
                          " ORDER BY t.trial_index LIMIT 1",
                          mode == "max" ? "DESC" : "ASC")
            : std::string(
@@ -248,6 +284,9 @@ std::optional<std::pair<double, TrialPoint>> ExperimentDb::best_trial(
                  " AND r.training_iteration ="
                  " (SELECT MAX(training_iteration) FROM results WHERE trial_id = t.trial_id)"
                  " WHERE t.status <> 'ERROR' AND json_type(r.metrics, ?1) IN ('integer', 'real')"
+                 " AND abs(json_extract(r.metrics, ?1)) <= 1.7976931348623157e308"
+                 " AND NOT EXISTS (SELECT 1 FROM json_each(r.metrics, '$.constraints') AS c"
+                 "  WHERE c.type NOT IN ('integer', 'real') OR c.value > 0)"
                  " ORDER BY v * ?2, t.trial_index LIMIT 1"));
   if (!kept) {
     query.bind(1, metric_path(metric)).bind(2, static_cast<int64_t>(mode == "max" ? -1 : 1));
@@ -274,8 +313,10 @@ int64_t ExperimentDb::one_budget(const std::string& metric, size_t min_trials) c
   // values: through the results_by_iteration index, the highest ones (which
   // have enough, most often) are read and no other.
   Statement below(db_, "SELECT MAX(training_iteration) FROM results WHERE training_iteration < ?1");
-  Statement count(db_, fmt::format("SELECT COUNT(*) FROM (SELECT 1 FROM results"
-                                   " WHERE training_iteration = ?1 AND {} LIMIT ?3)",
+  Statement count(db_, fmt::format("SELECT COUNT(*) FROM (SELECT 1 FROM results AS r"
+                                   " JOIN trials AS t ON t.trial_id = r.trial_id"
+                                   " WHERE r.training_iteration = ?1 AND t.status <> 'ERROR'"
+                                   " AND {} LIMIT ?3)",
                                    kFiniteValue));
   const int64_t wanted = static_cast<int64_t>(std::max<size_t>(min_trials, 1));
   int64_t budget = std::numeric_limits<int64_t>::max();
@@ -295,7 +336,8 @@ std::vector<std::string> ExperimentDb::trials_with_value_at(int64_t iteration,
                                                             const std::string& metric) const {
   Statement query(db_, fmt::format("SELECT r.trial_id FROM results AS r"
                                    " JOIN trials AS t ON t.trial_id = r.trial_id"
-                                   " WHERE r.training_iteration = ?1 AND {} ORDER BY t.trial_index",
+                                   " WHERE r.training_iteration = ?1 AND t.status <> 'ERROR'"
+                                   " AND {} ORDER BY t.trial_index",
                                    kFiniteValue));
   query.bind(1, iteration).bind(2, metric_path(metric));
   std::vector<std::string> out;
@@ -357,7 +399,8 @@ Json ExperimentDb::summary() const {
     Statement state(db_, "SELECT value FROM experiment_state WHERE key = 'scheduler'");
     type = scheduler_type(sweep, state.step() ? parse_or_null(state.column_text(0)) : Json());
   }
-  out["scheduler"] = type;
+  out["scheduler"] = scheduler_name(sweep, type);
+  out["search"] = search_algorithm(sweep);
   out["sweep"] = sweep;
 
   Json counts = Json::object();
@@ -399,10 +442,23 @@ Json ExperimentDb::summary() const {
   }
   const auto best = best_trial(metric, mode);
   out["params"] = params_of(points, sweep);
+  // The objectives first, in the sweep's order, each with its own best.
   Json metric_names = Json::array();
-  if (!metric.empty()) metric_names.push_back(metric);
+  out["objectives"] = Json::array();
+  for (const auto& [name, objective_mode] : objectives()) {
+    metric_names.push_back(name);
+    const auto own = name == metric ? best : best_trial(name, objective_mode);
+    out["objectives"].push_back(
+        {{"metric", name},
+         {"mode", objective_mode},
+         {"best", own ? Json{{"trial_id", own->second.trial_id}, {"value", own->first}}
+                      : Json()}});
+  }
   for (const auto& [name, numeric] : metrics) {
-    if (numeric && name != metric) metric_names.push_back(name);
+    if (numeric && std::find(metric_names.begin(), metric_names.end(), name) ==
+                       metric_names.end()) {
+      metric_names.push_back(name);
+    }
   }
   out["metrics"] = metric_names;
   out["best"] = best ? Json{{"trial_id", best->second.trial_id},

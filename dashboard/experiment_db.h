@@ -76,9 +76,13 @@ class ExperimentDb {
   Json trial_page(int64_t offset, int64_t limit) const;
 
   // Learning curves of `metric`: per trial its iterations, training times
-  // and values, thinned to limits. The best trials by last value come first
-  // when there are more than max_curve_trials; `total` says how many exist.
-  Json curves(const std::string& metric, const QueryLimits& limits) const;
+  // and values, thinned to limits. When there are more than
+  // max_curve_trials, those shown are the best by their last value under
+  // `mode` ("min"/"max"; an objective's own mode whatever `mode` says, "min"
+  // when empty for another metric), failed trials and trials without a
+  // finite value last; `total` says how many exist, `mode` which way ranked.
+  Json curves(const std::string& metric, const QueryLimits& limits,
+              const std::string& mode = "") const;
 
   // One trial: its row, results (thinned), status events, checkpoints,
   // exploits it took part in, and the tail of each rank's log.
@@ -99,7 +103,8 @@ class ExperimentDb {
   // reported a finite `metric` (values compared at one budget); 0 when no
   // iteration has that many.
   int64_t one_budget(const std::string& metric, size_t min_trials) const;
-  // The trials that reported a finite `metric` at `iteration`, by creation order.
+  // The trials that reported a finite `metric` at `iteration`, by creation
+  // order; failed trials left out (where they broke is no value of theirs).
   std::vector<std::string> trials_with_value_at(int64_t iteration, const std::string& metric) const;
   // Those of `trial_ids` that reported at `iteration`, in the order given,
   // each with its metrics there (in last_metrics).
@@ -113,6 +118,9 @@ class ExperimentDb {
 
   // The experiment's metric and mode ("min"/"max"); metric empty when none.
   std::pair<std::string, std::string> objective() const;
+  // Every objective (metric, mode) in the sweep's order: the objectives
+  // table, or the experiment's metric alone; empty without a metric.
+  std::vector<std::pair<std::string, std::string>> objectives() const;
 
   sqlite3* handle() const { return db_; }
   const std::filesystem::path& path() const { return path_; }
@@ -124,8 +132,9 @@ class ExperimentDb {
   // The flattened config and last metrics (with `metrics`; else null) of
   // the first `half` and the last `half` trials by creation order.
   std::vector<TrialPoint> first_and_last_points(int64_t half, bool metrics) const;
-  // The trial whose last result has the best `metric` under `mode`
-  // ("min"/"max"), not failed, with that value; nullopt when none has one.
+  // The trial whose last result has the best finite `metric` under `mode`
+  // ("min"/"max"), not failed and feasible, with that value; nullopt when
+  // none has one.
   std::optional<std::pair<double, TrialPoint>> best_trial(const std::string& metric,
                                                           const std::string& mode) const;
   // trials()' rows from `offset`, at most `limit` (-1: all).
@@ -149,6 +158,16 @@ class NotFound : public Error {
 // from the experiment row's spec, which the controller stores as
 // {"sweep": ..., "sweep_text": ..., "sweep_file": ...}.
 Json sweep_of(const Json& spec);
+
+// The searcher as the sweep names it ("tpe", "nsga2"...; "random" when it
+// names none, Tune's default; "custom" for a searcher object, whose kind()
+// the stored spec does not hold).
+std::string search_algorithm(const Json& sweep);
+
+// The scheduler as a reader knows it: scheduler_type(), with HyperBand's
+// variants told apart ("async_hyperband", "hyperband_for_bohb") and "median"
+// as "median_stopping_rule".
+std::string scheduler_name(const Json& sweep, const std::string& type);
 
 // The scheduler's type ("asha", "pbt"...): the sweep's, else recognised from
 // the state it saved (a sweep built in C++ may not name it); "fifo" if neither.

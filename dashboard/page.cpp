@@ -100,9 +100,17 @@ std::string live_page() {
                   "tunerun dashboard");
 }
 
-std::string static_page(const Json& answers, const std::string& title) {
-  const std::string data = answers.dump(-1, ' ', false, Json::error_handler_t::replace);
-  std::string scripts = "<script>window.TUNERUN_REPORT = " + script_safe(data) + ";</script>\n";
+std::string static_page(const std::vector<std::pair<std::string, std::string>>& answers,
+                        const std::string& title) {
+  std::string scripts = "<script>window.TUNERUN_REPORT = {";
+  for (size_t i = 0; i < answers.size(); ++i) {
+    if (i > 0) scripts += ',';
+    scripts += script_safe(Json(answers[i].first).dump(-1, ' ', false,
+                                                       Json::error_handler_t::replace));
+    scripts += ':';
+    scripts += script_safe(answers[i].second);
+  }
+  scripts += "};</script>\n";
   for (const Named& a : kAssets) {
     if (std::string_view(a.name).ends_with(".js")) {
       // Chart.js's minified text holds no "</": only the data can.

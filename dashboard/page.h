@@ -6,6 +6,8 @@
 
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 #include <string_view>
 
 #include "core/config.h"
@@ -22,8 +24,9 @@ std::optional<Asset> static_asset(const std::string& name);
 
 std::string live_page();
 
-// `answers` maps API paths ("exp/NAME/trials", ...) to their JSON; the page
-// reads them instead of fetching, so the file opens from disk.
-std::string static_page(const Json& answers, const std::string& title);
+// `answers` pairs API paths ("exp/NAME/trials", ...) with their JSON text;
+// the page reads them instead of fetching, so the file opens from disk.
+std::string static_page(const std::vector<std::pair<std::string, std::string>>& answers,
+                        const std::string& title);
 
 }  // namespace tune::dashboard

@@ -1,6 +1,8 @@
 // The static report: one experiment's dashboard page as a single HTML file
-// with Chart.js, the page's scripts and every answer the page asks for
+// with Chart.js, the page's scripts and the answers the page asks for
 // inlined, so it opens from disk (file://) with no server and no network.
+// It holds every trial's row but the pages (results) of a bounded number of
+// trials, and says so: its size and the memory to write it stay bounded.
 #pragma once
 
 #include <filesystem>
@@ -12,6 +14,8 @@ namespace tune::dashboard {
 struct ReportOptions {
   QueryLimits limits;            // as the live page: thinned curves and result tables
   ImportanceOptions importance;  // the same forest as the live page
+  size_t max_report_trials = 200;  // trials whose own page (results) the report holds: the best
+                                   // of each objective and an even sample (~10 kB to 200 kB each)
 };
 
 // Writes the report of the experiment in `experiment_dir` to `output`

@@ -24,16 +24,28 @@ Json number_or_null(double v) { return std::isfinite(v) ? Json(v) : Json(); }
 // Values shown per ASHA rung at most: a 100,000-trial sweep records as many.
 constexpr size_t kMaxRecordedShown = 2000;
 
+// Where each trial got to, as HyperBand's history and ASHA's rungs need it.
+struct Reached {
+  double time = 0;  // time_attr at its last result; 0 before one
+  std::string status, reason;
+};
+
 // ASHA: per bracket, per rung (lowest milestone first) the values recorded
 // there in arrival order (at most kMaxRecordedShown, evenly chosen, the
 // latest kept; num_recorded and num_below count them all), each with the
 // cut-off it was compared with when it arrived, and the cut-off a new
-// arrival must beat.
-Json asha_rungs(const std::vector<SchedulerState::AshaBracket>& state) {
+// arrival must beat; num_reached: the trials whose time_attr got there. ASHA
+// records nothing at max_t (a trial there ends), so its top rung is known
+// by num_reached alone.
+Json asha_rungs(const std::vector<SchedulerState::AshaBracket>& state,
+                const std::map<std::string, Reached>& reached) {
   Json brackets = Json::array();
   for (const SchedulerState::AshaBracket& bracket : state) {
     Json rungs = Json::array();
     for (const SchedulerState::Rung& rung : bracket.rungs) {
+      const auto num_reached = std::count_if(reached.begin(), reached.end(), [&](const auto& r) {
+        return r.second.time >= rung.milestone;
+      });
       Json recorded = Json::array();
       for (size_t i : thin(rung.recorded.size(), kMaxRecordedShown)) {
         const auto& [trial_id, value] = rung.recorded[i];
@@ -47,18 +59,13 @@ Json asha_rungs(const std::vector<SchedulerState::AshaBracket>& state) {
            {"recorded", recorded},
            {"num_recorded", rung.recorded.size()},
            {"num_below", std::count(rung.below_cutoff.begin(), rung.below_cutoff.end(), true)},
+           {"num_reached", num_reached},
            {"cutoff", number_or_null(rung.cutoff)}});
     }
     brackets.push_back({{"rungs", rungs}});
   }
   return brackets;
 }
-
-// Where each trial got to, as HyperBand's history needs it.
-struct Reached {
-  double time = 0;  // time_attr at its last result; 0 before one
-  std::string status, reason;
-};
 
 // What became of a bracket's trials at each of its milestones: who reached
 // it, who went on, who was cut there (the scheduler's reason recorded with
@@ -175,30 +182,77 @@ Json ExperimentDb::scheduler() const {
   }
   Json out = {{"type", scheduler_type(sweep, saved)}, {"options", scheduler_table(sweep)}};
   const SchedulerState state = scheduler_state(sweep, saved, mode);
-  if (!state.asha.empty()) out["asha"] = asha_rungs(state.asha);
+  const Json table = scheduler_table(sweep);
+  const std::string time_attr =
+      table.contains("time_attr") && table["time_attr"].is_string() ? table["time_attr"] : "";
+  if (!state.asha.empty()) out["asha"] = asha_rungs(state.asha, reached_by(db_, time_attr));
   if (!state.hyperband.empty()) {
-    const Json table = scheduler_table(sweep);
-    out["hyperband"] =
-        hyperband_brackets(state.hyperband, reached_by(db_, table.value("time_attr", "")));
+    out["hyperband"] = hyperband_brackets(state.hyperband, reached_by(db_, time_attr));
   }
 
+  // The mutation is what the recipient's new config changed from its
+  // donor's config then: the donor's latest new config as a recipient
+  // before, else its first old config as one after, else its stored config.
+  struct Exploit {
+    std::string trial_id, donor_id;
+    int64_t iteration, donor_iteration, trial_index, donor_index;
+    double at;
+    Json before, after;  // the recipient's configs, flattened
+  };
   Statement exploits(db_,
                      "SELECT e.trial_id, e.donor_id, e.training_iteration, e.donor_iteration,"
                      " e.old_config, e.new_config, e.at, t.trial_index, d.trial_index"
                      " FROM exploits AS e LEFT JOIN trials AS t ON t.trial_id = e.trial_id"
                      " LEFT JOIN trials AS d ON d.trial_id = e.donor_id ORDER BY e.id");
-  out["exploits"] = Json::array();
+  std::vector<Exploit> all;
   while (exploits.step()) {
-    const Json before = flatten(storage::parse_json_column(exploits.column_text(4)));
-    const Json after = flatten(storage::parse_json_column(exploits.column_text(5)));
-    out["exploits"].push_back({{"trial_id", exploits.column_text(0)},
-                               {"donor_id", exploits.column_text(1)},
-                               {"iteration", exploits.column_int(2)},
-                               {"donor_iteration", exploits.column_int(3)},
-                               {"at", exploits.column_double(6)},
-                               {"trial_index", exploits.column_int(7)},
-                               {"donor_index", exploits.column_int(8)},
-                               {"mutation", diff(before, after)}});
+    all.push_back({exploits.column_text(0), exploits.column_text(1), exploits.column_int(2),
+                   exploits.column_int(3), exploits.column_int(7), exploits.column_int(8),
+                   exploits.column_double(6),
+                   flatten(storage::parse_json_column(exploits.column_text(4))),
+                   flatten(storage::parse_json_column(exploits.column_text(5)))});
+  }
+  std::map<std::string, std::vector<size_t>> as_recipient;  // trial -> its exploits, in order
+  for (size_t i = 0; i < all.size(); ++i) as_recipient[all[i].trial_id].push_back(i);
+  Statement stored(db_, "SELECT config FROM trials WHERE trial_id = ?1");
+  auto donor_config = [&](size_t i) -> Json {
+    const auto it = as_recipient.find(all[i].donor_id);
+    if (it != as_recipient.end()) {
+      const std::vector<size_t>& own = it->second;
+      const auto after = std::upper_bound(own.begin(), own.end(), i);
+      if (after != own.begin()) return all[*std::prev(after)].after;
+      return all[own.front()].before;
+    }
+    stored.reset();
+    stored.bind(1, all[i].donor_id);
+    return stored.step() ? flatten(storage::parse_json_column(stored.column_text(0))) : Json();
+  };
+  out["exploits"] = Json::array();
+  for (size_t i = 0; i < all.size(); ++i) {
+    const Exploit& e = all[i];
+    out["exploits"].push_back({{"trial_id", e.trial_id},
+                               {"donor_id", e.donor_id},
+                               {"iteration", e.iteration},
+                               {"donor_iteration", e.donor_iteration},
+                               {"at", e.at},
+                               {"trial_index", e.trial_index},
+                               {"donor_index", e.donor_index},
+                               {"mutation", diff(donor_config(i), e.after)}});
+  }
+
+  if (scheduler_name(sweep, out["type"]) == "median_stopping_rule") {
+    // The rule's decisions, as it recorded them with each trial it stopped
+    // (or paused: a soft stop).
+    Json stopped = Json::array();
+    Statement decided(db_,
+                      "SELECT trial_id, status, status_reason FROM trials"
+                      " WHERE status_reason LIKE '%MedianStoppingRule at %' ORDER BY trial_index");
+    while (decided.step()) {
+      stopped.push_back({{"trial_id", decided.column_text(0)},
+                         {"status", decided.column_text(1)},
+                         {"reason", decided.column_text(2)}});
+    }
+    out["median"] = {{"options", scheduler_table(sweep)}, {"stopped", stopped}};
   }
   return out;
 }

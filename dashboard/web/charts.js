@@ -60,10 +60,9 @@ TR.canvas = (id, cls = 'chart') =>
   TR.el('div', {class: cls}, TR.el('canvas', {id: id, 'aria-label': id}));
 
 // Each trial's place, 0 (worst) .. 1 (best), by its last value of the
-// experiment's own metric under its mode: the colour a trial has on every
-// chart, whichever metric a chart shows.
+// metric the charts show under its direction; null (grey) for a failed trial.
 TR.objectiveRank = function (trials, metric, mode) {
-  const value = (t) => (t.metrics ? t.metrics[metric] : null);
+  const value = (t) => (t.metrics && !TR.failed(t) ? t.metrics[metric] : null);
   const rank = TR.ranker(trials.map(value), mode);
   const byId = new Map(trials.map((t) => [t.trial_id, rank(value(t))]));
   return (id) => (byId.has(id) ? byId.get(id) : null);
@@ -71,29 +70,35 @@ TR.objectiveRank = function (trials, metric, mode) {
 
 // Learning curves: one line per trial, coloured by TR.objectiveRank; the
 // best one thick and red; a trial with one result is a point; a stopped
-// trial ends in a cross where the scheduler cut it.
+// trial ends in a cross where the scheduler cut it; a failed trial is grey
+// and dashed, ends in a cross of its own and is never the best.
 TR.curvesChart = function (canvas, curves, opts) {
   // Cut short: stopped (or failed) before the longest trial's last iteration.
   const longest =
     Math.max(0, ...curves.trials.map((t) => t.iteration[t.iteration.length - 1] || 0));
   // Per-point options are slow in Chart.js: the lines share theirs, and the
   // cuts are one extra scatter series (no `trial`: not a trial's curve).
-  const cuts = [];
+  const cuts = [], breaks = [];
   const datasets = curves.trials.map((t) => {
-    const best = t.trial_id === opts.best;
+    const failed = TR.failed(t);
+    const best = !failed && t.trial_id === opts.best;
     const xs = opts.x === 'time' ? t.time : t.iteration;
     const n = t.value.length;
-    if ((t.stopped || t.status === 'ERROR') && t.iteration[n - 1] < longest) {
+    if (failed && n) breaks.push({x: xs[n - 1], y: t.value[n - 1], id: t.trial_id});
+    else if (t.stopped && t.iteration[n - 1] < longest) {
       cuts.push({x: xs[n - 1], y: t.value[n - 1], id: t.trial_id});
     }
-    const colour = best ? 'rgb(220,40,40)' : TR.colour(opts.rankOf(t.trial_id), 0.75);
+    const colour = best ? 'rgb(220,40,40)'
+      : failed ? 'rgba(120,120,120,0.7)' : TR.colour(opts.rankOf(t.trial_id), 0.75);
     return {
       label: t.trial_id,
       trial: t.trial_id,
+      failed,
       data: t.value.map((v, i) => ({x: xs[i], y: v})),
       borderColor: colour,
       backgroundColor: colour,
       borderWidth: best ? 3 : 1.2,
+      borderDash: failed ? [4, 3] : [],
       order: best ? 0 : 1,
       pointRadius: n === 1 ? 3.5 : 0,
       spanGaps: true,
@@ -102,8 +107,12 @@ TR.curvesChart = function (canvas, curves, opts) {
   datasets.push({label: 'stopped', type: 'scatter', data: cuts, pointStyle: 'crossRot',
                  pointRadius: 5, pointBorderWidth: 2, borderColor: 'rgba(200,30,30,0.9)',
                  order: -1});
-  const tooltip = (c) =>
-    `${c.raw.id ? c.raw.id + " stopped" : c.dataset.label}: ${TR.num(c.parsed.y)}`;
+  datasets.push({label: 'failed', type: 'scatter', data: breaks, pointStyle: 'cross',
+                 pointRadius: 6, pointBorderWidth: 2, borderColor: 'rgba(60,60,60,0.9)',
+                 order: -1});
+  const tooltip = (c) => (c.raw.id
+    ? `${c.raw.id} ${c.dataset.label === 'failed' ? 'failed' : 'stopped'}: ${TR.num(c.parsed.y)}`
+    : `${c.dataset.label}${c.dataset.failed ? ' (failed)' : ''}: ${TR.num(c.parsed.y)}`);
   const trialOf = (items) => items.length && datasets[items[0].datasetIndex].trial;
   const xTitle = opts.x === 'time' ? 'time_total_s' : 'training_iteration';
   return TR.chart(canvas, {
@@ -115,7 +124,8 @@ TR.curvesChart = function (canvas, curves, opts) {
       interaction: {mode: 'nearest', intersect: false},
       plugins: {legend: {display: false}, tooltip: {callbacks: {label: tooltip}}},
       scales: {
-        x: {type: 'linear', title: {display: true, text: xTitle}},
+        x: {type: 'linear', title: {display: true, text: xTitle},
+            ticks: opts.x === 'time' ? {} : {precision: 0}},
         y: {type: opts.logY ? 'logarithmic' : 'linear',
             title: {display: true, text: curves.metric}},
       },
@@ -136,9 +146,10 @@ TR.parallelChart = function (canvas, trials, params, metric, mode, onTrial, onBr
   const axes = params.map((p) => ({name: p.name, log: p.log, get: (t) => t.config[p.name]}));
   axes.push({name: metric, log: false, get: (t) => (t.metrics ? t.metrics[metric] : undefined)});
   const scales = axes.map((a) => TR.parallelScale(a, trials.map(a.get)));
-  const rank = TR.ranker(trials.map((t) => (t.metrics ? t.metrics[metric] : null)), mode);
+  const value = (t) => (t.metrics && !TR.failed(t) ? t.metrics[metric] : null);
+  const rank = TR.ranker(trials.map(value), mode);
   const lines = trials.map((t) => {
-    const r = rank(t.metrics ? t.metrics[metric] : null);
+    const r = rank(value(t));
     const ys = axes.map((a, i) => scales[i].at(a.get(t)));
     return {id: t.trial_id, r, ys, colour: TR.colour(r, 0.65)};
   });
@@ -303,8 +314,10 @@ TR.parallelScale = function (axis, values) {
 };
 
 // Slice plot: the metric against one parameter, one point per trial that
-// has both; a choice's values on a category axis. Points sorted along x:
-// Chart.js takes unparsed data as sorted when it sizes the axis.
+// has both, a failed trial's (where it broke) a grey cross; a choice's values
+// on a category axis. Points sorted along x: Chart.js takes unparsed data as
+// sorted when it sizes the axis. canvas.dataset.points counts every point,
+// data-failed the crosses.
 TR.sliceChart = function (canvas, trials, param, metric) {
   const label = (v) => (typeof v === 'string' ? v : JSON.stringify(v));
   const points = trials
@@ -312,47 +325,69 @@ TR.sliceChart = function (canvas, trials, param, metric) {
                    t.config[param.name] !== undefined &&
                    (!param.numeric || typeof t.config[param.name] === 'number'))
     .map((t) => ({x: param.numeric ? t.config[param.name] : label(t.config[param.name]),
-                  y: t.metrics[metric], id: t.trial_id}));
+                  y: t.metrics[metric], id: t.trial_id, failed: TR.failed(t)}));
   const labels = param.numeric ? null : [...new Set(points.map((p) => p.x))].sort();
   if (param.numeric) points.sort((a, b) => a.x - b.x);
   else points.sort((a, b) => labels.indexOf(a.x) - labels.indexOf(b.x));
   const xScale = param.numeric ? {type: param.log ? 'logarithmic' : 'linear'}
                                : {type: 'category', labels, offset: true};
+  const ok = points.filter((p) => !p.failed), failed = points.filter((p) => p.failed);
   canvas.dataset.points = String(points.length);
+  canvas.dataset.failed = String(failed.length);
   return TR.chart(canvas, {
     type: 'scatter',
-    data: {datasets: [{data: points, pointRadius: 3, backgroundColor: 'rgba(40,90,200,0.6)'}]},
+    data: {datasets: [
+      {label: 'trial', data: ok, pointRadius: 3, backgroundColor: 'rgba(40,90,200,0.6)'},
+      {label: 'failed', data: failed, pointStyle: 'cross', pointRadius: 5, pointBorderWidth: 2,
+       borderColor: 'rgba(90,90,90,0.8)'},
+    ]},
     options: {
       parsing: param.numeric ? false : {xAxisKey: 'x', yAxisKey: 'y'},
       plugins: {
         legend: {display: false},
         title: {display: true, text: param.name + (param.log ? ' (log axis)' : '')},
-        tooltip: {callbacks: {label: (c) => `${points[c.dataIndex].id}: ${TR.num(c.parsed.y)}`}},
+        tooltip: {callbacks: {label: (c) =>
+          `${c.raw.id}${c.raw.failed ? ' (failed)' : ''}: ${TR.num(c.raw.y)}`}},
       },
       scales: {x: xScale, y: {title: {display: true, text: metric}}},
     },
   });
 };
 
-// Optimisation history: each trial's value by trial index, and the best so far.
+// Optimisation history: each trial's value by trial index, the best so far
+// among the trials that did not fail and are feasible, and each failed
+// trial's value (where it broke) as a grey cross. canvas.dataset.failed
+// counts the crosses.
 TR.historyChart = function (canvas, trials, metric, mode) {
-  const points = [], best = [];
+  const points = [], best = [], failed = [];
   let so_far = null;
   for (const t of trials) {
     const v = t.metrics ? t.metrics[metric] : null;
-    if (typeof v !== 'number') continue;
-    points.push({x: t.index, y: v});
+    if (typeof v !== 'number' || !isFinite(v)) continue;
+    if (TR.failed(t)) {
+      failed.push({x: t.index, y: v, id: t.trial_id});
+      continue;
+    }
+    points.push({x: t.index, y: v, id: t.trial_id});
+    if (!TR.feasible(t.metrics)) continue;
     if (so_far === null || (mode === 'max' ? v > so_far : v < so_far)) so_far = v;
     best.push({x: t.index, y: so_far});
   }
+  canvas.dataset.failed = String(failed.length);
+  canvas.dataset.best = best.length ? String(best[best.length - 1].y) : '';
   return TR.chart(canvas, {
     type: 'scatter',
     data: {datasets: [
       {label: 'trial', data: points, pointRadius: 3, backgroundColor: 'rgba(40,90,200,0.6)'},
-      {label: 'best so far', data: best, type: 'line', stepped: true,
+      {label: 'failed', data: failed, pointStyle: 'cross', pointRadius: 5, pointBorderWidth: 2,
+       borderColor: 'rgba(90,90,90,0.8)'},
+      {label: `best so far (${mode})`, data: best, type: 'line', stepped: true,
        borderColor: 'rgb(220,40,40)', pointRadius: 0},
     ]},
     options: {parsing: false, normalized: true,
+              plugins: {tooltip: {callbacks: {label: (c) => (c.raw.id
+                ? `${c.raw.id}${c.dataset.label === 'failed' ? ' (failed)' : ''}: ` +
+                  TR.num(c.raw.y) : `best so far: ${TR.num(c.raw.y)}`)}}},
               scales: {x: {title: {display: true, text: 'trial index'}, ticks: {precision: 0}},
                        y: {title: {display: true, text: metric}}}},
   });
@@ -369,9 +404,9 @@ TR.importanceChart = function (canvas, importance) {
 };
 
 // Empirical distribution function: the share of trials whose last value of
-// the metric is at most x, one step per trial.
+// the metric is at most x, one step per trial that did not fail.
 TR.edfChart = function (canvas, trials, metric) {
-  const values = trials.map((t) => (t.metrics ? t.metrics[metric] : null))
+  const values = trials.map((t) => (t.metrics && !TR.failed(t) ? t.metrics[metric] : null))
     .filter((v) => typeof v === 'number' && isFinite(v)).sort((a, b) => a - b);
   const points = values.map((v, i) => ({x: v, y: (i + 1) / values.length}));
   canvas.dataset.points = String(points.length);
@@ -386,4 +421,111 @@ TR.edfChart = function (canvas, trials, metric) {
                y: {min: 0, max: 1, title: {display: true, text: 'share of trials at most x'}}},
     },
   });
+};
+
+// Rank plot (optuna-dashboard's): for each pair of the first four
+// parameters, every trial that did not fail a dot at its two values,
+// coloured by the rank of its metric value (yellow best): where the good
+// trials lie, whatever the scale of the metric. redraw(trials, params,
+// metric, mode); the section's data-points counts the trials ranked.
+TR.rankSection = function (onTrial) {
+  const grid = TR.el('div', {class: 'grid', id: 'rank'});
+  const note = TR.el('p', {class: 'muted', id: 'rank-note'});
+  const section = TR.section('Rank plot', note, grid);
+  section.redraw = function (trials, params, metric, mode) {
+    const shown = params.slice(0, 4);
+    const pairs = [];
+    for (let a = 0; a < shown.length; a++) {
+      for (let b = a + 1; b < shown.length; b++) pairs.push([shown[a], shown[b]]);
+    }
+    const ranked = trials.filter((t) => !TR.failed(t) && t.metrics &&
+                                        typeof t.metrics[metric] === 'number' &&
+                                        isFinite(t.metrics[metric]));
+    const sign = mode === 'max' ? -1 : 1;
+    const order = [...ranked].sort((x, y) => sign * (x.metrics[metric] - y.metrics[metric]));
+    const rankOf = new Map(order.map((t, i) => [t.trial_id, i]));
+    const share = (t) => (order.length > 1 ? 1 - rankOf.get(t.trial_id) / (order.length - 1) : 1);
+    section.dataset.points = String(ranked.length);
+    note.textContent = pairs.length
+      ? `${TR.plural(ranked.length, 'trial')} coloured by the rank of their last ${metric} ` +
+        `(${mode}; yellow best, failed trials left out)`
+      : 'needs two parameters that vary';
+    if (grid.childElementCount !== pairs.length) {
+      grid.replaceChildren(...pairs.map((p, i) => TR.canvas('rank-' + i, 'chart small')));
+    }
+    const axis = (p, values) => (p.numeric ? {type: p.log ? 'logarithmic' : 'linear'}
+      : {type: 'category', labels: [...new Set(values.map(String))].sort(), offset: true});
+    const at = (p, v) => (p.numeric ? v : String(v));
+    pairs.forEach(([px, py], i) => {
+      const points = ranked
+        .filter((t) => t.config[px.name] !== undefined && t.config[py.name] !== undefined)
+        .map((t) => ({x: at(px, t.config[px.name]), y: at(py, t.config[py.name]),
+                      id: t.trial_id, r: share(t)}))
+        .sort((a, b) => a.r - b.r);  // the best drawn last, on top
+      TR.chart(document.getElementById('rank-' + i), {
+        type: 'scatter',
+        data: {datasets: [{data: points, pointRadius: 4,
+                           backgroundColor: points.map((p) => TR.colour(p.r, 0.9))}]},
+        options: {
+          parsing: px.numeric && py.numeric ? false : {xAxisKey: 'x', yAxisKey: 'y'},
+          plugins: {legend: {display: false},
+                    tooltip: {callbacks: {label: (c) =>
+                      `${c.raw.id}: rank ${rankOf.get(c.raw.id) + 1} of ${order.length}`}}},
+          scales: {x: {...axis(px, points.map((p) => p.x)), title: {display: true, text: px.name}},
+                   y: {...axis(py, points.map((p) => p.y)), title: {display: true, text: py.name}}},
+          onClick: (e, items) => items.length && onTrial(points[items[0].index].id),
+        },
+      });
+    });
+  };
+  return section;
+};
+
+// Timeline (optuna-dashboard's): one bar per trial from its start to its end
+// (or now, while it runs), coloured by its status, by trial index; a trial
+// that never started is a dot where it was created. The canvas's
+// data-bars counts the bars by status, as JSON.
+TR.TIMELINE_COLOURS = {TERMINATED: 'rgba(40,90,200,0.75)', ERROR: 'rgba(200,30,30,0.85)',
+                       RUNNING: 'rgba(30,150,70,0.85)', PAUSED: 'rgba(200,130,0,0.8)',
+                       PENDING: 'rgba(150,150,150,0.6)'};
+TR.timelineSection = function (onTrial) {
+  const note = TR.el('p', {class: 'muted', id: 'timeline-note'});
+  const section = TR.section('Timeline of trials', note, TR.canvas('timeline'));
+  section.redraw = function (trials) {
+    const now = Date.now() / 1000;
+    const t0 = Math.min(...trials.map((t) => t.created_at));
+    const byStatus = {};
+    for (const t of trials) {
+      const start = (t.started_at ?? t.created_at) - t0;
+      const end = (t.finished_at ?? (t.status === 'RUNNING' || t.status === 'PAUSED'
+        ? now : t.started_at ?? t.created_at)) - t0;
+      (byStatus[t.status] = byStatus[t.status] || []).push(
+        {x: [start, Math.max(end, start + 1e-3)], y: t.index, id: t.trial_id});
+    }
+    const canvas = document.getElementById('timeline');
+    canvas.dataset.bars = JSON.stringify(Object.fromEntries(
+      Object.entries(byStatus).map(([k, v]) => [k, v.length])));
+    note.textContent = 'each trial from its start to its end (a paused trial\'s bar runs ' +
+      'through its pauses: its page lists them), by trial index; seconds since the first trial';
+    const datasets = Object.entries(byStatus).map(([status, data]) => ({
+      label: status, data, backgroundColor: TR.TIMELINE_COLOURS[status] || 'grey',
+      barPercentage: 1, categoryPercentage: 1, minBarLength: 2}));
+    TR.chart(canvas, {
+      type: 'bar',
+      data: {datasets},
+      options: {
+        indexAxis: 'y',
+        parsing: {xAxisKey: 'x', yAxisKey: 'y'},
+        grouped: false,
+        plugins: {tooltip: {callbacks: {label: (c) =>
+          `${c.raw.id} ${c.dataset.label}: ${TR.num(c.raw.x[0])} – ${TR.num(c.raw.x[1])} s`}}},
+        scales: {x: {type: 'linear', title: {display: true, text: 'seconds since the first trial'}},
+                 y: {type: 'linear', reverse: true, ticks: {precision: 0},
+                     title: {display: true, text: 'trial index'}}},
+        onClick: (e, items) => items.length &&
+          onTrial(datasets[items[0].datasetIndex].data[items[0].index].id),
+      },
+    });
+  };
+  return section;
 };

@@ -27,6 +27,16 @@ TR.compareView = function (main, name, ids) {
         (r) => Object.keys(r.metrics || {}).filter((k) => typeof r.metrics[k] === 'number'))))]
         .sort();
       if (!metrics.includes(metric)) metric = metrics[0] || null;
+      // Each metric's last value, side by side; the row of the metric drawn below is marked.
+      const last = (t, m) => {
+        for (let k = t.results.length - 1; k >= 0; k--) {
+          const v = t.results[k].metrics && t.results[k].metrics[m];
+          if (typeof v === 'number') return v;
+        }
+        return null;
+      };
+      const metricRows = metrics.map((m) => TR.el('tr', {class: 'metric-row', dataset: {metric: m}},
+        TR.el('th', {}, `last ${m}`), trials.map((t) => TR.el('td', {}, TR.num(last(t, m))))));
       const select = TR.el('select', {id: 'compare-metric', onchange: () => {
         metric = select.value;
         view.refresh();
@@ -37,7 +47,7 @@ TR.compareView = function (main, name, ids) {
       main.replaceChildren(
         TR.section(`Comparing ${trials.length} trials`,
                    TR.el('table', {id: 'compare-table'}, head,
-                         TR.el('tbody', {}, infoRows, rows))),
+                         TR.el('tbody', {}, infoRows, metricRows, rows))),
         TR.section('Curves', TR.el('div', {class: 'controls'}, 'metric ', select),
                    TR.canvas('compare-curves')));
       TR.chart(document.getElementById('compare-curves'), {
@@ -53,7 +63,8 @@ TR.compareView = function (main, name, ids) {
         }))},
         options: {
           parsing: false,
-          scales: {x: {type: 'linear', title: {display: true, text: 'training_iteration'}},
+          scales: {x: {type: 'linear', ticks: {precision: 0},
+                       title: {display: true, text: 'training_iteration'}},
                    y: {title: {display: true, text: metric || ''}}},
         },
       });

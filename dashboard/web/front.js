@@ -65,8 +65,15 @@ TR.frontScatter = function (canvas, objectives, kinds, onTrial) {
 
 TR.frontParallel = function (canvas, objectives, kinds, onTrial) {
   const all = [...kinds.front, ...kinds.dominated, ...kinds.infeasible];
-  // Each objective from its worst (0) to its best (1) value among the trials.
+  // Each objective from its worst (0) to its best (1) value among the trials;
+  // each axis is labelled with those two values.
   const scaled = objectives.map((o, k) => TR.ranker(all.map((p) => p.values[k]), o.mode));
+  const ends = objectives.map((o, k) => {
+    const values = all.map((p) => p.values[k]).filter((v) => isFinite(v));
+    const lo = Math.min(...values), hi = Math.max(...values);
+    return o.mode === 'max' ? {best: hi, worst: lo} : {best: lo, worst: hi};
+  });
+  canvas.dataset.axes = JSON.stringify(ends.map((e) => [e.best, e.worst]));
   const line = (p, colour, dash) => ({
     label: p.trial_id, trial: p.trial_id, raw: p.values,
     data: p.values.map((v, k) => scaled[k](v)),
@@ -79,7 +86,10 @@ TR.frontParallel = function (canvas, objectives, kinds, onTrial) {
   ];
   return TR.chart(canvas, {
     type: 'line',
-    data: {labels: objectives.map(TR.objectiveLabel), datasets},
+    data: {labels: objectives.map((o, k) => [TR.objectiveLabel(o),
+                                             `best ${TR.num(ends[k].best)} (top)`,
+                                             `worst ${TR.num(ends[k].worst)} (bottom)`]),
+           datasets},
     options: {
       onClick: (e, hit) => hit.length && onTrial(datasets[hit[0].datasetIndex].trial),
       plugins: {
@@ -87,7 +97,8 @@ TR.frontParallel = function (canvas, objectives, kinds, onTrial) {
         tooltip: {callbacks: {label: (c) =>
           `${c.dataset.trial}: ${TR.num(c.dataset.raw[c.dataIndex])}`}},
       },
-      scales: {y: {min: 0, max: 1, title: {display: true, text: 'worst … best per objective'}}},
+      scales: {y: {min: 0, max: 1, ticks: {callback: (v) => `${Math.round(v * 100)}%`},
+                   title: {display: true, text: 'worst (0%) … best (100%) of each objective'}}},
     },
   });
 };

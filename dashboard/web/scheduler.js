@@ -5,6 +5,7 @@
 TR.schedulerSection = function (sched, trials, onTrial) {
   const parts = [];
   if (sched.asha) parts.push(TR.ashaView(sched.asha, onTrial));
+  if (sched.median) parts.push(TR.medianView(sched.median, onTrial));
   if (sched.hyperband) parts.push(TR.hyperbandView(sched.hyperband, onTrial));
   if (sched.exploits && sched.exploits.length) {
     parts.push(TR.lineageView(sched.exploits, trials, onTrial));
@@ -23,7 +24,10 @@ TR.ashaView = function (brackets, onTrial) {
     const kept = [], cut = [];
     b.rungs.forEach((r, ri) => {
       milestones.add(r.milestone);
-      rows.push(TR.el('tr', {}, [bi, ri + 1, TR.num(r.milestone), r.num_recorded, r.num_below,
+      // ASHA records nothing where trials end (max_t): that rung shows who got there.
+      const top = ri === b.rungs.length - 1 && r.num_recorded === 0;
+      rows.push(TR.el('tr', {}, [bi, ri + 1, TR.num(r.milestone), r.num_reached,
+                                 top ? 'none: trials end here' : r.num_recorded, r.num_below,
                                  TR.num(r.cutoff)].map((v) => TR.el('td', {}, v))));
       for (const [id, v, at, stopped] of r.recorded) {
         if (v !== null) (stopped ? cut : kept).push({x: r.milestone, y: v, id, at});
@@ -65,10 +69,59 @@ TR.ashaView = function (brackets, onTrial) {
           TR.el('h3', {}, 'ASHA rungs: the values recorded at each milestone; a trial below ' +
                           'the cut-off of the values before it stops there'),
           TR.el('table', {id: 'asha-table'},
-                TR.head(['bracket', 'rung', 'milestone', 'recorded', 'stopped there',
+                TR.head(['bracket', 'rung', 'milestone', 'reached', 'recorded', 'stopped there',
                          'cut-off now']),
                 TR.el('tbody', {}, rows))),
     box);
+};
+
+// Median stopping: each trial the rule stopped (or paused), where, its best
+// value and the median of the other trials' running means it fell short of,
+// as the rule recorded them.
+TR.medianView = function (median, onTrial) {
+  const number = '(-?[0-9.]+(?:e[-+]?[0-9]+)?|-?inf|nan)';
+  const pattern = new RegExp(`MedianStoppingRule at (\\S+) ${number}: best (.+) ${number} is ` +
+                             `worse than the median ${number} of the running means of (.*)$`);
+  const rows = median.stopped.map((s) => {
+    const m = s.reason.match(pattern);
+    return {id: s.trial_id, status: s.status, at: m ? Number(m[2]) : null,
+            best: m ? Number(m[4]) : null, median: m ? Number(m[5]) : null,
+            others: m ? m[6] : '', reason: s.reason};
+  });
+  const opts = median.options || {};
+  const box = TR.canvas('median-chart', 'chart small');
+  const points = (key) => rows.filter((r) => r.at !== null).map((r) => ({x: r.at, y: r[key], id: r.id}));
+  setTimeout(() => TR.chart(box.firstChild, {
+    type: 'scatter',
+    data: {datasets: [
+      {label: 'the trial\'s best so far', data: points('best'), pointStyle: 'crossRot',
+       pointRadius: 6, pointBorderWidth: 2, borderColor: 'rgba(200,30,30,0.9)'},
+      {label: 'median of the others\' running means', data: points('median'),
+       pointStyle: 'line', pointRadius: 9, pointBorderWidth: 3, borderColor: 'rgb(40,90,200)'},
+    ]},
+    options: {parsing: false,
+              plugins: {tooltip: {callbacks: {label: (c) => `${c.raw.id}: ${TR.num(c.raw.y)}`}}},
+              scales: {x: {ticks: {precision: 0},
+                           title: {display: true, text: opts.time_attr || 'training_iteration'}}},
+              onClick: (e, items) => items.length && onTrial(items[0].element.$context.raw.id)},
+  }));
+  const link = (id) => TR.el('a', {href: '#', onclick: (e) => {
+    e.preventDefault();
+    onTrial(id);
+  }}, id);
+  return TR.el('div', {id: 'median-view'},
+    TR.el('h3', {}, `Median stopping: ${TR.plural(rows.length, 'trial')} stopped, each where ` +
+                    'its best was worse than the median of the other trials\' running means' +
+                    ` (grace period ${TR.num(opts.grace_period ?? 0)}, at least ` +
+                    `${TR.num(opts.min_samples_required ?? 3)} others)`),
+    TR.el('div', {class: 'pair'},
+      TR.el('table', {id: 'median-table'},
+            TR.head(['trial', 'status', 'at', 'its best', 'median', 'of']),
+            TR.el('tbody', {}, rows.map((r) => TR.el('tr', {},
+              TR.el('td', {}, link(r.id)), TR.el('td', {}, TR.status(r.status)),
+              TR.el('td', {}, TR.num(r.at)), TR.el('td', {}, TR.num(r.best)),
+              TR.el('td', {}, TR.num(r.median)), TR.el('td', {}, r.others))))),
+      box));
 };
 
 // HyperBand: every bracket, and what became of its trials at each of its

@@ -46,21 +46,23 @@ TR.trialView = function (main, name, id) {
                    table(['when', 'from', 'to', 'reason'], events, {id: 'trial-events'})),
         TR.section('Checkpoints', checkpoints),
         TR.section('Logs', logs));
-      metrics.forEach((m, i) => TR.chart(document.getElementById('trial-metric-' + i), {
-        type: 'line',
-        data: {datasets: [{
-          label: m,
-          data: t.results.filter((r) => typeof r.metrics[m] === 'number')
-            .map((r) => ({x: r.iteration, y: r.metrics[m]})),
-          borderColor: 'rgb(40,90,200)',
-          pointRadius: 0,
-        }]},
-        options: {
-          parsing: false,
-          plugins: {title: {display: true, text: m}, legend: {display: false}},
-          scales: {x: {type: 'linear', title: {display: true, text: 'training_iteration'}}},
-        },
-      }));
+      // A single result is a point: a line through one point draws nothing.
+      metrics.forEach((m, i) => {
+        const data = t.results.filter((r) => typeof r.metrics[m] === 'number')
+          .map((r) => ({x: r.iteration, y: r.metrics[m]}));
+        TR.chart(document.getElementById('trial-metric-' + i), {
+          type: 'line',
+          data: {datasets: [{label: m, data, borderColor: 'rgb(40,90,200)',
+                             backgroundColor: 'rgb(40,90,200)',
+                             pointRadius: data.length === 1 ? 4 : 0}]},
+          options: {
+            parsing: false,
+            plugins: {title: {display: true, text: m}, legend: {display: false}},
+            scales: {x: {type: 'linear', ticks: {precision: 0},
+                         title: {display: true, text: 'training_iteration'}}},
+          },
+        });
+      });
     },
   };
   return view;

@@ -9,7 +9,10 @@ TR.report = window.TUNERUN_REPORT || null;
 // report. Rejects with the server's error message (a broken database...).
 TR.api = async function (path) {
   if (TR.report) {
-    if (!(path in TR.report)) throw new Error('this report does not hold ' + path);
+    if (!(path in TR.report)) {
+      const note = TR.report.report && TR.report.report.note;
+      throw new Error(`this report does not hold ${path}` + (note ? ` (${note})` : ''));
+    }
     return TR.report[path];
   }
   const res = await fetch('api/' + path, {cache: 'no-store'});
@@ -95,3 +98,31 @@ TR.href = {
 // API path parts: URL-encoded for the server, raw for the report's keys.
 TR.enc = (s) => (TR.report ? String(s) : encodeURIComponent(s));
 TR.path = (name) => 'exp/' + TR.enc(name) + '/';
+
+// The searcher and scheduler as the summary names them ("tpe",
+// "async_hyperband"), in the words their papers and Ray use.
+TR.SEARCHERS = {random: 'random search', tpe: 'TPE', gp: 'GP-BO', bohb: 'BOHB',
+                nsga2: 'NSGA-II', motpe: 'MOTPE', grid: 'grid search',
+                custom: 'a searcher object (its kind is not stored)'};
+TR.SCHEDULERS = {fifo: 'FIFO', asha: 'ASHA', async_hyperband: 'async HyperBand (ASHA)',
+                 hyperband: 'HyperBand', hyperband_for_bohb: 'HyperBand for BOHB',
+                 median_stopping_rule: 'median stopping', pbt: 'PBT', pb2: 'PB2',
+                 mo_asha: 'multi-objective ASHA', custom: 'a scheduler object'};
+TR.searchName = (k) => TR.SEARCHERS[k] || k;
+TR.schedulerName = (k) => TR.SCHEDULERS[k] || k;
+
+// A failed trial's last value is where it broke: never a result.
+TR.failed = (t) => t.status === 'ERROR';
+
+// A result's constraint values (Optuna's constraints_func: each <= 0 when
+// satisfied) as a list; null when it reports none.
+TR.constraints = function (metrics) {
+  if (!metrics || !('constraints' in metrics)) return null;
+  const c = metrics.constraints;
+  return Array.isArray(c) ? c : [c];
+};
+// Feasible unless a constraint is above 0 or not a number (storage/schema.sql).
+TR.feasible = function (metrics) {
+  const c = TR.constraints(metrics);
+  return !c || c.every((v) => typeof v === 'number' && v <= 0);
+};

@@ -9,8 +9,8 @@ TR.experimentsView = function (main) {
     version: 'version',
     async refresh() {
       const list = await TR.api('experiments');
-      const head = ['experiment', 'status', 'trials', 'by state', 'results', 'best', 'metric',
-                    'scheduler', 'started', 'elapsed'];
+      const head = ['experiment', 'status', 'trials', 'by state', 'results',
+                    'best of each objective', 'search', 'scheduler', 'started', 'elapsed'];
       table.replaceChildren(
         TR.head(head),
         TR.el('tbody', {}, list.map((e) => {
@@ -25,18 +25,31 @@ TR.experimentsView = function (main) {
           return TR.el('tr', {dataset: {experiment: e.name}, onclick: open},
             TR.el('td', {}, link), TR.el('td', {}, TR.status(e.status)),
             TR.el('td', {}, e.num_trials), TR.el('td', {}, counts), TR.el('td', {}, e.num_results),
-            TR.el('td', {}, TR.num(e.best)), TR.el('td', {}, `${e.metric} (${e.mode})`),
-            TR.el('td', {}, e.scheduler), TR.el('td', {}, TR.when(e.created_at)),
+            TR.el('td', {class: 'objectives'}, TR.objectiveBests(e.objectives || [])),
+            TR.el('td', {}, TR.searchName(e.search)),
+            TR.el('td', {}, TR.schedulerName(e.scheduler)), TR.el('td', {}, TR.when(e.created_at)),
             TR.el('td', {}, TR.duration(end - e.created_at)));
         })));
     },
   };
 };
 
+// "error (min) 0.079, cost (min) 0.01": each objective and its best value.
+TR.objectiveBests = (objectives) => (objectives.length ? objectives.map(
+  (o) => `${o.metric} (${o.mode}) ${o.best ? TR.num(o.best.value) : '–'}`).join(', ')
+  : 'no metric');
+
 TR.experimentView = function (main, name) {
   const PER_PAGE = 100;  // rows of the trial table a page
-  const state = {metric: null, x: 'iteration', logY: false, filter: '', sort: 'index', desc: false,
-                 page: 0, finished: -1, brushed: null, compare: new Set()};
+  const state = {metric: null, dir: 'min', x: 'iteration', logY: false, filter: '',
+                 sort: 'index', desc: false, page: 0, importance: '', brushed: null,
+                 compare: new Set()};
+  // Which way the metric the charts show is better: an objective's own mode,
+  // else what the min/max switch says.
+  const dirOf = (metric) => {
+    const o = data && data.summary.objectives.find((x) => x.metric === metric);
+    return o ? o.mode : state.dir;
+  };
   const goTrial = (id) => (location.hash = TR.href.trial(name, id));
   // A control's handler: state[key] takes what read() says, and the view redraws.
   const setting = (key, read) => () => {
@@ -52,6 +65,10 @@ TR.experimentView = function (main, name) {
   };
   const metricSelect =
     TR.el('select', {id: 'metric', onchange: setting('metric', () => metricSelect.value)});
+  const dirSelect = TR.el('select', {id: 'direction', onchange: setting('dir', () => dirSelect.value)},
+                          TR.el('option', {value: 'min'}, 'lower is better'),
+                          TR.el('option', {value: 'max'}, 'higher is better'));
+  const dirNote = TR.el('span', {id: 'direction-note', class: 'muted'});
   const xSelect = TR.el('select', {id: 'xaxis', onchange: setting('x', () => xSelect.value)},
                         TR.el('option', {value: 'iteration'}, 'training_iteration'),
                         TR.el('option', {value: 'time'}, 'time_total_s'));
@@ -78,10 +95,17 @@ TR.experimentView = function (main, name) {
   const compareLink = TR.el('span', {id: 'compare'});
   const table = TR.el('table', {id: 'trials', class: 'sortable'});
   const pager = TR.el('div', {class: 'pager'});
+  // One metric for every chart below (curves, history, slices, contour,
+  // distribution, importance, rank), chosen here.
+  const chartControls = TR.el('div', {class: 'controls sticky', id: 'chart-controls'},
+                              'charts show ', metricSelect, ' ', dirSelect, dirNote);
+  const timeline = TR.el('div', {id: 'timeline-holder'});
+  const rank = TR.el('div', {id: 'rank-holder'});
   main.replaceChildren(
     overview,
+    chartControls,
     TR.section('Learning curves',
-               TR.el('div', {class: 'controls'}, 'metric ', metricSelect, ' x ', xSelect,
+               TR.el('div', {class: 'controls'}, ' x ', xSelect,
                      TR.el('label', {}, logBox, ' log y')),
                curvesNote, TR.canvas('curves')),
     front,
@@ -94,6 +118,8 @@ TR.experimentView = function (main, name) {
           TR.section('Hyperparameter importance', importanceNote,
                      TR.canvas('importance', 'chart small')),
           TR.section('Empirical distribution of the metric', edf)),
+    rank,
+    timeline,
     scheduler,
     TR.section('Trials', TR.el('div', {class: 'controls'}, filter, compareLink), table, pager));
 
@@ -101,7 +127,8 @@ TR.experimentView = function (main, name) {
   const view = {
     version: TR.path(name) + 'version',
     async refresh() {
-      const curvesOf = (m) => (m ? TR.api(TR.path(name) + 'curves?metric=' + TR.enc(m)) : null);
+      const curvesOf = (m) => (m ? TR.api(TR.path(name) + 'curves?metric=' + TR.enc(m) +
+                                          '&mode=' + dirOf(m)) : null);
       // All at once: the curves of the metric shown so far (the first time,
       // of the experiment's).
       // The first page of trials holds them all up to the server's page size
@@ -113,15 +140,21 @@ TR.experimentView = function (main, name) {
       const trials = page.trials;
       if (!state.metric || !summary.metrics.includes(state.metric) || !curves) {
         state.metric = summary.metrics[0] || summary.metric;
+        data = {summary};
         curves = (await curvesOf(state.metric)) || {trials: [], total: 0, metric: ''};
       }
       data = {summary, trials, total: page.total, sched, curves};
+      const isObjective = summary.objectives.some((o) => o.metric === state.metric);
+      dirSelect.hidden = isObjective;
+      dirSelect.value = state.dir;
+      dirNote.textContent = isObjective
+        ? ` (an objective: ${dirOf(state.metric) === 'max' ? 'higher' : 'lower'} is better)` : '';
       view.drawOverview();
       view.drawTable();
       front.redraw(tradeoffs);
       metricSelect.replaceChildren(...summary.metrics.map(
         (m) => TR.el('option', {value: m, selected: m === state.metric}, m)));
-      const mode = summary.mode, metric = summary.metric;
+      const metric = state.metric, mode = dirOf(metric);
       TR.parallelChart(document.getElementById('parallel'), trials, summary.params, metric, mode,
                        goTrial, onBrush);
       const ids = document.getElementById('parallel').brushed();
@@ -131,12 +164,14 @@ TR.experimentView = function (main, name) {
       await new Promise((resolve) => setTimeout(resolve, 0));
       scheduler.replaceChildren(TR.schedulerSection(sched, trials, goTrial) || '');
       const finished = (summary.counts.TERMINATED || 0) + (summary.counts.ERROR || 0);
-      if (finished !== state.finished) {
-        state.finished = finished;
-        const imp = await TR.api(TR.path(name) + 'importance');
+      const importanceKey = `${finished}|${metric}`;
+      if (importanceKey !== state.importance) {
+        state.importance = importanceKey;
+        const imp = await TR.api(TR.path(name) + 'importance?metric=' + TR.enc(metric));
         importanceNote.textContent = imp.params.length
-          ? `${imp.method}; the ${imp.num_trials} trials that reached training_iteration ` +
-            `${imp.budget} compared there (the highest iteration that enough trials reached)`
+          ? `${imp.method} of ${metric}; the ${imp.num_trials} trials that reached ` +
+            `training_iteration ${imp.budget} compared there (the highest iteration that ` +
+            'enough trials reached; failed trials left out)'
           : imp.reason;
         const canvas = document.getElementById('importance');
         canvas.parentNode.hidden = !imp.params.length;
@@ -149,20 +184,23 @@ TR.experimentView = function (main, name) {
       const {summary, curves} = data;
       const shown = (id) => !state.brushed || state.brushed.has(id);
       const trials = data.trials.filter((t) => shown(t.trial_id));
-      const metric = summary.metric, mode = summary.mode;
+      const metric = state.metric, mode = dirOf(metric);
       const drawn = {...curves, trials: curves.trials.filter((t) => shown(t.trial_id))};
       const brushNote = state.brushed ? ` (${trials.length} inside the brush)` : '';
+      const failedShown = curves.trials.filter(TR.failed).length;
       curvesNote.textContent = (curves.total > curves.trials.length
         ? `the ${curves.trials.length} best of ${curves.total} trials by their last ` +
-          `${curves.metric}; each curve thinned to at most 200 points`
-        : `${TR.plural(curves.trials.length, 'trial')}; a cross marks where a scheduler ` +
+          `${curves.metric} (${curves.mode === 'max' ? 'highest' : 'lowest'} first; failed ` +
+          'trials last); each curve thinned to at most 200 points'
+        : `${TR.plural(curves.trials.length, 'trial')}; a red cross marks where a scheduler ` +
           `stopped a trial; colour: each trial's last ${metric} (${mode}), yellow best`) +
-        brushNote;
+        (failedShown ? `; ${failedShown} failed: grey, dashed, a black cross where each broke`
+                     : '') + brushNote;
       TR.curvesChart(document.getElementById('curves'), drawn, {
         x: state.x,
         logY: state.logY,
         rankOf: TR.objectiveRank(data.trials, metric, mode),
-        best: summary.best && summary.best.trial_id,
+        best: view.bestOf(metric, mode),
         onTrial: goTrial,
       });
       TR.historyChart(document.getElementById('history'), trials, metric, mode);
@@ -171,34 +209,75 @@ TR.experimentView = function (main, name) {
       const names = summary.params.map((p) => p.name).join('|');
       if (summary.params.length >= 2 && contour.dataset.params !== names) {
         contour.dataset.params = names;
-        contour.replaceChildren(TR.contourSection(summary.params, summary));
+        contour.replaceChildren(TR.contourSection(summary.params));
       }
-      if (contour.firstChild) contour.firstChild.redraw(trials);
+      if (contour.firstChild) contour.firstChild.redraw(trials, metric, mode);
+      if (TR.rankSection) {
+        if (!rank.firstChild) rank.replaceChildren(TR.rankSection(goTrial));
+        rank.firstChild.redraw(trials, summary.params, metric, mode);
+      }
+      if (TR.timelineSection) {
+        if (!timeline.firstChild) timeline.replaceChildren(TR.timelineSection(goTrial));
+        timeline.firstChild.redraw(trials);
+      }
+    },
+    // The trial drawn as the best curve: an objective's best (feasible, not
+    // failed) from the summary; for another metric, the best last value of a
+    // curve that did not fail.
+    bestOf(metric, mode) {
+      const o = data.summary.objectives.find((x) => x.metric === metric);
+      if (o) return o.best && o.best.trial_id;
+      let best = null, value = null;
+      for (const t of data.curves.trials) {
+        const v = t.value[t.value.length - 1];
+        if (TR.failed(t) || typeof v !== 'number') continue;
+        if (value === null || (mode === 'max' ? v > value : v < value)) best = t.trial_id, value = v;
+      }
+      return best;
     },
     drawOverview() {
       const s = data.summary;
       const end = s.status === 'RUNNING' ? Date.now() / 1000 : s.last_result_at || s.updated_at;
       const counts = Object.entries(s.counts).map(
         ([k, n]) => TR.el('span', {class: 'count'}, TR.status(k), ' ', n));
-      const best = s.best
-        ? TR.el('div', {class: 'best'},
-                TR.el('h3', {}, 'Best trial ',
-                      TR.el('a', {href: TR.href.trial(name, s.best.trial_id), id: 'best-trial'},
-                            s.best.trial_id),
-                      `: ${s.metric} = ${TR.num(s.best.value)}`),
-                TR.el('pre', {}, JSON.stringify(s.best.config, null, 1)))
-        : TR.el('p', {class: 'muted'}, s.status_note
-          ? 'no best trial: a failed trial\'s last value is where it broke'
-          : 'no trial has reported the metric yet');
+      const none = s.status_note
+        ? 'no best trial: a failed trial\'s last value is where it broke'
+        : 'no trial has reported the metric yet';
+      const link = (id, attrs = {}) =>
+        TR.el('a', {href: TR.href.trial(name, id), ...attrs}, id);
+      // One objective: its best trial and config. Several: each one's best
+      // (the trade-offs between them are the Pareto front below).
+      const best = s.objectives.length > 1
+        ? TR.el('div', {class: 'best', id: 'objective-bests'},
+                TR.el('h3', {}, `Best trial of each of the ${s.objectives.length} objectives ` +
+                                '(their trade-offs: the Pareto front below)'),
+                TR.el('ul', {}, s.objectives.map((o) => TR.el('li', {dataset: {metric: o.metric}},
+                  `${o.metric} (${o.mode}): `, o.best
+                    ? [TR.num(o.best.value), ' — ', link(o.best.trial_id)] : none))))
+        : s.best
+          ? TR.el('div', {class: 'best'},
+                  TR.el('h3', {}, 'Best trial ', link(s.best.trial_id, {id: 'best-trial'}),
+                        `: ${s.metric} = ${TR.num(s.best.value)}`),
+                  TR.el('pre', {}, JSON.stringify(s.best.config, null, 1)))
+          : TR.el('p', {class: 'muted'}, none);
       const note = s.status_note ? ` (${s.status_note})` : '';
+      const goal = s.objectives.length
+        ? s.objectives.map((o) => `${o.metric} (${o.mode})`).join(', ') : 'no metric';
       const line = TR.el('p', {}, TR.status(s.status), note,
-                         ` optimising ${s.metric} (${s.mode}), scheduler ${s.scheduler}, `,
+                         ` optimising `, TR.el('span', {id: 'objectives'}, goal),
+                         '; search ', TR.el('span', {id: 'searcher'}, TR.searchName(s.search)),
+                         ', scheduler ',
+                         TR.el('span', {id: 'scheduler-name'}, TR.schedulerName(s.scheduler)),
+                         '; ',
                          TR.el('span', {id: 'num-trials'}, s.num_trials),
                          s.num_trials === 1 ? ' trial, ' : ' trials, ',
                          TR.el('span', {id: 'num-results'}, s.num_results),
                          s.num_results === 1 ? ' result, elapsed ' : ' results, elapsed ',
                          TR.duration(end - s.created_at));
-      overview.replaceChildren(TR.section(`${s.name} `, line, TR.el('p', {}, counts), best));
+      const left = TR.report && TR.report.report && TR.report.report.note;
+      overview.replaceChildren(TR.section(`${s.name} `, line, TR.el('p', {}, counts), best,
+                                          left ? TR.el('p', {class: 'muted', id: 'report-note'},
+                                                       left) : ''));
     },
     drawCompareLink() {
       const n = state.compare.size;
@@ -217,14 +296,23 @@ TR.experimentView = function (main, name) {
     drawTable() {
       if (!data) return;
       const keys = [...new Set(data.trials.flatMap((t) => Object.keys(t.config)))].sort();
-      const metric = data.summary.metric;
+      // Every objective, the metric the charts show, and with constraints
+      // their values and whether the trial is feasible.
+      const shownMetrics = [...new Set([...data.summary.objectives.map((o) => o.metric),
+                                        state.metric].filter((m) => m))];
+      const value = (m) => (t) => (t.metrics ? t.metrics[m] : null);
+      const constrained = data.trials.some((t) => TR.constraints(t.metrics));
       const cols = [
         ['compare', '', () => null],
         ['index', '#', (t) => t.index],
         ['trial_id', 'trial', (t) => t.trial_id],
         ['status', 'status', (t) => t.status],
         ['iteration', 'iter', (t) => t.iteration],
-        ['metric', metric, (t) => (t.metrics ? t.metrics[metric] : null)],
+        ...shownMetrics.map((m) => ['metric.' + m, m, value(m)]),
+        ...(constrained ? [
+          ['constraints', 'constraints', (t) => TR.constraints(t.metrics)],
+          ['feasible', 'feasible', (t) => (t.metrics ? (TR.feasible(t.metrics) ? 'yes' : 'no')
+                                                     : null)]] : []),
         ...keys.map((k) => ['config.' + k, k, (t) => t.config[k]]),
         ['reason', 'reason', (t) => (t.status === 'ERROR' ? t.error : t.reason)],
       ];

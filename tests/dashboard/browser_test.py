@@ -15,6 +15,7 @@ A missing Chromium, chromedriver or Selenium fails the test: CI installs them
 with scripts/install_deps.sh.
 """
 import argparse
+import json
 import os
 import re
 import shutil
@@ -357,6 +358,18 @@ mode = "min"
 [param_space]
 x = {{ grid_search = [0, 0.25, 0.5, 1, 1.5, 1.8, 2.4, 2.9] }}
 """
+# Every trial fails after one result: nothing of it is a best.
+SCHEDULER_SWEEPS["all_error"] = """metric = "loss"
+mode = "min"
+[trainable]
+command = ["/usr/bin/python3", "-c", "import sys; print('@tunerun {{\\"loss\\": ' + sys.argv[1] + '}}', flush=True); sys.exit(3)", "{x}"]
+[param_space]
+x = { grid_search = [1, 2, 3] }
+"""
+SCHEDULER_SWEEPS["tpe"] = 'metric = "accuracy"\nmode = "max"\n' + LEARNING_CURVE + """
+[search]
+algorithm = "tpe"
+"""
 PYTHON_SCHEDULER = """
 import sys
 from tunerun import train, tune
@@ -387,13 +400,15 @@ class SchedulerPagesTest(DashboardTest):
         cls.tmp = tempfile.mkdtemp(prefix="tunerun_schedulers_")
         cls.runs = os.path.join(cls.tmp, "runs")
         cls.names = []
+        os.makedirs(ARGS.out, exist_ok=True)
         for name, text in SCHEDULER_SWEEPS.items():
             path = os.path.join(cls.tmp, name + ".toml")
             with open(path, "w") as f:
                 f.write(f'name = "{name}"\nstorage_path = "{cls.runs}"\n' + text)
             run = subprocess.run([ARGS.tunerun, "run", "-q", path], capture_output=True,
                                  text=True, timeout=300)
-            assert run.returncode == 0, name + ": " + run.stdout + run.stderr
+            # A sweep whose every trial failed may say so in its exit status.
+            assert run.returncode == 0 or name == "all_error", name + ": " + run.stdout + run.stderr
             cls.names.append(name)
         if ARGS.pythonpath:
             script = os.path.join(cls.tmp, "python_scheduler.py")
@@ -524,6 +539,106 @@ class SchedulerPagesTest(DashboardTest):
         self.wait(lambda: self.count("#compare-table thead th") == 3)
         self.wait(lambda: self.datasets("compare-curves") == 2)
         self.shot("compare_hyperband")
+        self.assertEqual(self.console_errors(), [])
+
+    def api(self, path):
+        with urllib.request.urlopen(f"{self.url}api/{path}") as res:
+            return json.load(res)
+
+    def test_6_the_page_tells_the_truth(self):
+        # Several objectives: each in the header, the list and the table, with its own best.
+        self.driver.get(self.url + "#/exp/two_objectives")
+        self.wait(lambda: "cost (min)" in self.text("objectives"))
+        self.assertEqual(self.text("objectives"), "error (min), cost (min)")
+        self.wait(lambda: self.count("#objective-bests li") == 2)
+        heads = self.js("return [...document.querySelectorAll('#trials thead th')].map(h => h.textContent);")
+        for column in ("error", "cost", "constraints", "feasible"):
+            self.assertIn(column, heads)
+        infeasible = query(os.path.join(self.runs, "two_objectives", "experiment.db"),
+                           "SELECT COUNT(*) FROM last_results WHERE NOT feasible")[0][0]
+        feasible_col = heads.index("feasible")
+        cells = self.js(f"return [...document.querySelectorAll('#trials tbody tr')]"
+                        f".map(r => r.children[{feasible_col}].textContent);")
+        self.assertEqual(cells.count("no"), infeasible)
+        # One chooser drives every chart: the history shows the second objective.
+        Select = __import__("selenium.webdriver.support.ui", fromlist=["Select"]).Select
+        Select(self.driver.find_element(By.ID, "metric")).select_by_value("cost")
+        self.wait(lambda: self.js("const c = Chart.getChart(document.getElementById('history'));"
+                                  " return c && c.options.scales.y.title.text;") == "cost")
+        self.wait(lambda: self.js("return Chart.getChart(document.getElementById('slice-0'))"
+                                  ".options.scales.y.title.text;") == "cost")
+        self.shot("truth_two_objectives")
+        self.driver.get(self.url + "#/")
+        self.wait(lambda: "cost (min)" in self.text("experiments"))
+        row = self.js("return document.querySelector('tr[data-experiment=two_objectives] td.objectives')"
+                      ".textContent;")
+        self.assertIn("error (min) 0", row)
+        self.assertIn("cost (min) 0", row)
+        # The 3-objective front's axes carry values.
+        self.driver.get(self.url + "#/exp/three_objectives")
+        self.wait(lambda: self.js("const c = document.getElementById('front');"
+                                  " return c && c.dataset.axes ? JSON.parse(c.dataset.axes).length : 0;") == 3)
+        labels = self.js("return Chart.getChart(document.getElementById('front')).data.labels;")
+        self.assertTrue(all(any(part.startswith("best ") for part in l) for l in labels), labels)
+        # Searchers and schedulers named.
+        for name, searcher, scheduler in (("tpe", "TPE", "FIFO"), ("hb_bohb", "BOHB", "HyperBand for BOHB"),
+                                          ("async_hyperband", "random search", "async HyperBand (ASHA)"),
+                                          ("median", "random search", "median stopping")):
+            self.driver.get(self.url + "#/exp/" + name)
+            self.wait(lambda: self.text("searcher") == searcher)
+            self.assertEqual(self.text("scheduler-name"), scheduler, name)
+        self.wait(lambda: self.driver.find_elements(By.ID, "median-view"))
+        # ASHA's top rung counts the trials that reached it.
+        self.driver.get(self.url + "#/exp/async_hyperband")
+        self.wait(lambda: self.driver.find_elements(By.CSS_SELECTOR, "#asha-table tbody tr"))
+        top = self.js("const rows = [...document.querySelectorAll('#asha-table tbody tr')];"
+                      " return [...rows[rows.length - 1].children].map(c => c.textContent);")
+        reached = query(os.path.join(self.runs, "async_hyperband", "experiment.db"),
+                        "SELECT COUNT(*) FROM trial_last_result WHERE training_iteration >= 9")[0][0]
+        self.assertEqual((top[3], top[4]), (str(reached), "none: trials end here"))
+        # PB2's mutations are from the donor's config at the time.
+        db = os.path.join(self.runs, "pb2", "experiment.db")
+        rows = query(db, "SELECT trial_id, donor_id, old_config, new_config FROM exploits ORDER BY id")
+        configs = {t: json.loads(c) for t, c in query(db, "SELECT trial_id, config FROM trials")}
+        firsts = {}
+        for t, d, old, new in rows:
+            firsts.setdefault(t, json.loads(old))
+        now = dict(firsts)
+        mutations = self.api("exp/pb2/scheduler")["exploits"]
+        self.assertEqual(len(mutations), len(rows))
+        for (t, d, old, new), shown in zip(rows, mutations):
+            donor = now.get(d, configs[d])
+            for key, (before, after) in shown["mutation"].items():
+                self.assertEqual(before, donor.get(key), (t, d, key))
+            now[t] = json.loads(new)
+        # Failed trials: never best, drawn apart.
+        db = os.path.join(self.runs, "all_error", "experiment.db")
+        n = query(db, "SELECT COUNT(*) FROM trials WHERE status = 'ERROR'")[0][0]
+        self.assertEqual(n, 3)
+        self.driver.get(self.url + "#/exp/all_error")
+        self.wait(lambda: self.count("#trials tbody tr") == n)
+        self.wait(lambda: self.js("return document.getElementById('history').dataset.failed;") == str(n))
+        self.assertEqual(self.js("return document.getElementById('history').dataset.best;"), "")
+        self.assertEqual(self.js("return document.getElementById('edf').dataset.points;"), "0")
+        drawn = self.js("return Chart.getChart(document.getElementById('curves')).data.datasets"
+                        ".filter(d => d.trial).map(d => [d.failed, d.borderWidth]);")
+        self.assertEqual(drawn, [[True, 1.2]] * n)
+        self.assertIn("no best trial", self.text("overview"))
+        self.shot("truth_all_error")
+        # A trial with one result: its charts are points.
+        self.driver.get(self.url + "#/exp/fifo/trial/fifo_00000")
+        self.wait(lambda: self.js("const c = Chart.getChart(document.getElementById('trial-metric-0'));"
+                                  " return c ? c.data.datasets[0].pointRadius : -1;") > 0)
+        # The timeline has a bar per trial; the rank plot ranks those that did not fail.
+        self.driver.get(self.url + "#/exp/hyperband")
+        n = query(os.path.join(self.runs, "hyperband", "experiment.db"), "SELECT COUNT(*) FROM trials")[0][0]
+        self.wait(lambda: sum(json.loads(self.js(
+            "const c = document.getElementById('timeline'); return c && c.dataset.bars || '{}';"))
+            .values()) == n)
+        self.wait(lambda: self.js("const r = document.getElementById('rank');"
+                                  " return r && r.parentNode.dataset.points;") == str(n))
+        for element in ("timeline-holder", "rank-holder"):
+            self.driver.find_element(By.ID, element).screenshot(os.path.join(ARGS.out, element + ".png"))
         self.assertEqual(self.console_errors(), [])
 
     # The parent's tests need its own sweeps.

@@ -70,6 +70,45 @@ TEST_CASE("curves: one per trial, stopped ones marked, and of many trials keep t
   CHECK(few["trials"][0]["iteration"] == Json::array({1, 3, 6, 9}));  // the last one always kept
 }
 
+TEST_CASE("curves: the best N by the chosen metric's own direction, failed trials last") {
+  DashboardDir runs;
+  const auto dir = write_experiment(runs.path(), "asha");
+  const QueryLimits three{.max_curve_trials = 3};
+  {
+    const auto db = ExperimentDb::open(dir);
+    // loss = 1 - accuracy: its lowest is the most accurate trial, though
+    // the experiment maximises.
+    const Json lowest = db.curves("loss", three, "min");
+    CHECK(lowest["mode"] == "min");
+    CHECK(lowest["trials"][0]["trial_id"] == "asha_00006");
+    CHECK(db.curves("loss", three, "max")["trials"][0]["trial_id"] != "asha_00006");
+    // An objective ranks by its own mode whatever is asked.
+    CHECK(db.curves("accuracy", three, "min")["trials"][0]["trial_id"] == "asha_00006");
+  }
+  {
+    auto store = storage::ExperimentStore::open(dir);
+    store.set_trial_status("asha_00006", TrialStatus::kError, "boom", 1100);
+    store.flush();
+  }
+  const auto db = ExperimentDb::open(dir);
+  for (const Json& t : db.curves("accuracy", three)["trials"]) CHECK(t["trial_id"] != "asha_00006");
+  CHECK(db.summary()["best"]["trial_id"] != "asha_00006");
+}
+
+TEST_CASE("summary: the searcher and the scheduler named, HyperBand's variants apart") {
+  CHECK(search_algorithm(Json::object()) == "random");
+  CHECK(search_algorithm({{"search", {{"algorithm", "tpe"}}}}) == "tpe");
+  const Json async = {{"scheduler", {{"type", "hyperband"}, {"asynchronous", true}}}};
+  CHECK(scheduler_name(async, "hyperband") == "async_hyperband");
+  const Json bohb = {{"scheduler", {{"type", "hyperband"}, {"for_bohb", true}}}};
+  CHECK(scheduler_name(bohb, "hyperband") == "hyperband_for_bohb");
+  CHECK(scheduler_name(Json::object(), "median") == "median_stopping_rule");
+  DashboardDir runs;
+  const Json s = ExperimentDb::open(write_experiment(runs.path(), "asha")).summary();
+  CHECK(s["search"] == "random");
+  CHECK(s["scheduler"] == "asha");
+}
+
 TEST_CASE(
     "trial: results, events, checkpoints and the log tail, and an unknown trial is NotFound") {
   DashboardDir runs;
@@ -95,9 +134,16 @@ TEST_CASE(
   CHECK(rungs[0]["milestone"] == 1.0);
   CHECK(rungs[0]["recorded"].size() == 12);
   CHECK(rungs[2]["recorded"].size() == 8);
+  // Every third trial stopped at 3: the others reached the top rung.
+  CHECK(rungs[0]["num_reached"] == 12);
+  CHECK(rungs[2]["num_reached"] == 8);
   CHECK(rungs[0]["cutoff"].is_number());
   REQUIRE(s["exploits"].size() == 1);
-  CHECK(s["exploits"][0]["mutation"]["lr"] == Json::array({0.1, 0.12}));
+  // The mutation is from the donor's config (trial 0's lr), not the
+  // recipient's old one (0.1).
+  const Json donor = ExperimentDb::open(runs.path() / "asha").trial("asha_00000", {})["config"];
+  CHECK(s["exploits"][0]["mutation"]["lr"] == Json::array({donor["lr"], 0.12}));
+  CHECK(donor["lr"] != 0.1);
   CHECK(s["exploits"][0]["donor_index"] == 0);
 }
 
@@ -211,6 +257,18 @@ TEST_CASE("front: each trial's objectives, the Pareto front ranked, infeasible o
     CHECK(points[i]["feasible"] == false);
     CHECK(points[i]["rank"].is_null());
   }
+}
+
+TEST_CASE("summary: every objective with its own best, feasible trials only") {
+  DashboardDir runs;
+  const Json s = ExperimentDb::open(write_two_objectives(runs.path())).summary();
+  REQUIRE(s["objectives"].size() == 2);
+  CHECK(s["objectives"][0]["metric"] == "error");
+  CHECK(s["objectives"][0]["best"]["trial_id"] == "two_00000");  // x = 0
+  CHECK(s["objectives"][1]["metric"] == "cost");
+  CHECK(s["objectives"][1]["best"]["trial_id"] == "two_00002");  // x = 1
+  CHECK(s["metrics"][0] == "error");
+  CHECK(s["metrics"][1] == "cost");
 }
 
 TEST_CASE("front: one objective has no points") {

@@ -184,11 +184,32 @@ TEST_CASE("the report is one file: scripts and every answer inlined, no external
   const std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   CHECK(html.find("window.TUNERUN_REPORT") != std::string::npos);
   CHECK(html.find("\"exp/asha/trial/asha_00011\"") != std::string::npos);
-  CHECK(html.find("\"exp/asha/curves?metric=loss\"") != std::string::npos);
+  // The charts' metrics with the direction the page asks for: an
+  // objective's own, "min" for another.
+  CHECK(html.find("\"exp/asha/curves?metric=accuracy&mode=max\"") != std::string::npos);
+  CHECK(html.find("\"exp/asha/curves?metric=loss&mode=min\"") != std::string::npos);
+  CHECK(html.find("\"exp/asha/importance?metric=accuracy\"") != std::string::npos);
   CHECK(html.find("\"exp/asha/trials?offset=0\"") != std::string::npos);
   CHECK(html.find("<script src") == std::string::npos);
   CHECK(html.find("Chart.js v3") != std::string::npos);
   CHECK_THROWS_AS(write_report(runs.path() / "none", out), StorageError);
+}
+
+TEST_CASE("a report holds every trial's row but a bounded number of trial pages, and says so") {
+  DashboardDir runs;
+  const auto dir = write_experiment(runs.path(), "asha");
+  const auto out = runs.path() / "report.html";
+  CHECK(write_report(dir, out, {.max_report_trials = 3}) == 12);
+  std::ifstream in(out);
+  const std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  size_t pages = 0;
+  for (size_t at = html.find("\"exp/asha/trial/"); at != std::string::npos;
+       at = html.find("\"exp/asha/trial/", at + 1)) {
+    ++pages;
+  }
+  CHECK(pages == 3);
+  CHECK(html.find("\"asha_00007\"") != std::string::npos);  // a row of a trial without a page
+  CHECK(html.find("the page of 3 of the 12 trials") != std::string::npos);
 }
 
 }  // namespace
