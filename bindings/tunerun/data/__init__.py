@@ -5,10 +5,9 @@ memory and each call runs at once; there is no streaming, no blocks, no
 cluster. Rows are dicts ({"item": x} for a bare value, as Ray's). pandas
 and numpy are imported by the calls that need them."""
 
-from tunerun.data.dataset import (Dataset, Schema, from_items, from_numpy, from_pandas, range,
-                                  read_csv, read_json)
+from tunerun.data.dataset import (DataIterator, Dataset, Schema, from_items, from_numpy,
+                                  from_pandas, range, read_csv, read_json)
 from tunerun.data.data_config import DataConfig
-from tunerun.data.iterator import DataIterator
 
 __all__ = ["DataConfig", "DataIterator", "Dataset", "Schema", "from_items", "from_numpy",
            "from_pandas", "range", "read_csv", "read_json"]

@@ -1,14 +1,15 @@
 """Ray Data's Dataset, in process: a list of row dicts in the driver's
 memory. Each transformation runs at once and returns a new Dataset; a
 Dataset pickles with its rows (so it travels in `datasets=` and in a
-param_space as any value)."""
+param_space as any value). DataIterator reads one rank's rows: numpy or
+pandas batches, or torch tensors on the rank's device."""
 
 import builtins
 import glob
 import os
 import random
 
-from tunerun.data.iterator import DataIterator, check_format, from_batch, to_batch
+from tunerun.data._batch import check_format, from_batch, to_batch
 
 
 class Schema:
@@ -218,6 +219,76 @@ class Dataset:
     def write_json(self, path, **_ray_options):
         os.makedirs(path, exist_ok=True)
         self.to_pandas().to_json(os.path.join(path, "data.json"), orient="records", lines=True)
+
+
+class DataIterator:
+    """One rank's rows of one dataset (train.get_dataset_shard()), or a
+    whole Dataset's, read in order: Ray's DataIterator."""
+
+    def __init__(self, rows):
+        self._rows = rows
+
+    def __iter__(self):
+        return iter(self._rows)
+
+    def __len__(self):
+        return len(self._rows)
+
+    def count(self):
+        return len(self._rows)
+
+    def iter_rows(self):
+        return iter(self._rows)
+
+    def iter_batches(self, *, batch_size=256, batch_format="default", drop_last=False,
+                     prefetch_batches=1, local_shuffle_buffer_size=None, local_shuffle_seed=None,
+                     **_ignored):
+        """Batches of batch_size rows (None: one batch of every row; the last
+        may be shorter unless drop_last). local_shuffle_buffer_size shuffles
+        the rows first (seeded by local_shuffle_seed); prefetch_batches has
+        no effect (the rows are in memory)."""
+        check_format(batch_format)
+        rows = self._rows
+        if local_shuffle_buffer_size:
+            import random
+            rows = list(rows)
+            random.Random(local_shuffle_seed).shuffle(rows)
+        if batch_size is None:
+            batch_size = max(len(rows), 1)
+        for start in builtins.range(0, len(rows), batch_size):
+            chunk = rows[start:start + batch_size]
+            if drop_last and len(chunk) < batch_size:
+                return
+            yield to_batch(chunk, batch_format)
+
+    def iter_torch_batches(self, *, batch_size=256, dtypes=None, device="auto", collate_fn=None,
+                           drop_last=False, **kwargs):
+        """iter_batches with each column as a tensor on `device` ("auto":
+        the rank's, train.torch.get_device()); collate_fn, when given, gets
+        the numpy batch and returns what is yielded, as Ray's."""
+        import torch
+        if device in ("auto", None):
+            from tunerun.train._device import get_device
+            device = get_device()
+
+        def tensor(values, key=None):
+            dtype = dtypes.get(key) if isinstance(dtypes, dict) else dtypes
+            return torch.as_tensor(values, dtype=dtype, device=device)
+
+        for batch in self.iter_batches(batch_size=batch_size, drop_last=drop_last, **kwargs):
+            if collate_fn is not None:
+                yield collate_fn(batch)
+            elif isinstance(batch, dict):
+                yield {key: tensor(values, key) for key, values in batch.items()}
+            else:
+                yield tensor(batch)
+
+    def materialize(self):
+        """These rows as a Dataset (Ray's DataIterator.materialize())."""
+        return Dataset(self._rows)
+
+    def to_pandas(self):
+        return to_batch(self._rows, "pandas")
 
 
 def _callable(fn, args, kwargs):

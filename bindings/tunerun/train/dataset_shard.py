@@ -10,7 +10,7 @@ A dataset is a tunerun.data.Dataset (ray.data's calls, in memory) or any
 iterable of rows (a list of dicts, a torch Dataset, a generator)."""
 
 from tunerun import _rank_context
-from tunerun.data.iterator import DataIterator
+from tunerun.data.dataset import DataIterator
 from tunerun.train.session import get_context
 
 DatasetShard = DataIterator
