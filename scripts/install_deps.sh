@@ -19,7 +19,8 @@
 # tests' local cluster, tests/slurm/local_cluster.sh, which starts its own
 # daemons); python3-dev, pybind11-dev, pytest, pandas, python3-cloudpickle
 # (how a Python trainable reaches its ranks) and python3-torch (`import
-# tunerun` and its tests); the fortunes corpus (char_gpt's text).
+# tunerun` and its tests), python3-torchvision, python3-xgboost and
+# python3-sklearn (the Ray scripts the tests run); the fortunes corpus (char_gpt's text).
 # TUNERUN_WITH_TORCH=0 leaves out libtorch, Gloo, OpenBLAS, Fashion-MNIST,
 # fortunes and python3-torch (the trainers and their example data).
 # TUNERUN_BENCH_ANCHORS=1 adds what the benchmarks' anchors run: Optuna and
@@ -56,9 +57,10 @@ if ((with_tests && !tests_build_only)); then
     chromium chromium-driver python3-selenium
     slurmd slurmctld slurm-client munge iproute2 mount
     python3-pytest python3-pandas python3-optuna python3-cloudpickle
+    python3-xgboost python3-sklearn
   )
   if ((with_torch)); then
-    packages+=(fortunes python3-torch)
+    packages+=(fortunes python3-torch python3-torchvision)
   fi
 fi
 if [[ "${TUNERUN_BENCH_ANCHORS:-0}" == 1 ]]; then

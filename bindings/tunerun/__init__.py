@@ -16,6 +16,10 @@ From a build tree: PYTHONPATH=build/bindings /usr/bin/python3 script.py
 from tunerun import _lazy
 
 _lazy.install(globals(), {"air": "tunerun.air", "train": "tunerun.train", "tune": "tunerun.tune",
+                          "data": "tunerun.data", "cloudpickle": "cloudpickle",
                           "load": "tunerun.tune.result_grid:load",
                           **{name: f"tunerun._ray:{name}"
-                             for name in ("init", "is_initialized", "shutdown")}})
+                             for name in ("init", "is_initialized", "shutdown")},
+                          # ray.remote & co.: an in-process layer (tunerun/_remote.py)
+                          **{name: f"tunerun._remote:{name}"
+                             for name in ("ObjectRef", "get", "put", "remote", "wait")}})

@@ -8,6 +8,7 @@ _initial_checkpoint = None  # TorchTrainer(resume_from_checkpoint=)'s directory
 _bundles = None  # the trial's resources, one bundle per rank ({"CPU": 2, "GPU": 1})
 _torch_config = None  # TorchTrainer's torch_config ({"backend": ..., "timeout_s": ...})
 _datasets = None  # TorchTrainer(datasets=)'s rows, {name: every row}
+_unsplit = ()  # the names of those that every rank reads whole (DataConfig)
 
 
 def start_trial(initial_checkpoint=None, bundles=None, torch_config=None):
@@ -17,9 +18,9 @@ def start_trial(initial_checkpoint=None, bundles=None, torch_config=None):
     _datasets = None
 
 
-def set_datasets(datasets):
-    global _datasets
-    _datasets = datasets
+def set_datasets(datasets, unsplit=()):
+    global _datasets, _unsplit
+    _datasets, _unsplit = datasets, tuple(unsplit)
 
 
 def initial_checkpoint():
@@ -38,3 +39,7 @@ def torch_config():
 def datasets():
     """{name: every row}, or None when the trainer was given no datasets."""
     return _datasets
+
+
+def unsplit_datasets():
+    return _unsplit

@@ -6,6 +6,7 @@ arguments are accepted and, where they have no meaning here, said to be
 ignored once."""
 
 import dataclasses
+import sys
 import warnings
 
 from tunerun.train.config import ClusterConfig
@@ -38,8 +39,12 @@ def init(address=None, **kwargs):
 
 
 def shutdown():
-    """Ray's ray.shutdown(): forgets init()'s cluster settings."""
+    """Ray's ray.shutdown(): forgets init()'s cluster settings and ends
+    ray.remote's pool processes."""
     global _initialized, _cluster
+    remote = sys.modules.get("tunerun._remote")
+    if remote is not None:
+        remote.shutdown_pool()
     _initialized = False
     _cluster = ClusterConfig()
     _resources.clear()

@@ -75,11 +75,15 @@ def _wrap(func, ref):
     objects = _reference.load_objects(ref)
 
     def call(config):
+        # Lists holding domains come as dicts (tune/_values.py), objects as
+        # placeholders: both are put back.
+        from tunerun.tune import _values
         if objects is not None:
             import pickle
-            from tunerun.tune import _values
             config = _values.decode(config, _reference._with_site(
                 lambda: pickle.loads(objects), ref))
+        else:
+            config = _values.decode(config, [])
         _session._drop_pending()
         _set_torchrun_env(_tunerun.get_context())
         _rank_context.start_trial(initial_checkpoint=initial_checkpoint,
@@ -91,7 +95,9 @@ def _wrap(func, ref):
         try:
             if kind == "trainer":
                 if "parameters" in ref:  # TorchTrainer(datasets=)
-                    _rank_context.set_datasets(_parameters(ref)["datasets"])
+                    parameters = _parameters(ref)
+                    _rank_context.set_datasets(parameters["datasets"],
+                                               parameters.get("unsplit", ()))
                 loop_config = config.get("train_loop_config", {})
                 func(loop_config) if takes_config else func()
             elif kind == "class":

@@ -17,4 +17,6 @@ _lazy.install(globals(), {
     # yet (a rank running a trainable that says so).
     **{m: f"tunerun.train.{m}" for m in ("base_trainer", "torch")},
     "get_dataset_shard": "tunerun.train.dataset_shard:get_dataset_shard",
+    "DataConfig": "tunerun.data.data_config:DataConfig",
+    "Result": "tunerun.tune.result_grid:Result",
 })

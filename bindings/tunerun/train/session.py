@@ -109,8 +109,16 @@ def should_checkpoint():
 
 
 class TrainContext:
+    """The calling rank's trial. Outside a trial (data None) every getter
+    warns and returns None, as Ray 2.x's does."""
+
     def __init__(self, data):
         self._d = data
+
+    def __getattribute__(self, name):
+        if name.startswith("get_") and object.__getattribute__(self, "_d") is None:
+            return _outside(name)
+        return object.__getattribute__(self, name)
 
     def get_world_rank(self):
         return self._d["world_rank"]
@@ -150,7 +158,19 @@ class TrainContext:
 
 
 def get_context() -> TrainContext:
-    return TrainContext(_tunerun.get_context())
+    try:
+        return TrainContext(_tunerun.get_context())
+    except RuntimeError:  # not in a trial's rank
+        return TrainContext(None)
+
+
+def _outside(name):
+    def getter(*args, **kwargs):
+        import warnings
+        warnings.warn(f"`{name}` is meant to only be called inside a function that is "
+                      "executed by a Tuner or Trainer. Returning `None`.", stacklevel=2)
+        return None
+    return getter
 
 
 StopTrial = _tunerun.StopTrial

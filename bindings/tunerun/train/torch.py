@@ -78,6 +78,29 @@ def prepare_data_loader(loader, add_dist_sampler=True, move_to_device=True):
     return loader
 
 
+def get_devices():
+    """The rank's devices, as a list (one here: the rank's GPU or the CPU)."""
+    return [get_device()]
+
+
+def enable_reproducibility(seed=0):
+    """Ray's: seeds torch, random and numpy with `seed`, and asks torch for
+    deterministic algorithms (cuDNN's benchmark off), in this rank."""
+    import random
+    import numpy as np
+    torch.manual_seed(seed)
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.use_deterministic_algorithms(True)
+    torch.backends.cudnn.benchmark = False
+    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+
+
+def backward(tensor):
+    """Ray's train.torch.backward (for its AMP helpers): tensor.backward()."""
+    tensor.backward()
+
+
 class TorchConfig:
     """Ray's TorchConfig: the process group's backend ("gloo", "nccl"; None:
     NCCL on GPUs, else Gloo) and its timeout. init_method "env" only (the
@@ -100,10 +123,11 @@ class TorchTrainer:
                  resume_from_checkpoint=None, metadata=None):
         """resume_from_checkpoint (a train.Checkpoint): what train.get_checkpoint()
         returns on a fresh start, as Ray's (a restart after a failure gets the
-        trial's own latest). datasets: {name: iterable of rows}, each rank's
-        share read with train.get_dataset_shard(name)
-        (tunerun/train/dataset_shard.py; no Ray Data: rows are pickled once).
-        dataset_config and metadata are accepted and unused."""
+        trial's own latest). datasets: {name: tunerun.data.Dataset or
+        iterable of rows}, each rank's share read with
+        train.get_dataset_shard(name) (tunerun/train/dataset_shard.py; the
+        rows are pickled once); dataset_config (a train.DataConfig) names
+        those that every rank reads whole. metadata is accepted and unused."""
         if not callable(train_loop_per_worker):
             raise ValueError(f"TorchTrainer: train_loop_per_worker must be a function, got "
                              f"{train_loop_per_worker!r}")
@@ -114,9 +138,14 @@ class TorchTrainer:
         self.scaling_config = scaling_config or ScalingConfig()
         self.run_config = run_config or RunConfig()
         self._payload = None
+        self.datasets = datasets
+        self.dataset_config = dataset_config
         if datasets is not None:
             rows = dataset_shard.materialise(datasets)
-            self._payload = _reference.dumps({"datasets": rows}, "TorchTrainer: datasets")
+            unsplit = [n for n in rows if dataset_config is not None
+                       and not dataset_config.splits(n)]
+            self._payload = _reference.dumps({"datasets": rows, "unsplit": unsplit},
+                                             "TorchTrainer: datasets")
 
     def _tunerun_trainer(self):
         s = self.scaling_config
@@ -143,6 +172,59 @@ class TorchTrainer:
     def fit(self):
         """Runs one training job (a one-trial experiment); returns its Result.
         Raises train.base_trainer.TrainingFailedError, with the failing rank's
-        error and traceback, when the training failed, as Ray's."""
-        grid = Tuner(self, run_config=self.run_config).fit()
+        error and traceback, when the training failed, as Ray's. The trainer
+        is kept in the experiment (trainer.pkl) for TorchTrainer.restore."""
+        if self._restore_path is not None:
+            tuner = Tuner.restore(self._restore_path, self, resume_errored=True,
+                                  run_config=self.run_config)
+        else:
+            tuner = Tuner(self, run_config=self.run_config)
+            directory = os.path.abspath(os.path.join(tuner._spec["storage_path"], tuner._name))
+            os.makedirs(directory, exist_ok=True)
+            self._save(directory)
+        grid = tuner.fit()
         return raise_if_failed(grid[0], grid.experiment_path)
+
+    _restore_path = None
+    _ARGUMENTS = ("train_loop_per_worker", "train_loop_config", "torch_config", "scaling_config",
+                  "run_config", "datasets", "dataset_config", "resume_from_checkpoint")
+
+    def _save(self, experiment_path):
+        import cloudpickle
+        try:
+            data = cloudpickle.dumps({name: getattr(self, name) for name in self._ARGUMENTS})
+        except Exception as error:  # restore() then says the trainer must be given again
+            data = cloudpickle.dumps({"unpicklable": f"{type(error).__name__}: {error}"})
+        with open(os.path.join(experiment_path, "trainer.pkl"), "wb") as f:
+            f.write(data)
+
+    @classmethod
+    def can_restore(cls, path):
+        """Whether `path` holds a TorchTrainer.fit() to continue."""
+        path = os.path.expanduser(os.fspath(path))
+        return (os.path.isfile(os.path.join(path, "experiment.db"))
+                and os.path.isfile(os.path.join(path, "trainer.pkl")))
+
+    @classmethod
+    def restore(cls, path, train_loop_per_worker=None, train_loop_config=None, **kwargs):
+        """A trainer whose fit() continues the run in `path` from its latest
+        checkpoints, as Ray's: the original trainer's arguments, those given
+        here (datasets=, scaling_config=...) laid over them."""
+        import cloudpickle
+        path = os.path.abspath(os.path.expanduser(os.fspath(path)))
+        if not cls.can_restore(path):
+            raise ValueError(f"TorchTrainer.restore: {path} holds no TorchTrainer run "
+                             "(no experiment.db and trainer.pkl)")
+        with open(os.path.join(path, "trainer.pkl"), "rb") as f:
+            saved = cloudpickle.load(f)
+        if "unpicklable" in saved and train_loop_per_worker is None:
+            raise ValueError(f"TorchTrainer.restore: the trainer was not kept "
+                             f"({saved['unpicklable']}); give train_loop_per_worker again")
+        saved.pop("unpicklable", None)
+        given = {"train_loop_per_worker": train_loop_per_worker,
+                 "train_loop_config": train_loop_config, **kwargs}
+        saved.update({k: v for k, v in given.items() if v is not None})
+        run_config = saved.pop("run_config", None) or RunConfig()
+        trainer = cls(saved.pop("train_loop_per_worker"), run_config=run_config, **saved)
+        trainer._restore_path = path
+        return trainer

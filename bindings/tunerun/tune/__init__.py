@@ -10,7 +10,8 @@ _DOMAINS = ["Domain", "choice", "grid_search", "lograndint", "loguniform", "qlog
 
 _lazy.install(globals(), {
     **{m: f"tunerun.tune.{m}"
-       for m in ("error", "examples", "experiment", "logger", "result", "schedulers", "search",
+       for m in ("error", "examples", "experiment", "integration", "logger", "result",
+                 "schedulers", "search",
                  "stopper", "utils")},
     **{name: f"tunerun.tune.search_space:{name}" for name in _DOMAINS},
     **{name: f"tunerun.tune.callback:{name}" for name in ("Callback", "Stopper")},

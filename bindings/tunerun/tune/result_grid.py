@@ -61,6 +61,29 @@ class Result:
         return pandas.DataFrame(self.history)
 
     @classmethod
+    def from_path(cls, path):
+        """The Result stored at `path`: a trial's directory, or an experiment
+        holding one trial (what TorchTrainer.fit() ran), as Ray's."""
+        path = os.path.abspath(os.path.expanduser(os.fspath(path))).rstrip("/")
+        experiment = path
+        while not os.path.isfile(os.path.join(experiment, "experiment.db")):
+            parent = os.path.dirname(experiment)
+            if parent == experiment:
+                raise ValueError(f"Result.from_path: {path} is in no experiment "
+                                 "(no experiment.db in it or above it)")
+            experiment = parent
+        grid = ResultGrid.from_experiment(experiment)
+        if experiment == path:
+            if len(grid) != 1:
+                raise ValueError(f"Result.from_path: {path} holds {len(grid)} trials; give "
+                                 "a trial's directory")
+            return grid[0]
+        for result in grid:
+            if os.path.abspath(result.path).rstrip("/") == path:
+                return result
+        raise ValueError(f"Result.from_path: no trial of {experiment} has the directory {path}")
+
+    @classmethod
     def _from_data(cls, d, objects=None):
         config = d["config"] if objects is None else _values.decode(d["config"], objects)
         return cls(metrics=d["metrics"], config=config,
@@ -97,7 +120,7 @@ class ResultGrid:
         self._data = data
         if objects is None:
             objects = _stored_objects(data.experiment_path)
-        self._results = [Result._from_data(data.result(i), objects or None)
+        self._results = [Result._from_data(data.result(i), objects or [])
                          for i in range(len(data))]
 
     @classmethod

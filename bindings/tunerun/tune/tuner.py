@@ -77,7 +77,7 @@ class _TrialNamer:
 
     def __call__(self, trial_id, config):
         trial = Trial(trial_id)
-        trial.config = _values.decode(config, self._objects) if self._objects else config
+        trial.config = _values.decode(config, self._objects or [])
         trial.trainable_name = self._trainable_name
         index = trial_id.rsplit("_", 1)[-1]
         flat = ",".join(f"{k}={v}" for k, v in sorted(config.items())
