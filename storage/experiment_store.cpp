@@ -47,7 +47,8 @@ constexpr const char* kUpgradeFromVersion1 = R"(
 
 // Any older version: the views, which schema.sql then recreates as this
 // version has them (version 2 -> 3 adds their feasible column, 3 -> 4 reads
-// trial_last_result, which schema.sql fills from the results).
+// trial_last_result, which schema.sql fills from the results, 4 -> 5 skips
+// trials in ERROR).
 constexpr const char* kDropViews = R"(
     DROP VIEW IF EXISTS pareto_front;
     DROP VIEW IF EXISTS objective_values;

@@ -42,7 +42,7 @@ struct sqlite3;  // <sqlite3.h>: only storage/*.cpp need SQLite's API
 
 namespace tune::storage {
 
-inline constexpr int kSchemaVersion = 4;
+inline constexpr int kSchemaVersion = 5;
 
 struct ExperimentRecord {
   std::string name;
