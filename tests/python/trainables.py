@@ -223,3 +223,10 @@ def two_objectives_per_step(config):
     x, y = config["x"], config["y"]
     for step in range(8):
         train.report({"acc": x * (step + 1) / 8, "latency_ms": 10 * (x + y)})
+
+
+def fails_with_the_lowest_loss(config):
+    """Reports loss 1 then fails when config["fail"]; else ends at loss 5."""
+    train.report({"loss": 1.0 if config["fail"] else 5.0})
+    if config["fail"]:
+        raise ValueError("failed after its lowest loss")

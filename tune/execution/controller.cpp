@@ -43,6 +43,7 @@ class TrialController::Impl {
         options_(std::move(options)),
         log_(options_.verbosity, options_.progress) {
     finish_spec(spec_);
+    check_storage_path(spec_);
     if (options_.worker_argv.empty()) options_.worker_argv = {self_executable()};
     // The launcher and the address ranks reach: the spec's cluster settings
     // (tune/launch/make_launcher.h), unless the caller brings a launcher.

@@ -80,6 +80,7 @@ EndOutcome judge_end(const GroupEnd& end) {
                               end.iteration == 1 ? "" : "s")};
   }
   std::string error = end.error;
+  if (end.misconfigured) return {TrialPhase::kError, error, true};
   if (end.cluster_fault && !end.experiment_stopping) {
     if (end.cluster_ends_in_row + 1 < kClusterEndsCharged) {
       return {TrialPhase::kPending,

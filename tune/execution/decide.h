@@ -70,6 +70,9 @@ struct GroupEnd {
   // ... unless the cluster ended this many runs of the trial before this
   // one, since its last new result (kClusterEndsCharged).
   int cluster_ends_in_row = 0;
+  // The trial's results break the experiment's configuration: ERROR, not
+  // retried, whatever max_failures allows.
+  bool misconfigured = false;
 };
 
 struct EndOutcome {

@@ -199,7 +199,8 @@ void RunEnds::conclude(Trial& trial, bool keep_ranks) {
                                   .max_failures = parts_.spec.max_failures,
                                   .experiment_stopping = wind_down_.winding_down(),
                                   .cluster_fault = trial.cluster_fault,
-                                  .cluster_ends_in_row = trial.cluster_ends_in_row});
+                                  .cluster_ends_in_row = trial.cluster_ends_in_row,
+                                  .misconfigured = trial.misconfigured});
   // An elastic trial's pause to grow is no pause: it waits to start again.
   if (trial.resizing && outcome.next == TrialPhase::kPaused) {
     outcome = {TrialPhase::kPending, trial.end_reason};

@@ -57,6 +57,9 @@ struct Trial {
   // The cluster ended the run (a node failed, Slurm held its step): not
   // counted against max_failures.
   bool cluster_fault = false;
+  // Its results break the experiment's configuration (the metric missing
+  // from a result): a restart cannot help, so it ends in ERROR at once.
+  bool misconfigured = false;
   // An elastic trial pausing to run again with more ranks: it waits as
   // PENDING, not PAUSED, and is no scheduler's pause.
   bool resizing = false;
