@@ -412,6 +412,14 @@ void ExperimentStore::set_trial_status(const std::string& trial_id, TrialStatus 
   }
 }
 
+void ExperimentStore::add_trial_note(const std::string& trial_id, TrialStatus status,
+                                     const std::string& reason, double at) {
+  begin_batch();
+  const std::string text(to_string(status));
+  statements_->add_event.bind(1, trial_id).bind(2, at).bind(3, text).bind(4, text).bind(5, reason);
+  statements_->add_event.run();
+}
+
 void ExperimentStore::append_result(const ResultRecord& result) {
   begin_batch();
   statements_->append_result.bind(1, result.trial_id)

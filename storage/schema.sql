@@ -150,7 +150,8 @@ CREATE TABLE IF NOT EXISTS trial_events (
   id INTEGER PRIMARY KEY,      -- increasing: the order of the changes
   trial_id TEXT NOT NULL REFERENCES trials (trial_id),
   at REAL NOT NULL,            -- when the change happened
-  from_status TEXT,            -- NULL for the trial's creation
+  from_status TEXT,            -- NULL for the trial's creation; = to_status for a note
+                               -- that changed nothing (a checkpoint found missing)
   to_status TEXT NOT NULL,
   reason TEXT                  -- e.g. "no free CPUs", "stopped by ASHA", the error
 );
