@@ -123,6 +123,18 @@ void use_wal(sqlite3* db, const std::filesystem::path& file) {
   }
 }
 
+// A file with tables but no experiment table is another program's
+// database; read-only, a file without one holds no experiment to read.
+void check_ours(sqlite3* db, const std::filesystem::path& file, bool read_only) {
+  Statement tables(db, R"(
+      SELECT count(*), count(*) FILTER (WHERE name = 'experiment')
+      FROM sqlite_master WHERE type = 'table')");
+  tables.step();
+  if (tables.column_int(1) > 0 || (tables.column_int(0) == 0 && !read_only)) return;
+  throw StorageError(fmt::format(
+      "{} is not a readable tunerun database (it has no experiment table)", file.string()));
+}
+
 }  // namespace
 
 // The writes the controller makes for every result and state change.
@@ -234,6 +246,7 @@ ExperimentStore ExperimentStore::open(const std::filesystem::path& dir) {
                                                         SQLITE_OPEN_NOMUTEX));
   sqlite3_busy_timeout(store.db_, kBusyTimeoutMs);
   check_version(store.db_, file);
+  check_ours(store.db_, file, false);
 
   use_wal(store.db_, file);
   exec(store.db_, "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON");
@@ -264,6 +277,7 @@ ExperimentStore ExperimentStore::open_read_only(const std::filesystem::path& dir
   ExperimentStore store(file, open_connection(file, SQLITE_OPEN_READONLY));
   sqlite3_busy_timeout(store.db_, kBusyTimeoutMs);
   check_version(store.db_, file);
+  check_ours(store.db_, file, true);
   // A version 1 file cannot be upgraded read-only: its reads select NULL.
   store.nonfinite_columns_ = user_version(store.db_) >= kNonfiniteVersion;
   store.objectives_table_ = user_version(store.db_) >= kObjectivesVersion;

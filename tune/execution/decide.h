@@ -75,6 +75,11 @@ struct GroupEnd {
   bool misconfigured = false;
 };
 
+// How long a trial that may fail without limit (max_failures = -1) waits
+// before its restart after `failures` failures: 1 s, doubling to 60 s, so
+// that a trial failing at once does not restart many times a second.
+double restart_backoff_s(int64_t failures);
+
 struct EndOutcome {
   TrialPhase next = TrialPhase::kTerminated;  // kTerminated, kPaused, kPending or kError
   std::string reason;
