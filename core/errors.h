@@ -44,10 +44,21 @@ class ConfigError : public Error {
   std::string key_;
 };
 
-// The experiment database or directory could not be read or written.
+// The experiment database or directory could not be read or written: a
+// cause in the user's environment (a path, a permission, a full disk, a
+// corrupt or foreign file), which the CLI reports with exit code 2.
 class StorageError : public Error {
  public:
-  using Error::Error;
+  enum class Cause {
+    kOther,
+    kDiskFull,  // the disk holding the experiment is full: free space, then resume
+  };
+  explicit StorageError(const std::string& message, Cause cause = Cause::kOther)
+      : Error(message), cause_(cause) {}
+  Cause cause() const { return cause_; }
+
+ private:
+  Cause cause_ = Cause::kOther;
 };
 
 // A malformed, unknown or out-of-order control message.

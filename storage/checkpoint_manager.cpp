@@ -82,7 +82,10 @@ TrialCheckpoints CheckpointManager::load(const std::string& trial_id,
                                          const std::vector<ResultRecord>& results) const {
   TrialCheckpoints checkpoints;
   for (const auto& c : store_.checkpoints(trial_id)) {
-    if (!fs::is_directory(c.path)) continue;
+    if (!fs::is_directory(c.path)) {
+      checkpoints.missing.insert(checkpoints.missing.begin(), c.training_iteration);
+      continue;
+    }
     checkpoints.kept.push_back({c.training_iteration, static_cast<double>(c.training_iteration)});
     checkpoints.latest = c.training_iteration;
     for (const auto& result : results) {
@@ -91,7 +94,29 @@ TrialCheckpoints CheckpointManager::load(const std::string& trial_id,
       }
     }
   }
+  std::erase_if(checkpoints.missing, [&](int64_t i) { return i < checkpoints.latest; });
   return checkpoints;
+}
+
+std::vector<int64_t> CheckpointManager::drop_missing(const std::string& trial_id,
+                                                     const fs::path& trial_dir,
+                                                     TrialCheckpoints& checkpoints) const {
+  std::vector<int64_t> gone;
+  for (auto it = checkpoints.kept.rbegin(); it != checkpoints.kept.rend(); ++it) {
+    if (!fs::is_directory(path(trial_dir, it->iteration))) gone.push_back(it->iteration);
+  }
+  if (gone.empty()) return gone;
+  std::erase_if(checkpoints.kept, [&](const auto& c) {
+    return std::find(gone.begin(), gone.end(), c.iteration) != gone.end();
+  });
+  checkpoints.latest = checkpoints.kept.empty() ? 0 : checkpoints.kept.back().iteration;
+  checkpoints.latest_time_total_s = 0;
+  for (const auto& result : store_.results(trial_id)) {
+    if (result.training_iteration == checkpoints.latest) {
+      checkpoints.latest_time_total_s = result.time_total_s;
+    }
+  }
+  return gone;
 }
 
 }  // namespace tune::storage

@@ -35,6 +35,9 @@ struct TrialCheckpoints {
   std::vector<Entry> kept;         // on disk, oldest first
   int64_t latest = 0;              // iteration of the latest; 0: none
   double latest_time_total_s = 0;  // time_total_s at the latest: a resume goes on from it
+  // Recorded checkpoints newer than `latest` whose directory is gone (someone
+  // deleted them): the work since `latest` is lost. Newest first; set by load().
+  std::vector<int64_t> missing;
 };
 
 class CheckpointManager {
@@ -62,9 +65,17 @@ class CheckpointManager {
 
   // A trial's checkpoints as the store recorded them, keeping only those
   // whose directory exists (a crash may come between a retention delete and
-  // its row's commit); `results` give the time at each.
+  // its row's commit); `results` give the time at each. Recorded ones newer
+  // than the latest kept are listed in `missing`.
   TrialCheckpoints load(const std::string& trial_id,
                         const std::vector<ResultRecord>& results) const;
+
+  // Drops the trial's checkpoints whose directory is gone from `checkpoints`
+  // (its latest then is the newest still there, or none) and returns their
+  // iterations, newest first; empty when every one is there.
+  std::vector<int64_t> drop_missing(const std::string& trial_id,
+                                    const std::filesystem::path& trial_dir,
+                                    TrialCheckpoints& checkpoints) const;
 
  private:
   void apply_retention(const std::string& trial_id, const std::filesystem::path& trial_dir,

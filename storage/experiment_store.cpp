@@ -47,7 +47,8 @@ constexpr const char* kUpgradeFromVersion1 = R"(
 
 // Any older version: the views, which schema.sql then recreates as this
 // version has them (version 2 -> 3 adds their feasible column, 3 -> 4 reads
-// trial_last_result, which schema.sql fills from the results).
+// trial_last_result, which schema.sql fills from the results, 4 -> 5 skips
+// trials in ERROR).
 constexpr const char* kDropViews = R"(
     DROP VIEW IF EXISTS pareto_front;
     DROP VIEW IF EXISTS objective_values;
@@ -120,6 +121,18 @@ void use_wal(sqlite3* db, const std::filesystem::path& file) {
   if (!journal.step() || journal.column_text(0) != "wal") {
     throw StorageError(fmt::format("{}: cannot switch to WAL mode", file.string()));
   }
+}
+
+// A file with tables but no experiment table is another program's
+// database; read-only, a file without one holds no experiment to read.
+void check_ours(sqlite3* db, const std::filesystem::path& file, bool read_only) {
+  Statement tables(db, R"(
+      SELECT count(*), count(*) FILTER (WHERE name = 'experiment')
+      FROM sqlite_master WHERE type = 'table')");
+  tables.step();
+  if (tables.column_int(1) > 0 || (tables.column_int(0) == 0 && !read_only)) return;
+  throw StorageError(fmt::format(
+      "{} is not a readable tunerun database (it has no experiment table)", file.string()));
 }
 
 }  // namespace
@@ -233,6 +246,7 @@ ExperimentStore ExperimentStore::open(const std::filesystem::path& dir) {
                                                         SQLITE_OPEN_NOMUTEX));
   sqlite3_busy_timeout(store.db_, kBusyTimeoutMs);
   check_version(store.db_, file);
+  check_ours(store.db_, file, false);
 
   use_wal(store.db_, file);
   exec(store.db_, "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON");
@@ -263,6 +277,7 @@ ExperimentStore ExperimentStore::open_read_only(const std::filesystem::path& dir
   ExperimentStore store(file, open_connection(file, SQLITE_OPEN_READONLY));
   sqlite3_busy_timeout(store.db_, kBusyTimeoutMs);
   check_version(store.db_, file);
+  check_ours(store.db_, file, true);
   // A version 1 file cannot be upgraded read-only: its reads select NULL.
   store.nonfinite_columns_ = user_version(store.db_) >= kNonfiniteVersion;
   store.objectives_table_ = user_version(store.db_) >= kObjectivesVersion;
@@ -409,6 +424,14 @@ void ExperimentStore::set_trial_status(const std::string& trial_id, TrialStatus 
         .bind(5, reason)
         .run();
   }
+}
+
+void ExperimentStore::add_trial_note(const std::string& trial_id, TrialStatus status,
+                                     const std::string& reason, double at) {
+  begin_batch();
+  const std::string text(to_string(status));
+  statements_->add_event.bind(1, trial_id).bind(2, at).bind(3, text).bind(4, text).bind(5, reason);
+  statements_->add_event.run();
 }
 
 void ExperimentStore::append_result(const ResultRecord& result) {

@@ -42,7 +42,7 @@ struct sqlite3;  // <sqlite3.h>: only storage/*.cpp need SQLite's API
 
 namespace tune::storage {
 
-inline constexpr int kSchemaVersion = 4;
+inline constexpr int kSchemaVersion = 5;
 
 struct ExperimentRecord {
   std::string name;
@@ -140,6 +140,10 @@ class ExperimentStore {
   // is TERMINATED or ERROR (NULL otherwise). Throws for an unknown trial.
   void set_trial_status(const std::string& trial_id, TrialStatus status, const std::string& reason,
                         double at);
+  // A note in trial_events that leaves the status as it is (from_status =
+  // to_status = `status`), e.g. a checkpoint found missing.
+  void add_trial_note(const std::string& trial_id, TrialStatus status, const std::string& reason,
+                      double at);
   // (trial_id, iteration) unique: a result written again is ignored. Keeps
   // the trial's trial_last_result row (storage/schema.sql).
   void append_result(const ResultRecord& result);

@@ -40,7 +40,8 @@
 -- (filled from the experiment's metric), the feasible column of the views
 -- and the objective_values and pareto_front views. A version 3 file gains
 -- the trial_last_result table, filled from its results, and the views that
--- read it (the same columns and rows as before).
+-- read it (the same columns and rows as before). A version 4 file gains the
+-- views that skip trials in ERROR (best_trial, best_result, pareto_front).
 --
 -- Constraints: a trial may report constraint values under the result key
 -- "constraints", a number or a list of numbers, each <= 0 when satisfied
@@ -54,10 +55,10 @@
 -- newer than it understands.
 CREATE TABLE IF NOT EXISTS schema_info (
   key TEXT PRIMARY KEY,  -- 'schema_version'
-  value TEXT             -- '4'
+  value TEXT             -- '5'
 );
-INSERT OR REPLACE INTO schema_info (key, value) VALUES ('schema_version', '4');
-PRAGMA user_version = 4;
+INSERT OR REPLACE INTO schema_info (key, value) VALUES ('schema_version', '5');
+PRAGMA user_version = 5;
 
 -- The experiment itself: always exactly one row, id = 1.
 CREATE TABLE IF NOT EXISTS experiment (
@@ -149,7 +150,8 @@ CREATE TABLE IF NOT EXISTS trial_events (
   id INTEGER PRIMARY KEY,      -- increasing: the order of the changes
   trial_id TEXT NOT NULL REFERENCES trials (trial_id),
   at REAL NOT NULL,            -- when the change happened
-  from_status TEXT,            -- NULL for the trial's creation
+  from_status TEXT,            -- NULL for the trial's creation; = to_status for a note
+                               -- that changed nothing (a checkpoint found missing)
   to_status TEXT NOT NULL,
   reason TEXT                  -- e.g. "no free CPUs", "stopped by ASHA", the error
 );
@@ -283,19 +285,22 @@ JOIN all_results AS a
   ON a.trial_id = k.trial_id AND a.training_iteration = k.training_iteration;
 
 -- The best trial: the one whose LAST result has the best metric_value under
--- the experiment's mode (min: smallest, max: largest). Trials whose last
--- result lacks a finite value, or is infeasible, are skipped. Ties go to
--- the earlier trial. Empty when no trial qualifies. With several
--- objectives: the best by the first (pareto_front holds the trade-offs).
+-- the experiment's mode (min: smallest, max: largest). Trials in ERROR are
+-- skipped (a failed trial's last value is where it broke, not a result), and
+-- so are trials whose last result lacks a finite value (NaN and infinity are
+-- never best) or is infeasible. Ties go to the earlier trial. Empty when no
+-- trial qualifies. With several objectives: the best by the first
+-- (pareto_front holds the trade-offs). Every tunerun reader (the CLI's
+-- summary and `tunerun best`, ResultGrid, Python, the dashboard) judges so.
 CREATE VIEW IF NOT EXISTS best_trial AS
-WITH best (value) AS (  -- one row a trial, no JSON: a scan is milliseconds
+WITH candidates AS (  -- one row a trial, no JSON: a scan is milliseconds
+  SELECT k.trial_id, k.metric_value FROM trial_last_result AS k
+  JOIN trials AS t ON t.trial_id = k.trial_id
+  WHERE k.metric_value IS NOT NULL AND k.feasible AND t.status <> 'ERROR'),
+best (value) AS (
   SELECT CASE e.mode
-    WHEN 'max' THEN (SELECT metric_value FROM trial_last_result
-                     WHERE metric_value IS NOT NULL AND feasible
-                     ORDER BY metric_value DESC LIMIT 1)
-    ELSE (SELECT metric_value FROM trial_last_result
-          WHERE metric_value IS NOT NULL AND feasible
-          ORDER BY metric_value LIMIT 1) END
+    WHEN 'max' THEN (SELECT max(metric_value) FROM candidates)
+    ELSE (SELECT min(metric_value) FROM candidates) END
   FROM experiment AS e WHERE e.id = 1)
 SELECT
   l.trial_id,
@@ -306,7 +311,7 @@ SELECT
   l.status,
   l.metrics
 FROM best
-JOIN trial_last_result AS k ON k.metric_value = best.value AND k.feasible
+JOIN candidates AS k ON k.metric_value = best.value
 JOIN last_results AS l ON l.trial_id = k.trial_id
 JOIN experiment AS e ON e.id = 1
 ORDER BY l.trial_index, l.training_iteration
@@ -314,13 +319,13 @@ LIMIT 1;
 
 -- The best single result over all iterations of all trials (a trial may
 -- have been better before it got worse), with all_results' columns and the
--- metric name. Infeasible results are skipped. Ties go to the earlier
--- trial, then the earlier iteration.
+-- metric name. Infeasible results and the results of trials in ERROR are
+-- skipped. Ties go to the earlier trial, then the earlier iteration.
 CREATE VIEW IF NOT EXISTS best_result AS
 SELECT a.*, e.metric
 FROM all_results AS a
 JOIN experiment AS e ON e.id = 1
-WHERE a.metric_value IS NOT NULL AND a.feasible
+WHERE a.metric_value IS NOT NULL AND a.feasible AND a.status <> 'ERROR'
 ORDER BY CASE e.mode WHEN 'max' THEN -a.metric_value ELSE a.metric_value END,
          a.trial_index, a.training_iteration
 LIMIT 1;
@@ -345,8 +350,8 @@ JOIN objectives AS o
 WHERE json_type(l.metrics, '$."' || o.metric || '"') IN ('integer', 'real')
   AND abs(json_extract(l.metrics, '$."' || o.metric || '"')) <= 1.7976931348623157e308;
 
--- The trade-offs between the objectives: every trial whose last result is
--- feasible and has a finite value for every objective, with
+-- The trade-offs between the objectives: every trial not in ERROR whose
+-- last result is feasible and has a finite value for every objective, with
 --   rank      its non-dominated rank among those trials (NSGA-II's): 0 is
 --             the Pareto front, the trials no other one beats (at least as
 --             good in every objective and better in one); 1 the front of
@@ -366,8 +371,9 @@ WITH RECURSIVE
     SELECT trial_id, trial_index, training_iteration, position, metric, value, loss, feasible
     FROM objective_values),
   complete AS MATERIALIZED (
-    SELECT trial_id FROM vals GROUP BY trial_id
-    HAVING count(*) = (SELECT count(*) FROM objectives) AND min(feasible) = 1),
+    SELECT v.trial_id FROM vals AS v JOIN trials AS t ON t.trial_id = v.trial_id
+    WHERE t.status <> 'ERROR' GROUP BY v.trial_id
+    HAVING count(*) = (SELECT count(*) FROM objectives) AND min(v.feasible) = 1),
   points AS MATERIALIZED (
     SELECT v.* FROM vals AS v WHERE v.trial_id IN (SELECT trial_id FROM complete)),
   beats (winner, loser) AS MATERIALIZED (

@@ -10,11 +10,30 @@ namespace {
 // Enough of a statement to recognise it in an error message.
 std::string_view excerpt(std::string_view sql) { return sql.substr(0, 60); }
 
+// SQLite's error `code` (and its `message`) on `db` while doing `what`, as
+// the user reads it: a corrupt or foreign file says so once, with its path;
+// a full disk is marked for the CLI to say how to go on.
+[[noreturn]] void throw_storage_error(sqlite3* db, int code, std::string_view what,
+                                      const std::string& message) {
+  const char* file = sqlite3_db_filename(db, "main");
+  const std::string path = file != nullptr && *file != '\0' ? file : "?";
+  switch (code & 0xff) {
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB:
+      throw StorageError(
+          fmt::format("{} is not a readable tunerun database (SQLite: {})", path, message));
+    case SQLITE_FULL:
+      throw StorageError(fmt::format("{}: {}: {}", path, what, message),
+                         StorageError::Cause::kDiskFull);
+    default:
+      throw StorageError(fmt::format("{}: {}: {}", path, what, message));
+  }
+}
+
 }  // namespace
 
 void throw_error(sqlite3* db, std::string_view what) {
-  const char* file = sqlite3_db_filename(db, "main");
-  throw StorageError(fmt::format("{}: {}: {}", file ? file : "?", what, sqlite3_errmsg(db)));
+  throw_storage_error(db, sqlite3_errcode(db), what, sqlite3_errmsg(db));
 }
 
 void exec(sqlite3* db, const char* sql) {
@@ -63,11 +82,12 @@ bool Statement::step() {
   int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_ROW) return true;
   if (rc == SQLITE_DONE) return false;
-  // Keep the message: reset() would replace it.
-  std::string message = fmt::format("{}: {}", excerpt(sqlite3_sql(stmt_)), sqlite3_errmsg(db_));
+  // Keep the code and message: reset() would replace them.
+  const int code = sqlite3_extended_errcode(db_);
+  const std::string message = sqlite3_errmsg(db_);
+  const std::string what(excerpt(sqlite3_sql(stmt_)));
   sqlite3_reset(stmt_);
-  const char* file = sqlite3_db_filename(db_, "main");
-  throw StorageError(fmt::format("{}: {}", file ? file : "?", message));
+  throw_storage_error(db_, code, what, message);
 }
 
 void Statement::run() {

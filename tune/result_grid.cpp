@@ -145,7 +145,8 @@ const Result& ResultGrid::get_best_result(const std::string& metric, std::option
   const Result* best = nullptr;
   double best_score = 0;
   for (const Result& r : results_) {
-    if (constraint_violation(r.metrics) > 0) continue;
+    // A failed trial's last value is where it broke, not a result.
+    if (r.status == TrialStatus::kError || constraint_violation(r.metrics) > 0) continue;
     auto s = score(r, m, md, scope);
     if (!s) continue;
     if (filter_nan_and_inf && !std::isfinite(*s)) continue;
@@ -155,7 +156,8 @@ const Result& ResultGrid::get_best_result(const std::string& metric, std::option
     }
   }
   if (best == nullptr) {
-    throw Error(fmt::format("no best trial for metric '{}': no trial reported it{}", m,
+    throw Error(fmt::format("no best trial for metric '{}': no trial outside ERROR reported it{}",
+                            m,
                             filter_nan_and_inf
                                 ? ", or every score was NaN or infinite (pass filter_nan_and_inf = "
                                   "false to keep those)"
@@ -169,6 +171,7 @@ std::vector<const Result*> ResultGrid::get_pareto_front() const {
   std::vector<core::Point> losses;
   if (objectives_.size() < 2) return members;
   for (const Result& r : results_) {
+    if (r.status == TrialStatus::kError) continue;
     core::Point loss;
     for (const Objective& o : objectives_) {
       const auto it = r.metrics.find(o.metric);

@@ -58,8 +58,9 @@ class ResultGrid {
   //   "avg"         the mean of all its values
   //   "last-5-avg", "last-10-avg"  the mean of its last 5 or 10 values
   //   "all"         its best value of all (max for kMax, min for kMin; NaN values skipped)
-  // Results without a numeric value for the metric are skipped, and trials
-  // whose last result is infeasible (core::kConstraintsKey). With
+  // Trials in ERROR are skipped (as by the store's best_trial view), and so
+  // are results without a numeric value for the metric, and trials whose
+  // last result is infeasible (core::kConstraintsKey). With
   // filter_nan_and_inf, a trial whose score is NaN or infinite is ignored
   // (as in Ray). Throws ConfigError for an unknown scope, or when no metric
   // is given and the experiment has none; throws Error when no trial has a
@@ -73,8 +74,8 @@ class ResultGrid {
                                 bool filter_nan_and_inf = true) const;
 
   // Several objectives: the trials on the Pareto front, as the store's
-  // pareto_front view has them at rank 0: of the trials whose last result
-  // is feasible (core::kConstraintsKey) and holds a finite number for every
+  // pareto_front view has them at rank 0: of the trials not in ERROR whose
+  // last result is feasible (core::kConstraintsKey) and holds a finite number for every
   // objective, those no other beats in every objective. In trial order;
   // empty without several objectives.
   std::vector<const Result*> get_pareto_front() const;

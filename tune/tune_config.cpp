@@ -4,9 +4,8 @@ namespace tune {
 
 StopCondition::StopCondition(std::map<std::string, double> at_least) {
   if (at_least.empty()) return;
-  std::vector<StopCriterion> criteria;
-  for (const auto& [key, threshold] : at_least) criteria.push_back({key, threshold});
-  stopper_ = std::make_shared<CriteriaStopper>(std::move(criteria));
+  for (const auto& [key, threshold] : at_least) criteria_.push_back({key, threshold});
+  stopper_ = std::make_shared<CriteriaStopper>(criteria_);
 }
 
 }  // namespace tune

@@ -101,9 +101,13 @@ class StopCondition {
 
   // The condition as a stopper; null when empty.
   const std::shared_ptr<Stopper>& stopper() const { return stopper_; }
+  // A stop dict's criteria (the Tuner checks their keys in every result, as
+  // a sweep file's [stop]); empty for a predicate or a Stopper object.
+  const std::vector<StopCriterion>& criteria() const { return criteria_; }
 
  private:
   std::shared_ptr<Stopper> stopper_;
+  std::vector<StopCriterion> criteria_;
 };
 
 struct CheckpointConfig {

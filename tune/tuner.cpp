@@ -148,7 +148,11 @@ ResultGrid Tuner::fit() {
         std::make_shared<SampleBudget>(tune_config_.search_alg, tune_config_.num_samples);
   }
   spec.custom_scheduler = tune_config_.scheduler;
-  if (run_config_.stop.stopper()) spec.stoppers.push_back(run_config_.stop.stopper());
+  if (!run_config_.stop.criteria().empty()) {
+    spec.stop = run_config_.stop.criteria();
+  } else if (run_config_.stop.stopper()) {
+    spec.stoppers.push_back(run_config_.stop.stopper());
+  }
   if (tune_config_.time_budget_s > 0) {
     spec.stoppers.push_back(std::make_shared<TimeoutStopper>(
         std::chrono::duration<double>(tune_config_.time_budget_s)));

@@ -87,10 +87,12 @@ Decision AshaScheduler::on_trial_result(const TrialView& trial, const Json& resu
       const double sign = objective_.sign();
       reasons_.set(
           trial.trial_id,
-          fmt::format("{} at rung {} of {} (milestone {:g}): {} {:.6g} is below the "
+          // "worse than": below the cut-off in max mode, above it in min mode.
+          fmt::format("{} at rung {} of {} (milestone {:g}): {} {:.6g} is {} the "
                       "cut-off {:.6g} of the {} recorded there",
                       name(), cut.rung, bracket.rungs().size(), cut.milestone, objective_.metric(),
-                      sign * *score, sign * cut.cutoff, detail::count_of(cut.recorded, "trial")));
+                      sign * *score, sign > 0 ? "below" : "above", sign * cut.cutoff,
+                      detail::count_of(cut.recorded, "trial")));
     }
   } else if (auto rung = bracket.record(trial.trial_id, *t, *score)) {
     const Place place{it->second, *rung};

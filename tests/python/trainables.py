@@ -243,3 +243,10 @@ def sleeps(config):
     start = time.time()
     time.sleep(0.3)
     train.report({"start": start, "end": time.time()})
+
+
+def fails_with_the_lowest_loss(config):
+    """Reports loss 1 then fails when config["fail"]; else ends at loss 5."""
+    train.report({"loss": 1.0 if config["fail"] else 5.0})
+    if config["fail"]:
+        raise ValueError("failed after its lowest loss")

@@ -50,6 +50,22 @@ TEST_CASE("ASHA names the rung, the value and the cut-off it was compared with, 
   CHECK(lowest.below_cutoff == std::vector<bool>{false, true});
 }
 
+TEST_CASE("ASHA in min mode says a stopped trial's value is above the cut-off") {
+  auto s = make_scheduler("asha", Json{{"max_t", 9}, {"grace_period", 1}, {"reduction_factor", 3}});
+  s->set_search_properties("loss", Mode::kMin);
+  Trace t(*s);
+  for (auto id : {"a", "b"}) t.add(id);
+  const auto loss = [&](const std::string& id, double value) {
+    return s->on_trial_result(t.view(id),
+                              Json{{"loss", value}, {"training_iteration", 1}, {"trial_id", id}});
+  };
+  CHECK(loss("a", 0.5) == kContinue);
+  CHECK(loss("b", 0.9) == kStop);
+  CHECK(s->decision_reason("b") ==
+        "AsyncHyperBand at rung 1 of 3 (milestone 1): loss 0.9 is above the cut-off 0.5 of "
+        "the 1 trial recorded there");
+}
+
 TEST_CASE("HyperBand names the milestone and the rank that cut a trial, and a finished one") {
   const Json options{{"max_t", 9}, {"reduction_factor", 3}};
   auto s = make_scheduler("hyperband", options);

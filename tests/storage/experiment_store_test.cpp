@@ -138,13 +138,13 @@ TEST_CASE("an experiment status the store does not know is a StorageError naming
                        StorageError);
 }
 
-TEST_CASE("the database is in WAL mode with schema version 4") {
+TEST_CASE("the database is in WAL mode with schema version 5") {
   TempDir dir;
   ExperimentStore::open(dir.path());
   Sql sql(dir.path() / "experiment.db");
   CHECK(sql.scalar("PRAGMA journal_mode") == "wal");
-  CHECK(sql.scalar("PRAGMA user_version") == "4");
-  CHECK(sql.scalar("SELECT value FROM schema_info WHERE key = 'schema_version'") == "4");
+  CHECK(sql.scalar("PRAGMA user_version") == "5");
+  CHECK(sql.scalar("SELECT value FROM schema_info WHERE key = 'schema_version'") == "5");
 }
 
 TEST_CASE("results are visible to another connection after flush, not before") {
@@ -283,6 +283,42 @@ TEST_CASE("best_trial picks by each trial's last result, skipping NaN and missin
   }
 }
 
+TEST_CASE("a trial in ERROR is never the best: best_trial, best_result and pareto_front skip it") {
+  TempDir dir;
+  ExperimentStore store = ExperimentStore::open(dir.path());
+  ExperimentRecord two = experiment(Mode::kMin);
+  two.objectives = {{"loss", Mode::kMin}, {"latency", Mode::kMin}};
+  store.put_experiment(two);
+  TrialRecord failed = trial(0);
+  failed.status = TrialStatus::kError;  // its loss of 1 is where it broke
+  store.put_trial(failed);
+  TrialRecord done = trial(1);
+  done.status = TrialStatus::kTerminated;
+  store.put_trial(done);
+  store.append_result(result("exp_00000", 1, {{"loss", 1}, {"latency", 1}}));
+  store.append_result(result("exp_00001", 1, {{"loss", 5}, {"latency", 5}}));
+  store.flush();
+
+  REQUIRE(store.best_trial());
+  CHECK(store.best_trial()->trial.trial_id == "exp_00001");
+  CHECK(store.best_trial()->value == doctest::Approx(5));
+  Sql sql(store.path());
+  CHECK(sql.scalar("SELECT trial_id FROM best_trial") == "exp_00001");
+  CHECK(sql.scalar("SELECT trial_id FROM best_result") == "exp_00001");
+  CHECK(sql.rows("SELECT trial_id, rank FROM pareto_front") ==
+        std::vector<std::vector<std::string>>{{"exp_00001", "0"}});
+  const auto front = store.pareto_front(true);
+  REQUIRE(front.size() == 1);
+  CHECK(front[0].trial.trial_id == "exp_00001");
+
+  // With nothing but failed trials there is no best.
+  done.status = TrialStatus::kError;
+  store.put_trial(done);
+  store.flush();
+  CHECK_FALSE(store.best_trial());
+  CHECK(sql.rows("SELECT * FROM best_result").empty());
+}
+
 TEST_CASE("ties in best_trial go to the earlier trial") {
   TempDir dir;
   ExperimentStore store = ExperimentStore::open(dir.path());
@@ -337,11 +373,11 @@ TEST_CASE("a database from a newer tunerun refuses to open") {
   ExperimentStore::open(dir.path());
   {
     Sql sql(dir.path() / "experiment.db", SQLITE_OPEN_READWRITE);
-    sql.exec("PRAGMA user_version = 5");
-    sql.exec("UPDATE schema_info SET value = '5' WHERE key = 'schema_version'");
+    sql.exec("PRAGMA user_version = 6");
+    sql.exec("UPDATE schema_info SET value = '6' WHERE key = 'schema_version'");
   }
   std::string expected = (dir.path() / "experiment.db").string() +
-                         " has schema version 5; this tunerun understands up to 4";
+                         " has schema version 6; this tunerun understands up to 5";
   CHECK_THROWS_WITH_AS(ExperimentStore::open(dir.path()), expected.c_str(), StorageError);
   CHECK_THROWS_WITH_AS(ExperimentStore::open_read_only(dir.path()), expected.c_str(), StorageError);
 }

@@ -5,8 +5,9 @@
 // compile it.
 //
 // Exit codes: 0 success; 1 the experiment ran but some trial ended in ERROR;
-// 2 bad input (command line, sweep file, missing experiment); 3 a failure of
-// tunerun itself (storage, sockets, processes); 130 interrupted (SIGINT,
+// 2 bad input or an environment the user can fix (command line, sweep file,
+// missing experiment, paths, permissions, a full disk, a corrupt or foreign
+// database); 3 a failure of tunerun itself (a bug); 130 interrupted (SIGINT,
 // SIGTERM or fail_fast), resumable with `tunerun resume`.
 #pragma once
 
@@ -14,6 +15,7 @@
 
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 
 #include "core/errors.h"
 
@@ -35,7 +37,8 @@ struct ExitRequest {
 };
 
 // Runs a program's body and returns its exit code: 0, an ExitRequest's own,
-// kExitBadInput for a ConfigError, kExitInternal for any other exception;
+// kExitBadInput for a ConfigError, a StorageError or a file system error (a
+// path, a permission, a full disk), kExitInternal for any other exception;
 // the error is printed first. `tunerun` and `tunerun-dashboard` end the same.
 template <typename Body>
 int exit_code_of(Body&& body) {
@@ -45,6 +48,12 @@ int exit_code_of(Body&& body) {
     return request.code;
   } catch (const ConfigError& e) {
     fmt::print(stderr, "error: {}\n", e.what());
+    return kExitBadInput;
+  } catch (const StorageError& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return kExitBadInput;
+  } catch (const std::filesystem::filesystem_error& e) {
+    fmt::print(stderr, "error: {}: {}\n", e.path1().string(), e.code().message());
     return kExitBadInput;
   } catch (const std::exception& e) {
     fmt::print(stderr, "error: {}\n", e.what());

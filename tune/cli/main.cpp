@@ -6,7 +6,6 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -19,19 +18,27 @@
 namespace {
 
 // `tunerun [options] sweep.toml` means `tunerun run [options] sweep.toml`:
-// "run" is implied when no argument names a subcommand and one is not an
-// option.
-std::vector<std::string> with_default_subcommand(int argc, char** argv) {
-  static const std::set<std::string> kSubcommands = {
-      "run", "resume", "validate", "best", "status", "results", "dashboard", "report", "simulate",
-      "keys"};
+// "run" is implied when the first argument that is neither an option nor an
+// option's value names no subcommand. An option's value may be any word
+// (`tunerun q.toml --name status`): `run`'s options say which take one.
+std::vector<std::string> with_default_subcommand(const CLI::App& app, int argc, char** argv) {
+  const CLI::App* run = app.get_subcommand("run");
   std::vector<std::string> args(argv + 1, argv + argc);
-  bool has_subcommand = false, has_positional = false;
-  for (const auto& arg : args) {
-    has_subcommand = has_subcommand || kSubcommands.contains(arg);
-    has_positional = has_positional || !arg.starts_with("-");
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg == "--") break;
+    if (!arg.starts_with("-")) {
+      bool named = false;
+      for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+        named = named || sub->check_name(arg);
+      }
+      if (!named) args.insert(args.begin(), "run");
+      break;
+    }
+    if (arg.find('=') != std::string::npos) continue;  // --name=value
+    const CLI::Option* option = run->get_option_no_throw(arg);
+    if (option != nullptr && option->get_items_expected_max() > 0) ++i;  // its value follows
   }
-  if (!has_subcommand && has_positional) args.insert(args.begin(), "run");
   std::reverse(args.begin(), args.end());  // CLI11 takes a reversed vector
   return args;
 }
@@ -60,7 +67,7 @@ int main(int argc, char** argv) {
 
   return tune::cli::exit_code_of([&] {
     try {
-      auto args = with_default_subcommand(argc, argv);
+      auto args = with_default_subcommand(app, argc, argv);
       app.parse(args);
     } catch (const CLI::ParseError& e) {
       const int code = app.exit(e);  // prints the help or the error

@@ -11,6 +11,7 @@
 // Reads the database while an experiment runs without blocking it.
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -82,6 +83,12 @@ Table collect(const storage::ExperimentStore& store, const ResultsOptions& optio
     }
   }
   std::vector<std::string> metric_columns = options.metrics;
+  for (const auto& name : metric_columns) {
+    if (metric_names.contains(name) || table.rows.empty()) continue;
+    fmt::print(stderr, "error: no result in {} has the metric '{}'; its metrics are: {}\n",
+               options.experiment_dir, name, fmt::join(metric_names, ", "));
+    throw ExitRequest{kExitBadInput};
+  }
   if (metric_columns.empty()) metric_columns.assign(metric_names.begin(), metric_names.end());
   for (size_t i = 0; i < table.rows.size(); ++i) {
     for (const auto& name : metric_columns) {

@@ -16,6 +16,7 @@
 #include "tune/execution/controller.h"
 #include "tune/spec/json.h"
 #include "tune/spec/sweep_file.h"
+#include "tune/spec/validation.h"
 #include "tune/system/executable.h"
 
 namespace tune::cli {
@@ -140,7 +141,17 @@ void run_experiment(const ExperimentSpec& file_spec, const OutputOptions& output
   options.progress = make_progress_reporter(output.progress);
   options.handle_signals = true;
   TrialController controller(spec, options);
-  ExperimentSummary summary = controller.run();
+  ExperimentSummary summary;
+  try {
+    summary = controller.run();
+  } catch (const StorageError& e) {
+    if (e.cause() != StorageError::Cause::kDiskFull) throw;
+    fmt::print(stderr,
+               "error: {}\nThe disk holding {} is full. Free some space, then go on where the "
+               "experiment stopped:\n  tunerun resume {}\n",
+               e.what(), spec.experiment_dir().string(), spec.experiment_dir().string());
+    throw ExitRequest{kExitBadInput};
+  }
   if (output.verbosity > 0) print_summary(spec, summary);
   if (summary.interrupted) throw ExitRequest{kExitInterrupted};
   if (summary.num_errors > 0) {
@@ -183,6 +194,7 @@ void setup_validate(CLI::App& app) {
   cmd->add_flag("--json", options->json, "With --print-config: print JSON");
   cmd->callback([options] {
     ExperimentSpec spec = load(*options);
+    check_storage_path(spec);
     if (options->print_config) {
       const Json json = experiment_spec_to_json(spec);
       fmt::print("{}\n", options->json ? json.dump(2) : json_to_toml(json));

@@ -167,7 +167,18 @@ void setup_simulate(CLI::App& app) {
   cmd->add_option("--workers", options->workers,
                   "Simulated ranks running at once: N / num_workers nodes of one trial's "
                   "size (default: [simulation] nodes)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Validator(
+          [](const std::string& text) -> std::string {
+            // The nodes they make are bounded as [simulation] nodes is.
+            int64_t n = 0;
+            if (!CLI::detail::lexical_cast(text, n) || n < 1 || n > 100000) {
+              return fmt::format("must be a whole number of ranks from 1 to 100000, "
+                                 "got {}",
+                                 text);
+            }
+            return {};
+          },
+          "1..100000"));
   cmd->add_option("--time", options->time,
                   "virtual (the default): the simulation's clock, no waiting; "
                   "real: the host's")

@@ -43,6 +43,7 @@ class TrialController::Impl {
         options_(std::move(options)),
         log_(options_.verbosity, options_.progress) {
     finish_spec(spec_);
+    check_storage_path(spec_);
     if (options_.worker_argv.empty()) options_.worker_argv = {self_executable()};
     // The launcher and the address ranks reach: the spec's cluster settings
     // (tune/launch/make_launcher.h), unless the caller brings a launcher.
@@ -306,7 +307,7 @@ class TrialController::Impl {
   // what its ranks sent is handled in its order. False when nothing
   // happened and nothing is due: the simulation has nothing to come.
   bool step() {
-    const auto deadline = groups_->next_deadline(Clock::time_point::max());
+    const auto deadline = runs_->next_restart(groups_->next_deadline(Clock::time_point::max()));
     if (deadline <= groups_->now()) return true;  // handle_timers' turn
     return lockstep_->advance(
         deadline == Clock::time_point::max() ? std::nullopt : std::optional(deadline),
@@ -318,7 +319,7 @@ class TrialController::Impl {
   std::chrono::milliseconds next_timeout() {
     const auto now = Clock::now();
     auto due = now + std::chrono::milliseconds(static_cast<int>(spec_.heartbeat_period_s * 1000));
-    due = log_.next_due(groups_->next_deadline(due));
+    due = log_.next_due(runs_->next_restart(groups_->next_deadline(due)));
     auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(due - now);
     return std::max(wait, std::chrono::milliseconds(0));
   }

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace tune {
 
 Decision Action::decision() const {
@@ -60,6 +62,12 @@ Action decide(const ResultVerdicts& v) {
   return {};
 }
 
+double restart_backoff_s(int64_t failures) {
+  constexpr double kFirst = 1, kMost = 60;
+  if (failures < 1) return 0;
+  return failures > 7 ? kMost : std::min(kMost, kFirst * static_cast<double>(1 << (failures - 1)));
+}
+
 EndOutcome judge_end(const GroupEnd& end) {
   const std::string from = end.checkpoint_iteration > 0
                                ? fmt::format("from checkpoint {}", end.checkpoint_iteration)
@@ -80,6 +88,7 @@ EndOutcome judge_end(const GroupEnd& end) {
                               end.iteration == 1 ? "" : "s")};
   }
   std::string error = end.error;
+  if (end.misconfigured) return {TrialPhase::kError, error, true};
   if (end.cluster_fault && !end.experiment_stopping) {
     if (end.cluster_ends_in_row + 1 < kClusterEndsCharged) {
       return {TrialPhase::kPending,
@@ -91,7 +100,13 @@ EndOutcome judge_end(const GroupEnd& end) {
         kClusterEndsCharged);
   }
   const int64_t failures = end.num_failures + 1;
-  if ((end.max_failures < 0 || failures <= end.max_failures) && !end.experiment_stopping) {
+  if (end.max_failures < 0 && !end.experiment_stopping) {
+    return {TrialPhase::kPending,
+            fmt::format("restarting after failure {} ({}) in {:g} s: {}", failures, from,
+                        restart_backoff_s(failures), error),
+            true};
+  }
+  if (failures <= end.max_failures && !end.experiment_stopping) {
     return {TrialPhase::kPending,
             fmt::format("restarting after failure {} ({}): {}", failures, from, error), true};
   }

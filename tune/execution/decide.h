@@ -70,7 +70,15 @@ struct GroupEnd {
   // ... unless the cluster ended this many runs of the trial before this
   // one, since its last new result (kClusterEndsCharged).
   int cluster_ends_in_row = 0;
+  // The trial's results break the experiment's configuration: ERROR, not
+  // retried, whatever max_failures allows.
+  bool misconfigured = false;
 };
+
+// How long a trial that may fail without limit (max_failures = -1) waits
+// before its restart after `failures` failures: 1 s, doubling to 60 s, so
+// that a trial failing at once does not restart many times a second.
+double restart_backoff_s(int64_t failures);
 
 struct EndOutcome {
   TrialPhase next = TrialPhase::kTerminated;  // kTerminated, kPaused, kPending or kError

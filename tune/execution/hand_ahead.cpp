@@ -19,7 +19,10 @@ HandAhead::HandAhead(const TrialParts& parts, RunStart& start)
 
 std::vector<Trial*> HandAhead::waiting() {
   std::vector<Trial*> waiting = parts_.trials.waiting();
-  std::erase_if(waiting, [&](const Trial* t) { return held_.contains(t->id); });
+  const Clock::time_point now = parts_.groups.now();
+  std::erase_if(waiting, [&](const Trial* t) {
+    return held_.contains(t->id) || t->restart_after > now;  // backing off after failures
+  });
   return waiting;
 }
 

@@ -27,7 +27,8 @@ class HandAhead {
  public:
   HandAhead(const TrialParts& parts, RunStart& start);
 
-  // PENDING and PAUSED trials that no group holds a START for, in creation order.
+  // PENDING and PAUSED trials that no group holds a START for, in creation
+  // order, but for those backing off after a failure (Trial::restart_after).
   std::vector<Trial*> waiting();
   // Hands the trial the scheduler picks next to each running one-rank group
   // that holds none yet. Call it only while the experiment does not wind down.

@@ -199,12 +199,14 @@ void RunEnds::conclude(Trial& trial, bool keep_ranks) {
                                   .max_failures = parts_.spec.max_failures,
                                   .experiment_stopping = wind_down_.winding_down(),
                                   .cluster_fault = trial.cluster_fault,
-                                  .cluster_ends_in_row = trial.cluster_ends_in_row});
+                                  .cluster_ends_in_row = trial.cluster_ends_in_row,
+                                  .misconfigured = trial.misconfigured});
   // An elastic trial's pause to grow is no pause: it waits to start again.
   if (trial.resizing && outcome.next == TrialPhase::kPaused) {
     outcome = {TrialPhase::kPending, trial.end_reason};
   }
   if (outcome.failure) ++trial.num_failures;
+  if (outcome.failure && outcome.next == TrialPhase::kPending) back_off(trial);
   if (trial.cluster_fault) {
     trial.cluster_ends_in_row = outcome.failure ? 0 : trial.cluster_ends_in_row + 1;
   }
@@ -284,6 +286,12 @@ void RunEnds::apply_exploit(Trial& trial, const schedulers::Exploit& exploit) {
 
 // A waiting (PAUSED) trial failed without a group: it keeps its own
 // checkpoint and waits again, or ends in ERROR past max_failures.
+void RunEnds::back_off(Trial& trial) {
+  if (parts_.spec.max_failures >= 0) return;  // a few restarts at once, as in Ray
+  const std::chrono::duration<double> wait(restart_backoff_s(trial.num_failures));
+  trial.restart_after = parts_.groups.now() + std::chrono::duration_cast<Clock::duration>(wait);
+}
+
 void RunEnds::fail_waiting(Trial& trial, const std::string& error) {
   trial.error = error;
   const EndOutcome outcome = judge_end({.phase = TrialPhase::kFailing,
@@ -294,6 +302,7 @@ void RunEnds::fail_waiting(Trial& trial, const std::string& error) {
                                         .max_failures = parts_.spec.max_failures,
                                         .experiment_stopping = wind_down_.winding_down()});
   ++trial.num_failures;
+  if (outcome.next == TrialPhase::kPending) back_off(trial);
   trial.suspended = false;
   parts_.groups.discard_kept(trial.id);
   parts_.log.log(1, "{} failed while waiting: {}", trial.id, error);

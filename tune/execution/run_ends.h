@@ -67,6 +67,9 @@ class RunEnds {
   void notify_end(Trial& trial);
   void end_waiting_trial(Trial& trial, const std::string& reason);
   void fail_waiting(Trial& trial, const std::string& error);
+  // A trial that fails without limit (max_failures = -1) restarts after
+  // restart_backoff_s (tune/execution/decide.h): sets its restart_after.
+  void back_off(Trial& trial);
   void kill_for_interrupt(Trial& trial);
 
   TrialParts parts_;

@@ -22,10 +22,28 @@ void RunStart::restart_from_checkpoint(Trial& trial) {
   trial.collector.reset(trial.world_size, trial.iteration);
 }
 
+// A checkpoint deleted while the experiment ran (or stopped) would fail the
+// run that loads it, charged to max_failures: the trial goes on from the
+// newest one still there instead, and says so.
+void RunStart::skip_missing_checkpoints(Trial& trial) {
+  const int64_t wanted = trial.checkpoints.latest;
+  if (wanted == 0) return;
+  const auto gone = parts_.checkpoints.drop_missing(trial.id, trial.dir, trial.checkpoints);
+  if (gone.empty() || gone.front() != wanted) return;  // older ones matter to no resume
+  const std::string what = fmt::format(
+      "checkpoint {} of trial {} is missing ({}); it resumes from {}", wanted, trial.id,
+      storage::CheckpointManager::path(trial.dir, wanted).string(),
+      trial.checkpoints.latest > 0 ? fmt::format("checkpoint {}", trial.checkpoints.latest)
+                                   : std::string("scratch"));
+  parts_.log.log(0, "warning: {}", what);
+  parts_.trials.note(trial, what, unix_now());
+}
+
 bool RunStart::launch(Trial& trial) {
   // A trial paused with its ranks kept alive in report() goes on where it
   // stopped: same iteration, same time so far, nothing reloaded.
   const bool in_place = trial.suspended && parts_.groups.holds_suspended(trial.id);
+  if (!in_place) skip_missing_checkpoints(trial);
   const bool resuming = trial.checkpoints.latest > 0;
   const bool unpausing = trial.phase == TrialPhase::kPaused;
   if (!in_place) trial.world_size = world_size();

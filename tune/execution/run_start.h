@@ -49,6 +49,7 @@ class RunStart {
 
  private:
   void restart_from_checkpoint(Trial& trial);
+  void skip_missing_checkpoints(Trial& trial);
   int world_size() const;
   void reset_run(Trial& trial);
   void record_placements(const Trial& trial, const Group& group);

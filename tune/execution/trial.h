@@ -57,6 +57,12 @@ struct Trial {
   // The cluster ended the run (a node failed, Slurm held its step): not
   // counted against max_failures.
   bool cluster_fault = false;
+  // Its results break the experiment's configuration (the metric missing
+  // from a result): a restart cannot help, so it ends in ERROR at once.
+  bool misconfigured = false;
+  // With max_failures = -1 a failed trial restarts no sooner than this (on
+  // the controller's clock): 1 s after its first failure, doubling to 60 s.
+  Clock::time_point restart_after{};
   // An elastic trial pausing to run again with more ranks: it waits as
   // PENDING, not PAUSED, and is no scheduler's pause.
   bool resizing = false;

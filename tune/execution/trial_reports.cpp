@@ -3,7 +3,11 @@
 
 #include <fmt/format.h>
 
+#include <fmt/ranges.h>
+
 #include <algorithm>
+#include <string>
+#include <vector>
 
 #include "core/errors.h"
 #include "tune/execution/leases.h"
@@ -62,9 +66,46 @@ void TrialReports::record_result(Trial& trial, CompleteIteration done, Json resu
   hooks_.result(trial);
 }
 
+// Ray's strict metric checking (ExperimentSpec::strict_metric_checking):
+// what is wrong with a result that lacks the experiment's metric or a
+// stop criterion's key; empty when nothing is.
+std::string TrialReports::missing_keys(const Trial& trial, const CompleteIteration& done,
+                                       const Json& row) const {
+  if (!parts_.spec.strict_metric_checking) return {};
+  std::vector<std::string> metrics;
+  for (const Objective& o : parts_.spec.objectives()) {
+    if (!row.contains(o.metric)) metrics.push_back(fmt::format("`{}`", o.metric));
+  }
+  std::vector<std::string> stops;
+  for (const StopCriterion& c : parts_.spec.stop) {
+    if (!row.contains(c.key)) stops.push_back(fmt::format("`{}`", c.key));
+  }
+  if (metrics.empty() && stops.empty()) return {};
+  if (!metrics.empty()) {
+    return fmt::format(
+        "trial {} returned a result (iteration {}) which did not include the metric(s) {} that "
+        "the experiment expects. Make sure the trainable's report() calls include the metric, "
+        "or set the TUNE_DISABLE_STRICT_METRIC_CHECKING environment variable to 1. Result: {}",
+        trial.id, done.iteration, fmt::join(metrics, ", "), done.metrics.dump());
+  }
+  std::vector<std::string> keys;
+  for (const auto& item : row.items()) keys.push_back(item.key());
+  return fmt::format(
+      "trial {} returned a result (iteration {}) which did not include the key(s) {} that the "
+      "stop criteria name; the result's keys are {}. Fix the stop criterion or report the key, "
+      "or set the TUNE_DISABLE_STRICT_METRIC_CHECKING environment variable to 1",
+      trial.id, done.iteration, fmt::join(stops, ", "), fmt::join(keys, ", "));
+}
+
 void TrialReports::complete_iteration(Trial& trial, CompleteIteration done) {
   const double now = unix_now();
   Json row = result_of(trial, done, now);
+  if (std::string missing = missing_keys(trial, done, row); !missing.empty()) {
+    // Retrying would report the same keys: it ends in ERROR at once. Its
+    // ranks wait for a decision; they are torn down with the trial.
+    trial.misconfigured = true;
+    return ends_.fail(trial, missing, true);
+  }
   if (done.checkpoint) {
     try {
       parts_.checkpoints.publish(trial.id, trial.dir, trial.checkpoints, done.iteration, row, now);

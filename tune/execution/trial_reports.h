@@ -6,6 +6,9 @@
 // (tune/execution/decide.h). The ranks hear the decision unless it continues the
 // trial within their lease (tune/execution/leases.h); RunEnds applies it.
 //
+// A result without the experiment's metric or a stop criterion's key ends
+// its trial in ERROR, unretried (Ray's strict metric checking, which
+// TUNE_DISABLE_STRICT_METRIC_CHECKING=1 turns off).
 // A checkpoint that cannot be published fails its trial; StorageError and
 // exceptions from callbacks propagate.
 //
@@ -38,6 +41,8 @@ class TrialReports {
   void complete_iteration(Trial& trial, CompleteIteration done);
   bool can_grow(const Trial& trial) const;
   Json result_of(const Trial& trial, const CompleteIteration& done, double now) const;
+  std::string missing_keys(const Trial& trial, const CompleteIteration& done,
+                           const Json& row) const;
   void record_result(Trial& trial, CompleteIteration done, Json result, double now);
 
   TrialParts parts_;

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "core/errors.h"
 
 namespace tune {
@@ -36,6 +38,14 @@ void TrialRuns::start_trials() {
                              trials_.count(TrialStatus::kPaused) > 0;
   while (more_to_start && parts_.groups.wants_spare() && start_.start_spare()) {
   }
+}
+
+Clock::time_point TrialRuns::next_restart(Clock::time_point latest) {
+  const Clock::time_point now = parts_.groups.now();
+  for (const Trial* t : trials_.waiting()) {
+    if (t->restart_after > now) latest = std::min(latest, t->restart_after);
+  }
+  return latest;
 }
 
 void TrialRuns::launch_waiting() {

@@ -66,6 +66,9 @@ class TrialRuns {
   // killed too (check_interrupt_deadline). Everything stays resumable.
   void interrupt(const std::string& reason) { ends_.interrupt(reason); }
   void check_interrupt_deadline(Clock::time_point now) { ends_.check_interrupt_deadline(now); }
+  // The earliest of `latest` and the times trials backing off after a
+  // failure may restart (Trial::restart_after): the event loop wakes then.
+  Clock::time_point next_restart(Clock::time_point latest);
   void kill_all_running() { ends_.kill_all_running(); }
   // A stopper's stop_all(): no trial is created or started any more;
   // waiting trials end TERMINATED now, running ones at their next report.

@@ -72,6 +72,19 @@ void TrialSupply::resume_status(Trial& t) {
                                ? fmt::format("from checkpoint {}", t.checkpoints.latest)
                                : std::string("from scratch");
   const double now = unix_now();
+  const bool runs_again = t.phase == TrialPhase::kRunning || t.phase == TrialPhase::kPaused ||
+                          t.phase == TrialPhase::kPending ||
+                          (t.phase == TrialPhase::kError && parts_.options.resume_errored);
+  if (runs_again && !t.checkpoints.missing.empty()) {
+    // Deleted since the experiment stopped: its work since the newest one
+    // still there is lost.
+    const int64_t gone = t.checkpoints.missing.front();
+    const std::string what = fmt::format(
+        "checkpoint {} of trial {} is missing ({}); it resumes {}", gone, t.id,
+        storage::CheckpointManager::path(t.dir, gone).string(), from);
+    parts_.log.log(0, "warning: {}", what);
+    parts_.trials.note(t, what, now);
+  }
   if (t.phase == TrialPhase::kRunning) {
     parts_.trials.transition(t, TrialPhase::kPaused, "experiment resumed; restarts " + from, now);
   } else if (t.phase == TrialPhase::kPaused) {

@@ -85,6 +85,10 @@ void TrialTable::set_reason(Trial& trial, const std::string& reason) {
   save(trial);
 }
 
+void TrialTable::note(const Trial& trial, const std::string& what, double now) {
+  store_.add_trial_note(trial.id, trial.status(), what, now);
+}
+
 void TrialTable::save(const Trial& trial) { store_.put_trial(record_of(trial)); }
 
 Trial* TrialTable::find(const std::string& id) {

@@ -45,6 +45,8 @@ class TrialTable {
   void transition(Trial& trial, TrialPhase to, const std::string& reason, double now);
   // Changes the reason alone (why a trial waits); written only when it differs.
   void set_reason(Trial& trial, const std::string& reason);
+  // Records `what` in trial_events without a change of status.
+  void note(const Trial& trial, const std::string& what, double now);
   // Writes the trial's row as it is (its config, iteration, failures...).
   void save(const Trial& trial);
 

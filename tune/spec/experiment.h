@@ -117,6 +117,11 @@ struct ExperimentSpec {
   std::shared_ptr<search::Searcher> custom_searcher;
   std::shared_ptr<schedulers::TrialScheduler> custom_scheduler;
   std::vector<StopCriterion> stop;
+  // Ray's strict metric checking: a result without the experiment's metric
+  // (each objective's), or without a key `stop` names, ends its trial in
+  // ERROR naming the key and what was reported. finish_spec turns it off
+  // when TUNE_DISABLE_STRICT_METRIC_CHECKING=1 (Ray's switch).
+  bool strict_metric_checking = true;
   // Stopper objects from the C++ API (tune/builtin_stoppers.h), asked after `stop`.
   std::vector<std::shared_ptr<Stopper>> stoppers;
   // Ray's trial_dirname_creator (C++ and Python APIs): a new trial's

@@ -142,9 +142,14 @@ bool valid_num_workers(const Json& value) {
   return value >= 1 && value <= 1024;
 }
 
+// The name is a folder's, and with "_00000" each trial's: 128 characters
+// keep them, and the control channel's paths under them, within the limits
+// of file systems (255 a name) and of socket paths.
+constexpr size_t kMaxNameLength = 128;
+
 bool valid_name(const Json& value) {
   const auto name = value.get<std::string>();
-  if (name.empty() || name == "." || name == "..") return false;
+  if (name.empty() || name == "." || name == ".." || name.size() > kMaxNameLength) return false;
   return std::all_of(name.begin(), name.end(), [](char c) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
   });
@@ -227,7 +232,8 @@ const SpecField kFields[] = {
     {"name", field_at<&ES::name>,
      "names the experiment's directory (storage_path/name) and its trials; default: the sweep "
      "file's stem, in the APIs the trainable's name and the time",
-     valid_name, "'{}' is not a valid experiment name (letters, digits, '_', '-', '.')",
+     valid_name,
+     "'{}' is not a valid experiment name (1 to 128 letters, digits, '_', '-', '.')",
      "RunConfig.name", R"("demo")"},
     {"storage_path", field_at<&ES::storage_path>,
      "the folder that holds experiments, relative to the working directory", nullptr, "",
@@ -305,7 +311,10 @@ const SpecField kFields[] = {
 
     {"failure.heartbeat_timeout_s", field_at<&ES::heartbeat_timeout_s>,
      "a rank silent this long fails its trial; ranks beat every min(2, this / 4) s",
-     [](const Json& v) { return v > 0; }, "must be > 0", "", "10"},
+     // Under a second, a busy machine's ranks miss beats; over a day, a
+     // hung rank holds its resources as long.
+     [](const Json& v) { return v >= 1 && v <= 86400; },
+     "must be between 1 and 86400 s (a day), got {}", "", "10"},
     {"failure.max_failures", field_at<&ES::max_failures>,
      "restarts of a failed trial from its latest checkpoint; -1: unlimited (Ray: 0)",
      [](const Json& v) { return v >= -1; }, "must be >= 0, or -1 for unlimited",

@@ -3,8 +3,15 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <set>
+#include <string_view>
 
 #include "core/errors.h"
 #include "schedulers/factory.h"
@@ -112,7 +119,53 @@ void check_plugins(const ExperimentSpec& spec) {
   }
 }
 
+// A model-based searcher samples every value of a config, a grid_search's
+// too: a grid of N cells would not run N trials, as `validate` counts them.
+void check_grid(const ExperimentSpec& spec) {
+  static const std::set<std::string> kModelBased = {"tpe", "motpe", "nsga2", "gp", "bayesopt",
+                                                    "bohb"};
+  const std::string kind = searcher_kind(spec);
+  const size_t cells = spec.param_space.num_grid_cells();
+  if (cells < 2 || !kModelBased.contains(kind)) return;
+  throw ConfigError::at_key(
+      "search.algorithm",
+      fmt::format("\"{}\" is a model-based searcher: it samples each trial's config and "
+                  "cannot run [param_space]'s grid_search ({} cells). Write the grid's values "
+                  "as {{ choice = [...] }} for \"{}\" to choose from, or use search algorithm "
+                  "\"random\", which runs every cell (num_samples times)",
+                  kind, cells, kind));
+}
+
 }  // namespace
+
+void check_storage_path(const ExperimentSpec& spec) {
+  namespace fs = std::filesystem;
+  auto refuse = [](const fs::path& path, const std::string& what) {
+    return ConfigError::at_key("storage_path", fmt::format("{} {}", path.string(), what));
+  };
+  std::error_code error;
+  for (const fs::path& path : {spec.storage_path, spec.experiment_dir()}) {
+    // The nearest folder that exists: the one a new folder goes in.
+    fs::path existing = path.empty() ? fs::path(".") : path;
+    while (!fs::exists(existing, error) && existing.has_parent_path() &&
+           existing.parent_path() != existing) {
+      existing = existing.parent_path();
+    }
+    if (!fs::exists(existing, error)) existing = ".";
+    if (!fs::is_directory(existing, error)) {
+      throw refuse(existing, existing == path ? "is a file, not a folder"
+                                              : fmt::format("is a file, so {} cannot be created "
+                                                            "under it",
+                                                            path.string()));
+    }
+    if (access(existing.c_str(), W_OK | X_OK) != 0) {
+      throw refuse(existing, fmt::format("is not writable ({}){}", std::strerror(errno),
+                                         existing == path ? ""
+                                                          : fmt::format(", so {} cannot be created",
+                                                                        path.string())));
+    }
+  }
+}
 
 void validate_resources(const Resources& resources, const std::string& prefix) {
   ExperimentSpec spec;
@@ -125,6 +178,9 @@ void validate_resources(const Resources& resources, const std::string& prefix) {
 }
 
 void finish_spec(ExperimentSpec& spec) {
+  if (const char* off = std::getenv("TUNE_DISABLE_STRICT_METRIC_CHECKING")) {
+    spec.strict_metric_checking = std::string_view(off) != "1";
+  }
   spec.heartbeat_period_s = std::min(spec.heartbeat_period_s, spec.heartbeat_timeout_s / 4);
   // Ray's HyperBandForBOHB: brackets that fill before they halve.
   if (searcher_kind(spec) == "bohb" && !spec.custom_scheduler && spec.scheduler == "hyperband" &&
@@ -143,6 +199,7 @@ void finish_spec(ExperimentSpec& spec) {
   }
   check_command(spec);
   check_plugins(spec);
+  check_grid(spec);
   // The command line's launcher "sim" checks them too (tune/cli/run_command.cpp).
   if (spec.cluster.launcher == "sim") sim::check_curves(spec);
   // BOHB's model learns from the budgets HyperBand's brackets produce; under

@@ -25,6 +25,14 @@ namespace tune {
 // message states the rule; the sweep-file reader adds its file and line.
 void finish_spec(ExperimentSpec& spec);
 
+// Whether the experiment can be written where the spec puts it: storage_path
+// is a folder this process may write (or one it may create: its nearest
+// existing parent is such a folder), and so is the experiment's folder if
+// it exists. Throws ConfigError at key "storage_path" naming the path and
+// what is wrong. Looks at the file system, unlike finish_spec: `validate`
+// and the controller's start call it.
+void check_storage_path(const ExperimentSpec& spec);
+
 // The rules of the trainable.* fields for `resources` alone; `prefix` names
 // their table in the error's key ("scaling_config.num_workers").
 void validate_resources(const Resources& resources, const std::string& prefix);
