@@ -242,8 +242,8 @@ int main(int argc, char** argv) {
   const std::string suffix = constrained ? "_c" : "";
 
   std::vector<MoProblem> chosen;
-  for (MoProblem& p : hard ? tune::search::testing::mo_hard_problems()
-                            : tune::search::testing::mo_problems()) {
+  for (MoProblem& p :
+       hard ? tune::search::testing::mo_hard_problems() : tune::search::testing::mo_problems()) {
     if (listed(problems, p.name)) chosen.push_back(std::move(p));
   }
 
@@ -348,8 +348,8 @@ int main(int argc, char** argv) {
     const bool met = ratios("vs optuna best", best_ours, best_theirs);
     std::string motpe_verdict;
     if (!motpe_ours.empty() && !motpe_theirs.empty()) {
-      motpe_verdict = ratios("motpe vs theirs", motpe_ours, motpe_theirs) ? ", MOTPE met"
-                                                                         : ", MOTPE NOT met";
+      motpe_verdict =
+          ratios("motpe vs theirs", motpe_ours, motpe_theirs) ? ", MOTPE met" : ", MOTPE NOT met";
     }
     verdicts.push_back(fmt::format("{}: {}{}", name, met ? "met" : "NOT met", motpe_verdict));
   }

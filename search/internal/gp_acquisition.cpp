@@ -106,7 +106,9 @@ void Acquisition::refine(Eigen::VectorXd& z, double& value) const {
     }
     Eigen::VectorXd tried = log_ei(gp_, tries, best_);
     for (size_t s = 0; s < std::size(kStepLengths); ++s) {
-      if (outside[s]) tried[static_cast<Eigen::Index>(s)] = -std::numeric_limits<double>::infinity();
+      if (outside[s]) {
+        tried[static_cast<Eigen::Index>(s)] = -std::numeric_limits<double>::infinity();
+      }
     }
     Eigen::Index arg;
     if (!(tried.maxCoeff(&arg) > value + kMinGain)) break;

@@ -86,7 +86,9 @@ class Feasibility {
   Feasibility(const std::vector<Observation>& obs, const std::vector<detail::Dimension>& dims,
               double prior_weight, detail::Bandwidth bandwidth, detail::KernelScale scale) {
     std::vector<const double*> feasible, infeasible;
-    for (const Observation& o : obs) (o.violation > 0 ? infeasible : feasible).push_back(o.x.data());
+    for (const Observation& o : obs) {
+      (o.violation > 0 ? infeasible : feasible).push_back(o.x.data());
+    }
     if (feasible.empty() || infeasible.empty()) return;
     log_n_f_ = std::log(static_cast<double>(feasible.size()));
     log_n_i_ = std::log(static_cast<double>(infeasible.size()));

@@ -180,8 +180,7 @@ inline std::vector<double> zdt6(const Json& c, double centre) {
   const std::vector<double> x = unit_point(c, 10);
   double sum = 0;
   for (size_t i = 1; i < x.size(); ++i) sum += moved(x[i], centre);
-  const double f1 =
-      1 - std::exp(-4 * x[0]) * std::pow(std::sin(6 * std::numbers::pi * x[0]), 6);
+  const double f1 = 1 - std::exp(-4 * x[0]) * std::pow(std::sin(6 * std::numbers::pi * x[0]), 6);
   const double g = 1 + 9 * std::pow(sum / 9, 0.25);
   return {f1, g * (1 - (f1 / g) * (f1 / g))};
 }
@@ -241,17 +240,20 @@ inline std::vector<MoProblem> mo_hard_problems() {
                        1 + 0.1 * std::cos(16 * std::atan(x[0] / x[1])) - x[0] * x[0] - x[1] * x[1],
                        (x[0] - 0.5) * (x[0] - 0.5) + (x[1] - 0.5) * (x[1] - 0.5) - 0.5};
                  }});
-  out.push_back({"srn", box({{-20, 20}, {-20, 20}}), 2,
-                 [](const Json& c) {
-                   const auto x = unit_point(c, 2);
-                   return std::vector<double>{2 + (x[0] - 2) * (x[0] - 2) + (x[1] - 1) * (x[1] - 1),
-                                              9 * x[0] - (x[1] - 1) * (x[1] - 1)};
-                 },
-                 {250, 0},
-                 [](const Json& c) {
-                   const auto x = unit_point(c, 2);
-                   return std::vector<double>{x[0] * x[0] + x[1] * x[1] - 225, x[0] - 3 * x[1] + 10};
-                 }});
+  out.push_back(
+      {"srn",
+       box({{-20, 20}, {-20, 20}}),
+       2,
+       [](const Json& c) {
+         const auto x = unit_point(c, 2);
+         return std::vector<double>{2 + (x[0] - 2) * (x[0] - 2) + (x[1] - 1) * (x[1] - 1),
+                                    9 * x[0] - (x[1] - 1) * (x[1] - 1)};
+       },
+       {250, 0},
+       [](const Json& c) {
+         const auto x = unit_point(c, 2);
+         return std::vector<double>{x[0] * x[0] + x[1] * x[1] - 225, x[0] - 3 * x[1] + 10};
+       }});
   return out;
 }
 
