@@ -146,7 +146,10 @@ std::unique_ptr<Searcher> make_inner(const std::string& algorithm, OptionReader&
     r.read("constant_liar", o.constant_liar);
     r.read_choice("bandwidth", {"neighbour", "scott"}, o.bandwidth);
     r.read_choice("weighting", {"improvement", "optuna"}, o.weighting);
-    if (algorithm == "motpe") return std::make_unique<MotpeSearcher>(std::move(o));
+    if (algorithm == "motpe") {
+      r.read("feasibility", o.feasibility);
+      return std::make_unique<MotpeSearcher>(std::move(o));
+    }
     return std::make_unique<TpeSearcher>(std::move(o));
   }
   if (algorithm == "nsga2") {

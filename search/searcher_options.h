@@ -34,6 +34,10 @@ struct TpeOptions {
   TpeWeighting weighting = TpeWeighting::kImprovement;  // of the good group (Optuna: equal)
   bool constant_liar = true;  // running trials count as worst (Optuna: False; on here
                               // because the controller runs trials in parallel)
+  // MOTPE only: scores candidates by their probability of feasibility too,
+  // once trials of both kinds have completed (Optuna: none, a feasible-first
+  // split alone).
+  bool feasibility = true;
 };
 
 // MOTPE (search/internal/motpe.h) takes TPE's options, with two defaults of

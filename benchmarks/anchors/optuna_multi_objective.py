@@ -7,6 +7,10 @@ TUNERUN_BENCH_ANCHORS=1 scripts/install_deps.sh). Samplers:
   nsga2   NSGAIISampler(seed=s)  (with constraints_func for a constrained problem)
   tpe     TPESampler(seed=s): multi-objective TPE (MOTPE), univariate
   tpe_mv  TPESampler(multivariate=True, seed=s)
+  random  RandomSampler(seed=s)
+Problems: the first family (mo_problems()) and the second (mo_hard_problems():
+zdt4, zdt6, zdt6_in, dtlz1, dtlz7, dtlz7_in, and tnk and srn with their own
+constraints).
 One JSON object per line and run: the losses of every trial in order (the
 benchmark computes the hypervolumes, with the same code as for ours),
 their constraint violation, and the seconds the run took:
@@ -81,7 +85,62 @@ def cnn_latency(t):
     return [error, latency]
 
 
-PROBLEMS = {"zdt1": (zdt(1), 2), "zdt2": (zdt(2), 2), "zdt3": (zdt(3), 2), "dtlz2": (dtlz2, 3),
+def zdt4(t):
+    x = [t.suggest_float("x0", 0, 1)] + [t.suggest_float(f"x{i}", -5, 5) for i in range(1, 10)]
+    g = 1 + 90 + sum(v * v - 10 * math.cos(4 * math.pi * v) for v in x[1:])
+    return [x[0], g * (1 - math.sqrt(x[0] / g))]
+
+
+def moved(v, centre):
+    return abs(v - centre) / (1 - centre)
+
+
+def zdt6(centre):
+    def f(t):
+        x = box(t, 10)
+        f1 = 1 - math.exp(-4 * x[0]) * math.sin(6 * math.pi * x[0]) ** 6
+        g = 1 + 9 * (sum(moved(v, centre) for v in x[1:]) / 9) ** 0.25
+        return [f1, g * (1 - (f1 / g) ** 2)]
+    return f
+
+
+def dtlz1(t):
+    x = box(t, 7)
+    g = 100 * (5 + sum((v - 0.5) ** 2 - math.cos(20 * math.pi * (v - 0.5)) for v in x[2:]))
+    return [0.5 * x[0] * x[1] * (1 + g), 0.5 * x[0] * (1 - x[1]) * (1 + g),
+            0.5 * (1 - x[0]) * (1 + g)]
+
+
+def dtlz7(centre):
+    def f(t):
+        x = box(t, 8)
+        g = 1 + 9 * sum(moved(v, centre) for v in x[2:]) / 6
+        h = 3 - sum(v / (1 + g) * (1 + math.sin(3 * math.pi * v)) for v in x[:2])
+        return [x[0], x[1], (1 + g) * h]
+    return f
+
+
+def tnk(t):
+    x = [t.suggest_float(f"x{i}", 1e-6, math.pi) for i in range(2)]
+    t.set_user_attr("constraint", [
+        1 + 0.1 * math.cos(16 * math.atan(x[0] / x[1])) - x[0] ** 2 - x[1] ** 2,
+        (x[0] - 0.5) ** 2 + (x[1] - 0.5) ** 2 - 0.5])
+    return x
+
+
+def srn(t):
+    x = [t.suggest_float(f"x{i}", -20, 20) for i in range(2)]
+    t.set_user_attr("constraint", [x[0] ** 2 + x[1] ** 2 - 225, x[0] - 3 * x[1] + 10])
+    return [2 + (x[0] - 2) ** 2 + (x[1] - 1) ** 2, 9 * x[0] - (x[1] - 1) ** 2]
+
+
+# Problems that set their own constraint (a user attribute) from the config.
+OWN_CONSTRAINTS = {"tnk", "srn"}
+
+PROBLEMS = {"zdt4": (zdt4, 2), "zdt6": (zdt6(0), 2), "zdt6_in": (zdt6(0.35), 2),
+            "dtlz1": (dtlz1, 3), "dtlz7": (dtlz7(0), 3), "dtlz7_in": (dtlz7(0.35), 3),
+            "tnk": (tnk, 2), "srn": (srn, 2),
+            "zdt1": (zdt(1), 2), "zdt2": (zdt(2), 2), "zdt3": (zdt(3), 2), "dtlz2": (dtlz2, 3),
             "mlp_latency": (mlp_latency, 2), "cnn_latency": (cnn_latency, 2)}
 
 
@@ -96,6 +155,8 @@ def constrained(name):
 
 
 def sampler(kind, seed, constraints_func):
+    if kind == "random":
+        return optuna.samplers.RandomSampler(seed=seed)
     if kind == "nsga2":
         return optuna.samplers.NSGAIISampler(seed=seed, constraints_func=constraints_func)
     multivariate = kind == "tpe_mv"
@@ -107,18 +168,19 @@ def run(name, kind, seed, trials):
     base = name[:-2] if name.endswith("_c") else name
     f, m = PROBLEMS[base]
     constraint = constrained(base) if name.endswith("_c") else None
+    own = base in OWN_CONSTRAINTS
     losses, violations = [], []
 
     def objective(t):
         values = f(t)
         if constraint:
-            c = constraint(values)
-            t.set_user_attr("constraint", c)
-            violations.append(sum(max(v, 0.0) for v in c))
+            t.set_user_attr("constraint", constraint(values))
+        if constraint or own:
+            violations.append(sum(max(v, 0.0) for v in t.user_attrs["constraint"]))
         losses.append(values)
         return values
 
-    constraints_func = (lambda t: t.user_attrs["constraint"]) if constraint else None
+    constraints_func = (lambda t: t.user_attrs["constraint"]) if constraint or own else None
     study = optuna.create_study(directions=["minimize"] * m,
                                 sampler=sampler(kind, seed, constraints_func))
     start = time.perf_counter()

@@ -35,6 +35,14 @@ constexpr int kRefined = 3;
 
 }  // namespace
 
+double reflect_into_unit(double v) {
+  // Folding the line onto [0, 1] keeps a perturbation's density smooth at
+  // the bounds; clamping would put all the mass beyond one on the bound
+  // itself, so an anchor near a face would propose the face again and again.
+  v = std::fmod(std::abs(v), 2.0);
+  return v <= 1 ? v : 2 - v;
+}
+
 CandidatePlan plan_candidates(int64_t n_candidates, bool trust_region) {
   CandidatePlan plan{.total = static_cast<Eigen::Index>(n_candidates)};
   plan.local = plan.total / kShareDivisor;
@@ -91,7 +99,7 @@ Eigen::MatrixXd draw_candidates(const SpaceEncoding& encoding,
                    : static_cast<double>(std::min<size_t>(unit(rng) * k, k - 1));
       } else if (near || in_trust) {
         const double sd = in_trust ? std::min(kMaxTrustSd, scale * box[d]) : scale;
-        x[d] = std::clamp(anchor[d] + sd * normal_draw(rng), 0.0, 1.0);
+        x[d] = reflect_into_unit(anchor[d] + sd * normal_draw(rng));
       } else {
         x[d] = unit(rng);
       }

@@ -35,6 +35,11 @@ CandidatePlan plan_candidates(int64_t n_candidates, bool trust_region);
 std::vector<double> trust_box(const std::vector<Dimension>& dims, const Eigen::VectorXd& theta);
 std::vector<double> local_box(const std::vector<Dimension>& dims);
 
+// v folded into [0, 1] by reflection at the bounds (-0.1 -> 0.1, 1.2 ->
+// 0.8): a perturbed candidate lands on a bound no more often than on any
+// other point.
+double reflect_into_unit(double v);
+
 // The candidates, as the plan says, each at its lattice point. `by_value`:
 // the completed trials, best first; `box`: trust_box's sides.
 Eigen::MatrixXd draw_candidates(const SpaceEncoding& encoding,

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <optional>
 
 #include "core/pareto.h"
 #include "search/internal/parzen.h"
@@ -74,6 +75,59 @@ std::vector<double> good_weights(const std::vector<Observation>& obs,
   return w;
 }
 
+// The probability of feasibility, as a density ratio (c-TPE, Watanabe and
+// Hutter 2023): of the completed trials, the feasible ones' estimator f(x)
+// and the infeasible ones' i(x), each with the prior; P(x) = n_f f(x) /
+// (n_f f(x) + n_i i(x)). A suggestion's score adds log P(x) to log l(x) -
+// log g(x), so the good group's density is not spent where constraints
+// failed before. Absent (every factor 0) until both kinds have been seen.
+class Feasibility {
+ public:
+  Feasibility(const std::vector<Observation>& obs, const std::vector<detail::Dimension>& dims,
+              double prior_weight, detail::Bandwidth bandwidth, detail::KernelScale scale) {
+    std::vector<const double*> feasible, infeasible;
+    for (const Observation& o : obs) {
+      (o.violation > 0 ? infeasible : feasible).push_back(o.x.data());
+    }
+    if (feasible.empty() || infeasible.empty()) return;
+    log_n_f_ = std::log(static_cast<double>(feasible.size()));
+    log_n_i_ = std::log(static_cast<double>(infeasible.size()));
+    f_.emplace(dims, feasible, std::vector<double>(feasible.size(), 1.0), prior_weight, bandwidth,
+               scale);
+    i_.emplace(dims, infeasible, std::vector<double>(infeasible.size(), 1.0), prior_weight,
+               bandwidth, scale);
+  }
+
+  bool active() const { return f_.has_value(); }
+
+  // Adds log P(x) of each candidate to `score`.
+  void add_joint(const std::vector<std::vector<double>>& candidates,
+                 std::vector<double>& score) const {
+    if (!active()) return;
+    std::vector<double> log_f, log_i;
+    f_->log_pdf_joint(candidates, log_f);
+    i_->log_pdf_joint(candidates, log_i);
+    for (size_t c = 0; c < candidates.size(); ++c) score[c] += log_p(log_f[c], log_i[c]);
+  }
+
+  // Adds log P(x_d) in dim d alone (univariate mode: each dim on its own).
+  void add_dim(size_t d, const std::vector<double>& candidates, std::vector<double>& score) const {
+    if (!active()) return;
+    for (size_t c = 0; c < candidates.size(); ++c) {
+      score[c] += log_p(f_->log_pdf_dim(d, candidates[c]), i_->log_pdf_dim(d, candidates[c]));
+    }
+  }
+
+ private:
+  double log_p(double log_f, double log_i) const {
+    const double a = log_n_f_ + log_f, b = log_n_i_ + log_i;
+    return a - (std::max(a, b) + std::log1p(std::exp(-std::abs(a - b))));
+  }
+
+  std::optional<detail::ParzenEstimator> f_, i_;
+  double log_n_f_ = 0, log_n_i_ = 0;
+};
+
 }  // namespace
 
 MotpeSearcher::MotpeSearcher(TpeOptions options)
@@ -114,6 +168,9 @@ std::vector<double> MotpeSearcher::propose(Rng& rng) {
                                   bandwidth, scale);
   const detail::ParzenEstimator g(dims, above_points, above_weights, options_.prior_weight,
                                   bandwidth, scale);
+  const Feasibility feasibility =
+      options_.feasibility ? Feasibility(obs, dims, options_.prior_weight, bandwidth, scale)
+                           : Feasibility({}, dims, options_.prior_weight, bandwidth, scale);
   const auto m = static_cast<size_t>(options_.n_ei_candidates);
   std::vector<double> log_l(m), log_g(m);
   if (options_.multivariate) {
@@ -121,6 +178,7 @@ std::vector<double> MotpeSearcher::propose(Rng& rng) {
     for (size_t c = 0; c < m; ++c) candidates.push_back(l.sample_joint(rng));
     l.log_pdf_joint(candidates, log_l);
     g.log_pdf_joint(candidates, log_g);
+    feasibility.add_joint(candidates, log_l);
     return candidates[detail::most_promising(log_l, log_g)];
   }
   std::vector<double> x(dims.size()), candidates(m);
@@ -130,6 +188,7 @@ std::vector<double> MotpeSearcher::propose(Rng& rng) {
       log_l[c] = l.log_pdf_dim(d, candidates[c]);
       log_g[c] = g.log_pdf_dim(d, candidates[c]);
     }
+    feasibility.add_dim(d, candidates, log_l);
     x[d] = candidates[detail::most_promising(log_l, log_g)];
   }
   return x;

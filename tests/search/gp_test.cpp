@@ -301,6 +301,37 @@ TEST_CASE("gp: warm-started on a shifted Branin, reaches the earlier run's best 
   CHECK(reached >= 3);
 }
 
+TEST_CASE("gp: with the optimum inside the box, no suggestion sits on a bound") {
+  // A valley at 0.2 in every dim, near the lower faces: perturbations of
+  // the best trials and climbs towards them reach past 0 often. A bound is
+  // a point like any other, so an exact 0 or 1 would mean the search was
+  // pushed there, not drawn.
+  ParamSpace space;
+  for (int d = 0; d < 4; ++d) space.set("x" + std::to_string(d), uniform(0, 1));
+  auto f = [](const Json& c) {
+    double sum = 0;
+    for (int d = 0; d < 4; ++d) {
+      const double x = c["x" + std::to_string(d)].get<double>();
+      sum += std::sqrt(std::abs(x - 0.2));
+    }
+    return sum;
+  };
+  for (uint64_t seed : {1, 2}) {
+    GpOptions o = gp_options(40, seed);
+    o.tpe_trials = 0;
+    GpSearcher s(o);
+    s.set_search_properties("loss", Mode::kMin, space);
+    int on_bound = 0;
+    for (const Json& c : run_sequential(s, 40, f)) {
+      for (int d = 0; d < 4; ++d) {
+        const double x = c["x" + std::to_string(d)].get<double>();
+        on_bound += x == 0 || x == 1;
+      }
+    }
+    CHECK(on_bound == 0);
+  }
+}
+
 TEST_CASE("gp: invalid options are ConfigErrors naming the option") {
   GpOptions o = gp_options(5, 0);
   o.n_candidates = 0;
