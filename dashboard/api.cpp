@@ -219,8 +219,8 @@ Json Api::experiment(const ExperimentDb& db, const std::string& name, const std:
   if (what == "curves") {
     auto metric = query.find("metric");
     auto mode = query.find("mode");
-    return db.curves(metric != query.end() ? metric->second : db.objective().first,
-                     options_.limits, mode != query.end() ? mode->second : "");
+    return db.curves(metric != query.end() ? metric->second : db.objective().first, options_.limits,
+                     mode != query.end() ? mode->second : "");
   }
   if (what == "importance") {
     auto metric = query.find("metric");

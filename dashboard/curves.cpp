@@ -91,9 +91,8 @@ Json ExperimentDb::curves(const std::string& metric, const QueryLimits& limits,
   };
   std::vector<Row> rows;
   while (ranked.step()) {
-    rows.push_back({ranked.column_text(0), ranked.column_int(2) != 0
-                                               ? std::nullopt
-                                               : ranked.column_optional_double(1)});
+    rows.push_back({ranked.column_text(0),
+                    ranked.column_int(2) != 0 ? std::nullopt : ranked.column_optional_double(1)});
   }
   const size_t total = rows.size();
   if (rows.size() > limits.max_curve_trials) {

@@ -451,12 +451,11 @@ Json ExperimentDb::summary() const {
     out["objectives"].push_back(
         {{"metric", name},
          {"mode", objective_mode},
-         {"best", own ? Json{{"trial_id", own->second.trial_id}, {"value", own->first}}
-                      : Json()}});
+         {"best", own ? Json{{"trial_id", own->second.trial_id}, {"value", own->first}} : Json()}});
   }
   for (const auto& [name, numeric] : metrics) {
-    if (numeric && std::find(metric_names.begin(), metric_names.end(), name) ==
-                       metric_names.end()) {
+    if (numeric &&
+        std::find(metric_names.begin(), metric_names.end(), name) == metric_names.end()) {
       metric_names.push_back(name);
     }
   }

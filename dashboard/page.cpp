@@ -105,8 +105,8 @@ std::string static_page(const std::vector<std::pair<std::string, std::string>>& 
   std::string scripts = "<script>window.TUNERUN_REPORT = {";
   for (size_t i = 0; i < answers.size(); ++i) {
     if (i > 0) scripts += ',';
-    scripts += script_safe(Json(answers[i].first).dump(-1, ' ', false,
-                                                       Json::error_handler_t::replace));
+    scripts +=
+        script_safe(Json(answers[i].first).dump(-1, ' ', false, Json::error_handler_t::replace));
     scripts += ':';
     scripts += script_safe(answers[i].second);
   }

@@ -12,8 +12,8 @@
 namespace tune::dashboard {
 
 struct ReportOptions {
-  QueryLimits limits;            // as the live page: thinned curves and result tables
-  ImportanceOptions importance;  // the same forest as the live page
+  QueryLimits limits;              // as the live page: thinned curves and result tables
+  ImportanceOptions importance;    // the same forest as the live page
   size_t max_report_trials = 200;  // trials whose own page (results) the report holds: the best
                                    // of each objective and an even sample (~10 kB to 200 kB each)
 };

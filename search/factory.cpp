@@ -231,26 +231,31 @@ std::unique_ptr<Searcher> make_searcher(const std::string& algorithm, const Json
   return searcher;
 }
 
-// The model-based searchers get an unlimited budget: TuneConfig::num_samples limits.
-std::shared_ptr<Searcher> tpe(TpeOptions options) {
+namespace {
+
+// A model-based searcher with an unlimited budget: TuneConfig::num_samples limits.
+template <class S, class Options>
+std::shared_ptr<Searcher> unlimited(Options options) {
   options.base.num_samples = -1;
-  return std::make_shared<TpeSearcher>(std::move(options));
+  return std::make_shared<S>(std::move(options));
+}
+
+}  // namespace
+
+std::shared_ptr<Searcher> tpe(TpeOptions options) {
+  return unlimited<TpeSearcher>(std::move(options));
 }
 std::shared_ptr<Searcher> gp(GpOptions options) {
-  options.base.num_samples = -1;
-  return std::make_shared<GpSearcher>(std::move(options));
+  return unlimited<GpSearcher>(std::move(options));
 }
 std::shared_ptr<Searcher> bohb(BohbOptions options) {
-  options.base.num_samples = -1;
-  return std::make_shared<BohbSearcher>(std::move(options));
+  return unlimited<BohbSearcher>(std::move(options));
 }
 std::shared_ptr<Searcher> motpe(TpeOptions options) {
-  options.base.num_samples = -1;
-  return std::make_shared<MotpeSearcher>(std::move(options));
+  return unlimited<MotpeSearcher>(std::move(options));
 }
 std::shared_ptr<Searcher> nsga2(Nsga2Options options) {
-  options.base.num_samples = -1;
-  return std::make_shared<Nsga2Searcher>(std::move(options));
+  return unlimited<Nsga2Searcher>(std::move(options));
 }
 
 }  // namespace tune::search

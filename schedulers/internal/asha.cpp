@@ -85,14 +85,13 @@ Decision AshaScheduler::on_trial_result(const TrialView& trial, const Json& resu
     action = bracket.on_result(trial.trial_id, *t, *score, &cut);
     if (action == Decision::kStop) {
       const double sign = objective_.sign();
-      reasons_.set(
-          trial.trial_id,
-          // "worse than": below the cut-off in max mode, above it in min mode.
-          fmt::format("{} at rung {} of {} (milestone {:g}): {} {:.6g} is {} the "
-                      "cut-off {:.6g} of the {} recorded there",
-                      name(), cut.rung, bracket.rungs().size(), cut.milestone, objective_.metric(),
-                      sign * *score, sign > 0 ? "below" : "above", sign * cut.cutoff,
-                      detail::count_of(cut.recorded, "trial")));
+      reasons_.set(trial.trial_id,
+                   // "worse than": below the cut-off in max mode, above it in min mode.
+                   fmt::format("{} at rung {} of {} (milestone {:g}): {} {:.6g} is {} the "
+                               "cut-off {:.6g} of the {} recorded there",
+                               name(), cut.rung, bracket.rungs().size(), cut.milestone,
+                               objective_.metric(), sign * *score, sign > 0 ? "below" : "above",
+                               sign * cut.cutoff, detail::count_of(cut.recorded, "trial")));
     }
   } else if (auto rung = bracket.record(trial.trial_id, *t, *score)) {
     const Place place{it->second, *rung};

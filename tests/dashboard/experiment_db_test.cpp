@@ -91,7 +91,8 @@ TEST_CASE("curves: the best N by the chosen metric's own direction, failed trial
     store.flush();
   }
   const auto db = ExperimentDb::open(dir);
-  const Json curves = db.curves("accuracy", three);  // a range-for over a temporary's member dangles
+  const Json curves =
+      db.curves("accuracy", three);  // a range-for over a temporary's member dangles
   for (const Json& t : curves["trials"]) CHECK(t["trial_id"] != "asha_00006");
   CHECK(db.summary()["best"]["trial_id"] != "asha_00006");
 }

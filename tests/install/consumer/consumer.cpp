@@ -6,7 +6,6 @@
 // Prints one line per trial ("trial ID STATUS ranks=N world_size=N") and a
 // summary; exits 0 when every trial ended TERMINATED.
 #include <fmt/format.h>
-
 #include <tunerun/train/session.h>
 #include <tunerun/tune/tuner.h>
 
