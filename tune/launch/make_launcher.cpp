@@ -13,7 +13,6 @@
 #include "tune/launch/local/zygote.h"
 #include "tune/launch/sim/launcher.h"
 #include "tune/launch/slurm/launcher.h"
-#include "tune/spec/simulation.h"
 
 namespace tune {
 namespace {
@@ -93,11 +92,6 @@ LauncherChoice make_launcher(const ExperimentSpec& spec, const LaunchContext& co
   }
   if (choice.control_address.empty()) choice.control_address = "127.0.0.1";
   if (choice.kind == "sim") {
-    try {
-      sim::check_curves(spec);
-    } catch (const ConfigError& e) {
-      throw error_at(spec, e.key(), e.message());
-    }
     SimulationSpec simulation = spec.simulation;
     simulation.heartbeat_timeout_s = spec.heartbeat_timeout_s;
     choice.launcher = make_sim_launcher(simulation, context.worker_argv0);

@@ -45,8 +45,8 @@ struct LauncherChoice {
 // "cluster.control_address" for a Slurm launcher without a reachable
 // address, "cluster.control_interface" for an interface with no IPv4
 // address here, "cluster.launcher" for "slurm" outside an allocation or a
-// simulation whose peers' executable is missing, the [simulation] keys for
-// curves the param space cannot feed (tune/spec/simulation.h).
+// simulation whose peers' executable is missing. The curves of a simulation
+// are finish_spec's to check (tune/spec/simulation.h), before this runs.
 LauncherChoice make_launcher(const ExperimentSpec& spec, const LaunchContext& context);
 
 // The address the control channel binds for a launcher the caller made
