@@ -2,7 +2,6 @@
 #include "tune/execution/trial_reports.h"
 
 #include <fmt/format.h>
-
 #include <fmt/ranges.h>
 
 #include <algorithm>
@@ -21,7 +20,8 @@ TrialReports::TrialReports(const TrialParts& parts, const WindDown& wind_down, T
       hooks_(hooks),
       start_(start),
       hand_ahead_(hand_ahead),
-      ends_(ends) {}
+      ends_(ends),
+      objectives_(parts.spec.objectives()) {}
 
 void TrialReports::on_report(Trial& trial, int rank, const protocol::Report& report) {
   // A failing group's reports were sent before its failure: a pipelined
@@ -73,7 +73,7 @@ std::string TrialReports::missing_keys(const Trial& trial, const CompleteIterati
                                        const Json& row) const {
   if (!parts_.spec.strict_metric_checking) return {};
   std::vector<std::string> metrics;
-  for (const Objective& o : parts_.spec.objectives()) {
+  for (const Objective& o : objectives_) {
     if (!row.contains(o.metric)) metrics.push_back(fmt::format("`{}`", o.metric));
   }
   std::vector<std::string> stops;

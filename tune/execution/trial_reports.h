@@ -51,6 +51,8 @@ class TrialReports {
   const RunStart& start_;
   const HandAhead& hand_ahead_;
   RunEnds& ends_;
+  // The spec's, once: every result is checked against them (missing_keys).
+  const std::vector<Objective> objectives_;
   int64_t num_results_ = 0;
 };
 
