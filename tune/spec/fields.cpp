@@ -144,14 +144,16 @@ bool valid_num_workers(const Json& value) {
 
 // The name is a folder's, and with "_00000" each trial's: 128 characters
 // keep them, and the control channel's paths under them, within the limits
-// of file systems (255 a name) and of socket paths.
+// of file systems (255 a name) and of socket paths. '=' as in Ray's
+// names ("train-trial_id=...", which Ray Train's guides give nested runs).
 constexpr size_t kMaxNameLength = 128;
 
 bool valid_name(const Json& value) {
   const auto name = value.get<std::string>();
   if (name.empty() || name == "." || name == ".." || name.size() > kMaxNameLength) return false;
   return std::all_of(name.begin(), name.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.' ||
+           c == '=';
   });
 }
 
@@ -233,7 +235,7 @@ const SpecField kFields[] = {
      "names the experiment's directory (storage_path/name) and its trials; default: the sweep "
      "file's stem, in the APIs the trainable's name and the time",
      valid_name,
-     "'{}' is not a valid experiment name (1 to 128 letters, digits, '_', '-', '.')",
+     "'{}' is not a valid experiment name (1 to 128 letters, digits, '_', '-', '.', '=')",
      "RunConfig.name", R"("demo")"},
     {"storage_path", field_at<&ES::storage_path>,
      "the folder that holds experiments, relative to the working directory", nullptr, "",

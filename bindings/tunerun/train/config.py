@@ -74,3 +74,54 @@ class ScalingConfig:
     # trial here is its ranks alone (no trainer process to reserve for).
     trainer_resources: Optional[Dict[str, float]] = None
     placement_strategy: str = "PACK"  # or SPREAD, STRICT_PACK, STRICT_SPREAD: ranks over nodes
+
+    @property
+    def _resources_per_worker_not_none(self):
+        """One rank's resources as TorchTrainer holds them: resources_per_worker's
+        nonzero ones, 1 CPU unless it says otherwise (Ray asks none with
+        use_gpu; a rank here is a process that holds a core), 1 GPU with use_gpu."""
+        out = {k.upper(): v for k, v in (self.resources_per_worker or {}).items()}
+        out.setdefault("CPU", 1)
+        if self.use_gpu:
+            out.setdefault("GPU", 1)
+        return {k: v for k, v in out.items() if v != 0}
+
+    @property
+    def _trainer_resources_not_none(self):
+        # Ray Train 2.x (V2) reserves nothing for the trainer unless told.
+        return {k: v for k, v in (self.trainer_resources or {}).items() if v != 0}
+
+    @property
+    def num_cpus_per_worker(self):
+        return self._resources_per_worker_not_none.get("CPU", 0)
+
+    @property
+    def num_gpus_per_worker(self):
+        return self._resources_per_worker_not_none.get("GPU", 0)
+
+    @property
+    def additional_resources_per_worker(self):
+        return {k: v for k, v in self._resources_per_worker_not_none.items()
+                if k not in ("CPU", "GPU")}
+
+    @property
+    def total_resources(self):
+        """The trainer's resources plus every worker's, as Ray's."""
+        total = dict(self._trainer_resources_not_none)
+        workers = self.num_workers[-1] if isinstance(self.num_workers, (tuple, list)) \
+            else self.num_workers
+        for key, value in self._resources_per_worker_not_none.items():
+            total[key] = total.get(key, 0) + value * (workers or 0)
+        return total
+
+    def as_placement_group_factory(self):
+        """Ray's: a PlacementGroupFactory whose first bundle is the trainer's
+        (empty unless trainer_resources says) and one bundle per worker.
+        tune.with_resources(fn, ScalingConfig(...)) reserves it for each
+        trial, so a TorchTrainer the function fits runs inside it."""
+        from tunerun.tune.placement_groups import PlacementGroupFactory
+        workers = self.num_workers[-1] if isinstance(self.num_workers, (tuple, list)) \
+            else self.num_workers
+        return PlacementGroupFactory(
+            [self._trainer_resources_not_none] + [self._resources_per_worker_not_none] *
+            (workers or 0), strategy=self.placement_strategy)

@@ -23,7 +23,7 @@ from typing import Any, Callable, List, Optional, Union
 
 from tunerun import _ray, _reference, _tunerun
 from tunerun.train.config import RunConfig
-from tunerun.tune import _adapters, _values
+from tunerun.tune import _adapters, _nesting, _per_trial_scaling, _values
 from tunerun.tune.callback import Callback, _with_ray_hooks
 from tunerun.tune.experiment import Trial, _trials_of
 from tunerun.tune.placement_groups import PlacementGroupFactory
@@ -91,16 +91,21 @@ class _TrialNamer:
 
 
 class _WithResources:
-    """tune.with_resources(trainable, {"cpu": 2} or a PlacementGroupFactory):
-    the trainable with per-rank resources. Calling it calls the trainable."""
+    """tune.with_resources(trainable, {"cpu": 2}, a PlacementGroupFactory or a
+    train.ScalingConfig): the trainable with per-rank resources (a trial is
+    one process here, holding the sum of the bundles; a TorchTrainer it fits
+    runs its ranks inside them). Calling it calls the trainable."""
 
     def __init__(self, trainable, resources):
+        if hasattr(resources, "as_placement_group_factory"):  # a ScalingConfig, as Ray
+            resources = resources.as_placement_group_factory()
         if isinstance(resources, PlacementGroupFactory):
             resources = resources.required_resources
         if not isinstance(resources, dict):
-            raise ValueError("with_resources: resources must be a dict ({\"cpu\": 2}) or a "
-                             "PlacementGroupFactory; a function of the config is not supported "
-                             f"(every trial gets the same resources), got {resources!r}")
+            raise ValueError("with_resources: resources must be a dict ({\"cpu\": 2}), a "
+                             "PlacementGroupFactory or a ScalingConfig; a function of the "
+                             "config is not supported (every trial gets the same resources), "
+                             f"got {resources!r}")
         self.trainable = trainable
         self.resources = {k.lower(): v for k, v in resources.items()}
 
@@ -247,7 +252,8 @@ def _free_name(name, storage_path):
 def _with_trainer_scaling(trainable, param_space):
     """A trainer with param_space["scaling_config"] (Ray's way to set the
     trainer's ScalingConfig from a Tuner) as its own, and the param_space
-    without it."""
+    without it; one with domains in it, a function trainable fitting the
+    trainer per trial (tune/_per_trial_scaling.py), and the param_space."""
     if not isinstance(param_space, dict) or "scaling_config" not in param_space or \
             not hasattr(trainable, "_tunerun_trainer"):
         return trainable, param_space
@@ -255,12 +261,19 @@ def _with_trainer_scaling(trainable, param_space):
     from tunerun.train.config import ScalingConfig
     space = dict(param_space)
     scaling = space.pop("scaling_config")
+    if not isinstance(scaling, (dict, ScalingConfig)):
+        raise ValueError(f"param_space.scaling_config: expected a ScalingConfig or a dict of "
+                         f"its fields, got {scaling!r}")
+    if _per_trial_scaling.holds_domains(scaling):
+        # A ScalingConfig per trial: each trial fits the trainer inside it.
+        fields = _per_trial_scaling._fields(scaling)
+        ScalingConfig(**{k: v for k, v in fields.items() if not _values._holds_domain(v)})
+        space["scaling_config"] = fields
+        space = _merge({"train_loop_config": trainable.train_loop_config}, space)
+        driver = _per_trial_scaling.PerTrialTrainer(trainable)
+        return with_resources(driver, _per_trial_scaling.largest_group(scaling)), space
     if isinstance(scaling, dict):
         scaling = ScalingConfig(**scaling)
-    if not isinstance(scaling, ScalingConfig) or _values._holds_domain(vars(scaling)):
-        raise ValueError("param_space.scaling_config: expected one ScalingConfig, without "
-                         "domains: every trial of an experiment runs the same ranks (a "
-                         "ScalingConfig per trial is not supported)")
     trainer = copy.copy(trainable)
     trainer.scaling_config = scaling
     return trainer, space
@@ -424,7 +437,8 @@ class Tuner:
         # The spec table's fields (tune/spec/fields.h) from the keywords it names.
         spec = {}
         # RunConfig.cluster's fields, those left None from tunerun.init().
-        rc = dataclasses.replace(rc, cluster=_ray.cluster_settings(getattr(rc, "cluster", None)))
+        rc = dataclasses.replace(rc, cluster=_nesting.default_launcher(
+            _ray.cluster_settings(getattr(rc, "cluster", None))))
         configs = {"TuneConfig": tc, "RunConfig": rc}
         for field in _tunerun.spec_fields():
             if field["python"]:
@@ -433,6 +447,8 @@ class Tuner:
                     _put(spec, field["key"], value)
         for key, value in _ray.resources().items():  # tunerun.init(num_cpus=, num_gpus=)
             spec.setdefault("resources", {}).setdefault(key, value)
+        # A fit() inside a trial holds what the trial holds.
+        _nesting.bound_resources(spec, trainable_spec, explicit=bool(_ray.resources()))
         if metric is not None:
             spec.update(metric=metric, mode=mode)
         if isinstance(spec.get("storage_path"), str):
@@ -538,7 +554,7 @@ class Tuner:
         if interrupted and self._run_config.verbose:
             print(f"tunerun: the experiment stopped early; continue it with "
                   f"tune.Tuner.restore({path!r}, trainable)", file=sys.stderr)
-        grid = ResultGrid.from_experiment(path, objects=self._objects)
+        grid = self._grid(path)
         if callbacks:
             trials = _trials_of(grid)
             for callback in callbacks:
@@ -546,8 +562,13 @@ class Tuner:
         return grid
 
     def get_results(self) -> ResultGrid:
-        return ResultGrid.from_experiment(os.path.join(self._spec["storage_path"], self._name),
-                                          objects=self._objects)
+        return self._grid(os.path.join(self._spec["storage_path"], self._name))
+
+    def _grid(self, path):
+        grid = ResultGrid.from_experiment(path, objects=self._objects)
+        if isinstance(self._runs, _per_trial_scaling.PerTrialTrainer):
+            grid = _per_trial_scaling.with_scaling_objects(grid)
+        return grid
 
     @classmethod
     def restore(cls, path, trainable, resume_unfinished=True, resume_errored=False,
