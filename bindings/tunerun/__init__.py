@@ -17,6 +17,7 @@ from tunerun import _lazy
 
 _lazy.install(globals(), {"air": "tunerun.air", "train": "tunerun.train", "tune": "tunerun.tune",
                           "data": "tunerun.data", "cloudpickle": "cloudpickle",
+                          "exceptions": "tunerun.exceptions",
                           "load": "tunerun.tune.result_grid:load",
                           **{name: f"tunerun._ray:{name}"
                              for name in ("init", "is_initialized", "shutdown")},

@@ -6,10 +6,13 @@ closures and functions of the script work); a remote class (an actor)
 lives in the driver and its methods run there, one at a time, at .remote().
 ObjectRefs are futures; put() keeps its value in the driver. Resource
 options (num_cpus, num_gpus, resources...) are accepted and have no effect:
-the pool has one process per core."""
+the pool has one process per core. A task that raised makes get() raise
+exceptions.RayTaskError, an instance of the task's exception type too,
+holding its traceback, as Ray's."""
 
 import concurrent.futures
 import multiprocessing
+from concurrent.futures.process import BrokenProcessPool
 import os
 import threading
 
@@ -29,9 +32,32 @@ def _executor():
 
 
 def _run_pickled(payload):
+    """In a pool process: (True, value) or (False, what RayTaskError needs), pickled."""
     import cloudpickle
     fn, args, kwargs = cloudpickle.loads(payload)
-    return cloudpickle.dumps(fn(*args, **kwargs))
+    try:
+        return cloudpickle.dumps((True, fn(*args, **kwargs)))
+    except Exception as error:
+        return cloudpickle.dumps((False, _failure(getattr(fn, "__name__", "task"), error)))
+
+
+def _failure(function_name, error):
+    """What the caller's RayTaskError is made of: the exception (pickled if it
+    pickles, else a RuntimeError with its text) and its traceback here."""
+    import traceback
+    import cloudpickle
+    try:
+        cause = cloudpickle.dumps(error)
+    except Exception:
+        cause = cloudpickle.dumps(RuntimeError(f"{type(error).__name__}: {error}"))
+    return function_name, "".join(traceback.format_exception(error)), cause, os.getpid()
+
+
+def _task_error(function_name, traceback_str, cause, pid):
+    import cloudpickle
+    from tunerun.exceptions import RayTaskError
+    return RayTaskError(function_name, traceback_str, cloudpickle.loads(cause),
+                        pid=pid).as_instanceof_cause()
 
 
 class ObjectRef:
@@ -42,10 +68,17 @@ class ObjectRef:
         self._pickled = pickled
 
     def _result(self, timeout=None):
-        value = self._future.result(timeout)
+        try:
+            value = self._future.result(timeout)
+        except BrokenProcessPool as error:
+            from tunerun.exceptions import WorkerCrashedError
+            _drop_broken_pool()
+            raise WorkerCrashedError(f"the process running the task died ({error})") from None
         if self._pickled:
             import cloudpickle
-            return cloudpickle.loads(value)
+            ok, value = cloudpickle.loads(value)
+            if not ok:
+                raise _task_error(*value)
         return value
 
     def future(self):
@@ -81,8 +114,12 @@ class RemoteFunction:
 
     def remote(self, *args, **kwargs):
         import cloudpickle
-        args = tuple(_resolve(a) for a in args)
-        kwargs = {k: _resolve(v) for k, v in kwargs.items()}
+        from tunerun.exceptions import RayError
+        try:
+            args = tuple(_resolve(a) for a in args)
+            kwargs = {k: _resolve(v) for k, v in kwargs.items()}
+        except RayError as error:  # an argument's task failed: so does this one, at get()
+            return _failed(error)
         payload = cloudpickle.dumps((self._function, args, kwargs))
         return ObjectRef(_executor().submit(_run_pickled, payload), pickled=True)
 
@@ -100,13 +137,18 @@ class _ActorMethod:
         self._name = name
 
     def remote(self, *args, **kwargs):
-        args = tuple(_resolve(a) for a in args)
-        kwargs = {k: _resolve(v) for k, v in kwargs.items()}
+        from tunerun.exceptions import RayError
+        try:
+            args = tuple(_resolve(a) for a in args)
+            kwargs = {k: _resolve(v) for k, v in kwargs.items()}
+        except RayError as error:
+            return _failed(error)
         with self._actor._lock:
             try:
                 return _ready(getattr(self._actor._instance, self._name)(*args, **kwargs))
-            except Exception as error:  # get() raises it, as Ray's
-                return _failed(error)
+            except Exception as error:  # get() raises it as a RayTaskError, as Ray's
+                name = f"{type(self._actor._instance).__name__}.{self._name}"
+                return _failed(_task_error(*_failure(name, error)))
 
     def options(self, **_options):
         return self
@@ -171,6 +213,7 @@ def get(refs, *, timeout=None):
     try:
         return refs._result(timeout)
     except concurrent.futures.TimeoutError:
+        from tunerun.exceptions import GetTimeoutError
         raise GetTimeoutError(f"ray.get timed out after {timeout} s") from None
 
 
@@ -194,8 +237,19 @@ def wait(refs, *, num_returns=1, timeout=None, fetch_local=True):
     return ready, [r for r in refs if r not in ready]
 
 
-class GetTimeoutError(TimeoutError):
-    """ray.exceptions.GetTimeoutError."""
+def __getattr__(name):
+    if name == "GetTimeoutError":  # ray.exceptions' name, once kept here
+        from tunerun.exceptions import GetTimeoutError
+        return GetTimeoutError
+    raise AttributeError(name)
+
+
+def _drop_broken_pool():
+    global _pool
+    with _pool_lock:
+        if _pool is not None and getattr(_pool, "_broken", False):
+            _pool.shutdown(wait=False, cancel_futures=True)
+            _pool = None
 
 
 def shutdown_pool():
