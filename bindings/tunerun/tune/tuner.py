@@ -254,6 +254,8 @@ def _with_trainer_scaling(trainable, param_space):
     trainer's ScalingConfig from a Tuner) as its own, and the param_space
     without it; one with domains in it, a function trainable fitting the
     trainer per trial (tune/_per_trial_scaling.py), and the param_space."""
+    if hasattr(trainable, "_tuned_space"):  # a trainer's own Tuner keys (XGBoostTrainer's)
+        param_space = trainable._tuned_space(param_space)
     if not isinstance(param_space, dict) or "scaling_config" not in param_space or \
             not hasattr(trainable, "_tunerun_trainer"):
         return trainable, param_space
