@@ -246,8 +246,14 @@ class DataIterator:
         """Batches of batch_size rows (None: one batch of every row; the last
         may be shorter unless drop_last). local_shuffle_buffer_size shuffles
         the rows first (seeded by local_shuffle_seed); prefetch_batches has
-        no effect (the rows are in memory)."""
+        no effect (the rows are in memory). An iterable, as Ray's: each
+        `for` over it reads the rows again (an epoch each)."""
         check_format(batch_format)
+        return BatchIterable(lambda: self._batches(batch_size, batch_format, drop_last,
+                                                   local_shuffle_buffer_size, local_shuffle_seed))
+
+    def _batches(self, batch_size, batch_format, drop_last, local_shuffle_buffer_size,
+                 local_shuffle_seed):
         rows = self._rows
         if local_shuffle_buffer_size:
             import random
@@ -275,13 +281,17 @@ class DataIterator:
             dtype = dtypes.get(key) if isinstance(dtypes, dict) else dtypes
             return torch.as_tensor(values, dtype=dtype, device=device)
 
-        for batch in self.iter_batches(batch_size=batch_size, drop_last=drop_last, **kwargs):
-            if collate_fn is not None:
-                yield collate_fn(batch)
-            elif isinstance(batch, dict):
-                yield {key: tensor(values, key) for key, values in batch.items()}
-            else:
-                yield tensor(batch)
+        def batches():
+            for batch in self.iter_batches(batch_size=batch_size, drop_last=drop_last,
+                                           **kwargs):
+                if collate_fn is not None:
+                    yield collate_fn(batch)
+                elif isinstance(batch, dict):
+                    yield {key: tensor(values, key) for key, values in batch.items()}
+                else:
+                    yield tensor(batch)
+
+        return BatchIterable(batches)
 
     def materialize(self):
         """These rows as a Dataset (Ray's DataIterator.materialize())."""
@@ -289,6 +299,18 @@ class DataIterator:
 
     def to_pandas(self):
         return to_batch(self._rows, "pandas")
+
+
+class BatchIterable:
+    """What iter_batches and iter_torch_batches return: an iterable whose
+    every iteration reads the batches anew (Ray's, which the Hugging Face
+    and Lightning helpers take as a dataset of ready batches)."""
+
+    def __init__(self, make):
+        self._make = make
+
+    def __iter__(self):
+        return iter(self._make())
 
 
 def _callable(fn, args, kwargs):

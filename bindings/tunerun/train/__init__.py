@@ -15,7 +15,8 @@ _lazy.install(globals(), {
     "TrainingFailedError": "tunerun.train.base_trainer:TrainingFailedError",
     # Submodules, so `train.torch.prepare_model` works where nothing imported them
     # yet (a rank running a trainable that says so).
-    **{m: f"tunerun.train.{m}" for m in ("base_trainer", "torch", "xgboost")},
+    **{m: f"tunerun.train.{m}" for m in ("base_trainer", "huggingface", "lightning", "torch",
+                                               "xgboost")},
     "get_dataset_shard": "tunerun.train.dataset_shard:get_dataset_shard",
     "DataConfig": "tunerun.data.data_config:DataConfig",
     "Result": "tunerun.tune.result_grid:Result",
