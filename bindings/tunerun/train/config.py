@@ -70,8 +70,9 @@ class ScalingConfig:
     num_workers: Any = 1  # ranks, or (min, max): an elastic group, resized at checkpoints
     use_gpu: bool = False
     resources_per_worker: Optional[Dict[str, float]] = None  # {"CPU": 1, "GPU": 1}
-    # Ray's: the trainer actor's own resources. Accepted and unused: a
-    # trial here is its ranks alone (no trainer process to reserve for).
+    # Ray's: the trainer actor's own resources. A trainer's own trials
+    # reserve nothing for it (a trial is its ranks alone); tune.with_resources
+    # of a ScalingConfig adds it as the first bundle (as_placement_group_factory).
     trainer_resources: Optional[Dict[str, float]] = None
     placement_strategy: str = "PACK"  # or SPREAD, STRICT_PACK, STRICT_SPREAD: ranks over nodes
 

@@ -25,10 +25,10 @@ from tunerun.tune.search_space import Domain
 
 
 def holds_domains(scaling):
-    return _values._holds_domain(_fields(scaling))
+    return _values._holds_domain(fields_of(scaling))
 
 
-def _fields(scaling):
+def fields_of(scaling):
     if isinstance(scaling, dict):
         return dict(scaling)
     return {f.name: getattr(scaling, f.name) for f in dataclasses.fields(scaling)}
@@ -59,7 +59,7 @@ def largest_group(scaling):
     """The PlacementGroupFactory-sized dict {"cpu": n, "gpu": m} of the
     largest group the ScalingConfig's domains can give."""
     from tunerun.train.config import ScalingConfig
-    fields = _fields(scaling)
+    fields = fields_of(scaling)
     sized = {k: v for k, v in fields.items()
              if k in ("num_workers", "use_gpu", "resources_per_worker", "trainer_resources")}
     most = {}
@@ -85,10 +85,11 @@ class PerTrialTrainer:
         from tunerun.train import session
         from tunerun.train.config import RunConfig, ScalingConfig
         from tunerun.tune._forward import Forwarder
+        from tunerun.train.base_trainer import TrainingFailedError
         from tunerun.tune.callback import Callback
-        from tunerun.tune.tuner import Tuner
 
         trainer = copy.copy(self._trainer)
+        trainer._restore_path = None  # a fresh run in this trial (its checkpoint resumes it)
         trainer.scaling_config = ScalingConfig(**config["scaling_config"])
         trainer.train_loop_config = dict(config.get("train_loop_config") or {})
         checkpoint = session.get_checkpoint()  # the trial's, when it resumes
@@ -106,14 +107,14 @@ class PerTrialTrainer:
         trial_dir = session.get_context().get_trial_dir()
         trainer.run_config = RunConfig(name="train", storage_path=trial_dir, verbose=0,
                                        callbacks=[Forward()])
-        grid = Tuner(trainer, run_config=trainer.run_config).fit()
-        error = grid[0].error
-        if error is not None:
+        try:
+            trainer.fit()
+        except TrainingFailedError as failed:
+            error = failed.__cause__  # the nested Result.error
             cause = error.cause if isinstance(error.cause, Exception) else RuntimeError(str(error))
             if error.traceback:
-                cause.add_note(f"(raised in a rank of the trial's trainer, {grid.experiment_path})"
-                               f"\n{error.traceback}")
-            raise cause
+                cause.add_note(f"(raised in a rank of the trial's trainer)\n{error.traceback}")
+            raise cause from None
 
 
 def with_scaling_objects(grid):

@@ -268,7 +268,7 @@ def _with_trainer_scaling(trainable, param_space):
                          f"its fields, got {scaling!r}")
     if _per_trial_scaling.holds_domains(scaling):
         # A ScalingConfig per trial: each trial fits the trainer inside it.
-        fields = _per_trial_scaling._fields(scaling)
+        fields = _per_trial_scaling.fields_of(scaling)
         ScalingConfig(**{k: v for k, v in fields.items() if not _values._holds_domain(v)})
         space["scaling_config"] = fields
         space = _merge({"train_loop_config": trainable.train_loop_config}, space)
