@@ -208,3 +208,56 @@ def test_per_trial_scaling_reserves_the_largest_group():
         num_workers=tune.grid_search([1, 3]),
         resources_per_worker={"CPU": tune.choice([0.5, 0.25])})})
     assert tuner._spec["trainable"]["cpus_per_worker"] == 1.5
+
+
+def failing_driver(config):
+    """Fits a trainer named after the trial; the trial's first attempt fails
+    after it, so the second finds the trainer's run and continues it."""
+    import time
+    trainer = TorchTrainer(
+        resumable_loop, train_loop_config={"steps": config["steps"],
+                                           "marker": os.path.join(config["storage"], "failed")},
+        scaling_config=ScalingConfig(num_workers=2),
+        run_config=train.RunConfig(name=f"train-{tune.get_context().get_trial_id()}",
+                                   storage_path=config["storage"], verbose=0,
+                                   callbacks=[TuneReportCallback()]))
+    if tune.get_context().get_attempt() == 0:
+        try:
+            trainer.fit()
+        except train.TrainingFailedError:
+            pass
+        time.sleep(0.1)
+        raise RuntimeError("the driver failed after the trainer's second step")
+    result = trainer.fit()
+    tune.report({"nested_iterations": result.metrics["training_iteration"],
+                 "resumed_at": result.metrics["resumed_at"]})
+
+
+def resumable_loop(config):
+    import tempfile
+    checkpoint = train.get_checkpoint()
+    start = 0
+    if checkpoint:
+        with open(os.path.join(checkpoint.path, "step")) as f:
+            start = int(f.read()) + 1
+    for step in range(start, config["steps"]):
+        if step == 2 and train.get_context().get_world_rank() == 0 and \
+                not os.path.exists(config["marker"]):
+            open(config["marker"], "w").close()
+            raise ValueError("the first attempt stops here")
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "step"), "w") as f:
+                f.write(str(step))
+            train.report({"resumed_at": start}, checkpoint=train.Checkpoint.from_directory(d))
+
+
+def test_a_restarted_trial_continues_its_trainers_run(storage):
+    grid = tune.Tuner(
+        tune.with_resources(failing_driver, ScalingConfig(num_workers=2)),
+        param_space={"steps": 4, "storage": storage},
+        run_config=train.RunConfig(name="restarts", storage_path=storage, verbose=0,
+                                   failure_config=train.FailureConfig(max_failures=1))).fit()
+    assert not grid.errors, grid.errors
+    # The second attempt went on from the trainer's checkpoint of step 1.
+    assert grid[0].metrics["resumed_at"] == 2 and grid[0].metrics["nested_iterations"] == 4
+    assert sorted(os.listdir(storage)) == ["failed", "restarts", "train-restarts_00000"]

@@ -31,7 +31,8 @@ from tunerun.train.base_trainer import raise_if_failed
 from tunerun.train._device import DeviceLoader, get_device
 from tunerun.train.config import RunConfig, ScalingConfig
 from tunerun.train.torch_checkpoint import TorchCheckpoint  # noqa: F401
-from tunerun.tune.tuner import Tuner, _display_name, _TrainableSpec
+from tunerun.tune import _nesting
+from tunerun.tune.tuner import Tuner, _display_name, _expand, _TrainableSpec
 
 
 def _ensure_process_group():
@@ -173,9 +174,13 @@ class TorchTrainer:
         """Runs one training job (a one-trial experiment); returns its Result.
         Raises train.base_trainer.TrainingFailedError, with the failing rank's
         error and traceback, when the training failed, as Ray's. The trainer
-        is kept in the experiment (trainer.pkl) for TorchTrainer.restore."""
-        if self._restore_path is not None:
-            tuner = Tuner.restore(self._restore_path, self, resume_errored=True,
+        is kept in the experiment (trainer.pkl) for TorchTrainer.restore.
+        Inside a Tune trial, a RunConfig(name=) whose run exists (the trial's
+        earlier attempt ran it) is continued from its latest checkpoint, as
+        Ray Train's fault tolerance under Tune does."""
+        restore_path = self._restore_path or self._run_in_trial_to_continue()
+        if restore_path is not None:
+            tuner = Tuner.restore(restore_path, self, resume_errored=True,
                                   run_config=self.run_config)
         else:
             tuner = Tuner(self, run_config=self.run_config)
@@ -184,6 +189,13 @@ class TorchTrainer:
             self._save(directory)
         grid = tuner.fit()
         return raise_if_failed(grid[0], grid.experiment_path)
+
+    def _run_in_trial_to_continue(self):
+        name = self.run_config.name
+        if not name or not _nesting.in_trial():
+            return None
+        path = os.path.abspath(os.path.join(_expand(self.run_config.storage_path), name))
+        return path if self.can_restore(path) else None
 
     _restore_path = None
     _ARGUMENTS = ("train_loop_per_worker", "train_loop_config", "torch_config", "scaling_config",
