@@ -9,7 +9,6 @@ import tempfile
 
 import torch
 
-import tunerun as ray
 from tunerun import train, tune
 from tunerun.train import RunConfig, ScalingConfig
 from tunerun.train.torch import TorchTrainer, prepare_data_loader, prepare_model
