@@ -477,32 +477,36 @@ Json ExperimentDb::params() const {
 
 Json ExperimentDb::trials() const { return trial_rows(0, -1); }
 
-Json ExperimentDb::trial_page(int64_t offset, int64_t limit) const {
-  Statement count(db_, "SELECT COUNT(*) FROM trials");
-  count.step();
-  offset = std::max<int64_t>(0, offset);
-  limit = std::max<int64_t>(0, limit);
-  return {{"total", count.column_int(0)},
-          {"offset", offset},
-          {"limit", limit},
-          {"trials", limit > 0 ? trial_rows(offset, limit) : Json::array()}};
+Json ExperimentDb::trial_rows(int64_t offset, int64_t limit) const {
+  // The page's trials first, from the trial_index index alone: the skipped
+  // ones cost no join.
+  return trial_rows_of(
+      "SELECT rowid AS page_id FROM trials ORDER BY trial_index LIMIT ?1 OFFSET ?2",
+      {limit, offset});
 }
 
-Json ExperimentDb::trial_rows(int64_t offset, int64_t limit) const {
+Json ExperimentDb::trial_rows_of(const std::string& selection,
+                                 const std::vector<Json>& args) const {
   const internal::ReasonContext reasons = internal::ReasonContext::load(*this);
   Statement query(
       db_,
       "SELECT t.trial_id, t.trial_index, t.config, t.status, IFNULL(t.status_reason, ''),"
       " t.last_iteration, t.created_at, t.started_at, t.finished_at, t.num_failures,"
       " IFNULL(t.error, ''), r.metrics, r.time_total_s, r.training_iteration"
-      // The page's trials first, from the trial_index index alone: the
-      // skipped ones cost no join.
-      " FROM (SELECT rowid AS page_id FROM trials ORDER BY trial_index LIMIT ?1 OFFSET ?2)"
-      " JOIN trials AS t ON t.rowid = page_id"
-      " LEFT JOIN results AS r ON r.trial_id = t.trial_id AND r.training_iteration ="
-      " (SELECT MAX(training_iteration) FROM results WHERE trial_id = t.trial_id)"
-      " ORDER BY t.trial_index");
-  query.bind(1, limit).bind(2, offset);
+      " FROM (" +
+          selection +
+          ") AS chosen"
+          " JOIN trials AS t ON t.rowid = chosen.page_id"
+          " LEFT JOIN results AS r ON r.trial_id = t.trial_id AND r.training_iteration = (" +
+          last_result_iteration() + ")");
+  for (size_t i = 0; i < args.size(); ++i) {
+    const int index = static_cast<int>(i) + 1;
+    if (args[i].is_string()) {
+      query.bind(index, args[i].get_ref<const std::string&>());
+    } else {
+      query.bind(index, args[i].get<int64_t>());
+    }
+  }
   Json out = Json::array();
   while (query.step()) {
     const std::string id = query.column_text(0);
@@ -522,6 +526,11 @@ Json ExperimentDb::trial_rows(int64_t offset, int64_t limit) const {
                    {"time_total_s", query.is_null(12) ? Json() : Json(query.column_double(12))}});
   }
   return out;
+}
+
+std::string ExperimentDb::last_result_iteration() const {
+  return kept_last_ ? "SELECT training_iteration FROM trial_last_result WHERE trial_id = t.trial_id"
+                    : "SELECT MAX(training_iteration) FROM results WHERE trial_id = t.trial_id";
 }
 
 }  // namespace tune::dashboard

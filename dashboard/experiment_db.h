@@ -31,6 +31,16 @@ struct QueryLimits {
   size_t max_trial_results = 2000;  // one trial's result table, thinned the same way
   size_t log_tail_bytes = 16384;    // the end of each rank_N.log on the trial page
   int64_t max_page_trials = 10000;  // trials?offset=: rows one page holds at most (and by default)
+  size_t max_chart_trials = 2000;   // the trials the page's charts draw (a sample past this)
+};
+
+// How a page of the trial table is cut (trials?offset=&sort=&desc=&filter=).
+struct TrialOrder {
+  std::string sort =
+      "index";  // index, trial_id, status, iteration, reason, metric.NAME, config.KEY
+  bool descending = false;
+  std::string filter;  // only rows whose id, status, reason, error, config or last metrics hold
+                       // this text (any case); empty: every row
 };
 
 // One trial's config and last result, as the importance and slice views need them.
@@ -70,10 +80,26 @@ class ExperimentDb {
   // with the scheduler's rung or the PBT donor), flattened config, last
   // iteration and metrics, times, error.
   Json trials() const;
-  // The rows of trials() from `offset` (0: the first), at most `limit`:
-  // {"total": trials in all, "offset", "limit", "trials": [...]}. Pages cut
-  // the creation order, so consecutive pages hold each trial once.
-  Json trial_page(int64_t offset, int64_t limit) const;
+  // The rows of trials() from `offset` (0: the first), at most `limit`, in
+  // `order` (ties and trials without the sort key's value last, by creation
+  // order): {"total": trials in all (those matching the filter), "offset",
+  // "limit", "trials": [...]}. Consecutive pages hold each trial once.
+  Json trial_page(int64_t offset, int64_t limit, const TrialOrder& order = {}) const;
+
+  // The trials the page's charts draw: every trial when there are at most
+  // `max`, else every stride-th by creation order (stride = ceil(total /
+  // max)), and wherever they are the trials in `always` (the best of each
+  // objective): {"total", "stride", "fingerprint", "full": true, "trials":
+  // [rows as trials()]}. Rows and fingerprint are read in one transaction.
+  Json trial_sample(size_t max, const std::vector<std::string>& always) const;
+  // What changed in trial_sample() since the answer that carried fingerprint
+  // `since` and `stride`: the rows of the sampled trials (and of `always`)
+  // with a result or a status change newer than it, and the waiting ones
+  // (PENDING, PAUSED: their reasons change without an event) ("full": false); the
+  // whole sample ("full": true) when the stride is another now, an exploit
+  // rewrote results since, or `since` is no fingerprint of this file.
+  Json trial_sample_since(size_t max, const std::vector<std::string>& always,
+                          const std::string& since, int64_t stride) const;
 
   // Learning curves of `metric`: per trial its iterations, training times
   // and values, thinned to limits. When there are more than
@@ -139,6 +165,12 @@ class ExperimentDb {
                                                           const std::string& mode) const;
   // trials()' rows from `offset`, at most `limit` (-1: all).
   Json trial_rows(int64_t offset, int64_t limit) const;
+  // trials()' rows of the trials whose rowids `selection` yields as
+  // `page_id`, in that order, its parameters ?1, ?2... bound from `args`
+  // (integers or strings).
+  Json trial_rows_of(const std::string& selection, const std::vector<Json>& args) const;
+  // SQL for the last training_iteration of the trial `t` of the query around it.
+  std::string last_result_iteration() const;
 
   std::filesystem::path path_;
   sqlite3* db_ = nullptr;

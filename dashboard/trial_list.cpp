@@ -1,0 +1,181 @@
+// The trial table's pages (sorted and filtered in SQL, so a 100,000-trial
+// table pages through the server) and the trials the charts draw, with what
+// changed in them since a fingerprint (a live page fetches only that).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <optional>
+
+#include "core/errors.h"
+#include "dashboard/experiment_db.h"
+#include "storage/statement.h"
+
+namespace tune::dashboard {
+namespace {
+
+using storage::Statement;
+
+// A read transaction: the fingerprint and the rows of one answer agree.
+class ReadTransaction {
+ public:
+  // Inside another one already: that one holds.
+  explicit ReadTransaction(sqlite3* db) : db_(sqlite3_get_autocommit(db) ? db : nullptr) {
+    if (db_) Statement(db_, "BEGIN").step();
+  }
+  ~ReadTransaction() {
+    if (db_) sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr);
+  }
+  ReadTransaction(const ReadTransaction&) = delete;
+  ReadTransaction& operator=(const ReadTransaction&) = delete;
+
+ private:
+  sqlite3* db_;
+};
+
+// The fingerprint's first three parts: results, trial_events and exploits
+// seen (ExperimentDb::fingerprint()); nullopt for another text.
+std::optional<std::array<int64_t, 3>> fingerprint_marks(const std::string& text) {
+  std::array<int64_t, 3> out{};
+  size_t pos = 0;
+  for (int64_t& mark : out) {
+    const size_t dash = text.find('-', pos);
+    if (dash == std::string::npos || dash == pos) return std::nullopt;
+    try {
+      size_t used = 0;
+      mark = std::stoll(text.substr(pos, dash - pos), &used);
+      if (used != dash - pos) return std::nullopt;
+    } catch (const std::exception&) {
+      return std::nullopt;
+    }
+    pos = dash + 1;
+  }
+  return out;
+}
+
+Json as_json_array(const std::vector<std::string>& ids) {
+  Json out = Json::array();
+  for (const auto& id : ids) out.push_back(id);
+  return out;
+}
+
+int64_t count_of(sqlite3* db, const std::string& sql) {
+  Statement count(db, sql);
+  count.step();
+  return count.column_int(0);
+}
+
+}  // namespace
+
+Json ExperimentDb::trial_page(int64_t offset, int64_t limit, const TrialOrder& order) const {
+  offset = std::max<int64_t>(0, offset);
+  limit = std::max<int64_t>(0, limit);
+  const bool plain = (order.sort.empty() || order.sort == "index") && order.filter.empty();
+  if (plain) {  // creation order from the trial_index index alone
+    return {{"total", count_of(db_, "SELECT COUNT(*) FROM trials")},
+            {"offset", offset},
+            {"limit", limit},
+            {"trials", limit > 0 ? trial_rows(offset, limit) : Json::array()}};
+  }
+  std::string key, path;  // the sort key's SQL; a JSON path it reads, bound as ?4
+  if (order.sort == "index" || order.sort.empty()) {
+    key = "t.trial_index";
+  } else if (order.sort == "trial_id" || order.sort == "status") {
+    key = "t." + order.sort;
+  } else if (order.sort == "reason") {
+    key = "t.status_reason";
+  } else if (order.sort == "iteration") {
+    key = "r.training_iteration";
+  } else if (order.sort.starts_with("metric.")) {
+    key = "json_extract(r.metrics, ?4)";
+    path = metric_path(order.sort.substr(7));
+  } else if (order.sort.starts_with("config.")) {
+    // Flattened names: "optimizer.name" is config $.optimizer.name.
+    path = "$";
+    const std::string name = order.sort.substr(7);
+    for (size_t pos = 0; pos <= name.size();) {
+      const size_t dot = std::min(name.find('.', pos), name.size());
+      path += metric_path(name.substr(pos, dot - pos)).substr(1);  // ."part"
+      pos = dot + 1;
+    }
+    key = "json_extract(t.config, ?4)";
+  } else {
+    throw NotFound(fmt::format("no trial table column '{}' to sort by", order.sort));
+  }
+  std::string lowered = order.filter;
+  std::transform(lowered.begin(), lowered.end(), lowered.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const std::string from =
+      " FROM trials AS t LEFT JOIN results AS r ON r.trial_id = t.trial_id AND"
+      " r.training_iteration = (" +
+      last_result_iteration() + ")" +
+      (lowered.empty() ? std::string(" WHERE ?1 = ''")
+                       : " WHERE instr(lower(t.trial_id || ' ' || t.status || ' ' ||"
+                         " IFNULL(t.status_reason, '') || ' ' || IFNULL(t.error, '') || ' ' ||"
+                         " t.config || ' ' || IFNULL(r.metrics, '')), ?1) > 0");
+  Statement count(db_, "SELECT COUNT(*)" + from);
+  count.bind(1, lowered);
+  count.step();
+  const std::string direction = order.descending ? " DESC" : "";
+  const std::string selection = "SELECT t.rowid AS page_id" + from + " ORDER BY " + key +
+                                " IS NULL, " + key + direction +
+                                ", t.trial_index LIMIT ?2 OFFSET ?3";
+  std::vector<Json> args = {lowered, limit, offset};
+  if (!path.empty()) args.push_back(path);
+  return {{"total", count.column_int(0)},
+          {"offset", offset},
+          {"limit", limit},
+          {"sort", order.sort},
+          {"desc", order.descending},
+          {"filter", order.filter},
+          {"trials", limit > 0 ? trial_rows_of(selection, args) : Json::array()}};
+}
+
+Json ExperimentDb::trial_sample(size_t max, const std::vector<std::string>& always) const {
+  ReadTransaction transaction(db_);
+  const int64_t total = count_of(db_, "SELECT COUNT(*) FROM trials");
+  const int64_t most = std::max<int64_t>(1, static_cast<int64_t>(max));
+  const int64_t stride = std::max<int64_t>(1, (total + most - 1) / most);
+  const std::string fp = fingerprint();
+  return {{"total", total},
+          {"stride", stride},
+          {"fingerprint", fp},
+          {"full", true},
+          {"trials",
+           trial_rows_of("SELECT page_id FROM (SELECT rowid AS page_id, trial_index FROM trials"
+                         " WHERE trial_index % ?1 = 0 UNION SELECT rowid, trial_index FROM trials"
+                         " WHERE trial_id IN (SELECT value FROM json_each(?2)))"
+                         " ORDER BY trial_index",
+                         {stride, as_json_array(always).dump()})}};
+}
+
+Json ExperimentDb::trial_sample_since(size_t max, const std::vector<std::string>& always,
+                                      const std::string& since, int64_t stride) const {
+  ReadTransaction transaction(db_);
+  const auto marks = fingerprint_marks(since);
+  const int64_t total = count_of(db_, "SELECT COUNT(*) FROM trials");
+  const int64_t most = std::max<int64_t>(1, static_cast<int64_t>(max));
+  const std::string fp = fingerprint();
+  const auto now = fingerprint_marks(fp);
+  // An exploit deletes results (their rowids may come again) and rewrites
+  // configs: the whole sample then, as after any change this cannot follow.
+  if (!marks || !now || stride != std::max<int64_t>(1, (total + most - 1) / most) ||
+      (*now)[0] < (*marks)[0] || (*now)[1] < (*marks)[1] || (*now)[2] != (*marks)[2]) {
+    return trial_sample(max, always);
+  }
+  return {{"total", total},
+          {"stride", stride},
+          {"fingerprint", fp},
+          {"full", false},
+          {"trials", trial_rows_of(
+                         // A waiting trial's reason changes with no event ("no free CPUs").
+                         "SELECT t.rowid AS page_id FROM trials AS t WHERE (t.trial_id IN"
+                         " (SELECT trial_id FROM results WHERE rowid > ?1 UNION"
+                         " SELECT trial_id FROM trial_events WHERE id > ?2 UNION"
+                         " SELECT trial_id FROM trials WHERE status IN ('PENDING', 'PAUSED')))"
+                         " AND (t.trial_index % ?3 = 0 OR t.trial_id IN"
+                         " (SELECT value FROM json_each(?4))) ORDER BY t.trial_index",
+                         {(*marks)[0], (*marks)[1], stride, as_json_array(always).dump()})}};
+}
+
+}  // namespace tune::dashboard
