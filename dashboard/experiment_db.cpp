@@ -507,10 +507,28 @@ Json ExperimentDb::trial_rows_of(const std::string& selection,
       query.bind(index, args[i].get<int64_t>());
     }
   }
+  // Each trial's pauses, [paused at, resumed at or null], from its events
+  // (by the trial_events_by_trial index: one seek a row).
+  Statement pauses(db_,
+                   "SELECT at, to_status = 'PAUSED' FROM trial_events WHERE trial_id = ?1 AND"
+                   " (to_status = 'PAUSED' OR from_status = 'PAUSED') AND"
+                   " from_status IS NOT to_status ORDER BY id");
   Json out = Json::array();
   while (query.step()) {
     const std::string id = query.column_text(0);
     const std::string status = query.column_text(3);
+    Json paused = Json::array();
+    if (status != "PENDING") {
+      pauses.reset();
+      pauses.bind(1, id);
+      while (pauses.step()) {
+        if (pauses.column_int(1)) {
+          paused.push_back(Json::array({pauses.column_double(0), nullptr}));
+        } else if (!paused.empty() && paused.back()[1].is_null()) {
+          paused.back()[1] = pauses.column_double(0);
+        }
+      }
+    }
     out.push_back({{"trial_id", id},
                    {"index", query.column_int(1)},
                    {"config", flatten(parse_or_null(query.column_text(2)))},
@@ -524,6 +542,7 @@ Json ExperimentDb::trial_rows_of(const std::string& selection,
                    {"error", query.column_text(10)},
                    {"metrics", parse_or_null(query.column_text(11))},
                    {"time_total_s", query.is_null(12) ? Json() : Json(query.column_double(12))}});
+    if (!paused.empty()) out.back()["pauses"] = std::move(paused);
   }
   return out;
 }

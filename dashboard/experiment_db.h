@@ -78,7 +78,8 @@ class ExperimentDb {
 
   // One row per trial in creation order: id, index, status, reason (enriched
   // with the scheduler's rung or the PBT donor), flattened config, last
-  // iteration and metrics, times, error.
+  // iteration and metrics, times, error, and for a trial that paused
+  // "pauses": [[paused at, resumed at (null: still paused)], ...].
   Json trials() const;
   // The rows of trials() from `offset` (0: the first), at most `limit`, in
   // `order` (ties and trials without the sort key's value last, by creation

@@ -130,9 +130,11 @@ TR.experimentView = function (main, name) {
 
   let data = null;
   let sample = null;  // the charts' trials: {fingerprint, stride, total, rows: id -> row}
+  let generation = 0;  // of refresh() calls
   const view = {
     version: TR.path(name) + 'version',
     async refresh() {
+      const mine = ++generation;  // a newer refresh makes this one's late answers moot
       const curvesOf = (m) => (m ? TR.api(TR.path(name) + 'curves?metric=' + TR.enc(m) +
                                           '&mode=' + dirOf(m)) : null);
       // All at once: the curves of the metric shown so far (the first time,
@@ -140,11 +142,15 @@ TR.experimentView = function (main, name) {
       // to the server's sample size, past it an even sample and each
       // objective's best (the table then pages through the server). After
       // the first time only the rows that changed come.
-      let [summary, changes, sched, tradeoffs, curves] = await Promise.all([
+      // The scheduler's view (its state is megabytes at 100,000 trials) is
+      // drawn when it comes, after the table and the main charts.
+      const schedAnswer = TR.api(TR.path(name) + 'scheduler');
+      schedAnswer.catch(() => {});  // awaited below: a failure shows there
+      let [summary, changes, tradeoffs, curves] = await Promise.all([
         TR.api(TR.path(name) + 'summary'),
         TR.api(TR.path(name) + (sample ? `sample?since=${TR.enc(sample.fingerprint)}` +
                                          `&stride=${sample.stride}` : 'sample')),
-        ...['scheduler', 'front'].map((w) => TR.api(TR.path(name) + w)),
+        TR.api(TR.path(name) + 'front'),
         curvesOf(state.metric)]);
       if (changes.full || !sample) sample = {rows: new Map()};
       for (const t of changes.trials) sample.rows.set(t.trial_id, t);
@@ -156,7 +162,7 @@ TR.experimentView = function (main, name) {
         data = {summary};
         curves = (await curvesOf(state.metric)) || {trials: [], total: 0, metric: ''};
       }
-      data = {summary, trials, total: sample.total, sched, curves};
+      data = {summary, trials, total: sample.total, curves};
       sampleNote.textContent = sample.total > trials.length
         ? `; the charts but the curves draw ${trials.length} of the ${sample.total} trials: ` +
           `every ${TR.ordinal(sample.stride)} by creation order and each objective's best` : '';
@@ -180,6 +186,8 @@ TR.experimentView = function (main, name) {
       view.drawCharts();
       // The rest after a frame: the table and the main charts show first.
       await new Promise((resolve) => setTimeout(resolve, 0));
+      const sched = await schedAnswer;
+      if (mine !== generation) return;
       scheduler.replaceChildren(TR.schedulerSection(sched, trials, goTrial) || '');
       const finished = (summary.counts.TERMINATED || 0) + (summary.counts.ERROR || 0);
       const importanceKey = `${finished}|${metric}`;
@@ -187,7 +195,7 @@ TR.experimentView = function (main, name) {
         state.importance = importanceKey;
         const imp = await TR.api(TR.path(name) + 'importance?metric=' + TR.enc(metric));
         importanceNote.textContent = imp.params.length
-          ? `${imp.method} of ${metric}; the ${imp.num_trials} trials that reached ` +
+          ? `${metric}: ${imp.method}; the ${imp.num_trials} trials that reached ` +
             `training_iteration ${imp.budget} compared there (the highest iteration that ` +
             'enough trials reached; failed trials left out)'
           : imp.reason;
