@@ -193,8 +193,8 @@ class NotFound : public Error {
 Json sweep_of(const Json& spec);
 
 // The searcher as the sweep names it ("tpe", "nsga2"...; "random" when it
-// names none, Tune's default; "custom" for a searcher object, whose kind()
-// the stored spec does not hold).
+// names none, Tune's default); for a searcher object given to a Tuner, its
+// kind() as the spec stores it ("custom": a class of the user's own).
 std::string search_algorithm(const Json& sweep);
 
 // The scheduler as a reader knows it: scheduler_type(), with HyperBand's

@@ -112,7 +112,7 @@ TR.path = (name) => 'exp/' + TR.enc(name) + '/';
 // "async_hyperband"), in the words their papers and Ray use.
 TR.SEARCHERS = {random: 'random search', tpe: 'TPE', gp: 'GP-BO', bohb: 'BOHB',
                 nsga2: 'NSGA-II', motpe: 'MOTPE', grid: 'grid search',
-                custom: 'a searcher object (its kind is not stored)'};
+                custom: 'a searcher of the user\'s own'};
 TR.SCHEDULERS = {fifo: 'FIFO', asha: 'ASHA', async_hyperband: 'async HyperBand (ASHA)',
                  hyperband: 'HyperBand', hyperband_for_bohb: 'HyperBand for BOHB',
                  median_stopping_rule: 'median stopping', pbt: 'PBT', pb2: 'PB2',

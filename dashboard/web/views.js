@@ -142,10 +142,6 @@ TR.experimentView = function (main, name) {
       // to the server's sample size, past it an even sample and each
       // objective's best (the table then pages through the server). After
       // the first time only the rows that changed come.
-      // The scheduler's view (its state is megabytes at 100,000 trials) is
-      // drawn when it comes, after the table and the main charts.
-      const schedAnswer = TR.api(TR.path(name) + 'scheduler');
-      schedAnswer.catch(() => {});  // awaited below: a failure shows there
       let [summary, changes, tradeoffs, curves] = await Promise.all([
         TR.api(TR.path(name) + 'summary'),
         TR.api(TR.path(name) + (sample ? `sample?since=${TR.enc(sample.fingerprint)}` +
@@ -184,9 +180,11 @@ TR.experimentView = function (main, name) {
       const ids = document.getElementById('parallel').brushed();
       state.brushed = ids ? new Set(ids) : null;
       view.drawCharts();
-      // The rest after a frame: the table and the main charts show first.
+      // The rest after a frame: the table and the main charts show first,
+      // then the scheduler's view (its state is megabytes at 100,000 trials:
+      // asked for only now, it does not hold up the answers above).
       await new Promise((resolve) => setTimeout(resolve, 0));
-      const sched = await schedAnswer;
+      const sched = await TR.api(TR.path(name) + 'scheduler');
       if (mine !== generation) return;
       scheduler.replaceChildren(TR.schedulerSection(sched, trials, goTrial) || '');
       const finished = (summary.counts.TERMINATED || 0) + (summary.counts.ERROR || 0);

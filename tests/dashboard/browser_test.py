@@ -506,6 +506,17 @@ class SchedulerPagesTest(DashboardTest):
                           ".map(Number) : [];")
                 self.wait(lambda: self.js(counts) == [front, dominated, infeasible])
                 self.assertTrue(self.driver.find_element(By.ID, "front-section").is_displayed())
+                # The hypervolume of the feasible trials, as computed here from the database.
+                rows = query(db, "SELECT trial_id, value FROM objective_values WHERE feasible"
+                                 " ORDER BY trial_index, position")
+                points = {}
+                for t, v in rows:
+                    points.setdefault(t, []).append(v)
+                want = hypervolume(list(points.values()))
+                self.wait(lambda: self.js("return document.getElementById('hypervolume').dataset.final;") != "")
+                final = float(self.js("return document.getElementById('hypervolume').dataset.final;"))
+                self.assertAlmostEqual(final, want, places=9)
+                self.assertGreater(want, 0)
                 self.shot(f"front_{name}")
                 self.assertEqual(self.console_errors(), [], name)
         # One objective: no front section.
@@ -639,6 +650,16 @@ class SchedulerPagesTest(DashboardTest):
             .values()) == n)
         self.wait(lambda: self.js("const r = document.getElementById('rank');"
                                   " return r && r.parentNode.dataset.points;") == str(n))
+        # Importance: the forest's mean decrease in impurity and fANOVA, as the API answers.
+        imp = self.api("exp/hyperband/importance?metric=accuracy")
+        self.assertEqual(len(imp["fanova"]), len(imp["params"]))
+        self.assertAlmostEqual(sum(p["importance"] for p in imp["fanova"]), 1.0, places=6)
+        self.wait(lambda: self.js("const c = Chart.getChart(document.getElementById('importance'));"
+                                  " return c ? c.data.datasets.map(d => d.label) : [];")
+                  == ["mean decrease in impurity", "fANOVA"])
+        drawn = self.js("const c = Chart.getChart(document.getElementById('importance'));"
+                        " return Object.fromEntries(c.data.labels.map((l, i) => [l, c.data.datasets[1].data[i]]));")
+        self.assertEqual(drawn, {p["name"]: p["importance"] for p in imp["fanova"]})
         # HyperBand pauses trials at its milestones: each pause is drawn over its trial's bar.
         pauses = query(os.path.join(self.runs, "hyperband", "experiment.db"),
                        "SELECT COUNT(*) FROM trial_events WHERE to_status = 'PAUSED'"
@@ -655,6 +676,27 @@ class SchedulerPagesTest(DashboardTest):
 
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def hypervolume(points):
+    """The volume the points (all objectives minimised) dominate up to the
+    page's reference point: each objective's worst value plus a tenth of its
+    range; by inclusion-exclusion over the boxes (a handful of points)."""
+    import itertools
+    d = len(points[0])
+    ref = []
+    for k in range(d):
+        lo, hi = min(p[k] for p in points), max(p[k] for p in points)
+        ref.append(hi + 0.1 * ((hi - lo) or abs(hi) or 1))
+    total = 0.0
+    for size in range(1, len(points) + 1):
+        for subset in itertools.combinations(points, size):
+            corner = [max(p[k] for p in subset) for k in range(d)]
+            volume = 1.0
+            for k in range(d):
+                volume *= max(0.0, ref[k] - corner[k])
+            total += (-1) ** (size + 1) * volume
+    return total
 
 
 def make_large_experiment(path, trials, iterations, running):
