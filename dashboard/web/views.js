@@ -179,10 +179,14 @@ TR.experimentView = function (main, name) {
                        goTrial, onBrush);
       const ids = document.getElementById('parallel').brushed();
       state.brushed = ids ? new Set(ids) : null;
-      view.drawCharts();
-      // The rest after a frame: the table and the main charts show first,
-      // then the scheduler's view (its state is megabytes at 100,000 trials:
-      // asked for only now, it does not hold up the answers above).
+      // The table, the curves and the parallel coordinates first; the other
+      // charts after a frame, then the scheduler's view (its state is
+      // megabytes at 100,000 trials: asked for only now, it does not hold up
+      // the answers above).
+      view.drawCharts('main');
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      if (mine !== generation) return;
+      view.drawCharts('rest');
       await new Promise((resolve) => setTimeout(resolve, 0));
       const sched = await TR.api(TR.path(name) + 'scheduler');
       if (mine !== generation) return;
@@ -202,8 +206,9 @@ TR.experimentView = function (main, name) {
         TR.importanceChart(canvas, imp);
       }
     },
-    // The charts of the trials shown: all, or those inside the brush.
-    drawCharts() {
+    // The charts of the trials shown: all, or those inside the brush; `part`
+    // 'main' draws the curves alone, 'rest' the others, else every one.
+    drawCharts(part) {
       if (!data) return;
       const {summary, curves} = data;
       const shown = (id) => !state.brushed || state.brushed.has(id);
@@ -212,6 +217,7 @@ TR.experimentView = function (main, name) {
       const drawn = {...curves, trials: curves.trials.filter((t) => shown(t.trial_id))};
       const brushNote = state.brushed ? ` (${trials.length} inside the brush)` : '';
       const failedShown = curves.trials.filter(TR.failed).length;
+      if (part !== 'rest') {
       curvesNote.textContent = (curves.total > curves.trials.length
         ? `the ${curves.trials.length} best of ${curves.total} trials by their last ` +
           `${curves.metric} (${curves.mode === 'max' ? 'highest' : 'lowest'} first; failed ` +
@@ -227,6 +233,8 @@ TR.experimentView = function (main, name) {
         best: view.bestOf(metric, mode),
         onTrial: goTrial,
       });
+      }
+      if (part === 'main') return;
       TR.historyChart(document.getElementById('history'), trials, metric, mode);
       view.drawSlices(summary.params, trials, metric);
       TR.edfChart(document.getElementById('edf'), trials, metric);
