@@ -39,8 +39,8 @@ struct TrialOrder {
   std::string sort =
       "index";  // index, trial_id, status, iteration, reason, metric.NAME, config.KEY
   bool descending = false;
-  std::string filter;  // only rows whose id, status, reason, error, config or last metrics hold
-                       // this text (any case); empty: every row
+  std::string filter;  // only rows whose id, status, reason, error or config hold this text
+                       // (any case); empty: every row
 };
 
 // One trial's config and last result, as the importance and slice views need them.

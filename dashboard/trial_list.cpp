@@ -77,7 +77,8 @@ Json ExperimentDb::trial_page(int64_t offset, int64_t limit, const TrialOrder& o
             {"limit", limit},
             {"trials", limit > 0 ? trial_rows(offset, limit) : Json::array()}};
   }
-  std::string key, path;  // the sort key's SQL; a JSON path it reads, bound as ?4
+  std::string key, path;     // the sort key's SQL; a JSON path it reads, bound as ?4
+  bool last_result = false;  // the key reads the trial's last result
   if (order.sort == "index" || order.sort.empty()) {
     key = "t.trial_index";
   } else if (order.sort == "trial_id" || order.sort == "status") {
@@ -86,9 +87,14 @@ Json ExperimentDb::trial_page(int64_t offset, int64_t limit, const TrialOrder& o
     key = "t.status_reason";
   } else if (order.sort == "iteration") {
     key = "r.training_iteration";
+    last_result = true;
+  } else if (kept_last_ && order.sort == "metric." + objective().first) {
+    // The experiment's metric: kept beside each trial's last result, no JSON read.
+    key = "(SELECT metric_value FROM trial_last_result WHERE trial_id = t.trial_id)";
   } else if (order.sort.starts_with("metric.")) {
     key = "json_extract(r.metrics, ?4)";
     path = metric_path(order.sort.substr(7));
+    last_result = true;
   } else if (order.sort.starts_with("config.")) {
     // Flattened names: "optimizer.name" is config $.optimizer.name.
     path = "$";
@@ -105,15 +111,21 @@ Json ExperimentDb::trial_page(int64_t offset, int64_t limit, const TrialOrder& o
   std::string lowered = order.filter;
   std::transform(lowered.begin(), lowered.end(), lowered.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  const std::string from =
-      " FROM trials AS t LEFT JOIN results AS r ON r.trial_id = t.trial_id AND"
-      " r.training_iteration = (" +
-      last_result_iteration() + ")" +
-      (lowered.empty() ? std::string(" WHERE ?1 = ''")
-                       : " WHERE instr(lower(t.trial_id || ' ' || t.status || ' ' ||"
-                         " IFNULL(t.status_reason, '') || ' ' || IFNULL(t.error, '') || ' ' ||"
-                         " t.config || ' ' || IFNULL(r.metrics, '')), ?1) > 0");
-  Statement count(db_, "SELECT COUNT(*)" + from);
+  // The filter reads the trial's own row (id, status, reason, error,
+  // config), not its metrics: a join with every trial's last result would
+  // cost more than the rest of the query.
+  const std::string where =
+      lowered.empty() ? std::string(" WHERE ?1 = ''")
+                      : " WHERE instr(lower(t.trial_id || ' ' || t.status || ' ' ||"
+                        " IFNULL(t.status_reason, '') || ' ' || IFNULL(t.error, '') || ' ' ||"
+                        " t.config), ?1) > 0";
+  const std::string from = " FROM trials AS t" +
+                           (last_result ? " LEFT JOIN results AS r ON r.trial_id = t.trial_id AND"
+                                          " r.training_iteration = (" +
+                                              last_result_iteration() + ")"
+                                        : std::string()) +
+                           where;
+  Statement count(db_, "SELECT COUNT(*) FROM trials AS t" + where);
   count.bind(1, lowered);
   count.step();
   const std::string direction = order.descending ? " DESC" : "";

@@ -99,7 +99,7 @@ TEST_CASE("a live page's changes: only the sampled rows that changed, else the w
 
 TEST_CASE("the trial table sorts and filters every trial on the server, a page at a time") {
   test::ScratchDir runs;
-  write_experiment(runs.path(), "asha", 25, 3);
+  write_experiment(runs.path(), "asha", 25, 5);
   Api api({.root = runs.path()});
   const Json by_accuracy =
       api.get("exp/asha/trials",
@@ -112,6 +112,13 @@ TEST_CASE("the trial table sorts and filters every trial on the server, a page a
     CHECK(t["metrics"]["accuracy"].get<double>() <= previous);
     previous = t["metrics"]["accuracy"];
   }
+  // Another metric is read from the last result's JSON: lowest loss is highest accuracy.
+  const Json by_loss =
+      api.get("exp/asha/trials", {{"offset", "0"}, {"limit", "1"}, {"sort", "metric.loss"}});
+  CHECK(by_loss["trials"][0]["trial_id"] == "asha_00012");
+  const Json by_iteration =
+      api.get("exp/asha/trials", {{"offset", "0"}, {"limit", "1"}, {"sort", "iteration"}});
+  CHECK(by_iteration["trials"][0]["trial_id"] == "asha_00002");  // the first one cut at 3
   // Every trial once across the pages, in the order asked.
   std::vector<std::string> seen;
   for (int offset = 0; offset < 25; offset += 10) {
