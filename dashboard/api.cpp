@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "core/errors.h"
+#include "storage/statement.h"
 
 namespace tune::dashboard {
 namespace {
@@ -135,6 +136,8 @@ std::string Api::whole_trial_list(const ExperimentDb& db) {
   // A page of rows parsed at a time: every row at once would be a parse
   // tree of hundreds of megabytes at 100,000 trials.
   constexpr int64_t kPage = 2000;
+  // One read transaction: every page from the same state of the file.
+  storage::exec(db.handle(), "BEGIN");
   std::string out = "[";
   for (int64_t offset = 0;; offset += kPage) {
     const Json page = db.trial_page(offset, kPage);
@@ -145,6 +148,7 @@ std::string Api::whole_trial_list(const ExperimentDb& db) {
     if (page["trials"].size() < static_cast<size_t>(kPage)) break;
   }
   out += ']';
+  storage::exec(db.handle(), "COMMIT");
   return out;
 }
 

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <map>
 
+#include "storage/statement.h"
+
 namespace tune::dashboard {
 namespace {
 
@@ -55,6 +57,7 @@ Summaries report_summaries(const ExperimentDb& db, const std::vector<std::string
   std::map<std::string, size_t> config_position, metric_position;
   for (size_t i = 0; i < objectives.size(); ++i) metric_position[objectives[i]] = i;
   std::string rows;
+  storage::exec(db.handle(), "BEGIN");  // every page from the same state of the file
   for (int64_t offset = 0;; offset += kPageTrials) {
     const Json page = db.trial_page(offset, kPageTrials);
     for (const Json& t : page["trials"]) {
@@ -75,6 +78,7 @@ Summaries report_summaries(const ExperimentDb& db, const std::vector<std::string
     }
     if (page["trials"].size() < static_cast<size_t>(kPageTrials)) break;
   }
+  storage::exec(db.handle(), "COMMIT");
   out.text = fmt::format(R"({{"config_keys":{},"metric_keys":{},"rows":[{}]}})",
                          summary_text(config_keys), summary_text(metric_keys), rows);
   return out;
