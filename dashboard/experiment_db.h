@@ -36,8 +36,8 @@ struct QueryLimits {
 
 // How a page of the trial table is cut (trials?offset=&sort=&desc=&filter=).
 struct TrialOrder {
-  std::string sort =
-      "index";  // index, trial_id, status, iteration, reason, metric.NAME, config.KEY
+  // index, trial_id, status, iteration, reason, metric.NAME or config.KEY
+  std::string sort = "index";
   bool descending = false;
   std::string filter;  // only rows whose id, status, reason, error or config hold this text
                        // (any case); empty: every row
