@@ -261,15 +261,9 @@ Json Api::experiment(const ExperimentDb& db, const std::string& name, const std:
                          std::min(count_param(query, "limit", most), most), order_of(query));
   }
   if (what == "sample") {
-    // The best of each objective is drawn wherever it is.
-    std::vector<std::string> best;
-    const Json summary = summary_of(db, name);
-    for (const Json& o : summary["objectives"]) {
-      if (o["best"].is_object()) best.push_back(o["best"]["trial_id"].get<std::string>());
-    }
     const size_t most = options_.limits.max_chart_trials;
-    if (!query.contains("since")) return db.trial_sample(most, best);
-    return db.trial_sample_since(most, best, query.at("since"), count_param(query, "stride", 0));
+    if (!query.contains("since")) return db.trial_sample(most);
+    return db.trial_sample_since(most, query.at("since"), count_param(query, "stride", 0));
   }
   if (what == "trials") return db.trials();
   if (what == "scheduler") return db.scheduler();

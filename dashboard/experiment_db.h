@@ -89,18 +89,17 @@ class ExperimentDb {
 
   // The trials the page's charts draw: every trial when there are at most
   // `max`, else every stride-th by creation order (stride = ceil(total /
-  // max)), and wherever they are the trials in `always` (the best of each
-  // objective): {"total", "stride", "fingerprint", "full": true, "trials":
+  // max)), and wherever it is the best trial of each objective (as summary()
+  // names it): {"total", "stride", "fingerprint", "full": true, "trials":
   // [rows as trials()]}. Rows and fingerprint are read in one transaction.
-  Json trial_sample(size_t max, const std::vector<std::string>& always) const;
+  Json trial_sample(size_t max) const;
   // What changed in trial_sample() since the answer that carried fingerprint
-  // `since` and `stride`: the rows of the sampled trials (and of `always`)
+  // `since` and `stride`: the rows of the sampled trials (and the bests)
   // with a result or a status change newer than it, and the waiting ones
   // (PENDING, PAUSED: their reasons change without an event) ("full": false); the
   // whole sample ("full": true) when the stride is another now, an exploit
   // rewrote results since, or `since` is no fingerprint of this file.
-  Json trial_sample_since(size_t max, const std::vector<std::string>& always,
-                          const std::string& since, int64_t stride) const;
+  Json trial_sample_since(size_t max, const std::string& since, int64_t stride) const;
 
   // Learning curves of `metric`: per trial its iterations, training times
   // and values, thinned to limits. When there are more than
@@ -170,6 +169,8 @@ class ExperimentDb {
   // `page_id`, in that order, its parameters ?1, ?2... bound from `args`
   // (integers or strings).
   Json trial_rows_of(const std::string& selection, const std::vector<Json>& args) const;
+  // The ids of the best trial of each objective that has one (best_trial()).
+  std::vector<std::string> objective_bests() const;
   // SQL for the last training_iteration of the trial `t` of the query around it.
   std::string last_result_iteration() const;
 

@@ -143,7 +143,15 @@ Json ExperimentDb::trial_page(int64_t offset, int64_t limit, const TrialOrder& o
           {"trials", limit > 0 ? trial_rows_of(selection, args) : Json::array()}};
 }
 
-Json ExperimentDb::trial_sample(size_t max, const std::vector<std::string>& always) const {
+std::vector<std::string> ExperimentDb::objective_bests() const {
+  std::vector<std::string> out;
+  for (const auto& [metric, mode] : objectives()) {
+    if (const auto best = best_trial(metric, mode)) out.push_back(best->second.trial_id);
+  }
+  return out;
+}
+
+Json ExperimentDb::trial_sample(size_t max) const {
   ReadTransaction transaction(db_);
   const int64_t total = count_of(db_, "SELECT COUNT(*) FROM trials");
   const int64_t most = std::max<int64_t>(1, static_cast<int64_t>(max));
@@ -158,11 +166,10 @@ Json ExperimentDb::trial_sample(size_t max, const std::vector<std::string>& alwa
                          " WHERE trial_index % ?1 = 0 UNION SELECT rowid, trial_index FROM trials"
                          " WHERE trial_id IN (SELECT value FROM json_each(?2)))"
                          " ORDER BY trial_index",
-                         {stride, as_json_array(always).dump()})}};
+                         {stride, as_json_array(objective_bests()).dump()})}};
 }
 
-Json ExperimentDb::trial_sample_since(size_t max, const std::vector<std::string>& always,
-                                      const std::string& since, int64_t stride) const {
+Json ExperimentDb::trial_sample_since(size_t max, const std::string& since, int64_t stride) const {
   ReadTransaction transaction(db_);
   const auto marks = fingerprint_marks(since);
   const int64_t total = count_of(db_, "SELECT COUNT(*) FROM trials");
@@ -173,21 +180,22 @@ Json ExperimentDb::trial_sample_since(size_t max, const std::vector<std::string>
   // configs: the whole sample then, as after any change this cannot follow.
   if (!marks || !now || stride != std::max<int64_t>(1, (total + most - 1) / most) ||
       (*now)[0] < (*marks)[0] || (*now)[1] < (*marks)[1] || (*now)[2] != (*marks)[2]) {
-    return trial_sample(max, always);
+    return trial_sample(max);
   }
-  return {{"total", total},
-          {"stride", stride},
-          {"fingerprint", fp},
-          {"full", false},
-          {"trials", trial_rows_of(
-                         // A waiting trial's reason changes with no event ("no free CPUs").
-                         "SELECT t.rowid AS page_id FROM trials AS t WHERE (t.trial_id IN"
-                         " (SELECT trial_id FROM results WHERE rowid > ?1 UNION"
-                         " SELECT trial_id FROM trial_events WHERE id > ?2 UNION"
-                         " SELECT trial_id FROM trials WHERE status IN ('PENDING', 'PAUSED')))"
-                         " AND (t.trial_index % ?3 = 0 OR t.trial_id IN"
-                         " (SELECT value FROM json_each(?4))) ORDER BY t.trial_index",
-                         {(*marks)[0], (*marks)[1], stride, as_json_array(always).dump()})}};
+  return {
+      {"total", total},
+      {"stride", stride},
+      {"fingerprint", fp},
+      {"full", false},
+      {"trials", trial_rows_of(
+                     // A waiting trial's reason changes with no event ("no free CPUs").
+                     "SELECT t.rowid AS page_id FROM trials AS t WHERE (t.trial_id IN"
+                     " (SELECT trial_id FROM results WHERE rowid > ?1 UNION"
+                     " SELECT trial_id FROM trial_events WHERE id > ?2 UNION"
+                     " SELECT trial_id FROM trials WHERE status IN ('PENDING', 'PAUSED')))"
+                     " AND (t.trial_index % ?3 = 0 OR t.trial_id IN"
+                     " (SELECT value FROM json_each(?4))) ORDER BY t.trial_index",
+                     {(*marks)[0], (*marks)[1], stride, as_json_array(objective_bests()).dump()})}};
 }
 
 }  // namespace tune::dashboard
