@@ -7,7 +7,9 @@ running while the test watches the page; then `tunerun dashboard` on both and
 `tunerun report` of each, opened from file://. Then one sweep per scheduler
 (FIFO, asynchronous HyperBand, HyperBand, HyperBand for BOHB, median
 stopping, PB2 and, with --pythonpath, a scheduler written in Python): each
-one's API answers, report and page. Screenshots go to --out.
+one's API answers, report and page. Then a synthetic 2,500-trial experiment:
+the charts' sample, the table paged, sorted and filtered by the server, the
+bytes of a live change, and its report. Screenshots go to --out.
 
 Usage: browser_test.py --tunerun build/tunerun --out build/dashboard_screenshots
                        [--pythonpath build/bindings]
