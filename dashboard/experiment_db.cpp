@@ -7,7 +7,6 @@
 #include <map>
 
 #include "core/errors.h"
-#include "dashboard/internal/reasons.h"
 #include "schedulers/scheduler_state.h"
 #include "storage/experiment_store.h"
 #include "storage/json_column.h"
@@ -476,80 +475,5 @@ Json ExperimentDb::params() const {
 }
 
 Json ExperimentDb::trials() const { return trial_rows(0, -1); }
-
-Json ExperimentDb::trial_rows(int64_t offset, int64_t limit) const {
-  // The page's trials first, from the trial_index index alone: the skipped
-  // ones cost no join.
-  return trial_rows_of(
-      "SELECT rowid AS page_id FROM trials ORDER BY trial_index LIMIT ?1 OFFSET ?2",
-      {limit, offset});
-}
-
-Json ExperimentDb::trial_rows_of(const std::string& selection,
-                                 const std::vector<Json>& args) const {
-  const internal::ReasonContext reasons = internal::ReasonContext::load(*this);
-  Statement query(
-      db_,
-      "SELECT t.trial_id, t.trial_index, t.config, t.status, IFNULL(t.status_reason, ''),"
-      " t.last_iteration, t.created_at, t.started_at, t.finished_at, t.num_failures,"
-      " IFNULL(t.error, ''), r.metrics, r.time_total_s, r.training_iteration"
-      " FROM (" +
-          selection +
-          ") AS chosen"
-          " JOIN trials AS t ON t.rowid = chosen.page_id"
-          " LEFT JOIN results AS r ON r.trial_id = t.trial_id AND r.training_iteration = (" +
-          last_result_iteration() + ")");
-  for (size_t i = 0; i < args.size(); ++i) {
-    const int index = static_cast<int>(i) + 1;
-    if (args[i].is_string()) {
-      query.bind(index, args[i].get_ref<const std::string&>());
-    } else {
-      query.bind(index, args[i].get<int64_t>());
-    }
-  }
-  // Each trial's pauses, [paused at, resumed at or null], from its events
-  // (by the trial_events_by_trial index: one seek a row).
-  Statement pauses(db_,
-                   "SELECT at, to_status = 'PAUSED' FROM trial_events WHERE trial_id = ?1 AND"
-                   " (to_status = 'PAUSED' OR from_status = 'PAUSED') AND"
-                   " from_status IS NOT to_status ORDER BY id");
-  Json out = Json::array();
-  while (query.step()) {
-    const std::string id = query.column_text(0);
-    const std::string status = query.column_text(3);
-    Json paused = Json::array();
-    if (status != "PENDING") {
-      pauses.reset();
-      pauses.bind(1, id);
-      while (pauses.step()) {
-        if (pauses.column_int(1)) {
-          paused.push_back(Json::array({pauses.column_double(0), nullptr}));
-        } else if (!paused.empty() && paused.back()[1].is_null()) {
-          paused.back()[1] = pauses.column_double(0);
-        }
-      }
-    }
-    out.push_back({{"trial_id", id},
-                   {"index", query.column_int(1)},
-                   {"config", flatten(parse_or_null(query.column_text(2)))},
-                   {"status", status},
-                   {"reason", reasons.describe(id, query.column_text(4))},
-                   {"iteration", query.is_null(13) ? 0 : query.column_int(13)},
-                   {"created_at", query.column_double(6)},
-                   {"started_at", query.is_null(7) ? Json() : Json(query.column_double(7))},
-                   {"finished_at", query.is_null(8) ? Json() : Json(query.column_double(8))},
-                   {"num_failures", query.column_int(9)},
-                   {"error", query.column_text(10)},
-                   {"metrics", parse_or_null(query.column_text(11))},
-                   {"time_total_s", query.is_null(12) ? Json() : Json(query.column_double(12))}});
-    if (!paused.empty()) out.back()["pauses"] = std::move(paused);
-  }
-  return out;
-}
-
-std::string ExperimentDb::last_result_iteration() const {
-  return kept_last_ ? "SELECT training_iteration FROM trial_last_result WHERE trial_id = t.trial_id"
-                    : "SELECT MAX(training_iteration) FROM results WHERE trial_id = t.trial_id";
-}
 
 }  // namespace tune::dashboard

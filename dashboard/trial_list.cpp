@@ -1,6 +1,7 @@
-// The trial table's pages (sorted and filtered in SQL, so a 100,000-trial
-// table pages through the server) and the trials the charts draw, with what
-// changed in them since a fingerprint (a live page fetches only that).
+// The trial table's rows and pages (sorted and filtered in SQL, so a
+// 100,000-trial table pages through the server), and the trials the charts
+// draw, with what changed in them since a fingerprint (a live page fetches
+// only that).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -9,6 +10,8 @@
 
 #include "core/errors.h"
 #include "dashboard/experiment_db.h"
+#include "dashboard/internal/reasons.h"
+#include "storage/json_column.h"
 #include "storage/statement.h"
 
 namespace tune::dashboard {
@@ -53,6 +56,12 @@ std::optional<std::array<int64_t, 3>> fingerprint_marks(const std::string& text)
   return out;
 }
 
+// A JSON column's value; null for NULL or "".
+Json column_json(const std::string& text) {
+  if (text.empty()) return nullptr;
+  return storage::parse_json_column(text);  // also reads the store's 1e999 (infinity)
+}
+
 Json as_json_array(const std::vector<std::string>& ids) {
   Json out = Json::array();
   for (const auto& id : ids) out.push_back(id);
@@ -66,6 +75,81 @@ int64_t count_of(sqlite3* db, const std::string& sql) {
 }
 
 }  // namespace
+
+Json ExperimentDb::trial_rows(int64_t offset, int64_t limit) const {
+  // The page's trials first, from the trial_index index alone: the skipped
+  // ones cost no join.
+  return trial_rows_of(
+      "SELECT rowid AS page_id FROM trials ORDER BY trial_index LIMIT ?1 OFFSET ?2",
+      {limit, offset});
+}
+
+Json ExperimentDb::trial_rows_of(const std::string& selection,
+                                 const std::vector<Json>& args) const {
+  const internal::ReasonContext reasons = internal::ReasonContext::load(*this);
+  Statement query(
+      db_,
+      "SELECT t.trial_id, t.trial_index, t.config, t.status, IFNULL(t.status_reason, ''),"
+      " t.last_iteration, t.created_at, t.started_at, t.finished_at, t.num_failures,"
+      " IFNULL(t.error, ''), r.metrics, r.time_total_s, r.training_iteration"
+      " FROM (" +
+          selection +
+          ") AS chosen"
+          " JOIN trials AS t ON t.rowid = chosen.page_id"
+          " LEFT JOIN results AS r ON r.trial_id = t.trial_id AND r.training_iteration = (" +
+          last_result_iteration() + ")");
+  for (size_t i = 0; i < args.size(); ++i) {
+    const int index = static_cast<int>(i) + 1;
+    if (args[i].is_string()) {
+      query.bind(index, args[i].get_ref<const std::string&>());
+    } else {
+      query.bind(index, args[i].get<int64_t>());
+    }
+  }
+  // Each trial's pauses, [paused at, resumed at or null], from its events
+  // (by the trial_events_by_trial index: one seek a row).
+  Statement pauses(db_,
+                   "SELECT at, to_status = 'PAUSED' FROM trial_events WHERE trial_id = ?1 AND"
+                   " (to_status = 'PAUSED' OR from_status = 'PAUSED') AND"
+                   " from_status IS NOT to_status ORDER BY id");
+  Json out = Json::array();
+  while (query.step()) {
+    const std::string id = query.column_text(0);
+    const std::string status = query.column_text(3);
+    Json paused = Json::array();
+    if (status != "PENDING") {
+      pauses.reset();
+      pauses.bind(1, id);
+      while (pauses.step()) {
+        if (pauses.column_int(1)) {
+          paused.push_back(Json::array({pauses.column_double(0), nullptr}));
+        } else if (!paused.empty() && paused.back()[1].is_null()) {
+          paused.back()[1] = pauses.column_double(0);
+        }
+      }
+    }
+    out.push_back({{"trial_id", id},
+                   {"index", query.column_int(1)},
+                   {"config", flatten(column_json(query.column_text(2)))},
+                   {"status", status},
+                   {"reason", reasons.describe(id, query.column_text(4))},
+                   {"iteration", query.is_null(13) ? 0 : query.column_int(13)},
+                   {"created_at", query.column_double(6)},
+                   {"started_at", query.is_null(7) ? Json() : Json(query.column_double(7))},
+                   {"finished_at", query.is_null(8) ? Json() : Json(query.column_double(8))},
+                   {"num_failures", query.column_int(9)},
+                   {"error", query.column_text(10)},
+                   {"metrics", column_json(query.column_text(11))},
+                   {"time_total_s", query.is_null(12) ? Json() : Json(query.column_double(12))}});
+    if (!paused.empty()) out.back()["pauses"] = std::move(paused);
+  }
+  return out;
+}
+
+std::string ExperimentDb::last_result_iteration() const {
+  return kept_last_ ? "SELECT training_iteration FROM trial_last_result WHERE trial_id = t.trial_id"
+                    : "SELECT MAX(training_iteration) FROM results WHERE trial_id = t.trial_id";
+}
 
 Json ExperimentDb::trial_page(int64_t offset, int64_t limit, const TrialOrder& order) const {
   offset = std::max<int64_t>(0, offset);
