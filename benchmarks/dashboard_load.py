@@ -1,7 +1,9 @@
 #!/usr/bin/python3
 """How fast the dashboard serves a large experiment: 10,000 trials and
 1,000,000 results in one synthetic experiment.db (the real schema, written
-with SQL in one transaction), served by the real `tunerun dashboard`.
+with SQL in one transaction), served by the real `tunerun dashboard`; or,
+with --experiment, a copy of an experiment already written (the 100,000
+trials of `build/benchmarks/scale --keep --dir DIR`: DIR/runs/scale).
 
 Prints, for the experiment page:
   - time to first byte of the page, and of each JSON endpoint it asks for
@@ -13,8 +15,18 @@ and, as the anchor, reading every result row the way a page that shipped all
 of them would have to (SELECT * FROM all_results), with each number's ratio
 to it.
 
+With --experiment it prints, for that experiment:
+  - "page usable" in headless Chromium, as above;
+  - the bytes a live page fetches for one change (a result written to a
+    RUNNING trial of the copy), the version polls left out: the median of 3;
+  - the server's resident memory (VmRSS) after the page and after the whole
+    trial list was asked for, against its documented answer cache bound;
+  - `tunerun report` of it: wall time, peak RSS (/usr/bin/time -v), the
+    file's size, and "report usable" in Chromium from file://.
+
 Usage: /usr/bin/python3 benchmarks/dashboard_load.py --tunerun build/tunerun
        [--trials 10000 --iterations 100] [--keep DIR]
+       [--experiment DIR/runs/scale]
 """
 import argparse
 import http.client
@@ -87,27 +99,163 @@ def get(port, path):
     return first, total, len(body)
 
 
-def page_usable(url):
+# The page is usable when the trial table, the learning curves and the
+# parallel coordinates are drawn: [curves drawn, parallel-coordinate lines].
+DRAWN = ("const n = (id) => { const c = window.Chart && Chart.getChart(document.getElementById(id));"
+         " return c ? c.data.datasets.filter((d) => d.trial).length : 0; };"
+         " const p = document.getElementById('parallel');"
+         " return document.querySelectorAll('#trials tbody tr').length > 0 && n('curves') > 0"
+         " && p && p.dataset.lines ? [n('curves'), p.dataset.lines] : null;")
+
+
+def make_driver():
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
-    from selenium.webdriver.support.ui import WebDriverWait
     options = webdriver.ChromeOptions()
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1400,2600"):
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                 "--window-size=1400,2600", "--allow-file-access-from-files"):
         options.add_argument(flag)
-    driver = webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=options)
+    return webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=options)
+
+
+def timed_load(driver, url, timeout=120):
+    """Seconds from navigation until DRAWN holds, and what it returned; (None, None) past timeout."""
+    from selenium.webdriver.support.ui import WebDriverWait
+    start = time.perf_counter()
+    driver.get(url)
     try:
-        driver.get(url.replace("#/exp/big", ""))  # warm the browser itself (process start, Chart.js parse)
-        drawn = ("const n = (id) => { const c = Chart.getChart(document.getElementById(id));"
-                 " return c ? c.data.datasets.filter((d) => d.trial).length : 0; };"
-                 " return document.querySelectorAll('#trials tbody tr').length > 0 && n('curves') > 0"
-                 " && document.getElementById('parallel').dataset.lines"
-                 " ? [n('curves'), document.getElementById('parallel').dataset.lines] : null;")
-        start = time.perf_counter()
-        driver.get(url)
-        shown = WebDriverWait(driver, 120, poll_frequency=0.02).until(lambda d: d.execute_script(drawn))
-        return time.perf_counter() - start, shown
+        shown = WebDriverWait(driver, timeout, poll_frequency=0.02).until(lambda d: d.execute_script(DRAWN))
+    except Exception:  # a timeout, or a tab that crashed on a file too large
+        return None, None
+    return time.perf_counter() - start, shown
+
+
+def page_usable(url):
+    driver = make_driver()
+    try:
+        driver.get(url.split("#")[0])  # warm the browser itself (process start, Chart.js parse)
+        return timed_load(driver, url)
     finally:
         driver.quit()
+
+
+def copy_experiment(source, runs):
+    """experiment.db of `source` copied (its write-ahead log checkpointed in the copy) under runs/NAME."""
+    name = os.path.basename(os.path.normpath(source))
+    exp = os.path.join(runs, name)
+    os.makedirs(exp)
+    src = sqlite3.connect(f"file:{source}/experiment.db?mode=ro", uri=True)
+    dst = sqlite3.connect(os.path.join(exp, "experiment.db"))
+    src.backup(dst)
+    src.close()
+    dst.execute("PRAGMA journal_mode=WAL")
+    dst.close()
+    return name, exp
+
+
+def add_result(db):
+    """One result more for a RUNNING trial, as the store writes one; the new count of results."""
+    con = sqlite3.connect(db, timeout=30)
+    metric = con.execute("SELECT metric FROM experiment").fetchone()[0]
+    trial, k = con.execute("SELECT t.trial_id, IFNULL(l.training_iteration, 0) FROM trials AS t"
+                           " LEFT JOIN trial_last_result AS l USING (trial_id) WHERE t.status = 'RUNNING'"
+                           " ORDER BY t.trial_index LIMIT 1").fetchone()
+    value = 0.5 + random.random() * 0.1
+    with con:
+        con.execute("INSERT INTO results (trial_id, training_iteration, timestamp, time_this_iter_s,"
+                    " time_total_s, metrics) VALUES (?, ?, ?, 0.5, ?, json_object(?, ?))",
+                    (trial, k + 1, time.time(), (k + 1) * 0.5, metric, value))
+        con.execute("INSERT INTO trial_last_result (trial_id, training_iteration, metric_value, feasible,"
+                    " num_results) VALUES (?, ?, ?, 1, 1) ON CONFLICT (trial_id) DO UPDATE SET"
+                    " training_iteration = excluded.training_iteration, metric_value ="
+                    " excluded.metric_value, num_results = num_results + 1", (trial, k + 1, value))
+        con.execute("UPDATE trials SET last_iteration = ? WHERE trial_id = ?", (k + 1, trial))
+    n = con.execute("SELECT COUNT(*) FROM results").fetchone()[0]
+    con.close()
+    return n
+
+
+def live_update_bytes(driver, db):
+    """Bytes the page fetched (transferSize, the version polls left out) until it shows one new result."""
+    from selenium.webdriver.support.ui import WebDriverWait
+    driver.execute_script("performance.setResourceTimingBufferSize(100000); performance.clearResourceTimings();")
+    count = add_result(db)
+    WebDriverWait(driver, 120, poll_frequency=0.02).until(
+        lambda d: d.execute_script("const e = document.getElementById('num-results');"
+                                   " return e && Number(e.textContent);") >= count)
+    time.sleep(1.5)  # the answers the view asks for after drawing (importance...)
+    return driver.execute_script(
+        "return performance.getEntriesByType('resource').filter((e) => !e.name.includes('/version'))"
+        ".reduce((sum, e) => sum + e.transferSize, 0);")
+
+
+def rss_kb(pid, field="VmRSS"):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+def measure_experiment(args):
+    runs = args.keep or tempfile.mkdtemp(prefix="tunerun_dashboard_bench_")
+    os.makedirs(runs, exist_ok=True)
+    start = time.perf_counter()
+    name, exp = copy_experiment(args.experiment, runs)
+    db = os.path.join(exp, "experiment.db")
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    trials, results = con.execute("SELECT (SELECT COUNT(*) FROM trials), (SELECT COUNT(*) FROM results)").fetchone()
+    con.close()
+    print(f"copied {args.experiment} to {exp}: {trials} trials, {results} results in"
+          f" {time.perf_counter() - start:.1f} s")
+    server = subprocess.Popen([args.tunerun, "dashboard", runs, "--port", "0"], stdout=subprocess.PIPE, text=True)
+    driver = make_driver()
+    try:
+        line = ""
+        while "serving" not in line:
+            line = server.stdout.readline()
+            if not line:
+                sys.exit("tunerun dashboard exited")
+        url = re.search(r"(http://\S+)", line).group(1)
+        idle = rss_kb(server.pid)
+        driver.get(url)  # warm the browser itself (process start, Chart.js parse)
+        for label in ("cold", "warm"):
+            usable, shown = timed_load(driver, f"{url}#/exp/{name}")
+            print(f"page usable in Chromium, {label} (table, {shown and shown[0]} curves,"
+                  f" {shown and shown[1]} parallel-coordinate lines drawn): "
+                  + (f"{usable * 1000:.0f} ms" if usable else "not within 120 s"))
+            driver.get("about:blank")
+        timed_load(driver, f"{url}#/exp/{name}")
+        sizes = sorted(live_update_bytes(driver, db) for _ in range(3))
+        print(f"bytes fetched for one new result on the live page (3 times): {sizes} (median {sizes[1]:,})")
+        page_rss = rss_kb(server.pid)
+        get(int(re.search(r":(\d+)/", url).group(1)), f"/api/exp/{name}/trials")
+        whole_rss = rss_kb(server.pid)
+        print(f"server VmRSS: {idle / 1024:.0f} MB idle, {page_rss / 1024:.0f} MB after the page,"
+              f" {whole_rss / 1024:.0f} MB after the whole trial list (VmHWM {rss_kb(server.pid, 'VmHWM') / 1024:.0f}"
+              " MB); the answer cache is documented at 64 MiB")
+    finally:
+        server.terminate()
+        server.wait()
+
+    out = os.path.join(runs, "report.html")
+    timing = subprocess.run(["/usr/bin/time", "-v", args.tunerun, "report", exp, "-o", out],
+                            capture_output=True, text=True)
+    wall = re.search(r"Elapsed \(wall clock\) time.*: (\S+)", timing.stderr).group(1)
+    peak = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", timing.stderr).group(1))
+    if timing.returncode != 0:
+        print(f"tunerun report failed ({timing.returncode}): {timing.stdout}{timing.stderr[-2000:]}")
+    else:
+        print(f"tunerun report: wall {wall}, peak RSS {peak / 1024:.0f} MB, file {os.path.getsize(out) / 1e6:.1f} MB")
+        try:
+            usable, shown = timed_load(driver, "file://" + out)
+            print("report usable in Chromium from file:// "
+                  + (f"(table, {shown[0]} curves, {shown[1]} parallel-coordinate lines drawn): {usable * 1000:.0f} ms"
+                     if usable else "not within 120 s"))
+        finally:
+            driver.quit()
+    if not args.keep:
+        shutil.rmtree(runs, ignore_errors=True)
 
 
 def main():
@@ -116,7 +264,10 @@ def main():
     parser.add_argument("--trials", type=int, default=10000)
     parser.add_argument("--iterations", type=int, default=100)
     parser.add_argument("--keep", help="build the experiment here and keep it")
+    parser.add_argument("--experiment", help="measure a copy of this experiment folder instead")
     args = parser.parse_args()
+    if args.experiment:
+        return measure_experiment(args)
     runs = args.keep or tempfile.mkdtemp(prefix="tunerun_dashboard_bench_")
     exp = os.path.join(runs, "big")
     start = time.perf_counter()
@@ -150,8 +301,11 @@ def main():
                 print(f"{label + ' ' + path:<44} {first * 1000:>8.1f} ms {total * 1000:>6.1f} ms {size:>10}"
                       f" {first / anchor:>8.3f}")
         usable, shown = page_usable(f"http://127.0.0.1:{port}/#/exp/big")
-        print(f"page usable in Chromium (table, {shown[0]} curves, {shown[1]} parallel-coordinate lines drawn):"
-              f" {usable * 1000:.0f} ms, {usable / anchor:.3f} of the anchor")
+        if usable is None:
+            print("page usable in Chromium: not within 120 s")
+        else:
+            print(f"page usable in Chromium (table, {shown[0]} curves, {shown[1]} parallel-coordinate lines"
+                  f" drawn): {usable * 1000:.0f} ms, {usable / anchor:.3f} of the anchor")
     finally:
         server.terminate()
         server.wait()

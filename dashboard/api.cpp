@@ -1,10 +1,12 @@
 #include "dashboard/api.h"
 
 #include <fmt/format.h>
+#include <malloc.h>
 
 #include <algorithm>
 
 #include "core/errors.h"
+#include "storage/statement.h"
 
 namespace tune::dashboard {
 namespace {
@@ -26,6 +28,19 @@ int64_t count_param(const Query& query, const std::string& key, int64_t fallback
 
 bool is_page(const std::string& what, const Query& query) {
   return what == "trials" && (query.contains("offset") || query.contains("limit"));
+}
+
+TrialOrder order_of(const Query& query) {
+  TrialOrder out;
+  if (auto it = query.find("sort"); it != query.end() && !it->second.empty()) out.sort = it->second;
+  if (auto it = query.find("desc"); it != query.end()) out.descending = it->second == "1";
+  if (auto it = query.find("filter"); it != query.end()) out.filter = it->second;
+  return out;
+}
+
+// A delta of the charts' trials: one per poll, never asked twice.
+bool is_delta(const std::string& what, const Query& query) {
+  return what == "sample" && query.contains("since");
 }
 
 }  // namespace
@@ -76,7 +91,8 @@ std::shared_ptr<const std::string> Api::get_text(const std::string& path, const 
   const auto parts = split(path);
   // Cached: an experiment's answers but its version (cheaper than a lookup)
   // and its trials (one per trial: a cache of them would only churn).
-  if (!parts || parts->second == "version" || parts->second.starts_with("trial/")) {
+  if (!parts || parts->second == "version" || parts->second.starts_with("trial/") ||
+      is_delta(parts->second, query)) {
     return dumped(compute(path, query));
   }
   const auto& [name, what] = *parts;
@@ -90,8 +106,11 @@ std::shared_ptr<const std::string> Api::get_text(const std::string& path, const 
     }
   }
   if (is_page(what, query)) {
-    key += fmt::format("?offset={}&limit={}", count_param(query, "offset", 0),
-                       count_param(query, "limit", options_.limits.max_page_trials));
+    const TrialOrder order = order_of(query);
+    key += fmt::format("?offset={}&limit={}&sort={}&desc={}&filter={}",
+                       count_param(query, "offset", 0),
+                       count_param(query, "limit", options_.limits.max_page_trials), order.sort,
+                       order.descending, order.filter);
   }
   {
     std::lock_guard lock(mutex_);
@@ -101,10 +120,36 @@ std::shared_ptr<const std::string> Api::get_text(const std::string& path, const 
       return it->second->text;
     }
   }
-  auto text = dumped(experiment(db, name, what, query));
+  auto text = what == "trials" && !is_page(what, query)
+                  ? std::make_shared<const std::string>(whole_trial_list(db))
+                  : dumped(experiment(db, name, what, query));
+  // The answer's parsed rows and the database pages are freed: give them
+  // back to the system (glibc keeps freed memory in each thread's arena), so
+  // the server holds what the cache holds, not its largest answer's peak.
+  malloc_trim(0);
   std::lock_guard lock(mutex_);
   remember({key, name, fingerprint, text});
   return text;
+}
+
+std::string Api::whole_trial_list(const ExperimentDb& db) {
+  // A page of rows parsed at a time: every row at once would be a parse
+  // tree of hundreds of megabytes at 100,000 trials.
+  constexpr int64_t kPage = 2000;
+  // One read transaction: every page from the same state of the file.
+  storage::exec(db.handle(), "BEGIN");
+  std::string out = "[";
+  for (int64_t offset = 0;; offset += kPage) {
+    const Json page = db.trial_page(offset, kPage);
+    for (const Json& row : page["trials"]) {
+      if (out.size() > 1) out += ',';
+      out += row.dump(-1, ' ', false, Json::error_handler_t::replace);
+    }
+    if (page["trials"].size() < static_cast<size_t>(kPage)) break;
+  }
+  out += ']';
+  storage::exec(db.handle(), "COMMIT");
+  return out;
 }
 
 void Api::remember(Entry entry) {
@@ -127,7 +172,9 @@ void Api::remember(Entry entry) {
     lru_.erase(it->second);
     cache_.erase(it);
   }
-  if (entry.text->size() > options_.cache_bytes || options_.cache_entries == 0) return;
+  // One answer may take an eighth of the cache (the whole trial list of a
+  // large sweep, for scripts, is asked for once and would empty it).
+  if (entry.text->size() > options_.cache_bytes / 8 || options_.cache_entries == 0) return;
   cache_bytes_ += entry.text->size();
   lru_.push_front(std::move(entry));
   cache_[lru_.front().key] = lru_.begin();
@@ -211,7 +258,12 @@ Json Api::experiment(const ExperimentDb& db, const std::string& name, const std:
   if (is_page(what, query)) {
     const int64_t most = options_.limits.max_page_trials;
     return db.trial_page(count_param(query, "offset", 0),
-                         std::min(count_param(query, "limit", most), most));
+                         std::min(count_param(query, "limit", most), most), order_of(query));
+  }
+  if (what == "sample") {
+    const size_t most = options_.limits.max_chart_trials;
+    if (!query.contains("since")) return db.trial_sample(most);
+    return db.trial_sample_since(most, query.at("since"), count_param(query, "stride", 0));
   }
   if (what == "trials") return db.trials();
   if (what == "scheduler") return db.scheduler();

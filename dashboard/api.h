@@ -11,6 +11,12 @@
 //   exp/NAME/trials?offset=O&limit=L ExperimentDb::trial_page: L trials from the O-th, L at
 //                                    most (and by default) limits.max_page_trials; the page
 //                                    asks for these, so a 100,000-trial table pages
+//                                    sort=K&desc=1&filter=T: ordered by K (index, trial_id,
+//                                    status, iteration, reason, metric.NAME, config.KEY),
+//                                    only the rows holding T (ExperimentDb::trial_page)
+//   exp/NAME/sample                  ExperimentDb::trial_sample: the trials the charts draw
+//   exp/NAME/sample?since=F&stride=S what changed in them since the answer with fingerprint F
+//                                    (ExperimentDb::trial_sample_since): a live page asks this
 //   exp/NAME/curves?metric=M&mode=D  ExperimentDb::curves (D: min or max, for a metric that is
 //                                    no objective)
 //   exp/NAME/scheduler               ExperimentDb::scheduler
@@ -47,7 +53,7 @@ struct ApiOptions {
   QueryLimits limits;                     // what one answer may hold
   ImportanceOptions importance;           // the random forest behind exp/NAME/importance
   size_t cache_entries = 256;             // answers kept; a page asks for ~6 per experiment
-  size_t cache_bytes = size_t{64} << 20;  // their text in all; a larger answer is not kept
+  size_t cache_bytes = size_t{64} << 20;  // their text in all; one over an eighth is not kept
 };
 
 using Query = std::map<std::string, std::string>;
@@ -92,6 +98,7 @@ class Api {
   Json experiments();
   Json summary_of(const ExperimentDb& db, const std::string& name);  // cached by fingerprint
   void remember(Entry entry);                                        // needs mutex_
+  static std::string whole_trial_list(const ExperimentDb& db);       // exp/NAME/trials as text
 
   ApiOptions options_;
   mutable std::mutex mutex_;  // guards what follows

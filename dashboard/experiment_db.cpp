@@ -7,7 +7,6 @@
 #include <map>
 
 #include "core/errors.h"
-#include "dashboard/internal/reasons.h"
 #include "schedulers/scheduler_state.h"
 #include "storage/experiment_store.h"
 #include "storage/json_column.h"
@@ -476,52 +475,5 @@ Json ExperimentDb::params() const {
 }
 
 Json ExperimentDb::trials() const { return trial_rows(0, -1); }
-
-Json ExperimentDb::trial_page(int64_t offset, int64_t limit) const {
-  Statement count(db_, "SELECT COUNT(*) FROM trials");
-  count.step();
-  offset = std::max<int64_t>(0, offset);
-  limit = std::max<int64_t>(0, limit);
-  return {{"total", count.column_int(0)},
-          {"offset", offset},
-          {"limit", limit},
-          {"trials", limit > 0 ? trial_rows(offset, limit) : Json::array()}};
-}
-
-Json ExperimentDb::trial_rows(int64_t offset, int64_t limit) const {
-  const internal::ReasonContext reasons = internal::ReasonContext::load(*this);
-  Statement query(
-      db_,
-      "SELECT t.trial_id, t.trial_index, t.config, t.status, IFNULL(t.status_reason, ''),"
-      " t.last_iteration, t.created_at, t.started_at, t.finished_at, t.num_failures,"
-      " IFNULL(t.error, ''), r.metrics, r.time_total_s, r.training_iteration"
-      // The page's trials first, from the trial_index index alone: the
-      // skipped ones cost no join.
-      " FROM (SELECT rowid AS page_id FROM trials ORDER BY trial_index LIMIT ?1 OFFSET ?2)"
-      " JOIN trials AS t ON t.rowid = page_id"
-      " LEFT JOIN results AS r ON r.trial_id = t.trial_id AND r.training_iteration ="
-      " (SELECT MAX(training_iteration) FROM results WHERE trial_id = t.trial_id)"
-      " ORDER BY t.trial_index");
-  query.bind(1, limit).bind(2, offset);
-  Json out = Json::array();
-  while (query.step()) {
-    const std::string id = query.column_text(0);
-    const std::string status = query.column_text(3);
-    out.push_back({{"trial_id", id},
-                   {"index", query.column_int(1)},
-                   {"config", flatten(parse_or_null(query.column_text(2)))},
-                   {"status", status},
-                   {"reason", reasons.describe(id, query.column_text(4))},
-                   {"iteration", query.is_null(13) ? 0 : query.column_int(13)},
-                   {"created_at", query.column_double(6)},
-                   {"started_at", query.is_null(7) ? Json() : Json(query.column_double(7))},
-                   {"finished_at", query.is_null(8) ? Json() : Json(query.column_double(8))},
-                   {"num_failures", query.column_int(9)},
-                   {"error", query.column_text(10)},
-                   {"metrics", parse_or_null(query.column_text(11))},
-                   {"time_total_s", query.is_null(12) ? Json() : Json(query.column_double(12))}});
-  }
-  return out;
-}
 
 }  // namespace tune::dashboard

@@ -31,6 +31,16 @@ struct QueryLimits {
   size_t max_trial_results = 2000;  // one trial's result table, thinned the same way
   size_t log_tail_bytes = 16384;    // the end of each rank_N.log on the trial page
   int64_t max_page_trials = 10000;  // trials?offset=: rows one page holds at most (and by default)
+  size_t max_chart_trials = 2000;   // the trials the page's charts draw (a sample past this)
+};
+
+// How a page of the trial table is cut (trials?offset=&sort=&desc=&filter=).
+struct TrialOrder {
+  // index, trial_id, status, iteration, reason, metric.NAME or config.KEY
+  std::string sort = "index";
+  bool descending = false;
+  std::string filter;  // only rows whose id, status, reason, error or config hold this text
+                       // (any case); empty: every row
 };
 
 // One trial's config and last result, as the importance and slice views need them.
@@ -68,12 +78,28 @@ class ExperimentDb {
 
   // One row per trial in creation order: id, index, status, reason (enriched
   // with the scheduler's rung or the PBT donor), flattened config, last
-  // iteration and metrics, times, error.
+  // iteration and metrics, times, error, and for a trial that paused
+  // "pauses": [[paused at, resumed at (null: still paused)], ...].
   Json trials() const;
-  // The rows of trials() from `offset` (0: the first), at most `limit`:
-  // {"total": trials in all, "offset", "limit", "trials": [...]}. Pages cut
-  // the creation order, so consecutive pages hold each trial once.
-  Json trial_page(int64_t offset, int64_t limit) const;
+  // The rows of trials() from `offset` (0: the first), at most `limit`, in
+  // `order` (ties and trials without the sort key's value last, by creation
+  // order): {"total": trials in all (those matching the filter), "offset",
+  // "limit", "trials": [...]}. Consecutive pages hold each trial once.
+  Json trial_page(int64_t offset, int64_t limit, const TrialOrder& order = {}) const;
+
+  // The trials the page's charts draw: every trial when there are at most
+  // `max`, else every stride-th by creation order (stride = ceil(total /
+  // max)), and wherever it is the best trial of each objective (as summary()
+  // names it): {"total", "stride", "fingerprint", "full": true, "trials":
+  // [rows as trials()]}. Rows and fingerprint are read in one transaction.
+  Json trial_sample(size_t max) const;
+  // What changed in trial_sample() since the answer that carried fingerprint
+  // `since` and `stride`: the rows of the sampled trials (and the bests)
+  // with a result or a status change newer than it, and the waiting ones
+  // (PENDING, PAUSED: their reasons change without an event) ("full": false); the
+  // whole sample ("full": true) when the stride is another now, an exploit
+  // rewrote results since, or `since` is no fingerprint of this file.
+  Json trial_sample_since(size_t max, const std::string& since, int64_t stride) const;
 
   // Learning curves of `metric`: per trial its iterations, training times
   // and values, thinned to limits. When there are more than
@@ -139,6 +165,14 @@ class ExperimentDb {
                                                           const std::string& mode) const;
   // trials()' rows from `offset`, at most `limit` (-1: all).
   Json trial_rows(int64_t offset, int64_t limit) const;
+  // trials()' rows of the trials whose rowids `selection` yields as
+  // `page_id`, in that order, its parameters ?1, ?2... bound from `args`
+  // (integers or strings).
+  Json trial_rows_of(const std::string& selection, const std::vector<Json>& args) const;
+  // The ids of the best trial of each objective that has one (best_trial()).
+  std::vector<std::string> objective_bests() const;
+  // SQL for the last training_iteration of the trial `t` of the query around it.
+  std::string last_result_iteration() const;
 
   std::filesystem::path path_;
   sqlite3* db_ = nullptr;
@@ -160,8 +194,8 @@ class NotFound : public Error {
 Json sweep_of(const Json& spec);
 
 // The searcher as the sweep names it ("tpe", "nsga2"...; "random" when it
-// names none, Tune's default; "custom" for a searcher object, whose kind()
-// the stored spec does not hold).
+// names none, Tune's default); for a searcher object given to a Tuner, its
+// kind() as the spec stores it ("custom": a class of the user's own).
 std::string search_algorithm(const Json& sweep);
 
 // The scheduler as a reader knows it: scheduler_type(), with HyperBand's

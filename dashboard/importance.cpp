@@ -9,11 +9,13 @@
 #include <numeric>
 #include <random>
 
+#include "dashboard/internal/fanova.h"
+
 namespace tune::dashboard {
 namespace {
 
-// One CART regression tree grown on a bootstrap sample; only the impurity
-// decrease per feature is kept, since nothing is predicted. The sample is
+// One CART regression tree grown on a bootstrap sample: the impurity
+// decrease per feature, and the tree itself for fANOVA. The sample is
 // sorted once by each feature (`by_feature`: its rows, repeats included, in
 // increasing order of that feature); a split partitions each order in
 // place, keeping it sorted, so no node sorts anything.
@@ -33,6 +35,7 @@ class ImpurityTree {
     split(0, by_feature_.front().size(), 0);
     return decrease_;
   }
+  const std::vector<internal::TreeNode>& nodes() const { return nodes_; }
 
  private:
   // Sum of squared deviations from the mean: n * variance, the weighted impurity.
@@ -40,17 +43,20 @@ class ImpurityTree {
     return n > 0 ? sum_sq - sum * sum / n : 0;
   }
 
-  // The node holding positions [begin, end) of every feature's order.
-  void split(size_t begin, size_t end, int depth) {
+  // The node holding positions [begin, end) of every feature's order;
+  // returns its index in nodes_.
+  int split(size_t begin, size_t end, int depth) {
     const auto n = static_cast<double>(end - begin);
-    if (end - begin < 2 || depth >= max_depth_) return;
+    const int self = static_cast<int>(nodes_.size());
     double sum = 0, sum_sq = 0;
     for (size_t i = begin; i < end; ++i) {
       const double v = y_[by_feature_.front()[i]];
       sum += v, sum_sq += v * v;
     }
+    nodes_.push_back({.value = n > 0 ? sum / n : 0});  // a leaf unless split below
+    if (end - begin < 2 || depth >= max_depth_) return self;
     const double parent = sse(sum, sum_sq, n);
-    if (parent <= 1e-12 * std::max(1.0, sum_sq)) return;
+    if (parent <= 1e-12 * std::max(1.0, sum_sq)) return self;
     double best = parent;
     Eigen::Index best_feature = -1;
     size_t best_end = 0;  // the left child's end
@@ -66,8 +72,14 @@ class ImpurityTree {
         if (cost < best) best = cost, best_feature = f, best_end = i + 1;
       }
     }
-    if (best_feature < 0) return;
+    if (best_feature < 0) return self;
     decrease_[best_feature] += parent - best;
+    {
+      const auto& order = by_feature_[best_feature];
+      nodes_[self].feature = static_cast<int>(best_feature);
+      nodes_[self].threshold =
+          (x_(order[best_end - 1], best_feature) + x_(order[best_end], best_feature)) / 2;
+    }
     // The left child: the best feature's order up to the threshold; each
     // other order keeps its left rows first, in their order, then the right.
     const auto& chosen = by_feature_[best_feature];
@@ -86,8 +98,11 @@ class ImpurityTree {
       std::copy(buffer_.begin(), buffer_.begin() + static_cast<std::ptrdiff_t>(right),
                 rows.begin() + static_cast<std::ptrdiff_t>(left));
     }
-    split(begin, best_end, depth + 1);
-    split(best_end, end, depth + 1);
+    const int left = split(begin, best_end, depth + 1);
+    const int right = split(best_end, end, depth + 1);
+    nodes_[self].left = left;
+    nodes_[self].right = right;
+    return self;
   }
 
   const Eigen::MatrixXd& x_;
@@ -97,6 +112,7 @@ class ImpurityTree {
   std::vector<char> goes_left_;  // by row: in the left child of the split being made
   std::vector<Eigen::Index> buffer_;
   Eigen::VectorXd decrease_;
+  std::vector<internal::TreeNode> nodes_;
 };
 
 double encode(const Json& v, bool log, std::map<std::string, double>& categories) {
@@ -123,9 +139,11 @@ std::vector<size_t> subsample(size_t n, size_t max, std::mt19937_64& rng) {
 Json answer(const std::string& metric) {
   return {{"metric", metric},
           {"params", Json::array()},
+          {"fanova", Json::array()},
           {"method",
            "mean decrease in impurity of a random forest (Optuna's "
-           "MeanDecreaseImpurityImportanceEvaluator; not fANOVA, Optuna's default)"}};
+           "MeanDecreaseImpurityImportanceEvaluator) and fANOVA over the same forest (Optuna's "
+           "default, FanovaImportanceEvaluator)"}};
 }
 
 // importance() of `usable` (each with a finite value), drawn already: the
@@ -163,7 +181,11 @@ Json fit(const std::vector<const TrialPoint*>& usable, const Json& params,
     std::iota(rows.begin(), rows.end(), Eigen::Index{0});
     std::stable_sort(rows.begin(), rows.end(), [&](auto a, auto b) { return x(a, f) < x(b, f); });
   }
+  // fANOVA's box: the range of each feature's values.
+  const Eigen::VectorXd lower = x.colwise().minCoeff().transpose();
+  const Eigen::VectorXd upper = x.colwise().maxCoeff().transpose();
   Eigen::VectorXd total = Eigen::VectorXd::Zero(d);
+  Eigen::VectorXd shares = Eigen::VectorXd::Zero(d);
   std::uniform_int_distribution<Eigen::Index> draw(0, n - 1);
   std::vector<int> drawn(static_cast<size_t>(n));
   for (int t = 0; t < options.num_trees; ++t) {
@@ -174,15 +196,22 @@ Json fit(const std::vector<const TrialPoint*>& usable, const Json& params,
       sample[f].reserve(static_cast<size_t>(n));
       for (auto r : sorted[f]) sample[f].insert(sample[f].end(), drawn[r], r);
     }
-    Eigen::VectorXd decrease = ImpurityTree(x, y, options.max_depth, std::move(sample)).grow();
+    ImpurityTree tree(x, y, options.max_depth, std::move(sample));
+    const Eigen::VectorXd decrease = tree.grow();
     if (decrease.sum() > 0) total += decrease / decrease.sum();
+    shares += internal::main_effect_shares(tree.nodes(), lower, upper);
   }
   if (total.sum() > 0) total /= total.sum();
+  if (shares.sum() > 0) shares /= shares.sum();  // as Optuna normalises fANOVA's
   std::vector<Eigen::Index> order(static_cast<size_t>(d));
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](auto a, auto b) { return total[a] > total[b]; });
   for (auto f : order)
     out["params"].push_back({{"name", params[f].at("name")}, {"importance", total[f]}});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](auto a, auto b) { return shares[a] > shares[b]; });
+  for (auto f : order)
+    out["fanova"].push_back({{"name", params[f].at("name")}, {"importance", shares[f]}});
   return out;
 }
 

@@ -3,9 +3,11 @@
 // metric, as Optuna's MeanDecreaseImpurityImportanceEvaluator does with
 // scikit-learn's RandomForestRegressor (64 trees, depth 64, bootstrap, all
 // features at each split). Each tree's impurity decreases are normalised to
-// sum to 1, averaged over the trees, and normalised again. (Optuna's
-// default evaluator is fANOVA, optuna-dashboard's PED-ANOVA; this is
-// neither.)
+// sum to 1, averaged over the trees, and normalised again. Beside it,
+// fANOVA over the same trees (Optuna's default evaluator; internal/fanova.h):
+// the share of each tree's variance that a parameter's main effect explains,
+// averaged over the trees and normalised to sum to 1, over the box the
+// trials' values span.
 //
 // Values are compared at one budget: a trial a scheduler cut at iteration 1
 // and one that ran 100 iterations are not ranked by their last values.
@@ -32,9 +34,9 @@ struct ImportanceOptions {
 };
 
 // {"metric", "method", "num_trials", "params": [{"name", "importance"}] best
-// first}, from each trial's finite value of `metric` in last_metrics, or
-// "params" empty and "reason" saying why when there are too few trials.
-// `params` is ExperimentDb::summary()'s "params" array.
+// first, "fanova": the same for fANOVA}, from each trial's finite value of `metric` in
+// last_metrics, or "params" empty and "reason" saying why when there are too few trials. `params`
+// is ExperimentDb::summary()'s "params" array.
 Json importance(const std::vector<TrialPoint>& trials, const Json& params,
                 const std::string& metric, const ImportanceOptions& options = {});
 

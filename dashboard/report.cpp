@@ -9,15 +9,11 @@
 
 #include "core/errors.h"
 #include "dashboard/page.h"
+#include "dashboard/report_summaries.h"
 
 namespace tune::dashboard {
 
 namespace {
-
-// Trials read at a time for the report's trial list: each page is
-// serialised and dropped before the next is read, so memory stays that of
-// one page however many trials there are.
-constexpr int64_t kPageTrials = 5000;
 
 std::string dumped(const Json& json) {
   return json.dump(-1, ' ', false, Json::error_handler_t::replace);
@@ -42,26 +38,14 @@ size_t write_report(const std::filesystem::path& experiment_dir,
   const Json summary = api.get(prefix + "summary");
   add(prefix + "summary", summary);
 
-  // Every trial's row (its summary), on the page's first request: a report
-  // holds them all on one page. Built a page of rows at a time.
-  std::string rows;
-  std::vector<std::string> ids;
-  int64_t total = 0;
-  for (int64_t offset = 0;; offset += kPageTrials) {
-    const Json page = db.trial_page(offset, kPageTrials);
-    total = page["total"].get<int64_t>();
-    for (const Json& row : page["trials"]) {
-      if (!ids.empty()) rows += ',';
-      rows += dumped(row);
-      ids.push_back(row["trial_id"].get<std::string>());
-    }
-    if (page["trials"].size() < static_cast<size_t>(kPageTrials)) break;
-  }
-  answers.emplace_back(prefix + "trials?offset=0",
-                       fmt::format(R"({{"total":{},"offset":0,"limit":{},"trials":[{}]}})", total,
-                                   ids.size(), rows));
-  rows.clear();
-  rows.shrink_to_fit();
+  // The trials the charts draw, as the live page gets them; and every
+  // trial's summary for the table (report_summaries: compact rows).
+  add(prefix + "sample", api.get(prefix + "sample"));
+  std::vector<std::string> objective_names;
+  for (const Json& o : summary["objectives"]) objective_names.push_back(o["metric"]);
+  Summaries summaries = report_summaries(db, objective_names, options.max_summary_bytes);
+  const std::vector<std::string>& ids = summaries.ids;
+  answers.emplace_back("summaries/" + name, std::move(summaries.text));
 
   add(prefix + "scheduler", api.get(prefix + "scheduler"));
   add(prefix + "front", api.get(prefix + "front"));
@@ -92,20 +76,48 @@ size_t write_report(const std::filesystem::path& experiment_dir,
       detailed.push_back(ids[i]);
     }
   }
+  // Their results thinned further than the live page's, and no more pages
+  // once max_detail_bytes is spent.
+  QueryLimits detail_limits = options.limits;
+  detail_limits.max_trial_results = std::min<size_t>(detail_limits.max_trial_results, 500);
+  size_t detail_bytes = 0, kept = 0;
   for (const std::string& id : detailed) {
-    Json answer = api.get(prefix + "trial/" + id);
+    if (detail_bytes >= options.max_detail_bytes) break;
+    Json answer = db.trial(id, detail_limits);
     answer["logs"] = Json::array();  // logs are not part of the report (the page says so)
     add(prefix + "trial/" + id, answer);
+    detail_bytes += answers.back().second.size();
+    ++kept;
   }
-  add("report", {{"num_trials", ids.size()},
-                 {"detailed", detailed.size()},
-                 {"note", detailed.size() < ids.size()
-                              ? fmt::format("this report holds every trial's row, and the page "
-                                            "of {} of the {} trials: the best of each objective "
-                                            "and an even sample; `tunerun dashboard` shows the "
-                                            "others",
-                                            detailed.size(), ids.size())
-                              : std::string()}});
+  std::vector<std::string> left_out;
+  if (kept < ids.size()) {
+    left_out.push_back(
+        fmt::format("the own page (results) of {} of the {} trials: those of the "
+                    "best of each objective and an even sample are here",
+                    ids.size() - kept, ids.size()));
+  }
+  if (summaries.trimmed_from) {
+    left_out.push_back(
+        fmt::format("from trial {} on, each trial's reason and its metrics but the objectives (the "
+                    "summaries reached {} MB)",
+                    *summaries.trimmed_from, options.max_summary_bytes >> 20));
+  }
+  const int64_t drawn = static_cast<int64_t>(options.limits.max_chart_trials);
+  if (static_cast<int64_t>(ids.size()) > drawn) {
+    left_out.push_back(
+        fmt::format("from the charts all but about {} trials (an even sample and "
+                    "each objective's best)",
+                    drawn));
+  }
+  std::string note;
+  for (const std::string& part : left_out) note += (note.empty() ? "" : "; ") + part;
+  add("report",
+      {{"num_trials", ids.size()},
+       {"detailed", kept},
+       {"note", note.empty() ? note
+                             : "this report holds every trial's summary (the table) but leaves "
+                               "out " +
+                                   note + "; `tunerun dashboard` shows everything"}});
 
   const std::string page = static_page(answers, fmt::format("tunerun report: {}", name));
   answers.clear();

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 
 #include "benchmarks/scale/figure.h"
 #include "dashboard/api.h"
@@ -14,6 +15,19 @@ namespace scale {
 namespace {
 
 constexpr double kGoalMs = 500;
+
+// This process's resident memory (VmRSS) in MB; 0 when unreadable.
+double resident_mb() {
+  std::FILE* f = std::fopen("/proc/self/status", "r");
+  if (!f) return 0;
+  char line[256];
+  double kb = 0;
+  while (std::fgets(line, sizeof line, f)) {
+    if (std::sscanf(line, "VmRSS: %lf kB", &kb) == 1) break;
+  }
+  std::fclose(f);
+  return kb / 1024;
+}
 
 }  // namespace
 
@@ -26,7 +40,10 @@ std::vector<Figure> dashboard_figures(const Options& options, const WrittenExper
       {"version", {}},
       {prefix + "version", {}},
       {prefix + "summary", {}},
+      {prefix + "sample", {}},
       {prefix + "trials", {{"offset", "0"}, {"limit", "100"}}},
+      {prefix + "trials", {{"offset", "0"}, {"limit", "100"}, {"sort", "metric.loss"}}},
+      {prefix + "trials", {{"offset", "500"}, {"limit", "100"}, {"filter", "rung 1"}}},
       {prefix + "trials",
        {{"offset", std::to_string(std::max<int64_t>(0, written.trials - 100))}, {"limit", "100"}}},
       {prefix + "curves", {{"metric", "loss"}}},
@@ -61,6 +78,19 @@ std::vector<Figure> dashboard_figures(const Options& options, const WrittenExper
                    whole_list ? "" : fmt::format("< {:.0f} ms", kGoalMs),
                    whole_list ? std::nullopt : std::optional<bool>(median < kGoalMs)});
   }
+  // The answer cache of one server (one Api) that answered all of them,
+  // the whole trial list included, beside its bound; and this process's
+  // resident memory then.
+  tune::dashboard::Api api({.root = written.runs});
+  for (const auto& [path, query] : paths) api.get_text(path, query);
+  const auto stats = api.cache_stats();
+  const double bound = static_cast<double>(tune::dashboard::ApiOptions{}.cache_bytes);
+  out.push_back({fmt::format("dashboard: the answer cache after every answer above ({} answers)",
+                             stats.entries),
+                 fmt::format("{:.1f} MB", stats.bytes / 1e6),
+                 fmt::format("<= {:.1f} MB", bound / 1e6), stats.bytes <= bound});
+  out.push_back({"dashboard: this process's resident memory then (VmRSS)",
+                 fmt::format("{:.0f} MB", resident_mb()), "", std::nullopt});
   return out;
 }
 

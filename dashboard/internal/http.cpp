@@ -34,6 +34,8 @@ const char* reason_phrase(int status) {
   switch (status) {
     case 200:
       return "OK";
+    case 304:
+      return "Not Modified";
     case 400:
       return "Bad Request";
     case 403:
@@ -154,8 +156,10 @@ HttpResponse HttpResponse::text(int status, std::string body, std::string conten
 std::string response_head(const HttpResponse& response, bool keep_alive) {
   std::string out =
       fmt::format("HTTP/1.1 {} {}\r\n", response.status, reason_phrase(response.status));
-  out += fmt::format("Content-Type: {}\r\n", response.content_type);
-  out += fmt::format("Content-Length: {}\r\n", response.body ? response.body->size() : 0);
+  if (response.status != 304) {  // Not Modified: the body the client has is the one
+    out += fmt::format("Content-Type: {}\r\n", response.content_type);
+    out += fmt::format("Content-Length: {}\r\n", response.body ? response.body->size() : 0);
+  }
   out += keep_alive ? "Connection: keep-alive\r\n" : "Connection: close\r\n";
   out += "X-Content-Type-Options: nosniff\r\n";
   for (const auto& [name, value] : response.headers) out += name + ": " + value + "\r\n";

@@ -6,6 +6,7 @@
 (function () {
   const POLL_MS = 500;  // a new result shows within ~1 s: under the 2 s the page promises
   let current = null, lastVersion = null, generation = 0;
+  let busy = false, drawing = false;  // a poll's refresh, a new view's first one
 
   function route() {
     const parts = location.hash.replace(/^#\/?/, '').split('/').map(decodeURIComponent);
@@ -52,15 +53,20 @@
     lastVersion = null;
     current = route();
     window.scrollTo(0, 0);
-    refresh(true);
+    const mine = generation;
+    drawing = true;
+    refresh(true).finally(() => {
+      if (mine === generation) drawing = false;
+    });
   }
 
   window.addEventListener('hashchange', navigate);
   navigate();
   if (!TR.report) {
-    let busy = false;
+    // One poll at a time, and none while the view's first drawing is on
+    // (its version is not known until then: a poll would draw it twice).
     setInterval(async () => {
-      if (busy) return;
+      if (busy || drawing) return;
       busy = true;
       await refresh(false);
       busy = false;

@@ -393,13 +393,20 @@ TR.historyChart = function (canvas, trials, metric, mode) {
   });
 };
 
+// Each parameter's importance by the random forest's mean decrease in
+// impurity and, beside it, by fANOVA over the same forest.
 TR.importanceChart = function (canvas, importance) {
+  const names = importance.params.map((p) => p.name);
+  const fanova = Object.fromEntries((importance.fanova || []).map((p) => [p.name, p.importance]));
   return TR.chart(canvas, {
     type: 'bar',
-    data: {labels: importance.params.map((p) => p.name),
-           datasets: [{data: importance.params.map((p) => p.importance),
-                       backgroundColor: 'rgba(40,90,200,0.7)'}]},
-    options: {indexAxis: 'y', plugins: {legend: {display: false}}, scales: {x: {min: 0, max: 1}}},
+    data: {labels: names,
+           datasets: [{label: 'mean decrease in impurity',
+                       data: importance.params.map((p) => p.importance),
+                       backgroundColor: 'rgba(40,90,200,0.7)'},
+                      {label: 'fANOVA', data: names.map((n) => fanova[n] ?? null),
+                       backgroundColor: 'rgba(230,120,20,0.7)'}]},
+    options: {indexAxis: 'y', plugins: {legend: {display: true}}, scales: {x: {min: 0, max: 1}}},
   });
 };
 
@@ -502,14 +509,26 @@ TR.timelineSection = function (onTrial) {
       (byStatus[t.status] = byStatus[t.status] || []).push(
         {x: [start, Math.max(end, start + 1e-3)], y: t.index, id: t.trial_id});
     }
+    // Each pause, drawn over its trial's bar.
+    const pauses = [];
+    for (const t of trials) {
+      for (const [from, to] of t.pauses || []) {
+        pauses.push({x: [from - t0, (to ?? now) - t0], y: t.index, id: t.trial_id});
+      }
+    }
     const canvas = document.getElementById('timeline');
     canvas.dataset.bars = JSON.stringify(Object.fromEntries(
       Object.entries(byStatus).map(([k, v]) => [k, v.length])));
-    note.textContent = 'each trial from its start to its end (a paused trial\'s bar runs ' +
-      'through its pauses: its page lists them), by trial index; seconds since the first trial';
-    const datasets = Object.entries(byStatus).map(([status, data]) => ({
-      label: status, data, backgroundColor: TR.TIMELINE_COLOURS[status] || 'grey',
-      barPercentage: 1, categoryPercentage: 1, minBarLength: 2}));
+    canvas.dataset.pauses = pauses.length;
+    note.textContent = 'each trial from its start to its end, its pauses drawn over it (light), ' +
+      'by trial index; seconds since the first trial';
+    const datasets = [
+      {label: 'paused', data: pauses, backgroundColor: 'rgba(255, 255, 255, 0.75)',
+       borderColor: TR.TIMELINE_COLOURS.PAUSED || 'grey', borderWidth: 1,
+       barPercentage: 0.6, categoryPercentage: 1, minBarLength: 2},
+      ...Object.entries(byStatus).map(([status, data]) => ({
+        label: status, data, backgroundColor: TR.TIMELINE_COLOURS[status] || 'grey',
+        barPercentage: 1, categoryPercentage: 1, minBarLength: 2}))];
     TR.chart(canvas, {
       type: 'bar',
       data: {datasets},

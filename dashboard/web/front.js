@@ -9,7 +9,10 @@
 
 TR.frontSection = function (onTrial) {
   const note = TR.el('p', {class: 'muted', id: 'front-note'});
-  const section = TR.section('Pareto front', note, TR.canvas('front'));
+  const hvNote = TR.el('p', {class: 'muted', id: 'hypervolume-note'});
+  const section = TR.section('Pareto front', note, TR.canvas('front'),
+                             TR.el('h3', {}, 'Hypervolume history'), hvNote,
+                             TR.canvas('hypervolume', 'chart small'));
   section.id = 'front-section';
   section.hidden = true;
   section.redraw = function (front) {
@@ -25,8 +28,78 @@ TR.frontSection = function (onTrial) {
     canvas.dataset.dominated = String(kinds.dominated.length);
     canvas.dataset.infeasible = String(kinds.infeasible.length);
     (n === 2 ? TR.frontScatter : TR.frontParallel)(canvas, front.objectives, kinds, onTrial);
+    TR.hypervolumeChart(document.getElementById('hypervolume'), hvNote, front);
   };
   return section;
+};
+
+// The hypervolume that the feasible trials dominate, every objective
+// turned into one to minimise, up to a reference point: each objective's
+// worst feasible value pushed a tenth of its range further (so the
+// extremes count). Exact: a sweep in two dimensions, slices in more.
+TR.hypervolume = function (points, reference) {
+  const d = reference.length;
+  const inside = points.filter((p) => p.every((v, k) => v < reference[k]));
+  if (!inside.length) return 0;
+  if (d === 1) return reference[0] - Math.min(...inside.map((p) => p[0]));
+  // Slices along the last objective: between consecutive values, the
+  // points at or below the slice, in the other objectives.
+  const sorted = inside.slice().sort((a, b) => a[d - 1] - b[d - 1]);
+  let volume = 0;
+  for (let i = 0; i < sorted.length; i++) {
+    const top = i + 1 < sorted.length ? sorted[i + 1][d - 1] : reference[d - 1];
+    const depth = top - sorted[i][d - 1];
+    if (depth <= 0) continue;
+    const below = TR.nondominated(sorted.slice(0, i + 1).map((p) => p.slice(0, d - 1)));
+    volume += depth * TR.hypervolume(below, reference.slice(0, d - 1));
+  }
+  return volume;
+};
+
+// The points no other point dominates (all minimised).
+TR.nondominated = (points) => points.filter((p, i) => !points.some((q, j) => j !== i &&
+  q.every((v, k) => v <= p[k]) && q.some((v, k) => v < p[k])));
+
+// The hypervolume after each trial, by trial index (at most 300 steps).
+TR.hypervolumeHistory = function (front) {
+  const signs = front.objectives.map((o) => (o.mode === 'max' ? -1 : 1));
+  const feasible = front.points.filter((p) => p.feasible)
+    .sort((a, b) => a.index - b.index)
+    .map((p) => ({index: p.index, v: p.values.map((x, k) => x * signs[k])}));
+  if (!feasible.length) return {reference: null, steps: []};
+  const reference = signs.map((_, k) => {
+    const values = feasible.map((p) => p.v[k]);
+    const lo = Math.min(...values), hi = Math.max(...values);
+    return hi + 0.1 * (hi - lo || Math.abs(hi) || 1);
+  });
+  const steps = [];
+  let set = [];
+  const every = Math.max(1, Math.ceil(feasible.length / 300));
+  feasible.forEach((p, i) => {
+    set = TR.nondominated([...set, p.v]);
+    if ((i + 1) % every === 0 || i === feasible.length - 1) {
+      steps.push({x: p.index, y: TR.hypervolume(set, reference)});
+    }
+  });
+  return {reference: reference.map((r, k) => r * signs[k]), steps};
+};
+
+TR.hypervolumeChart = function (canvas, note, front) {
+  const {reference, steps} = TR.hypervolumeHistory(front);
+  canvas.dataset.final = steps.length ? String(steps[steps.length - 1].y) : '';
+  note.textContent = reference
+    ? `of the feasible trials so far, by trial index; reference point (${
+        reference.map(TR.num).join(', ')}): each objective's worst feasible value and a tenth ` +
+      'of its range beyond'
+    : 'no feasible trial yet';
+  return TR.chart(canvas, {
+    type: 'line',
+    data: {datasets: [{label: 'hypervolume', data: steps, stepped: 'after', pointRadius: 0,
+                       borderColor: 'rgb(40,90,200)'}]},
+    options: {parsing: false, plugins: {legend: {display: false}},
+              scales: {x: {type: 'linear', title: {display: true, text: 'trial index'}},
+                       y: {title: {display: true, text: 'hypervolume'}}}},
+  });
 };
 
 TR.frontKinds = (points) => ({

@@ -15,7 +15,9 @@ TR.api = async function (path) {
     }
     return TR.report[path];
   }
-  const res = await fetch('api/' + path, {cache: 'no-store'});
+  // no-cache: always asked again, with the answer's tag; an answer that did
+  // not change comes back as 304 and is read from the browser's cache.
+  const res = await fetch('api/' + path, {cache: 'no-cache'});
   let body = null;
   try {
     body = await res.json();
@@ -58,6 +60,13 @@ TR.flatten = function (value, prefix = '', out = {}) {
     out[prefix] = value;
   }
   return out;
+};
+
+// 2 -> "2nd", 11 -> "11th".
+TR.ordinal = function (n) {
+  const tens = n % 100, ones = n % 10;
+  const suffix = tens >= 11 && tens <= 13 ? 'th' : ['th', 'st', 'nd', 'rd'][ones] || 'th';
+  return n + suffix;
 };
 
 // "1 trial", "3 trials".
@@ -103,7 +112,7 @@ TR.path = (name) => 'exp/' + TR.enc(name) + '/';
 // "async_hyperband"), in the words their papers and Ray use.
 TR.SEARCHERS = {random: 'random search', tpe: 'TPE', gp: 'GP-BO', bohb: 'BOHB',
                 nsga2: 'NSGA-II', motpe: 'MOTPE', grid: 'grid search',
-                custom: 'a searcher object (its kind is not stored)'};
+                custom: 'a searcher of the user\'s own'};
 TR.SCHEDULERS = {fifo: 'FIFO', asha: 'ASHA', async_hyperband: 'async HyperBand (ASHA)',
                  hyperband: 'HyperBand', hyperband_for_bohb: 'HyperBand for BOHB',
                  median_stopping_rule: 'median stopping', pbt: 'PBT', pb2: 'PB2',
@@ -125,4 +134,24 @@ TR.constraints = function (metrics) {
 TR.feasible = function (metrics) {
   const c = TR.constraints(metrics);
   return !c || c.every((v) => typeof v === 'number' && v <= 0);
+};
+
+// A report's summary of every trial (dashboard/report_summaries.h) as the
+// rows the table reads; the trials the charts draw keep their whole rows.
+TR.reportTrials = function (name) {
+  const s = TR.report['summaries/' + name];
+  if (!s) return null;
+  if (s.expanded) return s.expanded;
+  const whole = new Map((TR.report[`exp/${name}/sample`] || {trials: []}).trials
+    .map((t) => [t.trial_id, t]));
+  const byKeys = (keys, values) => {
+    const out = {};
+    values.forEach((v, i) => (out[keys[i]] = v));
+    return out;
+  };
+  s.expanded = s.rows.map(([id, index, status, iteration, error, reason, config, metrics]) =>
+    whole.get(id) || {trial_id: id, index, status, iteration, error, reason,
+                      config: byKeys(s.config_keys, config),
+                      metrics: metrics.length ? byKeys(s.metric_keys, metrics) : null});
+  return s.expanded;
 };

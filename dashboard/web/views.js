@@ -69,6 +69,7 @@ TR.experimentView = function (main, name) {
                           TR.el('option', {value: 'min'}, 'lower is better'),
                           TR.el('option', {value: 'max'}, 'higher is better'));
   const dirNote = TR.el('span', {id: 'direction-note', class: 'muted'});
+  const sampleNote = TR.el('span', {id: 'sample-note', class: 'muted'});
   const xSelect = TR.el('select', {id: 'xaxis', onchange: setting('x', () => xSelect.value)},
                         TR.el('option', {value: 'iteration'}, 'training_iteration'),
                         TR.el('option', {value: 'time'}, 'time_total_s'));
@@ -79,9 +80,13 @@ TR.experimentView = function (main, name) {
     id: 'filter',
     placeholder: 'filter: any text in a row',
     oninput: () => {
-      state.filter = filter.value.toLowerCase();
-      state.page = 0;
-      view.drawTable();
+      // After a pause in typing: past the charts' trials each filter is a query of every trial.
+      clearTimeout(state.typing);
+      state.typing = setTimeout(() => {
+        state.filter = filter.value.toLowerCase();
+        state.page = 0;
+        view.drawTable();
+      }, 200);
     },
   });
   const overview = TR.el('div', {id: 'overview'});
@@ -98,7 +103,7 @@ TR.experimentView = function (main, name) {
   // One metric for every chart below (curves, history, slices, contour,
   // distribution, importance, rank), chosen here.
   const chartControls = TR.el('div', {class: 'controls sticky', id: 'chart-controls'},
-                              'charts show ', metricSelect, ' ', dirSelect, dirNote);
+                              'charts show ', metricSelect, ' ', dirSelect, dirNote, sampleNote);
   const timeline = TR.el('div', {id: 'timeline-holder'});
   const rank = TR.el('div', {id: 'rank-holder'});
   main.replaceChildren(
@@ -124,26 +129,41 @@ TR.experimentView = function (main, name) {
     TR.section('Trials', TR.el('div', {class: 'controls'}, filter, compareLink), table, pager));
 
   let data = null;
+  let sample = null;  // the charts' trials: {fingerprint, stride, total, rows: id -> row}
+  let generation = 0;  // of refresh() calls
   const view = {
     version: TR.path(name) + 'version',
     async refresh() {
+      const mine = ++generation;  // a newer refresh makes this one's late answers moot
       const curvesOf = (m) => (m ? TR.api(TR.path(name) + 'curves?metric=' + TR.enc(m) +
                                           '&mode=' + dirOf(m)) : null);
       // All at once: the curves of the metric shown so far (the first time,
-      // of the experiment's).
-      // The first page of trials holds them all up to the server's page size
-      // (10,000); past it the charts show those and the table pages.
-      let [summary, page, sched, tradeoffs, curves] = await Promise.all([
-        ...['summary', 'trials?offset=0', 'scheduler', 'front'].map(
-          (w) => TR.api(TR.path(name) + w)),
+      // of the experiment's), and the trials the charts draw: all of them up
+      // to the server's sample size, past it an even sample and each
+      // objective's best (the table then pages through the server). After
+      // the first time only the rows that changed come.
+      let [summary, changes, tradeoffs, curves] = await Promise.all([
+        TR.api(TR.path(name) + 'summary'),
+        TR.api(TR.path(name) + (sample ? `sample?since=${TR.enc(sample.fingerprint)}` +
+                                         `&stride=${sample.stride}` : 'sample')),
+        TR.api(TR.path(name) + 'front'),
         curvesOf(state.metric)]);
-      const trials = page.trials;
+      if (changes.full || !sample) sample = {rows: new Map()};
+      for (const t of changes.trials) sample.rows.set(t.trial_id, t);
+      Object.assign(sample, {fingerprint: changes.fingerprint, stride: changes.stride,
+                             total: changes.total});
+      const trials = [...sample.rows.values()].sort((a, b) => a.index - b.index);
       if (!state.metric || !summary.metrics.includes(state.metric) || !curves) {
         state.metric = summary.metrics[0] || summary.metric;
         data = {summary};
         curves = (await curvesOf(state.metric)) || {trials: [], total: 0, metric: ''};
       }
-      data = {summary, trials, total: page.total, sched, curves};
+      data = {summary, trials, total: sample.total, curves};
+      sampleNote.textContent = sample.total > trials.length
+        ? `; the charts but the curves draw ${trials.length} of the ${sample.total} trials: ` +
+          `every ${TR.ordinal(sample.stride)} by creation order and each objective's best` : '';
+      // A report holds every trial's summary: its table shows them all.
+      if (TR.report) data.all = TR.reportTrials(name);
       const isObjective = summary.objectives.some((o) => o.metric === state.metric);
       dirSelect.hidden = isObjective;
       dirSelect.value = state.dir;
@@ -159,9 +179,17 @@ TR.experimentView = function (main, name) {
                        goTrial, onBrush);
       const ids = document.getElementById('parallel').brushed();
       state.brushed = ids ? new Set(ids) : null;
-      view.drawCharts();
-      // The rest after a frame: the table and the main charts show first.
+      // The table, the curves and the parallel coordinates first; the other
+      // charts after a frame, then the scheduler's view (its state is
+      // megabytes at 100,000 trials: asked for only now, it does not hold up
+      // the answers above).
+      view.drawCharts('main');
       await new Promise((resolve) => setTimeout(resolve, 0));
+      if (mine !== generation) return;
+      view.drawCharts('rest');
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      const sched = await TR.api(TR.path(name) + 'scheduler');
+      if (mine !== generation) return;
       scheduler.replaceChildren(TR.schedulerSection(sched, trials, goTrial) || '');
       const finished = (summary.counts.TERMINATED || 0) + (summary.counts.ERROR || 0);
       const importanceKey = `${finished}|${metric}`;
@@ -169,7 +197,7 @@ TR.experimentView = function (main, name) {
         state.importance = importanceKey;
         const imp = await TR.api(TR.path(name) + 'importance?metric=' + TR.enc(metric));
         importanceNote.textContent = imp.params.length
-          ? `${imp.method} of ${metric}; the ${imp.num_trials} trials that reached ` +
+          ? `${metric}: ${imp.method}; the ${imp.num_trials} trials that reached ` +
             `training_iteration ${imp.budget} compared there (the highest iteration that ` +
             'enough trials reached; failed trials left out)'
           : imp.reason;
@@ -178,8 +206,9 @@ TR.experimentView = function (main, name) {
         TR.importanceChart(canvas, imp);
       }
     },
-    // The charts of the trials shown: all, or those inside the brush.
-    drawCharts() {
+    // The charts of the trials shown: all, or those inside the brush; `part`
+    // 'main' draws the curves alone, 'rest' the others, else every one.
+    drawCharts(part) {
       if (!data) return;
       const {summary, curves} = data;
       const shown = (id) => !state.brushed || state.brushed.has(id);
@@ -188,6 +217,7 @@ TR.experimentView = function (main, name) {
       const drawn = {...curves, trials: curves.trials.filter((t) => shown(t.trial_id))};
       const brushNote = state.brushed ? ` (${trials.length} inside the brush)` : '';
       const failedShown = curves.trials.filter(TR.failed).length;
+      if (part !== 'rest') {
       curvesNote.textContent = (curves.total > curves.trials.length
         ? `the ${curves.trials.length} best of ${curves.total} trials by their last ` +
           `${curves.metric} (${curves.mode === 'max' ? 'highest' : 'lowest'} first; failed ` +
@@ -203,6 +233,8 @@ TR.experimentView = function (main, name) {
         best: view.bestOf(metric, mode),
         onTrial: goTrial,
       });
+      }
+      if (part === 'main') return;
       TR.historyChart(document.getElementById('history'), trials, metric, mode);
       view.drawSlices(summary.params, trials, metric);
       TR.edfChart(document.getElementById('edf'), trials, metric);
@@ -316,29 +348,33 @@ TR.experimentView = function (main, name) {
         ...keys.map((k) => ['config.' + k, k, (t) => t.config[k]]),
         ['reason', 'reason', (t) => (t.status === 'ERROR' ? t.error : t.reason)],
       ];
-      // More trials than the first page holds: the table pages through the
-      // server's answers in creation order; sorting and the filter, which
-      // need every row, are off.
-      const paged = data.total > data.trials.length;
-      filter.disabled = paged;
-      if (paged) {
-        const pages = Math.ceil(data.total / PER_PAGE);
+      // More trials than the charts draw: the table pages through the
+      // server's answers, which sort and filter every trial.
+      const all = data.all || data.trials;
+      if (data.total > all.length) {
+        const pages = Math.max(1, Math.ceil(data.total / PER_PAGE));
         state.page = Math.min(state.page, pages - 1);
-        const asked = state.page;
-        TR.api(`${TR.path(name)}trials?offset=${asked * PER_PAGE}&limit=${PER_PAGE}`).then(
-          (answer) => {
-            if (asked !== state.page) return;  // turned again meanwhile
-            view.fillTable(cols, answer.trials, pages, false,
-                           `${answer.total} trials in creation order (sorting and the filter ` +
-                           `work up to ${data.trials.length}) `);
-          }, (e) => TR.showError(e.message));
+        // The columns the server sorts by (the ticks, constraints and
+        // feasibility are the page's own).
+        const sort = /^(index|trial_id|status|iteration|reason|metric\..*|config\..*)$/
+          .test(state.sort) ? state.sort : 'index';
+        const asked = `${TR.path(name)}trials?offset=${state.page * PER_PAGE}&limit=${PER_PAGE}` +
+          `&sort=${TR.enc(sort)}&desc=${state.desc ? 1 : 0}&filter=${TR.enc(state.filter)}`;
+        state.asked = asked;
+        TR.api(asked).then((answer) => {
+          if (asked !== state.asked) return;  // turned, sorted or filtered again meanwhile
+          const shownPages = Math.max(1, Math.ceil(answer.total / PER_PAGE));
+          view.fillTable(cols, answer.trials, shownPages, true,
+                         `${answer.total} of ${data.total} trials (sorted and filtered by the ` +
+                         `server; the charts draw ${data.trials.length} of them) `);
+        }, (e) => TR.showError(e.message));
         return;
       }
       const col = cols.find((c) => c[0] === state.sort) || cols[0];
       const matches = (t) =>
         cols.some((c) => String(TR.num(c[2](t))).toLowerCase().includes(state.filter));
-      const rows = data.trials.filter((t) => (!state.filter || matches(t)) &&
-                                             (!state.brushed || state.brushed.has(t.trial_id)));
+      const rows = all.filter((t) => (!state.filter || matches(t)) &&
+                                     (!state.brushed || state.brushed.has(t.trial_id)));
       const missing = (v) => v === null || v === undefined;
       rows.sort((a, b) => {
         const x = col[2](a), y = col[2](b);
@@ -348,7 +384,9 @@ TR.experimentView = function (main, name) {
       const pages = Math.max(1, Math.ceil(rows.length / PER_PAGE));
       state.page = Math.min(state.page, pages - 1);
       view.fillTable(cols, rows.slice(state.page * PER_PAGE, (state.page + 1) * PER_PAGE), pages,
-                     true, `${rows.length} of ${data.trials.length} trials `);
+                     true, `${rows.length} of ${all.length} trials ` +
+                     (all.length > data.trials.length
+                       ? `(the charts draw ${data.trials.length} of them) ` : ''));
     },
     // The table of the rows `shown` (page state.page of `pages`) and its pager.
     fillTable(cols, shown, pages, sortable, note) {

@@ -7,7 +7,9 @@ running while the test watches the page; then `tunerun dashboard` on both and
 `tunerun report` of each, opened from file://. Then one sweep per scheduler
 (FIFO, asynchronous HyperBand, HyperBand, HyperBand for BOHB, median
 stopping, PB2 and, with --pythonpath, a scheduler written in Python): each
-one's API answers, report and page. Screenshots go to --out.
+one's API answers, report and page. Then a synthetic 2,500-trial experiment:
+the charts' sample, the table paged, sorted and filtered by the server, the
+bytes of a live change, and its report. Screenshots go to --out.
 
 Usage: browser_test.py --tunerun build/tunerun --out build/dashboard_screenshots
                        [--pythonpath build/bindings]
@@ -260,8 +262,8 @@ class DashboardTest(unittest.TestCase):
             self.driver.get("file://" + out)
             self.wait(lambda: "#/exp/" in self.driver.current_url)
             # The report is a snapshot: it holds the trials as they were when it was written.
-            data_trials = self.js(f"return window.TUNERUN_REPORT['exp/{name}/trials?offset=0']"
-                                  ".trials.map(t => t.trial_id)")
+            data_trials = self.js(f"return window.TUNERUN_REPORT['summaries/{name}']"
+                                  ".rows.map(t => t[0])")
             db = os.path.join(self.runs, name, "experiment.db")
             self.assertEqual(sorted(data_trials), sorted(t[0] for t in query(db, "SELECT trial_id FROM trials")))
             self.check_experiment_page(name, db, "report")
@@ -338,6 +340,7 @@ min_samples_required = 2
         'speed = { loguniform = [0.05, 0.5] }', 'speed = { uniform = [0.05, 0.5] }') + """
 [scheduler]
 type = "pb2"
+time_attr = "training_iteration"
 perturbation_interval = 3
 hyperparam_bounds = { speed = [0.05, 0.5] }
 seed = 2
@@ -505,6 +508,17 @@ class SchedulerPagesTest(DashboardTest):
                           ".map(Number) : [];")
                 self.wait(lambda: self.js(counts) == [front, dominated, infeasible])
                 self.assertTrue(self.driver.find_element(By.ID, "front-section").is_displayed())
+                # The hypervolume of the feasible trials, as computed here from the database.
+                rows = query(db, "SELECT trial_id, value FROM objective_values WHERE feasible"
+                                 " ORDER BY trial_index, position")
+                points = {}
+                for t, v in rows:
+                    points.setdefault(t, []).append(v)
+                want = hypervolume(list(points.values()))
+                self.wait(lambda: self.js("return document.getElementById('hypervolume').dataset.final;") != "")
+                final = float(self.js("return document.getElementById('hypervolume').dataset.final;"))
+                self.assertAlmostEqual(final, want, places=9)
+                self.assertGreater(want, 0)
                 self.shot(f"front_{name}")
                 self.assertEqual(self.console_errors(), [], name)
         # One objective: no front section.
@@ -599,6 +613,7 @@ class SchedulerPagesTest(DashboardTest):
         # PB2's mutations are from the donor's config at the time.
         db = os.path.join(self.runs, "pb2", "experiment.db")
         rows = query(db, "SELECT trial_id, donor_id, old_config, new_config FROM exploits ORDER BY id")
+        self.assertGreater(len(rows), 0, "the PB2 sweep never exploited: no mutation to check")
         configs = {t: json.loads(c) for t, c in query(db, "SELECT trial_id, config FROM trials")}
         firsts = {}
         for t, d, old, new in rows:
@@ -637,11 +652,187 @@ class SchedulerPagesTest(DashboardTest):
             .values()) == n)
         self.wait(lambda: self.js("const r = document.getElementById('rank');"
                                   " return r && r.parentNode.dataset.points;") == str(n))
+        # Importance: the forest's mean decrease in impurity and fANOVA, as the API answers.
+        imp = self.api("exp/hyperband/importance?metric=accuracy")
+        self.assertEqual(len(imp["fanova"]), len(imp["params"]))
+        self.assertAlmostEqual(sum(p["importance"] for p in imp["fanova"]), 1.0, places=6)
+        self.wait(lambda: self.js("const c = Chart.getChart(document.getElementById('importance'));"
+                                  " return c ? c.data.datasets.map(d => d.label) : [];")
+                  == ["mean decrease in impurity", "fANOVA"])
+        drawn = self.js("const c = Chart.getChart(document.getElementById('importance'));"
+                        " return Object.fromEntries(c.data.labels.map((l, i) => [l, c.data.datasets[1].data[i]]));")
+        self.assertEqual(drawn, {p["name"]: p["importance"] for p in imp["fanova"]})
+        # HyperBand pauses trials at its milestones: each pause is drawn over its trial's bar.
+        pauses = query(os.path.join(self.runs, "hyperband", "experiment.db"),
+                       "SELECT COUNT(*) FROM trial_events WHERE to_status = 'PAUSED'"
+                       " AND from_status IS NOT 'PAUSED'")[0][0]
+        self.assertGreater(pauses, 0)
+        self.wait(lambda: self.js("return document.getElementById('timeline').dataset.pauses;") == str(pauses))
         for element in ("timeline-holder", "rank-holder"):
             self.driver.find_element(By.ID, element).screenshot(os.path.join(ARGS.out, element + ".png"))
         self.assertEqual(self.console_errors(), [])
 
     # The parent's tests need its own sweeps.
+    test_1_experiments_list = test_2_finished_asha = test_3_running_pbt_updates_live = None
+    test_4_reports_from_file = test_5_broken_database_shows_an_error = None
+
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def hypervolume(points):
+    """The volume the points (all objectives minimised) dominate up to the
+    page's reference point: each objective's worst value plus a tenth of its
+    range; by inclusion-exclusion over the boxes (a handful of points)."""
+    import itertools
+    d = len(points[0])
+    ref = []
+    for k in range(d):
+        lo, hi = min(p[k] for p in points), max(p[k] for p in points)
+        ref.append(hi + 0.1 * ((hi - lo) or abs(hi) or 1))
+    total = 0.0
+    for size in range(1, len(points) + 1):
+        for subset in itertools.combinations(points, size):
+            corner = [max(p[k] for p in subset) for k in range(d)]
+            volume = 1.0
+            for k in range(d):
+                volume *= max(0.0, ref[k] - corner[k])
+            total += (-1) ** (size + 1) * volume
+    return total
+
+
+def make_large_experiment(path, trials, iterations, running):
+    """A synthetic experiment.db (the real schema, written with SQL): `trials`
+    trials maximising accuracy, the last `running` of them RUNNING."""
+    os.makedirs(path)
+    con = sqlite3.connect(os.path.join(path, "experiment.db"))
+    con.execute("PRAGMA journal_mode=WAL")
+    with open(os.path.join(ROOT, "storage", "schema.sql")) as f:
+        con.executescript(f.read())
+    sweep = {"sweep": {"param_space": {"lr": {"loguniform": [1e-4, 1e-1]}, "ceiling": {"uniform": [0.6, 0.95]}},
+                       "scheduler": {"type": "fifo"}}}
+    con.execute("BEGIN")
+    con.execute("INSERT INTO experiment VALUES (1, 'large', 'accuracy', 'max', json(?), 1000, 'RUNNING', 9000)",
+                (json.dumps(sweep),))
+    import random
+    rng = random.Random(1)
+    rows = [(f"large_{i:05d}", i, 10 ** rng.uniform(-4, -1), rng.uniform(0.6, 0.95),
+             "RUNNING" if i >= trials - running else "TERMINATED") for i in range(trials)]
+    con.executemany(
+        "INSERT INTO trials (trial_id, trial_index, config, status, status_reason, trial_dir, created_at,"
+        " started_at, finished_at, last_iteration) VALUES (?1, ?2, json_object('lr', ?3, 'ceiling', ?4), ?5,"
+        " 'done', '', 1000 + ?2, 1000 + ?2, CASE WHEN ?5 = 'RUNNING' THEN NULL ELSE 2000 + ?2 END, "
+        + str(iterations) + ")", rows)
+    con.execute("INSERT INTO trial_events (trial_id, at, from_status, to_status, reason)"
+                " SELECT trial_id, created_at, NULL, 'PENDING', 'created' FROM trials")
+    con.execute(f"""
+        WITH RECURSIVE it(k) AS (SELECT 1 UNION ALL SELECT k + 1 FROM it WHERE k < {iterations}),
+        t AS (SELECT trial_id, trial_index, json_extract(config, '$.ceiling') AS c,
+                     json_extract(config, '$.lr') * 100 AS s FROM trials)
+        INSERT INTO results (trial_id, training_iteration, timestamp, time_this_iter_s, time_total_s, metrics)
+        SELECT trial_id, k, 1000 + trial_index + k * 0.1, 0.1, k * 0.1,
+               json_object('accuracy', c * (1 - 1.0 / (1 + k * s)))
+        FROM t, it ORDER BY trial_index, k""")
+    con.execute("COMMIT")
+    with open(os.path.join(ROOT, "storage", "schema.sql")) as f:  # fills trial_last_result
+        con.executescript(f.read())
+    con.close()
+
+
+class LargeExperimentTest(DashboardTest):
+    """2,500 trials, more than the charts draw: the charts draw a sample, the
+    table pages, sorts and filters through the server, a live page fetches
+    only what changed, and the report holds every trial's summary."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="tunerun_large_")
+        cls.runs = os.path.join(cls.tmp, "runs")
+        cls.db = os.path.join(cls.runs, "large", "experiment.db")
+        make_large_experiment(os.path.join(cls.runs, "large"), 2500, 10, 20)
+        cls.server, cls.url = start_dashboard(cls.runs)
+        cls.driver = make_driver()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.driver.quit()
+        cls.server.terminate()
+        cls.server.wait(timeout=60)
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def api(self, path):
+        with urllib.request.urlopen(f"{self.url}api/{path}") as res:
+            return json.load(res)
+
+    def pager(self):
+        return self.js("const p = document.querySelector('.pager'); return p ? p.textContent : '';")
+
+    def first_row(self):
+        return self.js("const r = document.querySelector('#trials tbody tr'); return r && r.dataset.trial;")
+
+    def test_1_sample_paged_table_and_live_changes(self):
+        sample = self.api("exp/large/sample")
+        self.assertEqual(sample["total"], 2500)
+        drawn = len(sample["trials"])
+        self.assertLess(drawn, 2500)
+        self.driver.get(self.url + "#/exp/large")
+        self.wait(lambda: self.parallel_lines() == drawn)
+        self.assertIn(f"draw {drawn} of the 2500 trials", self.text("sample-note"))
+        self.wait(lambda: self.count("#trials tbody tr") == 100)
+        self.assertIn("2500 of 2500 trials", self.pager())
+        # Sorted by the server over every trial: twice on accuracy is highest first.
+        best = query(self.db, "SELECT trial_id FROM last_results ORDER BY metric_value DESC LIMIT 1")[0][0]
+        worst = query(self.db, "SELECT trial_id FROM last_results ORDER BY metric_value LIMIT 1")[0][0]
+        header = [h for h in self.driver.find_elements(By.CSS_SELECTOR, "#trials thead th")
+                  if h.text == "accuracy"][0]
+        header.click()
+        self.wait(lambda: self.first_row() == worst)
+        self.driver.find_elements(By.XPATH, "//table[@id='trials']//th[text()='accuracy']")[0].click()
+        self.wait(lambda: self.first_row() == best)
+        # Filtered by the server: the 10 ids holding "large_0123".
+        self.driver.find_element(By.ID, "filter").send_keys("large_0123")
+        self.wait(lambda: "10 of 2500 trials" in self.pager())
+        self.assertEqual(self.count("#trials tbody tr"), 10)
+        self.shot("large_experiment")
+        # One new result: the page shows it, fetching only what changed.
+        self.js("performance.setResourceTimingBufferSize(10000); performance.clearResourceTimings();")
+        trial, k = query(self.db, "SELECT t.trial_id, l.training_iteration FROM trials AS t JOIN"
+                                  " trial_last_result AS l USING (trial_id) WHERE t.status = 'RUNNING'"
+                                  " ORDER BY t.trial_index DESC LIMIT 1")[0]
+        con = sqlite3.connect(self.db, timeout=10)
+        with con:
+            con.execute("INSERT INTO results (trial_id, training_iteration, timestamp, time_total_s, metrics)"
+                        " VALUES (?, ?, 3000, 1, json_object('accuracy', 0.5))", (trial, k + 1))
+            con.execute("UPDATE trial_last_result SET training_iteration = ?, metric_value = 0.5,"
+                        " num_results = num_results + 1 WHERE trial_id = ?", (k + 1, trial))
+        con.close()
+        results = query(self.db, "SELECT COUNT(*) FROM results")[0][0]
+        self.wait(lambda: self.text("num-results") == str(results))
+        time.sleep(1)
+        fetched = self.js("return performance.getEntriesByType('resource')"
+                          ".filter((e) => !e.name.includes('/version')).map((e) => [e.name, e.transferSize]);")
+        total = sum(size for _, size in fetched)
+        whole = len(json.dumps(sample))
+        print(f"one new result: {total} bytes fetched, the charts' whole sample is {whole}", file=sys.stderr)
+        self.assertLess(total, whole / 10, fetched)
+        self.assertTrue(any("since=" in name for name, _ in fetched), fetched)
+        self.assertEqual(self.console_errors(), [])
+
+    def test_2_report_holds_every_summary(self):
+        out = os.path.join(ARGS.out, "large_report.html")
+        run = subprocess.run([ARGS.tunerun, "report", os.path.join(self.runs, "large"), "-o", out],
+                             capture_output=True, text=True, timeout=120)
+        self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
+        self.driver.get("file://" + out)
+        self.wait(lambda: self.count("#trials tbody tr") == 100)
+        self.assertIn("of 2500 trials", self.pager())
+        self.assertIn("from the charts all but about 2000 trials", self.text("report-note"))
+        # Every trial is in the table: filtered in the page, the last one is found.
+        self.driver.find_element(By.ID, "filter").send_keys("large_02499")
+        self.wait(lambda: self.count("#trials tbody tr") == 1)
+        self.assertEqual(self.first_row(), "large_02499")
+        self.assertEqual(self.console_errors(), [])
+
     test_1_experiments_list = test_2_finished_asha = test_3_running_pbt_updates_live = None
     test_4_reports_from_file = test_5_broken_database_shows_an_error = None
 

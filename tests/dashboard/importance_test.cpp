@@ -4,6 +4,7 @@
 
 #include <random>
 
+#include "dashboard/internal/fanova.h"
 #include "fixture.h"
 
 namespace tune::dashboard {
@@ -45,6 +46,52 @@ TEST_CASE("importance ranks the parameter the metric depends on first, the ignor
   CHECK(importance(points(120, 1), kParams, "loss") == result);
 }
 
+TEST_CASE("fANOVA beside it ranks the same way, its shares summing to 1") {
+  const Json result = importance(points(120, 1), kParams, "loss");
+  REQUIRE(result["fanova"].size() == 4);
+  CHECK(result["fanova"][0]["name"] == "x");
+  CHECK(result["fanova"][0]["importance"].get<double>() > 0.8);
+  CHECK(result["fanova"][1]["name"] == "lr");
+  double sum = 0;
+  for (const Json& p : result["fanova"]) sum += p["importance"].get<double>();
+  CHECK(sum == doctest::Approx(1.0));
+}
+
+TEST_CASE("fANOVA of one tree: main effects apart, an interaction explained by neither") {
+  using internal::TreeNode;
+  const Eigen::VectorXd lo = Eigen::VectorXd::Zero(2), hi = Eigen::VectorXd::Ones(2);
+  // f = [x0 >= 0.5]: x0 explains it all.
+  const std::vector<TreeNode> step = {
+      {.feature = 0, .threshold = 0.5, .left = 1, .right = 2}, {.value = 0}, {.value = 1}};
+  auto shares = internal::main_effect_shares(step, lo, hi);
+  CHECK(shares[0] == doctest::Approx(1.0));
+  CHECK(shares[1] == doctest::Approx(0.0));
+  // f = 2 [x0 >= 0.5] + [x1 >= 0.25]: variances 4/4 and 3/16, shares 16/19 and 3/19.
+  const std::vector<TreeNode> additive = {{.feature = 0, .threshold = 0.5, .left = 1, .right = 4},
+                                          {.feature = 1, .threshold = 0.25, .left = 2, .right = 3},
+                                          {.value = 0},
+                                          {.value = 1},
+                                          {.feature = 1, .threshold = 0.25, .left = 5, .right = 6},
+                                          {.value = 2},
+                                          {.value = 3}};
+  shares = internal::main_effect_shares(additive, lo, hi);
+  CHECK(shares[0] == doctest::Approx(16.0 / 19));
+  CHECK(shares[1] == doctest::Approx(3.0 / 19));
+  // f = [x0 >= 0.5] xor [x1 >= 0.5]: no main effect at all.
+  const std::vector<TreeNode> xor_tree = {{.feature = 0, .threshold = 0.5, .left = 1, .right = 4},
+                                          {.feature = 1, .threshold = 0.5, .left = 2, .right = 3},
+                                          {.value = 0},
+                                          {.value = 1},
+                                          {.feature = 1, .threshold = 0.5, .left = 5, .right = 6},
+                                          {.value = 1},
+                                          {.value = 0}};
+  shares = internal::main_effect_shares(xor_tree, lo, hi);
+  CHECK(shares[0] == doctest::Approx(0.0));
+  CHECK(shares[1] == doctest::Approx(0.0));
+  // A constant tree explains nothing.
+  CHECK(internal::main_effect_shares({{.value = 3}}, lo, hi).isZero());
+}
+
 TEST_CASE("importance waits for enough trials with a finite value") {
   auto few = points(20, 2);
   for (size_t i = 0; i < few.size(); ++i) {
@@ -73,7 +120,7 @@ TEST_CASE("importance compares the trials at one budget, the highest that enough
   const Json none = importance_at_one_budget(db, params, "accuracy", {.min_trials = 13});
   CHECK(none["budget"].is_null());
   CHECK(none["params"].empty());
-  CHECK(at_9["method"].get<std::string>().find("not fANOVA") != std::string::npos);
+  CHECK(at_9["method"].get<std::string>().find("fANOVA over the same forest") != std::string::npos);
 }
 
 TEST_CASE("a subsample of the trials at the budget is the same on every load") {

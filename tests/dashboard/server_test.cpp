@@ -168,6 +168,7 @@ TEST_CASE("the trial table pages: every trial once across pages, in order, a pag
     for (const Json& t : page["trials"]) seen.push_back(t);
   }
   CHECK(seen == all);  // the same rows, in creation order, each once
+  CHECK(Json::parse(*api.get_text("exp/asha/trials")) == all);  // the whole list, a page at a time
   // At most max_page_trials a page, when asked for more and by default.
   CHECK(api.get("exp/asha/trials", {{"offset", "0"}})["trials"].size() == 10);
   CHECK(api.get("exp/asha/trials", {{"offset", "20"}, {"limit", "1000"}})["trials"].size() == 5);
@@ -189,7 +190,8 @@ TEST_CASE("the report is one file: scripts and every answer inlined, no external
   CHECK(html.find("\"exp/asha/curves?metric=accuracy&mode=max\"") != std::string::npos);
   CHECK(html.find("\"exp/asha/curves?metric=loss&mode=min\"") != std::string::npos);
   CHECK(html.find("\"exp/asha/importance?metric=accuracy\"") != std::string::npos);
-  CHECK(html.find("\"exp/asha/trials?offset=0\"") != std::string::npos);
+  CHECK(html.find("\"exp/asha/sample\"") != std::string::npos);
+  CHECK(html.find("\"summaries/asha\"") != std::string::npos);
   CHECK(html.find("<script src") == std::string::npos);
   CHECK(html.find("Chart.js v3") != std::string::npos);
   CHECK_THROWS_AS(write_report(runs.path() / "none", out), StorageError);
@@ -209,7 +211,29 @@ TEST_CASE("a report holds every trial's row but a bounded number of trial pages,
   }
   CHECK(pages == 3);
   CHECK(html.find("\"asha_00007\"") != std::string::npos);  // a row of a trial without a page
-  CHECK(html.find("the page of 3 of the 12 trials") != std::string::npos);
+  CHECK(html.find("leaves out the own page (results) of 9 of the 12 trials") != std::string::npos);
+}
+
+TEST_CASE("a report's summaries stay within their budget, and it says what it left out") {
+  DashboardDir runs;
+  const auto dir = write_experiment(runs.path(), "asha", 40, 3);
+  const auto out = runs.path() / "report.html";
+  CHECK(write_report(dir, out, {.limits = {.max_chart_trials = 10}, .max_summary_bytes = 2000}) ==
+        40);
+  std::ifstream in(out);
+  const std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t start = html.find("\"summaries/asha\":") + 17;
+  Json summaries = Json::parse(html.substr(start, html.find("]]}", start) + 3 - start));
+  REQUIRE(summaries["rows"].size() == 40);
+  CHECK(summaries["metric_keys"][0] == "accuracy");  // the objective first
+  const Json& first = summaries["rows"][0];
+  CHECK(first[0] == "asha_00000");
+  CHECK(first[7].size() == 2);  // accuracy and loss
+  const Json& last = summaries["rows"][39];
+  CHECK(last[5] == "");        // no reason past the budget
+  CHECK(last[7].size() == 1);  // the objective alone
+  CHECK(html.find("from trial") != std::string::npos);
+  CHECK(html.find("from the charts all but about 10 trials") != std::string::npos);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 #include <toml++/toml.h>
 
+#include "search/factory.h"
 #include "test_util.h"
 #include "train/builtins/builtins.h"
 #include "tune/spec/json.h"
@@ -98,4 +99,31 @@ speed = { grid_search = [0.1, 0.2] }
   CHECK(toml["mode"].value<std::string>() == "max");
   CHECK(toml["trainable"]["name"].value<std::string>() == "learning_curve");
   CHECK_FALSE(std::filesystem::exists(dir.path() / "runs"));
+}
+
+TEST_CASE("a searcher object's kind is stored, a user's own class as custom") {
+  train::register_builtin_trainables();
+  auto spec = tune::parse_sweep(R"(
+metric = "loss"
+[trainable]
+builtin = "quadratic"
+[param_space]
+x = { uniform = [-5, 5] }
+)",
+                                "object.toml");
+  spec.custom_searcher = tune::search::tpe();
+  Json json = tune::experiment_spec_to_json(spec);
+  CHECK(json["search"]["algorithm"] == "tpe");
+  CHECK(json["search"]["object"] == true);
+  struct Mine final : tune::search::Searcher {
+    void set_search_properties(const std::string&, tune::Mode, const tune::ParamSpace&) override {}
+    tune::search::Suggestion suggest(const std::string&) override {
+      return tune::search::Suggestion::finished();
+    }
+    Json save() const override { return Json::object(); }
+    void restore(const Json&) override {}
+  };
+  spec.custom_searcher = std::make_shared<Mine>();
+  json = tune::experiment_spec_to_json(spec);
+  CHECK(json["search"]["algorithm"] == "custom");
 }

@@ -123,7 +123,12 @@ Json experiment_spec_to_json(const ExperimentSpec& spec) {
   out["param_space"] = spec.param_space.describe();
   out["stop"] = stop_json(spec.stop);
   if (spec.search_options.is_object()) out["search"].update(spec.search_options);
-  if (spec.custom_searcher) out["search"]["algorithm"] = "custom";
+  // A searcher object: its kind ("tpe", "bohb"...; "custom" for one of the
+  // user's own), so a reader of the stored spec knows what searched.
+  if (spec.custom_searcher) {
+    out["search"]["algorithm"] = spec.custom_searcher->kind();
+    out["search"]["object"] = true;
+  }
   if (spec.scheduler_options.is_object()) out["scheduler"].update(spec.scheduler_options);
   if (spec.custom_scheduler) out["scheduler"]["type"] = "custom";
   return out;
