@@ -14,6 +14,7 @@
 #include "tune/cli/commands.h"
 #include "tune/cli/run_experiment.h"
 #include "tune/execution/controller.h"
+#include "tune/spec/hostfile.h"
 #include "tune/spec/json.h"
 #include "tune/spec/sweep_file.h"
 #include "tune/spec/validation.h"
@@ -195,6 +196,7 @@ void setup_validate(CLI::App& app) {
   cmd->callback([options] {
     ExperimentSpec spec = load(*options);
     check_storage_path(spec);
+    if (spec.cluster.launcher == "ssh") read_hostfile(spec.cluster.hostfile);
     if (options->print_config) {
       const Json json = experiment_spec_to_json(spec);
       fmt::print("{}\n", options->json ? json.dump(2) : json_to_toml(json));
