@@ -331,74 +331,7 @@ void SshLauncher::restore_nodes(const Json& nodes) {
 }
 
 void SshLauncher::check_storage(const std::filesystem::path& experiment_dir) {
-  state_->refresh();
-  const auto dir = std::filesystem::absolute(experiment_dir) / ".storage_probe";
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  const std::string token = fmt::format("{:016x}{:016x}", std::random_device{}(),
-                                        Clock::now().time_since_epoch().count());
-  {
-    std::ofstream out(dir / "token");
-    out << token;
-    if (!out.flush()) throw StorageError(fmt::format("cannot write {}", (dir / "token").string()));
-  }
-  std::vector<int> probed;
-  std::vector<ChildProcess> sessions;
-  std::vector<std::string> skipped;
-  for (size_t i = 0; i < state_->hosts.size(); ++i) {
-    const SlurmNode& node = state_->allocation.nodes[i];
-    if (!node.usable()) {
-      skipped.push_back(fmt::format("{} ({})", node.name, health_of(node)));
-      continue;
-    }
-    const std::string seen = (dir / fmt::format("seen_{}", i)).string();
-    const std::string command = fmt::format(
-        "cat {} > {} || true", detail::SshState::remote_command({(dir / "token").string()}),
-        detail::SshState::remote_command({seen}));
-    probed.push_back(static_cast<int>(i));
-    sessions.push_back(
-        ChildProcess::spawn({.argv = state_->session_argv(static_cast<int>(i), {"--", command}),
-                             .log_file = dir / fmt::format("ssh_{}.log", i)}));
-  }
-  std::vector<std::string> blind, unreachable;
-  const auto deadline = Clock::now() + detail::SshState::kProbeTimeout;
-  for (size_t k = 0; k < probed.size(); ++k) {
-    while (!sessions[k].try_reap()) {
-      if (Clock::now() > deadline) ::kill(sessions[k].pid(), SIGKILL);
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    const std::string& name = state_->allocation.nodes[probed[k]].name;
-    std::ifstream in(dir / fmt::format("seen_{}", probed[k]));
-    std::string seen;
-    std::getline(in, seen);
-    if (seen == token) continue;
-    if (sessions[k].exit_status()->ok()) {
-      blind.push_back(name);
-    } else {
-      unreachable.push_back(
-          fmt::format("{} (ssh {})", name, sessions[k].exit_status()->describe()));
-      state_->suspect({probed[k]});
-    }
-  }
-  if (!blind.empty()) {
-    throw StorageError(fmt::format(
-        "the experiment directory {} is not shared with host(s) {}: a file the controller wrote "
-        "there was not seen from them. Put storage_path on a filesystem every host mounts at the "
-        "same path",
-        std::filesystem::absolute(experiment_dir).string(), fmt::join(blind, ", ")));
-  }
-  skipped.insert(skipped.end(), unreachable.begin(), unreachable.end());
-  if (skipped.size() == state_->hosts.size()) {
-    throw Error(fmt::format("no host of the hostfile can be reached over ssh now: {}",
-                            fmt::join(skipped, "; ")));
-  }
-  std::filesystem::remove_all(dir);
-  if (!skipped.empty()) {
-    state_->note(
-        fmt::format("the storage check skipped host(s) {}; they are used once ssh "
-                    "reaches them",
-                    fmt::join(skipped, "; ")));
-  }
+  state_->check_storage(experiment_dir);
 }
 
 std::unique_ptr<LaunchedGroup> SshLauncher::launch(const GroupLaunch& launch) {

@@ -2,6 +2,7 @@
 #include "tune/launch/ssh/state.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
 
@@ -9,6 +10,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <fstream>
+#include <random>
 #include <thread>
 
 #include "core/errors.h"
@@ -245,6 +247,79 @@ void SshState::refresh() {
   when.it_value.tv_sec = ns / 1000000000;
   when.it_value.tv_nsec = ns % 1000000000;
   timerfd_settime(timer_fd, 0, &when, nullptr);
+}
+
+// Every reachable host copies a token the controller wrote into a file of its own.
+void SshState::check_storage(const std::filesystem::path& experiment_dir) {
+  refresh();
+  const auto dir = std::filesystem::absolute(experiment_dir) / ".storage_probe";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string token = fmt::format("{:016x}{:016x}", std::random_device{}(),
+                                        Clock::now().time_since_epoch().count());
+  {
+    std::ofstream out(dir / "token");
+    out << token;
+    if (!out.flush()) throw StorageError(fmt::format("cannot write {}", (dir / "token").string()));
+  }
+  std::vector<int> probed;
+  std::vector<ChildProcess> sessions;
+  std::vector<std::string> skipped;
+  for (size_t i = 0; i < hosts.size(); ++i) {
+    const SlurmNode& node = allocation.nodes[i];
+    if (!node.usable()) {
+      skipped.push_back(fmt::format(
+          "{} ({})", node.name,
+          (node.slurm_down ? std::string("unreachable") : std::string(to_string(node.health)))));
+      continue;
+    }
+    const std::string seen = (dir / fmt::format("seen_{}", i)).string();
+    const std::string command = fmt::format(
+        "cat {} > {} || true", remote_command({(dir / "token").string()}), remote_command({seen}));
+    probed.push_back(static_cast<int>(i));
+    sessions.push_back(
+        ChildProcess::spawn({.argv = session_argv(static_cast<int>(i), {"--", command}),
+                             .log_file = dir / fmt::format("ssh_{}.log", i)}));
+  }
+  std::vector<std::string> blind, unreachable;
+  const auto deadline = Clock::now() + kProbeTimeout;
+  for (size_t k = 0; k < probed.size(); ++k) {
+    while (!sessions[k].try_reap()) {
+      if (Clock::now() > deadline) ::kill(sessions[k].pid(), SIGKILL);
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    const std::string& name = allocation.nodes[probed[k]].name;
+    std::ifstream in(dir / fmt::format("seen_{}", probed[k]));
+    std::string seen;
+    std::getline(in, seen);
+    if (seen == token) continue;
+    if (sessions[k].exit_status()->ok()) {
+      blind.push_back(name);
+    } else {
+      unreachable.push_back(
+          fmt::format("{} (ssh {})", name, sessions[k].exit_status()->describe()));
+      suspect({probed[k]});
+    }
+  }
+  if (!blind.empty()) {
+    throw StorageError(fmt::format(
+        "the experiment directory {} is not shared with host(s) {}: a file the controller wrote "
+        "there was not seen from them. Put storage_path on a filesystem every host mounts at the "
+        "same path",
+        std::filesystem::absolute(experiment_dir).string(), fmt::join(blind, ", ")));
+  }
+  skipped.insert(skipped.end(), unreachable.begin(), unreachable.end());
+  if (skipped.size() == hosts.size()) {
+    throw Error(fmt::format("no host of the hostfile can be reached over ssh now: {}",
+                            fmt::join(skipped, "; ")));
+  }
+  std::filesystem::remove_all(dir);
+  if (!skipped.empty()) {
+    note(
+        fmt::format("the storage check skipped host(s) {}; they are used once ssh "
+                    "reaches them",
+                    fmt::join(skipped, "; ")));
+  }
 }
 
 }  // namespace tune::detail

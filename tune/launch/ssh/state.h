@@ -79,6 +79,8 @@ struct SshState {
   // due, probes suspected hosts; re-arms timer_fd.
   void refresh();
   void suspect(const std::vector<int>& nodes);
+  // SshLauncher::check_storage (tune/launch/ssh/launcher.h).
+  void check_storage(const std::filesystem::path& experiment_dir);
   // Counts host `host`'s failure `why` and says so in the run log.
   void host_failed(int host, const std::string& why);
 
