@@ -137,3 +137,23 @@ TEST_CASE(
   INFO(test::read_text(dir.path() / "tunerun.log"));
   CHECK(test::eventually([&] { return !std::filesystem::exists(key_file.parent_path()); }, 10));
 }
+
+TEST_CASE(
+    "over SSH, a run stops before any trial when a host does not share the experiment "
+    "directory, naming the host") {
+  LocalSshCluster cluster(2);
+  if (cluster.skipped()) return;
+  test::ScratchDir dir;
+  dir.write("blind.toml", test::ssh_sweep("blind", "", "speed = 0.1\niterations = 3\n"));
+  std::filesystem::create_directories(dir.path() / "runs");
+  // On h2 the runs folder is a filesystem of its own: what the controller writes there is not seen.
+  auto mount = LocalSshCluster::cluster("exec 2 mount -t tmpfs tmpfs '" +
+                                        (dir.path() / "runs").string() + "'");
+  INFO(mount.output);
+  REQUIRE(mount.exit_code == 0);
+  auto run = test::run_tunerun("run blind.toml --storage-path runs -q", dir.path());
+  INFO(run.output);
+  CHECK(run.exit_code == 2);
+  CHECK(run.output.find("not shared with host(s) h2") != std::string::npos);
+  CHECK(!std::filesystem::exists(dir.path() / "runs/blind/experiment.db"));
+}

@@ -358,11 +358,11 @@ const SpecField kFields[] = {
     {"cluster.hostfile", field_at<&ES::cluster, &ClusterSpec::hostfile>,
      "launcher ssh: the hosts ranks run on, one a line: HOST [slots=N] [cpus=N] [gpus=N] "
      "(DeepSpeed's form; Horovod's HOST:N too); relative to the sweep file",
-     nullptr, "", "", R"("hosts.txt")"},
+     nullptr, "", "", R"("/etc/tunerun/hosts")"},
     {"cluster.ssh_config", field_at<&ES::cluster, &ClusterSpec::ssh_config>,
      "launcher ssh: an ssh_config file every ssh it runs reads (ssh -F); empty: ssh's own "
      "(~/.ssh/config)",
-     nullptr, "", "", R"("ssh_config")"},
+     nullptr, "", "", R"("/etc/tunerun/ssh_config")"},
     {"cluster.ssh_retry_s", field_at<&ES::cluster, &ClusterSpec::ssh_retry_s>,
      "launcher ssh: seconds between tries to reach a host that was lost or never answered",
      [](const Json& v) { return v >= 1 && v <= 3600; }, "must be between 1 and 3600", "", "2"},
