@@ -1,6 +1,7 @@
 // On the local SSH cluster: a host lost under a running trial (its sshd,
-// sessions and ranks killed at once, as a machine that dies), and an elastic
-// group that shrinks when a host is lost and grows back when it returns.
+// sessions and ranks killed at once, as a machine that dies), a host cut off
+// the network (it lives on, unreachable), and an elastic group that shrinks
+// when a host is lost and grows back when it returns.
 #include <doctest/doctest.h>
 
 #include "local_cluster.h"
@@ -69,6 +70,43 @@ TEST_CASE("over SSH, a trial whose host is lost restarts from its checkpoint on 
     CAPTURE(host);
     CHECK(test::eventually([&] { return test::leftovers_on(host).empty(); }, 10));
   }
+}
+
+TEST_CASE("over SSH, a host cut off the network is lost, and its ranks end there too") {
+  LocalSshCluster cluster;
+  if (cluster.skipped()) return;
+  test::ScratchDir dir;
+  dir.write("cut.toml", test::ssh_sweep("cut", "cpus_per_worker = 2\n",
+                                        "speed = { grid_search = [0.1, 0.2] }\n"
+                                        "iterations = 40\nsleep_s = 0.25\ncheckpoint_every = 1\n"
+                                        "\n[failure]\nmax_failures = 0\n"));
+  test::start_tunerun(dir.path(), "cut.toml");
+  const auto db = dir.path() / "runs/cut/experiment.db";
+  std::string victim;
+  REQUIRE(test::eventually([&] { return !(victim = trial_running_on(db, "h2")).empty(); }, 60));
+  REQUIRE(LocalSshCluster::cluster("cut 2").exit_code == 0);
+  // The controller sees the loss (ssh's keepalives), and h2's sshd the
+  // controller's (its ClientAliveInterval): the session ends there and the
+  // rank with it, while h2 is still cut off.
+  REQUIRE(test::eventually(
+      [&] {
+        return test::read_text(dir.path() / "tunerun.log").find("host h2 was lost") !=
+               std::string::npos;
+      },
+      30));
+  CHECK(test::eventually([&] { return test::leftovers_on(2).empty(); }, 30));
+  INFO(fmt::format("{}", fmt::join(test::leftovers_on(2), "\n")));
+  REQUIRE(LocalSshCluster::cluster("heal 2").exit_code == 0);
+  const int code = test::await_tunerun(dir.path(), 120);
+  const std::string log = test::read_text(dir.path() / "tunerun.log");
+  INFO(log);
+  REQUIRE(code == 0);
+  CHECK(test::query(db,
+                    "SELECT count(*) FROM trials WHERE status = 'TERMINATED' AND "
+                    "num_failures = 0")[0][0] == "2");
+  CHECK(test::query(db,
+                    "SELECT count(*), count(DISTINCT trial_id || '/' || training_iteration) "
+                    "FROM results") == std::vector<std::vector<std::string>>{{"80", "80"}});
 }
 
 TEST_CASE("over SSH, an elastic group shrinks when a host is lost and grows back when it returns") {

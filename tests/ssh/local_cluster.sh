@@ -20,6 +20,8 @@
 #   local_cluster.sh exec N CMD...  CMD inside host hN's namespaces
 #   local_cluster.sh crash N        host hN is lost: its sshd, sessions and ranks are killed
 #   local_cluster.sh revive N       host hN comes back: its sshd starts again
+#   local_cluster.sh cut N          host hN's link goes down: it lives on, unreachable
+#   local_cluster.sh heal N         its link comes back up
 #   local_cluster.sh procs N        "PID ARGS" of every process on hN but its sshd and holder
 #   local_cluster.sh hostfile       print the cluster's hostfile path
 #   local_cluster.sh ssh_config     print the ssh_config path that reaches the hosts
@@ -90,6 +92,8 @@ UsePAM no
 StrictModes no
 PrintMotd no
 MaxSessions 64
+ClientAliveInterval 2
+ClientAliveCountMax 3
 MaxStartups 64:30:128
 LogLevel ERROR
 CONF
@@ -222,15 +226,23 @@ cmd_revive() {
   log "revived h$n"
 }
 
+cmd_link() {  # cmd_link N up|down
+  [ -e "/sys/class/net/$BR-h$1" ] || die "no host h$1"
+  ip link set "$BR-h$1" "$2"
+  log "link of h$1 $2"
+}
+
 case "${1:-}" in
   up) cmd_up ;;
   down) cmd_down ;;
   exec) shift; cmd_exec "$@" ;;
   crash) shift; cmd_crash "${1#h}" ;;
   revive) shift; cmd_revive "${1#h}" ;;
+  cut) shift; cmd_link "${1#h}" down ;;
+  heal) shift; cmd_link "${1#h}" up ;;
   procs) shift; cmd_procs "${1#h}" ;;
   hostfile) echo "$ST/etc/hostfile" ;;
   ssh_config) echo "$ST/etc/ssh_config" ;;
   can_run) cmd_can_run ;;
-  *) sed -n '2,32p' "$0"; exit 2 ;;
+  *) sed -n '2,34p' "$0"; exit 2 ;;
 esac
