@@ -30,14 +30,15 @@ inline constexpr const char* kSshControlAddress = "198.18.0.129";
 // Up for the object's lifetime; down at its end, even when a check failed.
 class LocalSshCluster {
  public:
-  explicit LocalSshCluster(int hosts = 3, int cpus = 2) {
+  explicit LocalSshCluster(int hosts = 3, int cpus = 2, int gpus = 0) {
     auto probe = run_shell("'" + kSshCluster + "' can_run");
     if (probe.exit_code != 0) {
       skip_reason_ = probe.output;
       return;
     }
     auto up = run_shell(
-        fmt::format("TUNERUN_SSH_HOSTS={} TUNERUN_SSH_CPUS={} '{}' up", hosts, cpus, kSshCluster));
+        fmt::format("TUNERUN_SSH_HOSTS={} TUNERUN_SSH_CPUS={} TUNERUN_SSH_GPUS={} '{}' up", hosts,
+                    cpus, gpus, kSshCluster));
     INFO(up.output);
     REQUIRE(up.exit_code == 0);
     up_ = true;

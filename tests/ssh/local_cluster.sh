@@ -28,12 +28,15 @@
 #   local_cluster.sh can_run        exit 0 when this machine allows it (root, namespaces)
 #
 # Environment: TUNERUN_SSH_DIR (default $TMPDIR/tunerun_ssh),
-# TUNERUN_SSH_HOSTS (3), TUNERUN_SSH_CPUS (CPUs per host in the hostfile, 2).
+# TUNERUN_SSH_HOSTS (3), TUNERUN_SSH_CPUS (CPUs per host in the hostfile, 2),
+# TUNERUN_SSH_GPUS (GPUs per host in the hostfile, 0: stand-ins, nothing
+# behind them; the launcher lends them by index).
 set -euo pipefail
 
 ST=${TUNERUN_SSH_DIR:-${TMPDIR:-/tmp}/tunerun_ssh}
 HOSTS=${TUNERUN_SSH_HOSTS:-3}
 CPUS=${TUNERUN_SSH_CPUS:-2}
+GPUS=${TUNERUN_SSH_GPUS:-0}
 NET=198.18.0
 BR=trssh0
 CTL_IP=$NET.129
@@ -78,7 +81,7 @@ write_config() {
   for i in $(seq 1 "$HOSTS"); do
     printf 'Host h%s\n  HostName %s\n' "$i" "$(host_ip "$i")" >>"$ST/etc/ssh_config"
     echo "h$i,$(host_ip "$i") $(cat "$ST/keys/host_ed25519.pub")" >>"$ST/keys/known_hosts"
-    echo "h$i slots=$CPUS" >>"$ST/etc/hostfile"
+    echo "h$i slots=$CPUS gpus=$GPUS" >>"$ST/etc/hostfile"
     cat >"$ST/etc/sshd_config.h$i" <<CONF
 ListenAddress $(host_ip "$i")
 Port 22
@@ -244,5 +247,5 @@ case "${1:-}" in
   hostfile) echo "$ST/etc/hostfile" ;;
   ssh_config) echo "$ST/etc/ssh_config" ;;
   can_run) cmd_can_run ;;
-  *) sed -n '2,34p' "$0"; exit 2 ;;
+  *) sed -n '2,36p' "$0"; exit 2 ;;
 esac
