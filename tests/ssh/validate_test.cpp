@@ -48,6 +48,15 @@ TEST_CASE("validate refuses the SSH launcher with a loopback control address, na
   CHECK(run.exit_code == 2);
   CHECK(run.output.find("cluster.control_address") != std::string::npos);
   CHECK(!std::filesystem::exists(dir.path() / "runs/v/experiment.db"));
+  // Nor from the command line, over a sweep file that names another launcher.
+  std::string local = sweep("control_address = \"10.1.2.3\"\n");
+  local.replace(local.find("\"ssh\""), 5, "\"local\"");
+  dir.write("local.toml", local);
+  run = test::run_tunerun(
+      "run local.toml --launcher ssh --control-address 127.0.0.1 --storage-path runs", dir.path());
+  INFO(run.output);
+  CHECK(run.exit_code == 2);
+  CHECK(run.output.find("cluster.control_address") != std::string::npos);
 }
 
 TEST_CASE("validate refuses a hostfile it cannot read as one, naming its line") {
