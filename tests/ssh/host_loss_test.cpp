@@ -155,3 +155,56 @@ TEST_CASE("over SSH, an elastic group shrinks when a host is lost and grows back
                     "SELECT count(DISTINCT host) FROM placements WHERE attempt = "
                     "(SELECT max(attempt) FROM placements)")[0][0] == "3");
 }
+
+TEST_CASE("over SSH, a host lost twice is retired: not used again in the run, said in status") {
+  LocalSshCluster cluster;
+  if (cluster.skipped()) return;
+  test::ScratchDir dir;
+  // A rank takes a whole host; more trials than hosts, so that one waits
+  // for h2 once it is back. ssh_retire_after is 2 unless set.
+  dir.write("retire.toml",
+            test::ssh_sweep("retire", "cpus_per_worker = 2\n",
+                            "speed = { grid_search = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6] }\n"
+                            "iterations = 40\nsleep_s = 0.25\ncheckpoint_every = 1\n"
+                            "\n[failure]\nmax_failures = 0\n",
+                            "ssh_retry_s = 1\n"));
+  test::start_tunerun(dir.path(), "retire.toml");
+  const auto db = dir.path() / "runs/retire/experiment.db";
+  auto log = [&] { return test::read_text(dir.path() / "tunerun.log"); };
+  auto logged = [&](const std::string& text) { return log().find(text) != std::string::npos; };
+  // Results of a rank on h2 since placement `after` (its id).
+  auto placed_on_h2_after = [&](int after) {
+    if (!test::has_table(db, "placements")) return -1;
+    auto rows = test::query(
+        db, fmt::format("SELECT max(id) FROM placements WHERE host = 'h2' AND id > {}", after));
+    return rows[0][0] == "NULL" ? -1 : std::stoi(rows[0][0]);
+  };
+  int first = -1;
+  REQUIRE(test::eventually([&] { return (first = placed_on_h2_after(0)) > 0; }, 60));
+  REQUIRE(test::eventually([&] { return !trial_running_on(db, "h2").empty(); }, 60));
+  REQUIRE(LocalSshCluster::cluster("crash 2").exit_code == 0);
+  REQUIRE(test::eventually([&] { return logged("host h2 was lost ("); }, 30));
+  REQUIRE(LocalSshCluster::cluster("revive 2").exit_code == 0);
+  REQUIRE(test::eventually([&] { return logged("host h2 is back"); }, 30));
+  // A trial goes there again; then h2 is lost a second time.
+  int second = -1;
+  REQUIRE(test::eventually([&] { return (second = placed_on_h2_after(first)) > 0; }, 60));
+  REQUIRE(LocalSshCluster::cluster("crash 2").exit_code == 0);
+  REQUIRE(test::eventually([&] { return logged("host h2 was lost 2 times"); }, 30));
+  REQUIRE(LocalSshCluster::cluster("revive 2").exit_code == 0);
+  const int code = test::await_tunerun(dir.path(), 150);
+  INFO(log());
+  REQUIRE(code == 0);
+  CHECK(logged("it is not used again in this run"));
+  // Nothing went to h2 after its second loss, and every trial finished.
+  CHECK(placed_on_h2_after(second) == -1);
+  CHECK(test::query(db,
+                    "SELECT count(*) FROM trials WHERE status = 'TERMINATED' AND "
+                    "num_failures = 0")[0][0] == "6");
+  auto status = test::run_tunerun("status runs/retire", dir.path());
+  INFO(status.output);
+  const size_t at = status.output.find("\nh2 ");
+  REQUIRE(at != std::string::npos);
+  CHECK(status.output.substr(at, status.output.find('\n', at + 1) - at).find("retired") !=
+        std::string::npos);
+}
