@@ -423,6 +423,7 @@ std::unique_ptr<LaunchedGroup> SshLauncher::launch(const GroupLaunch& launch) {
       SpawnOptions spawn{
           .argv = state_->session_argv(node, {"--", "exec " + detail::SshState::remote_command(
                                                                   {state_->options.rank_shim})}),
+          .env = detail::ssh_environment(),
           .log_file = launch.ranks[r].log_file,
           .stdin_fd = pipe_fds[0]};
       std::optional<ChildProcess> ssh;

@@ -55,6 +55,12 @@ std::string find_ssh_program(const std::string& name, const std::string& package
       fmt::format("launcher \"ssh\" needs {}, which is not on PATH (Debian's {})", name, package));
 }
 
+std::vector<std::string> ssh_environment() {
+  std::vector<std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) env.emplace_back(*e);
+  return env;
+}
+
 SshState::SshState(const std::vector<SshHost>& list, SshOptions opts)
     : options(std::move(opts)),
       ssh(find_ssh_program("ssh", "openssh-client")),
@@ -149,7 +155,8 @@ void SshState::connect(int host) {
   if (!options.ssh_config.empty()) argv.insert(argv.end(), {"-F", options.ssh_config.string()});
   argv.push_back(hosts[host].destination);
   std::filesystem::remove(master_log(host), ignored);
-  hosts[host].master = ChildProcess::spawn({.argv = argv, .log_file = master_log(host)});
+  hosts[host].master =
+      ChildProcess::spawn({.argv = argv, .env = ssh_environment(), .log_file = master_log(host)});
 }
 
 void SshState::await_connections(Clock::duration limit) {
@@ -235,8 +242,9 @@ void SshState::refresh() {
       }
     }
     if (!host.probe && host.connected && node.health == NodeHealth::kSuspected) {
-      host.probe = ChildProcess::spawn(
-          {.argv = session_argv(h, {"--", "true"}), .log_file = control_dir / "probes.log"});
+      host.probe = ChildProcess::spawn({.argv = session_argv(h, {"--", "true"}),
+                                        .env = ssh_environment(),
+                                        .log_file = control_dir / "probes.log"});
       host.probe_deadline = now + kProbeTimeout;
     }
     if (host.probe) next = std::min(next, now + std::chrono::milliseconds(50));
@@ -279,6 +287,7 @@ void SshState::check_storage(const std::filesystem::path& experiment_dir) {
     probed.push_back(static_cast<int>(i));
     sessions.push_back(
         ChildProcess::spawn({.argv = session_argv(static_cast<int>(i), {"--", command}),
+                             .env = ssh_environment(),
                              .log_file = dir / fmt::format("ssh_{}.log", i)}));
   }
   std::vector<std::string> blind, unreachable;

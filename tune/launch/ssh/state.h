@@ -92,6 +92,10 @@ struct SshState {
   static constexpr auto kProbeTimeout = std::chrono::seconds(20);
 };
 
+// This process's environment, for the ssh it runs (its agent, SSH_AUTH_SOCK,
+// its HOME): not the ranks', which go down the session.
+std::vector<std::string> ssh_environment();
+
 // An executable on PATH, as an absolute path. Throws ConfigError keyed
 // "cluster.launcher" naming the package that has it.
 std::string find_ssh_program(const std::string& name, const std::string& package);
