@@ -4,6 +4,7 @@
 #   bin/tunerun                          the CLI
 #   lib/tunerun/tunerun-worker           the ranks of the CLI's trials
 #   lib/tunerun/tunerun-sim              the simulated ranks of launcher "sim"
+#   lib/tunerun/tunerun-ssh-rank         the remote end of launcher "ssh"'s sessions
 #   lib/tunerun/tunerun-dashboard        `tunerun dashboard` and `tunerun report`
 #   lib/tunerun/libtunerun_*.so          plug-in trainables the CLI loads as built-ins
 #   share/tunerun/examples/              the sweep files: `tunerun examples/quadratic.toml`
@@ -42,7 +43,7 @@ target_compile_definitions(tunerun PRIVATE TUNERUN_DATA_DIR_FROM_BIN="${_tunerun
 # --- runtime -------------------------------------------------------------
 install(TARGETS tunerun EXPORT tunerunTargets
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT runtime)
-install(TARGETS tunerun-worker tunerun-sim tunerun-dashboard
+install(TARGETS tunerun-worker tunerun-sim tunerun-ssh-rank tunerun-dashboard
         RUNTIME DESTINATION ${TUNERUN_PLUGIN_INSTALL_DIR} COMPONENT runtime)
 foreach(plugin tunerun_fashion_mnist tunerun_models)
   if(TARGET ${plugin})

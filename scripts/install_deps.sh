@@ -17,7 +17,10 @@
 # --tests adds doctest; headless Chromium, chromedriver and Selenium (the
 # dashboard's browser tests); Slurm and munge (the launcher's clients and the
 # tests' local cluster, tests/slurm/local_cluster.sh, which starts its own
-# daemons); python3-dev, pybind11-dev, pytest, pandas, python3-cloudpickle
+# daemons); openssh-server (the SSH launcher's tests, tests/ssh/local_cluster.sh,
+# run one sshd per network namespace; the machine's own sshd is never
+# started: /etc/ssh/sshd_not_to_be_run is in place before it installs, and
+# Debian's init script and unit honour it); python3-dev, pybind11-dev, pytest, pandas, python3-cloudpickle
 # (how a Python trainable reaches its ranks) and python3-torch (`import
 # tunerun` and its tests), python3-torchvision, python3-xgboost and
 # python3-sklearn (the Ray scripts the tests run); the fortunes corpus (char_gpt's text).
@@ -55,7 +58,7 @@ if ((with_tests && !tests_build_only)); then
   # What only running the tests needs.
   packages+=(
     chromium chromium-driver python3-selenium
-    slurmd slurmctld slurm-client munge iproute2 mount
+    slurmd slurmctld slurm-client munge iproute2 mount openssh-server
     python3-pytest python3-pandas python3-optuna python3-cloudpickle
     python3-xgboost python3-sklearn
   )
@@ -82,4 +85,9 @@ SUDO=""
 if [[ $(id -u) != 0 ]]; then SUDO="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
+if [[ " ${missing[*]} " == *" openssh-server "* ]]; then
+  # The tests start their own sshds; none listens on this machine's addresses.
+  $SUDO mkdir -p /etc/ssh
+  $SUDO touch /etc/ssh/sshd_not_to_be_run
+fi
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -25,6 +25,9 @@ inline constexpr const char* kEnvReuse = "TUNERUN_REUSE";
 // the path of the 0600 file of this rank's own keypair, "%t" standing for the rank.
 inline constexpr const char* kEnvCurveServerKey = "TUNERUN_CURVE_SERVER_KEY";
 inline constexpr const char* kEnvCurveKeyFile = "TUNERUN_CURVE_KEY_FILE";
+// The host's name as the launcher knows it (an SSH hostfile's), which the
+// rank names in its HELLO; unset: the host's own (gethostname).
+inline constexpr const char* kEnvNodeName = "TUNERUN_NODE_NAME";
 
 // The trial id of a prestarted rank (tune/launch/worker_groups.h) until the START
 // that gives it a trial: it waits for that START without a deadline.

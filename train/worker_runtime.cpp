@@ -54,6 +54,9 @@ proto::Start wait_for_start(zmq::socket_t& socket, bool spare) {
 }
 
 std::string host_name() {
+  if (const char* named = std::getenv(kEnvNodeName); named != nullptr && *named != '\0') {
+    return named;
+  }
   char name[256] = {};
   gethostname(name, sizeof name - 1);
   return name;

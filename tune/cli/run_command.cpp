@@ -14,6 +14,7 @@
 #include "tune/cli/commands.h"
 #include "tune/cli/run_experiment.h"
 #include "tune/execution/controller.h"
+#include "tune/spec/hostfile.h"
 #include "tune/spec/json.h"
 #include "tune/spec/sweep_file.h"
 #include "tune/spec/validation.h"
@@ -102,12 +103,12 @@ void add_cluster_options(CLI::App* cmd, ClusterOptions& options) {
   cmd->add_option("--launcher", options.launcher,
                   "Where ranks run: local (this machine), slurm (job steps in this Slurm "
                   "allocation), auto: slurm when SLURM_JOB_ID is set, sim: simulated ranks on "
-                  "the nodes of [simulation] (default: [cluster] launcher in the sweep file, "
-                  "else auto)")
-      ->check(CLI::IsMember({"auto", "local", "slurm", "sim"}));
+                  "the nodes of [simulation], ssh: the hosts of [cluster] hostfile over OpenSSH "
+                  "(default: [cluster] launcher in the sweep file, else auto)")
+      ->check(CLI::IsMember({"auto", "local", "slurm", "sim", "ssh"}));
   cmd->add_option("--control-address", options.control_address,
-                  "The IP address the ranks reach the controller at (with slurm: one the nodes "
-                  "route to; default: [cluster] control_address or control_interface)");
+                  "The IP address the ranks reach the controller at (with slurm or ssh: one the "
+                  "nodes route to; default: [cluster] control_address or control_interface)");
 }
 
 namespace {
@@ -195,6 +196,7 @@ void setup_validate(CLI::App& app) {
   cmd->callback([options] {
     ExperimentSpec spec = load(*options);
     check_storage_path(spec);
+    if (spec.cluster.launcher == "ssh") read_hostfile(spec.cluster.hostfile);
     if (options->print_config) {
       const Json json = experiment_spec_to_json(spec);
       fmt::print("{}\n", options->json ? json.dump(2) : json_to_toml(json));

@@ -2,7 +2,8 @@
 // the controller and whatever runs ranks: child processes on this machine
 // (LocalLauncher, tune/launch/local/launcher.h) or the tasks of one Slurm job step
 // per group inside tunerun's own allocation (SlurmLauncher,
-// tune/launch/slurm/launcher.h); Kubernetes or ssh would be one more. The
+// tune/launch/slurm/launcher.h), or ssh sessions on a hostfile's hosts
+// (SshLauncher, tune/launch/ssh/launcher.h); Kubernetes would be one more. The
 // controller wraps the one it is given in a KeyedLauncher
 // (tune/channel/rank_keys.h), which gives every launched rank a CURVE keypair of its
 // own.

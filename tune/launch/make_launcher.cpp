@@ -13,6 +13,7 @@
 #include "tune/launch/local/zygote.h"
 #include "tune/launch/sim/launcher.h"
 #include "tune/launch/slurm/launcher.h"
+#include "tune/launch/ssh/launcher.h"
 
 namespace tune {
 namespace {
@@ -32,6 +33,25 @@ std::string settings_address(const ExperimentSpec& spec) {
   } catch (const ConfigError& e) {
     throw error_at(spec, e.key(), e.message());
   }
+}
+
+// Launcher "ssh": the hostfile's hosts, reached at `address`, which must not be loopback.
+std::shared_ptr<Launcher> make_ssh_launcher(const ExperimentSpec& spec,
+                                            const LaunchContext& context,
+                                            const std::string& address) {
+  ExperimentSpec checked = spec;
+  checked.cluster.control_address = address.empty() ? "127.0.0.1" : address;
+  checked.cluster.control_interface.clear();
+  try {
+    check_ssh_cluster(checked);
+  } catch (const ConfigError& e) {
+    throw error_at(spec, e.key(), e.message());
+  }
+  SshLauncherOptions options{.ssh_config = spec.cluster.ssh_config,
+                             .retry_s = spec.cluster.ssh_retry_s,
+                             .retire_after = spec.cluster.ssh_retire_after,
+                             .rank_shim = find_ssh_rank_shim(context.worker_argv0)};
+  return std::make_shared<SshLauncher>(read_hostfile(spec.cluster.hostfile), options);
 }
 
 }  // namespace
@@ -90,6 +110,10 @@ LauncherChoice make_launcher(const ExperimentSpec& spec, const LaunchContext& co
         std::make_shared<SlurmLauncher>(read_slurm_allocation(), spec.cluster.slurm_poll_s);
     return choice;
   }
+  if (choice.kind == "ssh") {
+    choice.launcher = make_ssh_launcher(spec, context, choice.control_address);
+    return choice;
+  }
   if (choice.control_address.empty()) choice.control_address = "127.0.0.1";
   if (choice.kind == "sim") {
     SimulationSpec simulation = spec.simulation;
@@ -99,8 +123,8 @@ LauncherChoice make_launcher(const ExperimentSpec& spec, const LaunchContext& co
   }
   if (choice.kind != "local") {
     throw error_at(spec, "cluster.launcher",
-                   fmt::format("'{}' is not a launcher; use \"local\", \"slurm\", \"auto\" or "
-                               "\"sim\"",
+                   fmt::format("'{}' is not a launcher; use \"local\", \"slurm\", \"auto\", "
+                               "\"sim\" or \"ssh\"",
                                spec.cluster.launcher));
   }
   if (!context.zygote_argv.empty()) {

@@ -34,16 +34,18 @@ struct LaunchContext {
 
 struct LauncherChoice {
   std::shared_ptr<Launcher> launcher;
-  std::string kind;             // "local", "slurm" or "sim": what "auto" resolved to
+  std::string kind;             // "local", "slurm", "sim" or "ssh": what "auto" resolved to
   std::string control_address;  // the IPv4 address the control channel binds
 };
 
 // The launcher `spec.cluster` asks for. Local and simulated ranks reach the
 // controller on 127.0.0.1 unless an address or interface is set; Slurm's
 // ranks run on other nodes, so the Slurm launcher needs one they route to.
+// The SSH launcher's hosts (cluster.hostfile) are other machines too.
 // Throws ConfigError keyed at the cluster setting that cannot take effect:
-// "cluster.control_address" for a Slurm launcher without a reachable
-// address, "cluster.control_interface" for an interface with no IPv4
+// "cluster.control_address" for a Slurm or SSH launcher without a reachable
+// address (loopback for SSH), "cluster.hostfile" for a hostfile that cannot
+// be read, "cluster.control_interface" for an interface with no IPv4
 // address here, "cluster.launcher" for "slurm" outside an allocation or a
 // simulation whose peers' executable is missing. The curves of a simulation
 // are finish_spec's to check (tune/spec/simulation.h), before this runs.

@@ -258,7 +258,7 @@ std::string node_failed(SlurmNode& node, std::string_view why) {
   if (node.health == NodeHealth::kRetired || node.health == NodeHealth::kDown) return {};
   node.failure = why;
   node.unstarted_steps = 0;
-  if (++node.failures >= 2) {
+  if (++node.failures >= node.retire_after && node.retire_after > 0) {
     node.health = NodeHealth::kRetired;
     return fmt::format(
         "node {} failed {} ({}); it is not used again in this allocation", node.name,

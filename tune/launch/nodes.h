@@ -13,6 +13,7 @@
 //   down --Slurm reports it up again--> suspected (probed before reuse)
 //   usable --kUnstartedStepsFailed steps in a row there never started--> failed once
 //   any --second failure--> retired: never placed on again in this allocation
+//          (SlurmNode::retire_after: the second unless set otherwise)
 //   any --Slurm took it out of the allocation--> retired (no second failure:
 //          a --no-kill job loses the nodes Slurm declares down; one that
 //          returns is no longer the job's, and its probe fails for that)
@@ -64,6 +65,9 @@ struct SlurmNode {
   bool slurm_down = false;  // Slurm's latest word: down, drained, failing or not responding
   bool step_ended = false;  // a step there ended since Slurm's state was last read
   int unstarted_steps = 0;  // steps in a row there that ended before their ranks all started
+  // The failure that retires it; 0: none does (an SSH host the user
+  // brings back as often as it drops, tune/launch/ssh/launcher.h).
+  int retire_after = 2;
 
   bool usable() const { return health == NodeHealth::kUsable && !slurm_down; }
   int free_cpus() const { return usable() ? cpus - used : 0; }

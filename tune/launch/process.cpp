@@ -51,7 +51,11 @@ std::string ExitStatus::describe() const {
 ChildProcess ChildProcess::spawn(const SpawnOptions& options) {
   SpawnSetup setup;
   const std::string log = options.log_file.string();
-  posix_spawn_file_actions_addopen(&setup.actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  if (options.stdin_fd >= 0) {
+    posix_spawn_file_actions_adddup2(&setup.actions, options.stdin_fd, STDIN_FILENO);
+  } else {
+    posix_spawn_file_actions_addopen(&setup.actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  }
   posix_spawn_file_actions_addopen(&setup.actions, STDOUT_FILENO, log.c_str(),
                                    O_WRONLY | O_CREAT | O_APPEND, 0644);
   posix_spawn_file_actions_adddup2(&setup.actions, STDOUT_FILENO, STDERR_FILENO);

@@ -16,9 +16,10 @@ namespace tune {
 struct SpawnOptions {
   std::vector<std::string> argv;      // argv[0] is the executable path
   std::vector<std::string> env;       // "NAME=value", the whole environment
-  std::filesystem::path log_file;     // stdout and stderr, appended; stdin is /dev/null
+  std::filesystem::path log_file;     // stdout and stderr, appended
   pid_t process_group = 0;            // 0: lead a new group; else join this one
   std::filesystem::path working_dir;  // empty: the parent's
+  int stdin_fd = -1;                  // the child's stdin (dup'd); -1: /dev/null
 };
 
 // How a child ended.

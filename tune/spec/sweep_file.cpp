@@ -335,9 +335,12 @@ ExperimentSpec parse_sweep(std::string_view text, const std::string& source_name
     }
   }
   top.finish(tables);
-  // A curve table, as a library, is relative to the sweep file.
-  if (auto& table = spec.simulation.curve_table; !table.empty() && table.is_relative()) {
-    table = std::filesystem::absolute(std::filesystem::path(source_name).parent_path() / table);
+  // A curve table, as a library, is relative to the sweep file; so are an SSH hostfile and config.
+  for (auto* path :
+       {&spec.simulation.curve_table, &spec.cluster.hostfile, &spec.cluster.ssh_config}) {
+    if (!path->empty() && path->is_relative()) {
+      *path = std::filesystem::absolute(std::filesystem::path(source_name).parent_path() / *path);
+    }
   }
   try {
     finish_spec(spec);

@@ -19,6 +19,7 @@
 #include "search/factory.h"
 #include "train/external_command.h"
 #include "tune/spec/fields.h"
+#include "tune/spec/hostfile.h"
 #include "tune/spec/simulation.h"
 
 namespace tune {
@@ -198,6 +199,7 @@ void finish_spec(ExperimentSpec& spec) {
                               "give control_address or control_interface, not both");
   }
   check_command(spec);
+  check_ssh_cluster(spec);
   check_plugins(spec);
   check_grid(spec);
   // The command line's launcher "sim" checks them too (tune/cli/run_command.cpp).
