@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <limits>
 #include <numeric>
 
@@ -62,6 +63,8 @@ std::vector<double> GpSearcher::propose(Rng& rng) {
     std::vector<double> x = encoding().snap(tpe_.propose(*this, encoding(), rng));
     if (!among(x, obs) && !among(x, running())) return x;
   }
+  using Clock = std::chrono::steady_clock;
+  const auto fit_start = Clock::now();  // the model fit: up to the posterior
   const auto n = static_cast<Eigen::Index>(obs.size());
   const auto& dims = encoding().dims();
   const auto running = this->running();
@@ -131,6 +134,7 @@ std::vector<double> GpSearcher::propose(Rng& rng) {
     return GaussianProcess(std::move(Xown), yown, detail::per_input_theta(d.theta, groups), {},
                            std::move(d.prior));
   }();
+  note_model_fit(std::chrono::duration<double>(Clock::now() - fit_start).count());
 
   // Candidates: uniform; around the best trials; and, in many dimensions,
   // in the trust region around the best trial.

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <limits>
 
@@ -127,16 +128,23 @@ Suggestion ModelBasedSearcher::suggest(const std::string& trial_id) {
   const uint64_t index = suggested_++;
   Rng rng = detail::suggestion_rng(options_.seed, index);
   Json config;
+  std::optional<double> model_fit_s;
   if (index < options_.points_to_evaluate.size()) {
     config = encoding_.sample(rng);
     detail::deep_merge(config, options_.points_to_evaluate[index]);
   } else if (!ready_for_model() || encoding_.size() == 0) {
     config = encoding_.sample(rng);
   } else {
+    using Clock = std::chrono::steady_clock;
+    fit_s_.reset();
+    const auto start = Clock::now();
     config = encoding_.decode(propose(rng));
+    model_fit_s = fit_s_ ? *fit_s_ : std::chrono::duration<double>(Clock::now() - start).count();
   }
   running_[trial_id] = Running{index, encoding_.encode(config), std::nullopt};
-  return Suggestion::of(std::move(config));
+  Suggestion out = Suggestion::of(std::move(config));
+  out.model_fit_s = model_fit_s;
+  return out;
 }
 
 bool ModelBasedSearcher::ready_for_model() const {
