@@ -20,7 +20,10 @@ struct ModelBasedOptions {
 };
 
 // TPE (search/internal/tpe.h).
-enum class TpeBandwidth { kNeighbour, kScott };
+// kAuto: kNeighbour in up to kAutoNeighbourDims searchable dimensions,
+// kScott beyond (search/internal/motpe.h says what it measured).
+enum class TpeBandwidth { kNeighbour, kScott, kAuto };
+inline constexpr size_t kAutoNeighbourDims = 3;
 enum class TpeWeighting { kImprovement, kOptuna };
 
 struct TpeOptions {
@@ -41,11 +44,12 @@ struct TpeOptions {
 };
 
 // MOTPE (search/internal/motpe.h) takes TPE's options, with two defaults of
-// its own: Scott's bandwidth and weighting = "optuna" (each good trial's
-// hypervolume contribution over the largest, as Optuna's MOTPE).
+// its own: bandwidth = "auto" (Scott's beyond 3 dimensions) and weighting =
+// "optuna" (each good trial's hypervolume contribution over the largest, as
+// Optuna's MOTPE).
 inline TpeOptions motpe_defaults() {
   TpeOptions o;
-  o.bandwidth = TpeBandwidth::kScott;
+  o.bandwidth = TpeBandwidth::kAuto;
   o.weighting = TpeWeighting::kOptuna;
   return o;
 }
