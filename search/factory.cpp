@@ -173,6 +173,7 @@ std::unique_ptr<Searcher> make_inner(const std::string& algorithm, OptionReader&
     r.read("trust_region_dims", o.trust_region_dims);
     r.read_choice("incumbent", {"best", "mean"}, o.incumbent);
     r.read("tpe_trials", o.tpe_trials);
+    r.read("feasibility", o.feasibility);
     return std::make_unique<GpSearcher>(std::move(o));
   }
   if (algorithm == "bohb") {

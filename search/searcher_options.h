@@ -108,6 +108,11 @@ struct GpOptions {
   // Griewank-6 at 50 trials from 0.951 to 0.833 and Levy-4 from 0.694 to
   // 0.272 (seeds 100..129; our TPE 0.859, 0.563).
   int64_t tpe_trials = 25;
+  // Constraints: besides modelling a broken trial as worse than every
+  // feasible one, multiplies expected improvement by the probability of
+  // feasibility, from a GP per constraint (internal/gp.h), once a trial has
+  // broken one.
+  bool feasibility = true;
 };
 
 // BOHB (search/internal/bohb.h).

@@ -76,6 +76,10 @@ class ModelBasedSearcher : public Searcher {
     // An earlier experiment's trial (warm_start), not this run's: the
     // function may have changed since.
     bool prior = false;
+    // The result's constraint values (core::kConstraintsKey) in order, each
+    // <= 0 when satisfied; infinity for one that is not a number. Empty when
+    // it reports none.
+    std::vector<double> constraints;
   };
 
   const std::vector<Objective>& objectives() const { return objectives_; }
@@ -126,6 +130,7 @@ class ModelBasedSearcher : public Searcher {
   struct Outcome {
     std::vector<double> losses;
     double violation = 0;
+    std::vector<double> constraints;  // as Observation's
   };
   struct Running {
     uint64_t index = 0;
