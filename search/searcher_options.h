@@ -62,7 +62,7 @@ struct Nsga2Options {
   int64_t population_size = 50;  // random configs first, then the elite kept (Optuna: 50)
   double crossover_prob = 0.9;   // a child crosses two parents, else copies one (Optuna)
   double mutation_prob = -1;     // per parameter; < 0: 1 / number of parameters (Optuna)
-  NsgaCrossover crossover = NsgaCrossover::kSbx;  // numeric parameters (Optuna: uniform)
+  NsgaCrossover crossover = NsgaCrossover::kUniform;  // numeric parameters (Optuna's)
   double swapping_prob = 0.5;  // uniform crossover's, and categorical parameters' (Optuna)
   double eta_crossover = 15;   // SBX's distribution index: larger, children nearer parents
   double eta_mutation = 20;    // polynomial mutation's, likewise (pymoo's defaults)
