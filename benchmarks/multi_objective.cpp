@@ -13,7 +13,9 @@
 // on_trial_complete() over the last 20 trials; Optuna's: its whole run
 // over the trials, as it reports no finer time), and for ours also the
 // CPU milliseconds of this thread in those calls (what a suggestion costs
-// on an idle machine; a shared machine's wall clock is not). "vs" is our best
+// on an idle machine; a shared machine's wall clock is not) and the part
+// of it the searcher reports as fitting its model ("fit ms", what `tunerun
+// status --verbose` shows per trial). "vs" is our best
 // searcher's median over Optuna's best sampler's at each budget: 1 or more
 // meets the goal.
 //
@@ -69,11 +71,11 @@ struct Searcher {
 };
 
 std::vector<Searcher> searchers() {
-  // *_as_optuna: ours with the settings of Optuna's sampler of that kind.
-  return {
-      {"motpe", "motpe", Json::object()}, {"motpe_as_optuna", "motpe", {{"gamma", 0.1}}},
-      {"nsga2", "nsga2", Json::object()}, {"nsga2_as_optuna", "nsga2", {{"crossover", "uniform"}}},
-      {"gp", "gp", Json::object()},       {"random", "random", Json::object()}};
+  // motpe_as_optuna: ours with the settings of Optuna's sampler of that
+  // kind (NSGA-II's default crossover is Optuna's; nsga2_sbx is the other).
+  return {{"motpe", "motpe", Json::object()}, {"motpe_as_optuna", "motpe", {{"gamma", 0.1}}},
+          {"nsga2", "nsga2", Json::object()}, {"nsga2_sbx", "nsga2", {{"crossover", "sbx"}}},
+          {"gp", "gp", Json::object()},       {"random", "random", Json::object()}};
 }
 
 // One run: the losses and constraint violation of every trial, in order.
@@ -83,6 +85,7 @@ struct Run {
   double seconds = 0;        // in the searcher, all trials
   double last20_ms = 0;      // per trial, over the last 20
   double last20_cpu_ms = 0;  // the thread's CPU time in the searcher, likewise
+  double last20_fit_ms = 0;  // the model fits they report (Suggestion::model_fit_s), likewise
 };
 
 // The calling thread's CPU time in seconds.
@@ -130,6 +133,7 @@ Run run(const Searcher& s, const MoProblem& p, bool constrained, int trials, uin
     if (i >= trials - 20) {
       out.last20_ms += 1e3 * s_in / 20;
       out.last20_cpu_ms += 1e3 * cpu_in / 20;
+      out.last20_fit_ms += 1e3 * suggestion.model_fit_s.value_or(0) / 20;
     }
     out.losses.push_back(losses);
     out.violations.push_back(violation);
@@ -277,13 +281,13 @@ int main(int argc, char** argv) {
     if (feasibility) {
       for (size_t b : budgets) fmt::print(" {:>8}", fmt::format("feas@{}", b));
     }
-    fmt::print(" {:>9} {:>9}\n", "ms/trial", "cpu ms");
+    fmt::print(" {:>9} {:>9} {:>9}\n", "ms/trial", "cpu ms", "fit ms");
     std::map<size_t, double> best_ours, best_theirs, motpe_ours, motpe_theirs;
     // Per budget, medians over seeds: hv[j] hypervolumes, feasible[j]
-    // feasible trials. `cpu_ms` < 0: not measured (Optuna's).
+    // feasible trials. `cpu_ms`, `fit_ms` < 0: not measured (Optuna's).
     auto row = [&](const std::string& label, const std::vector<std::vector<double>>& hv,
                    const std::vector<std::vector<double>>& feasible, double ms, double cpu_ms,
-                   std::map<size_t, double>& best, std::map<size_t, double>& motpe) {
+                   double fit_ms, std::map<size_t, double>& best, std::map<size_t, double>& motpe) {
       fmt::print("  {:<16}", label);
       const bool random = label == "random" || label == "optuna_random";
       for (size_t j = 0; j < budgets.size(); ++j) {
@@ -295,7 +299,8 @@ int main(int argc, char** argv) {
       if (feasibility) {
         for (size_t j = 0; j < budgets.size(); ++j) fmt::print(" {:>8.1f}", median(feasible[j]));
       }
-      fmt::print(" {:>9.2f} {:>9}\n", ms, cpu_ms < 0 ? "-" : fmt::format("{:.2f}", cpu_ms));
+      fmt::print(" {:>9.2f} {:>9} {:>9}\n", ms, cpu_ms < 0 ? "-" : fmt::format("{:.2f}", cpu_ms),
+                 fit_ms < 0 ? "-" : fmt::format("{:.2f}", fit_ms));
     };
     auto score = [&](const std::vector<tune::core::Point>& losses,
                      const std::vector<double>& violations, std::vector<std::vector<double>>& hv,
@@ -311,14 +316,15 @@ int main(int argc, char** argv) {
       if (s.label == "nsga2") s.options.update(nsga2_options);
       if (s.label == "gp") s.options.update(gp_options);
       std::vector<std::vector<double>> hv(budgets.size()), feasible(budgets.size());
-      double ms = 0, cpu_ms = 0;
+      double ms = 0, cpu_ms = 0, fit_ms = 0;
       for (int seed = first_seed; seed < first_seed + seeds; ++seed) {
         const Run r = run(s, p, constrained, trials, static_cast<uint64_t>(seed));
         score(r.losses, r.violations, hv, feasible);
         ms += r.last20_ms / seeds;
         cpu_ms += r.last20_cpu_ms / seeds;
+        fit_ms += r.last20_fit_ms / seeds;
       }
-      row(s.label, hv, feasible, ms, cpu_ms, best_ours, motpe_ours);
+      row(s.label, hv, feasible, ms, cpu_ms, fit_ms, best_ours, motpe_ours);
     }
     for (const auto& [key, runs] : theirs) {
       if (key.substr(0, key.find('/')) != name) continue;
@@ -329,7 +335,7 @@ int main(int argc, char** argv) {
               r["violations"].get<std::vector<double>>(), hv, feasible);
         ms += 1e3 * r["seconds"].get<double>() / trials / static_cast<double>(runs.size());
       }
-      row("optuna_" + key.substr(key.find('/') + 1), hv, feasible, ms, -1, best_theirs,
+      row("optuna_" + key.substr(key.find('/') + 1), hv, feasible, ms, -1, -1, best_theirs,
           motpe_theirs);
     }
     if (best_theirs.empty() || best_ours.empty()) continue;

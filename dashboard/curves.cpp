@@ -159,6 +159,16 @@ Json ExperimentDb::trial(const std::string& trial_id, const QueryLimits& limits)
               {"last_iteration", row.column_int(8)},
               {"num_failures", row.column_int(9)},
               {"error", row.column_text(10)}};
+  // The searcher's suggestion time and model-fit time (schema version 6 on).
+  Statement has_times(db_, "SELECT 1 FROM pragma_table_info('trials') WHERE name = 'suggest_s'");
+  if (has_times.step()) {
+    Statement times(db_, "SELECT suggest_s, model_fit_s FROM trials WHERE trial_id = ?1");
+    times.bind(1, trial_id);
+    if (times.step()) {
+      out["suggest_s"] = nullable(times, 0);
+      out["model_fit_s"] = nullable(times, 1);
+    }
+  }
 
   Statement results(db_,
                     "SELECT training_iteration, timestamp, time_this_iter_s, time_total_s, metrics"

@@ -144,7 +144,7 @@ std::unique_ptr<Searcher> make_inner(const std::string& algorithm, OptionReader&
     r.read("prior_weight", o.prior_weight);
     r.read("multivariate", o.multivariate);
     r.read("constant_liar", o.constant_liar);
-    r.read_choice("bandwidth", {"neighbour", "scott"}, o.bandwidth);
+    r.read_choice("bandwidth", {"neighbour", "scott", "auto"}, o.bandwidth);
     r.read_choice("weighting", {"improvement", "optuna"}, o.weighting);
     if (algorithm == "motpe") {
       r.read("feasibility", o.feasibility);
@@ -173,6 +173,7 @@ std::unique_ptr<Searcher> make_inner(const std::string& algorithm, OptionReader&
     r.read("trust_region_dims", o.trust_region_dims);
     r.read_choice("incumbent", {"best", "mean"}, o.incumbent);
     r.read("tpe_trials", o.tpe_trials);
+    r.read("feasibility", o.feasibility);
     return std::make_unique<GpSearcher>(std::move(o));
   }
   if (algorithm == "bohb") {

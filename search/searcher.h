@@ -35,6 +35,12 @@ struct Suggestion {
   };
   Status status = Status::kFinished;
   Json config;  // set when status == kConfig
+  // Seconds of this suggest call spent fitting the searcher's model to the
+  // trials so far (ModelBasedSearcher says what each counts; NSGA-II's is
+  // its selection and breeding); unset when it fitted none (random configs,
+  // the start-up phase). The controller stores it with the trial, beside the
+  // whole call's time.
+  std::optional<double> model_fit_s;
 
   static Suggestion of(Json config) { return {Status::kConfig, std::move(config)}; }
   static Suggestion not_ready() { return {Status::kNotReady, {}}; }

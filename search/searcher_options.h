@@ -20,7 +20,10 @@ struct ModelBasedOptions {
 };
 
 // TPE (search/internal/tpe.h).
-enum class TpeBandwidth { kNeighbour, kScott };
+// kAuto: kNeighbour in up to kAutoNeighbourDims searchable dimensions,
+// kScott beyond (search/internal/motpe.h says what it measured).
+enum class TpeBandwidth { kNeighbour, kScott, kAuto };
+inline constexpr size_t kAutoNeighbourDims = 3;
 enum class TpeWeighting { kImprovement, kOptuna };
 
 struct TpeOptions {
@@ -41,11 +44,12 @@ struct TpeOptions {
 };
 
 // MOTPE (search/internal/motpe.h) takes TPE's options, with two defaults of
-// its own: Scott's bandwidth and weighting = "optuna" (each good trial's
-// hypervolume contribution over the largest, as Optuna's MOTPE).
+// its own: bandwidth = "auto" (Scott's beyond 3 dimensions) and weighting =
+// "optuna" (each good trial's hypervolume contribution over the largest, as
+// Optuna's MOTPE).
 inline TpeOptions motpe_defaults() {
   TpeOptions o;
-  o.bandwidth = TpeBandwidth::kScott;
+  o.bandwidth = TpeBandwidth::kAuto;
   o.weighting = TpeWeighting::kOptuna;
   return o;
 }
@@ -58,7 +62,7 @@ struct Nsga2Options {
   int64_t population_size = 50;  // random configs first, then the elite kept (Optuna: 50)
   double crossover_prob = 0.9;   // a child crosses two parents, else copies one (Optuna)
   double mutation_prob = -1;     // per parameter; < 0: 1 / number of parameters (Optuna)
-  NsgaCrossover crossover = NsgaCrossover::kSbx;  // numeric parameters (Optuna: uniform)
+  NsgaCrossover crossover = NsgaCrossover::kUniform;  // numeric parameters (Optuna's)
   double swapping_prob = 0.5;  // uniform crossover's, and categorical parameters' (Optuna)
   double eta_crossover = 15;   // SBX's distribution index: larger, children nearer parents
   double eta_mutation = 20;    // polynomial mutation's, likewise (pymoo's defaults)
@@ -104,6 +108,11 @@ struct GpOptions {
   // Griewank-6 at 50 trials from 0.951 to 0.833 and Levy-4 from 0.694 to
   // 0.272 (seeds 100..129; our TPE 0.859, 0.563).
   int64_t tpe_trials = 25;
+  // Constraints: besides modelling a broken trial as worse than every
+  // feasible one, multiplies expected improvement by the probability of
+  // feasibility, from a GP per constraint (internal/gp.h), once a trial has
+  // broken one.
+  bool feasibility = true;
 };
 
 // BOHB (search/internal/bohb.h).

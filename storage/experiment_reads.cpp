@@ -12,6 +12,7 @@ namespace tune::storage {
 
 using internal::kTrialColumnCount;
 using internal::kTrialColumns;
+using internal::kTrialTimeColumns;
 using internal::parse;
 using internal::read_mode;
 using internal::read_trial;
@@ -177,10 +178,10 @@ std::string ExperimentStore::side_column(std::string_view column) const {
 }
 
 std::string ExperimentStore::trial_columns() const {
-  if (nonfinite_columns_) return std::string(kTrialColumns);
   std::string_view columns = kTrialColumns;
-  columns.remove_suffix(std::string_view("config_nonfinite").size());
-  return std::string(columns) + "NULL";
+  if (!nonfinite_columns_) columns.remove_suffix(std::string_view("config_nonfinite").size());
+  return fmt::format("{}{}, {}", columns, nonfinite_columns_ ? "" : "NULL",
+                     search_time_columns_ ? kTrialTimeColumns : "NULL, NULL");
 }
 
 }  // namespace tune::storage

@@ -38,12 +38,20 @@ constexpr int kNonfiniteVersion = 2;
 // The first version with the objectives table and the pareto_front view.
 constexpr int kObjectivesVersion = 3;
 
+// The first version with trials' suggest_s and model_fit_s.
+constexpr int kSearchTimeVersion = 6;
+
 // Version 1 -> 2.
 constexpr const char* kUpgradeFromVersion1 = R"(
     ALTER TABLE trials ADD COLUMN config_nonfinite TEXT;
     ALTER TABLE results ADD COLUMN metrics_nonfinite TEXT;
     ALTER TABLE exploits ADD COLUMN old_config_nonfinite TEXT;
     ALTER TABLE exploits ADD COLUMN new_config_nonfinite TEXT;)";
+
+// Version 5 -> 6 (and any older file, which lacks them too).
+constexpr const char* kUpgradeToSearchTimes = R"(
+    ALTER TABLE trials ADD COLUMN suggest_s REAL;
+    ALTER TABLE trials ADD COLUMN model_fit_s REAL;)";
 
 // Any older version: the views, which schema.sql then recreates as this
 // version has them (version 2 -> 3 adds their feasible column, 3 -> 4 reads
@@ -159,6 +167,8 @@ struct ExperimentStore::Statements {
                                 ELSE started_at END,
               finished_at = CASE WHEN ?2 IN ('TERMINATED', 'ERROR') THEN ?4 END
             WHERE trial_id = ?1)"),
+        set_search_time(db,
+                        "UPDATE trials SET suggest_s = ?2, model_fit_s = ?3 WHERE trial_id = ?1"),
         add_event(db, R"(
             INSERT INTO trial_events (trial_id, at, from_status, to_status, reason)
             VALUES (?1, ?2, ?3, ?4, ?5))"),
@@ -185,6 +195,7 @@ struct ExperimentStore::Statements {
   Statement trial_status;
   Statement put_trial;
   Statement set_trial_status;
+  Statement set_search_time;
   Statement add_event;
   Statement append_result;
   Statement keep_last;
@@ -199,6 +210,7 @@ ExperimentStore::ExperimentStore(ExperimentStore&& other) noexcept
       in_batch_(std::exchange(other.in_batch_, false)),
       nonfinite_columns_(other.nonfinite_columns_),
       objectives_table_(other.objectives_table_),
+      search_time_columns_(other.search_time_columns_),
       statements_(std::move(other.statements_)),
       wal_pages_(std::move(other.wal_pages_)),
       metric_(std::move(other.metric_)) {}
@@ -211,6 +223,7 @@ ExperimentStore& ExperimentStore::operator=(ExperimentStore&& other) noexcept {
     in_batch_ = std::exchange(other.in_batch_, false);
     nonfinite_columns_ = other.nonfinite_columns_;
     objectives_table_ = other.objectives_table_;
+    search_time_columns_ = other.search_time_columns_;
     statements_ = std::move(other.statements_);
     wal_pages_ = std::move(other.wal_pages_);
     metric_ = std::move(other.metric_);
@@ -260,11 +273,13 @@ ExperimentStore ExperimentStore::open(const std::filesystem::path& dir) {
   const int version = user_version(store.db_);
   exec(store.db_, "BEGIN IMMEDIATE");  // a failure leaves it to close()'s rollback
   if (version == 1) exec(store.db_, kUpgradeFromVersion1);
+  if (version >= 1 && version < kSearchTimeVersion) exec(store.db_, kUpgradeToSearchTimes);
   if (version >= 1 && version < kSchemaVersion) exec(store.db_, kDropViews);
   exec(store.db_, internal::kSchemaSql);
   exec(store.db_, "COMMIT");
   store.nonfinite_columns_ = true;
   store.objectives_table_ = true;
+  store.search_time_columns_ = true;
   return store;
 }
 
@@ -281,6 +296,7 @@ ExperimentStore ExperimentStore::open_read_only(const std::filesystem::path& dir
   // A version 1 file cannot be upgraded read-only: its reads select NULL.
   store.nonfinite_columns_ = user_version(store.db_) >= kNonfiniteVersion;
   store.objectives_table_ = user_version(store.db_) >= kObjectivesVersion;
+  store.search_time_columns_ = user_version(store.db_) >= kSearchTimeVersion;
   return store;
 }
 
@@ -423,6 +439,17 @@ void ExperimentStore::set_trial_status(const std::string& trial_id, TrialStatus 
         .bind(4, new_status)
         .bind(5, reason)
         .run();
+  }
+}
+
+void ExperimentStore::set_trial_search_time(const std::string& trial_id, double suggest_s,
+                                            const std::optional<double>& model_fit_s) {
+  begin_batch();
+  statements_->set_search_time.bind(1, trial_id).bind(2, suggest_s).bind(3, model_fit_s);
+  statements_->set_search_time.run();
+  if (sqlite3_changes(db_) == 0) {
+    throw StorageError(
+        fmt::format("{}: no trial {} to record a suggestion time for", path_.string(), trial_id));
   }
 }
 

@@ -42,7 +42,7 @@ struct sqlite3;  // <sqlite3.h>: only storage/*.cpp need SQLite's API
 
 namespace tune::storage {
 
-inline constexpr int kSchemaVersion = 5;
+inline constexpr int kSchemaVersion = 6;
 
 struct ExperimentRecord {
   std::string name;
@@ -69,6 +69,12 @@ struct TrialRecord {
   int64_t last_iteration = 0;
   int64_t num_failures = 0;
   std::string error;  // message and where, for ERROR
+  // The searcher's suggest call that made the trial, in seconds, and the
+  // part of it spent fitting the searcher's model (search::Suggestion); unset
+  // when not recorded (a file older than schema version 6) or, for the fit,
+  // when the searcher fitted no model for it.
+  std::optional<double> suggest_s;
+  std::optional<double> model_fit_s;
 };
 
 struct ResultRecord {
@@ -144,6 +150,10 @@ class ExperimentStore {
   // to_status = `status`), e.g. a checkpoint found missing.
   void add_trial_note(const std::string& trial_id, TrialStatus status, const std::string& reason,
                       double at);
+  // Records the suggest call that made the trial (TrialRecord::suggest_s,
+  // model_fit_s). Throws for an unknown trial.
+  void set_trial_search_time(const std::string& trial_id, double suggest_s,
+                             const std::optional<double>& model_fit_s);
   // (trial_id, iteration) unique: a result written again is ignored. Keeps
   // the trial's trial_last_result row (storage/schema.sql).
   void append_result(const ResultRecord& result);
@@ -218,6 +228,7 @@ class ExperimentStore {
   bool in_batch_ = false;
   bool nonfinite_columns_ = false;          // the file has the *_nonfinite columns
   bool objectives_table_ = false;           // the objectives table and pareto_front
+  bool search_time_columns_ = false;        // trials' suggest_s and model_fit_s
   std::unique_ptr<Statements> statements_;  // null until the first write
   // The write-ahead log's length in pages after the last commit (SQLite's
   // WAL hook writes it: its address stays put when the store moves); 0

@@ -42,6 +42,8 @@
 -- the trial_last_result table, filled from its results, and the views that
 -- read it (the same columns and rows as before). A version 4 file gains the
 -- views that skip trials in ERROR (best_trial, best_result, pareto_front).
+-- A version 5 file (or older) gains the trials columns suggest_s and
+-- model_fit_s, NULL in the trials it already holds.
 --
 -- Constraints: a trial may report constraint values under the result key
 -- "constraints", a number or a list of numbers, each <= 0 when satisfied
@@ -55,10 +57,10 @@
 -- newer than it understands.
 CREATE TABLE IF NOT EXISTS schema_info (
   key TEXT PRIMARY KEY,  -- 'schema_version'
-  value TEXT             -- '5'
+  value TEXT             -- '6'
 );
-INSERT OR REPLACE INTO schema_info (key, value) VALUES ('schema_version', '5');
-PRAGMA user_version = 5;
+INSERT OR REPLACE INTO schema_info (key, value) VALUES ('schema_version', '6');
+PRAGMA user_version = 6;
 
 -- The experiment itself: always exactly one row, id = 1.
 CREATE TABLE IF NOT EXISTS experiment (
@@ -101,7 +103,9 @@ CREATE TABLE IF NOT EXISTS trials (
   last_iteration INTEGER NOT NULL DEFAULT 0,  -- last training_iteration the controller recorded
   num_failures INTEGER NOT NULL DEFAULT 0,    -- failures so far (restarts use max_failures)
   error TEXT,                  -- for ERROR: the message and where it was raised
-  config_nonfinite TEXT        -- JSON: where config holds NaN/infinity (see the top); else NULL
+  config_nonfinite TEXT,       -- JSON: where config holds NaN/infinity (see the top); else NULL
+  suggest_s REAL,              -- seconds the searcher's suggest call for this trial took
+  model_fit_s REAL             -- of those, fitting the searcher's model; NULL when it fitted none
 );
 -- Creation order, a page at a time (the dashboard's trial table).
 CREATE INDEX IF NOT EXISTS trials_by_index ON trials (trial_index);

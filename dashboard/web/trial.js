@@ -15,7 +15,9 @@ TR.trialView = function (main, name, id) {
         ['status', TR.status(t.status)], ['reason', t.status === 'ERROR' ? t.error : t.reason],
         ['iterations', t.last_iteration], ['failures', t.num_failures],
         ['created', TR.when(t.created_at)], ['started', TR.when(t.started_at)],
-        ['finished', TR.when(t.finished_at)], ['directory', t.trial_dir]];
+        ['finished', TR.when(t.finished_at)], ['directory', t.trial_dir],
+        ['suggestion ms (model fit)', t.suggest_s == null ? '-'
+          : `${TR.num(1e3 * t.suggest_s)} (${t.model_fit_s == null ? '-' : TR.num(1e3 * t.model_fit_s)})`]];
       const shown = t.results.length < t.num_results
         ? ` (${t.results.length} of ${t.num_results}, evenly thinned)` : '';
       const infoRows =

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <limits>
 #include <numeric>
 
@@ -34,6 +35,52 @@ bool among(const std::vector<double>& x, const std::vector<Observation>& trials)
                      [&](const Observation& t) { return detail::same_point(t.x, x); });
 }
 
+// The probability of feasibility's models (internal/gp.h): a GP per
+// constraint, fitted to its standardised values at the completed trials
+// (rows `fit_rows` of X for the hyperparameters, as the objective's). None
+// until a trial has broken a constraint. A value that is not a number (or a
+// constraint a trial did not report) counts as the largest reported one.
+std::vector<detail::ConstraintModel> fit_constraints(const std::vector<Observation>& obs,
+                                                     const Eigen::MatrixXd& X,
+                                                     const detail::FitData& fit, int G,
+                                                     int64_t restarts, Rng& rng) {
+  size_t count = 0;
+  bool broken = false;
+  for (const Observation& o : obs) {
+    count = std::max(count, o.constraints.size());
+    broken = broken || o.violation > 0;
+  }
+  std::vector<detail::ConstraintModel> out;
+  if (!broken) return out;
+  const auto n = static_cast<Eigen::Index>(obs.size());
+  for (size_t k = 0; k < count; ++k) {
+    Eigen::VectorXd c(n);
+    double worst = -std::numeric_limits<double>::infinity();
+    for (Eigen::Index i = 0; i < n; ++i) {
+      const auto& values = obs[static_cast<size_t>(i)].constraints;
+      c[i] = k < values.size() ? values[k] : NAN;
+      if (std::isfinite(c[i])) worst = std::max(worst, c[i]);
+    }
+    if (!std::isfinite(worst)) worst = 1;
+    for (Eigen::Index i = 0; i < n; ++i) {
+      if (!std::isfinite(c[i])) c[i] = worst;
+    }
+    const double mean = c.mean();
+    double sd = std::sqrt((c.array() - mean).square().mean());
+    if (!(sd > 1e-300)) sd = 1;
+    const Eigen::VectorXd y = (c.array() - mean) / sd;
+    const std::vector<double> targets(y.data(), y.data() + n);
+    const detail::Model m = detail::fit_model(fit, targets, detail::OutputTransform::kStandardise,
+                                              detail::fit_starts({}, G, restarts, rng));
+    const Eigen::VectorXd fitted = Eigen::Map<const Eigen::VectorXd>(m.targets.data(), n);
+    out.push_back(
+        {GaussianProcess(X.topRows(n), fitted, detail::per_input_theta(m.theta, fit.groups),
+                         detail::prior_noise(m.targets, fit.repeats)),
+         -mean / sd});
+  }
+  return out;
+}
+
 }  // namespace
 
 GpSearcher::GpSearcher(GpOptions options)
@@ -62,6 +109,8 @@ std::vector<double> GpSearcher::propose(Rng& rng) {
     std::vector<double> x = encoding().snap(tpe_.propose(*this, encoding(), rng));
     if (!among(x, obs) && !among(x, running())) return x;
   }
+  using Clock = std::chrono::steady_clock;
+  const auto fit_start = Clock::now();  // the model fit: up to the posterior
   const auto n = static_cast<Eigen::Index>(obs.size());
   const auto& dims = encoding().dims();
   const auto running = this->running();
@@ -131,6 +180,11 @@ std::vector<double> GpSearcher::propose(Rng& rng) {
     return GaussianProcess(std::move(Xown), yown, detail::per_input_theta(d.theta, groups), {},
                            std::move(d.prior));
   }();
+  const std::vector<detail::ConstraintModel> constraints =
+      options_.feasibility
+          ? fit_constraints(obs, X, {Xf, fit_rows, groups, repeats}, G, options_.fit_restarts, rng)
+          : std::vector<detail::ConstraintModel>();
+  note_model_fit(std::chrono::duration<double>(Clock::now() - fit_start).count());
 
   // Candidates: uniform; around the best trials; and, in many dimensions,
   // in the trust region around the best trial.
@@ -166,7 +220,7 @@ std::vector<double> GpSearcher::propose(Rng& rng) {
       plan.trust > 0 ? detail::trust_box(dims, theta) : detail::local_box(dims);
   const Eigen::MatrixXd C = detail::draw_candidates(encoding(), obs, by_value, plan, box, rng);
 
-  const Acquisition acquisition(gp, best, dims, X);
+  const Acquisition acquisition(gp, best, dims, X, constraints);
   const Eigen::VectorXd score = acquisition.score(C);
 
   // Each start climbs; it and where it ends both compete, at their lattice

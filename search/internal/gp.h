@@ -77,8 +77,20 @@
 // Constraints (a result's "constraints", core/pareto.h): with one objective
 // or several, a trial that breaks them is modelled as worse than every
 // feasible one, by the feasible values' span times 1 plus its share of the
-// largest violation, so the improvement sought is a feasible one and the
-// model learns where the feasible region ends.
+// largest violation, so the improvement sought is a feasible one. And once
+// a trial has broken one (feasibility = true, the default), the acquisition
+// is expected improvement times the probability of feasibility (Gardner et
+// al. 2014, "Bayesian Optimization with Inequality Constraints"): a GP per
+// constraint, fitted (its own hyperparameters, from the default start and
+// fit_restarts - 1 random ones) to its standardised values at the completed
+// trials, gives P(c_k(x) <= 0) = Phi(-mean / sd), and the constraints count
+// as independent. The penalty alone says where trials failed; the
+// constraints' GPs say how likely a new point is to fail, so the climb
+// stops at a constraint's edge instead of spilling over it.
+// benchmarks/multi_objective --hard (seeds 0..9, 200 trials, without ->
+// with): TNK's median hypervolume 0.523 -> 0.604 and feasible trials 109.5
+// -> 181.5, SRN's 28839 -> 29597 and 127 -> 190; a suggestion's CPU time
+// there 17 -> 111 ms (two constraints, two more fits).
 //
 // Warm start (ModelBasedSearcher::warm_start): with one objective, once
 // one of this run's trials has completed, the GP of the earlier

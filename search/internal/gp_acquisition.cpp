@@ -43,9 +43,28 @@ Eigen::VectorXd log_ei(const GaussianProcess& gp, const Eigen::MatrixXd& Q, doub
   return out;
 }
 
+Eigen::VectorXd log_feasibility(const std::vector<ConstraintModel>& constraints,
+                                const Eigen::MatrixXd& Q) {
+  Eigen::VectorXd out = Eigen::VectorXd::Zero(Q.rows());
+  Eigen::VectorXd mean, var;
+  for (const ConstraintModel& c : constraints) {
+    c.gp.predict(Q, mean, var);
+    for (Eigen::Index i = 0; i < Q.rows(); ++i) {
+      out[i] += log_norm_cdf((c.threshold - mean[i]) / std::sqrt(var[i]));
+    }
+  }
+  return out;
+}
+
 Acquisition::Acquisition(const GaussianProcess& gp, double best, const std::vector<Dimension>& dims,
-                         const Eigen::MatrixXd& taken)
-    : gp_(gp), best_(best), dims_(dims), taken_(taken), D_(gp_dims(dims)) {
+                         const Eigen::MatrixXd& taken,
+                         const std::vector<ConstraintModel>& constraints)
+    : gp_(gp),
+      best_(best),
+      dims_(dims),
+      taken_(taken),
+      constraints_(constraints),
+      D_(gp_dims(dims)) {
   for (Eigen::Index at = 0, d = 0; d < static_cast<Eigen::Index>(dims.size()); ++d) {
     if (dims[d].categorical()) {
       at += static_cast<Eigen::Index>(dims[d].num_choices());
@@ -56,8 +75,14 @@ Acquisition::Acquisition(const GaussianProcess& gp, double best, const std::vect
   }
 }
 
-Eigen::VectorXd Acquisition::score(const Eigen::MatrixXd& Q) const {
+Eigen::VectorXd Acquisition::acquisition_at(const Eigen::MatrixXd& Q) const {
   Eigen::VectorXd out = log_ei(gp_, Q, best_);
+  if (!constraints_.empty()) out += log_feasibility(constraints_, Q);
+  return out;
+}
+
+Eigen::VectorXd Acquisition::score(const Eigen::MatrixXd& Q) const {
+  Eigen::VectorXd out = acquisition_at(Q);
   for (Eigen::Index r = 0; r < Q.rows(); ++r) {
     if (taken(Q.row(r).transpose())) out[r] = -std::numeric_limits<double>::infinity();
   }
@@ -85,7 +110,7 @@ void Acquisition::refine(Eigen::VectorXd& z, double& value) const {
       const double h = z[numeric_[k]] + kGradientStep <= 1 ? kGradientStep : -kGradientStep;
       probe(k, numeric_[k]) += h;
     }
-    const Eigen::VectorXd probed = log_ei(gp_, probe, best_);
+    const Eigen::VectorXd probed = acquisition_at(probe);
     Eigen::VectorXd grad(p);
     for (Eigen::Index k = 0; k < p; ++k) {
       const double h = z[numeric_[k]] + kGradientStep <= 1 ? kGradientStep : -kGradientStep;
@@ -104,7 +129,7 @@ void Acquisition::refine(Eigen::VectorXd& z, double& value) const {
       }
       tries.row(static_cast<Eigen::Index>(s)) = t.transpose();
     }
-    Eigen::VectorXd tried = log_ei(gp_, tries, best_);
+    Eigen::VectorXd tried = acquisition_at(tries);
     for (size_t s = 0; s < std::size(kStepLengths); ++s) {
       if (outside[s]) {
         tried[static_cast<Eigen::Index>(s)] = -std::numeric_limits<double>::infinity();
@@ -135,7 +160,7 @@ bool Acquisition::exchange(Eigen::VectorXd& z, double& value) const {
     }
     at += k;
   }
-  const Eigen::VectorXd scored = log_ei(gp_, nb, best_);
+  const Eigen::VectorXd scored = acquisition_at(nb);
   Eigen::Index arg;
   if (!(scored.maxCoeff(&arg) > value + kMinGain)) return false;
   z = nb.row(arg).transpose();

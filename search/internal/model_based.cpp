@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <limits>
 
@@ -100,7 +101,8 @@ size_t ModelBasedSearcher::warm_start(const std::vector<PriorTrial>& trials) {
     }
     if (!inside_space(t.config, x)) continue;
     const double loss = outcome->losses[0];
-    prior.push_back({0, std::move(x), loss, std::move(outcome->losses), outcome->violation, true});
+    prior.push_back({0, std::move(x), loss, std::move(outcome->losses), outcome->violation, true,
+                     std::move(outcome->constraints)});
     configs.push_back(&t.config);
   }
   std::vector<std::vector<double>> losses;
@@ -127,16 +129,23 @@ Suggestion ModelBasedSearcher::suggest(const std::string& trial_id) {
   const uint64_t index = suggested_++;
   Rng rng = detail::suggestion_rng(options_.seed, index);
   Json config;
+  std::optional<double> model_fit_s;
   if (index < options_.points_to_evaluate.size()) {
     config = encoding_.sample(rng);
     detail::deep_merge(config, options_.points_to_evaluate[index]);
   } else if (!ready_for_model() || encoding_.size() == 0) {
     config = encoding_.sample(rng);
   } else {
+    using Clock = std::chrono::steady_clock;
+    fit_s_.reset();
+    const auto start = Clock::now();
     config = encoding_.decode(propose(rng));
+    model_fit_s = fit_s_ ? *fit_s_ : std::chrono::duration<double>(Clock::now() - start).count();
   }
   running_[trial_id] = Running{index, encoding_.encode(config), std::nullopt};
-  return Suggestion::of(std::move(config));
+  Suggestion out = Suggestion::of(std::move(config));
+  out.model_fit_s = model_fit_s;
+  return out;
 }
 
 bool ModelBasedSearcher::ready_for_model() const {
@@ -154,6 +163,17 @@ std::optional<ModelBasedSearcher::Outcome> ModelBasedSearcher::outcome_of(
     out.losses.push_back(objective.mode == Mode::kMax ? -value : value);
   }
   out.violation = constraint_violation(result);
+  if (auto it = result.find(core::kConstraintsKey); it != result.end()) {
+    auto add = [&out](const Json& c) {
+      const double v = c.is_number() ? c.get<double>() : NAN;
+      out.constraints.push_back(std::isnan(v) ? INFINITY : v);
+    };
+    if (it->is_array()) {
+      for (const Json& c : *it) add(c);
+    } else {
+      add(*it);
+    }
+  }
   return out;
 }
 
@@ -179,8 +199,8 @@ void ModelBasedSearcher::on_trial_complete(const std::string& trial_id, const Js
   if (!outcome) outcome = std::move(trial.last);
   if (outcome) {
     const double loss = outcome->losses[0];
-    observations_.push_back(
-        {trial.index, std::move(trial.x), loss, std::move(outcome->losses), outcome->violation});
+    observations_.push_back({trial.index, std::move(trial.x), loss, std::move(outcome->losses),
+                             outcome->violation, false, std::move(outcome->constraints)});
     update_prior_offset();
   }
 }
@@ -236,6 +256,25 @@ std::vector<double> ModelBasedSearcher::observed_violations() const {
   return out;
 }
 
+namespace {
+
+// Constraint values as save() holds them: infinity (not a number reported)
+// as null, which JSON can hold.
+Json saved_constraints(const std::vector<double>& constraints) {
+  Json out = Json::array();
+  for (double c : constraints) out.push_back(std::isfinite(c) ? Json(c) : Json());
+  return out;
+}
+
+std::vector<double> restored_constraints(const Json& saved, const char* key) {
+  std::vector<double> out;
+  if (!saved.contains(key)) return out;
+  for (const Json& c : saved.at(key)) out.push_back(c.is_number() ? c.get<double>() : INFINITY);
+  return out;
+}
+
+}  // namespace
+
 Json ModelBasedSearcher::save() const {
   Json observations = Json::array();
   for (const Observation& o : observations_) {
@@ -243,6 +282,7 @@ Json ModelBasedSearcher::save() const {
     if (o.losses.size() > 1) saved["losses"] = o.losses;
     if (o.violation != 0) saved["violation"] = o.violation;
     if (o.prior) saved["prior"] = true;
+    if (!o.constraints.empty()) saved["constraints"] = saved_constraints(o.constraints);
     observations.push_back(std::move(saved));
   }
   Json running = Json::object();
@@ -252,6 +292,9 @@ Json ModelBasedSearcher::save() const {
       saved["last_loss"] = trial.last->losses[0];
       if (trial.last->losses.size() > 1) saved["last_losses"] = trial.last->losses;
       if (trial.last->violation != 0) saved["last_violation"] = trial.last->violation;
+      if (!trial.last->constraints.empty()) {
+        saved["last_constraints"] = saved_constraints(trial.last->constraints);
+      }
     }
     running[id] = std::move(saved);
   }
@@ -286,7 +329,7 @@ void ModelBasedSearcher::restore(const Json& state) {
       const double loss = o.at("loss").get<double>();
       observations.push_back({o.at("index").get<uint64_t>(), point(o.at("x")), loss,
                               losses(o, "losses", loss), o.value("violation", 0.0),
-                              o.value("prior", false)});
+                              o.value("prior", false), restored_constraints(o, "constraints")});
     }
     std::map<std::string, Running> running;
     for (const auto& [id, r] : state.at("running").items()) {
@@ -294,7 +337,8 @@ void ModelBasedSearcher::restore(const Json& state) {
       std::optional<Outcome> outcome;
       if (!last.is_null()) {
         outcome =
-            Outcome{losses(r, "last_losses", last.get<double>()), r.value("last_violation", 0.0)};
+            Outcome{losses(r, "last_losses", last.get<double>()), r.value("last_violation", 0.0),
+                    restored_constraints(r, "last_constraints")};
       }
       running[id] = {r.at("index").get<uint64_t>(), point(r.at("x")), std::move(outcome)};
     }

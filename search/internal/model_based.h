@@ -13,6 +13,12 @@
 // value is every objective's, and a result lacking one counts as lacking
 // them all; each value also carries the result's constraint violation.
 //
+// Time: a suggestion from the model reports its model-fit time
+// (Suggestion::model_fit_s): all of propose() (for TPE and MOTPE building
+// the Parzen estimators is most of it), unless propose() notes a narrower
+// part with note_model_fit() (GP-BO: fitting its hyperparameters and
+// posterior, not maximising the acquisition).
+//
 // Deterministic: suggestion i draws from an Rng seeded by (seed, i); save()
 // holds the counter, the history and the model's warm-start state, so
 // restore(save()) on a fresh searcher gives the same next suggestions.
@@ -70,6 +76,10 @@ class ModelBasedSearcher : public Searcher {
     // An earlier experiment's trial (warm_start), not this run's: the
     // function may have changed since.
     bool prior = false;
+    // The result's constraint values (core::kConstraintsKey) in order, each
+    // <= 0 when satisfied; infinity for one that is not a number. Empty when
+    // it reports none.
+    std::vector<double> constraints;
   };
 
   const std::vector<Objective>& objectives() const { return objectives_; }
@@ -111,11 +121,16 @@ class ModelBasedSearcher : public Searcher {
 
   const detail::SpaceEncoding& encoding() const { return encoding_; }
 
+  // Called from propose(): the seconds this suggestion spent fitting the
+  // model, when that is a part of propose() (see the top).
+  void note_model_fit(double seconds) { fit_s_ = seconds; }
+
  private:
   // What a result says of a trial: its losses and constraint violation.
   struct Outcome {
     std::vector<double> losses;
     double violation = 0;
+    std::vector<double> constraints;  // as Observation's
   };
   struct Running {
     uint64_t index = 0;
@@ -141,6 +156,7 @@ class ModelBasedSearcher : public Searcher {
   std::map<std::string, Running> running_;
   std::vector<double> prior_offset_;  // per objective, added to the prior trials' values
   uint64_t history_version_ = 0;
+  std::optional<double> fit_s_;  // note_model_fit()'s, for the current suggestion
 };
 
 }  // namespace tune::search

@@ -160,7 +160,9 @@ std::vector<double> MotpeSearcher::propose(Rng& rng) {
   const std::vector<double> above_weights = detail::tpe_weights(above.size());
 
   const auto& dims = encoding().dims();
-  const bool scott = options_.bandwidth == TpeBandwidth::kScott;
+  const bool scott =
+      options_.bandwidth == TpeBandwidth::kScott ||
+      (options_.bandwidth == TpeBandwidth::kAuto && dims.size() > kAutoNeighbourDims);
   const auto bandwidth = scott ? detail::Bandwidth::kScott : detail::Bandwidth::kNeighbour;
   const auto scale = options_.multivariate && !scott ? detail::KernelScale::kDensity
                                                      : detail::KernelScale::kOptuna;

@@ -8,6 +8,13 @@ namespace tune::search::detail {
 
 double norm_cdf(double z) { return 0.5 * std::erfc(-z * std::numbers::sqrt2 / 2); }
 
+double log_norm_cdf(double z) {
+  if (z > -5) return std::log(norm_cdf(z));
+  // Phi(z) = phi(z) / -z (1 - 1/z^2 + 3/z^4 - ...), the asymptotic series.
+  const double r = 1 / (z * z);
+  return -0.5 * z * z - kLogSqrt2Pi - std::log(-z) + std::log1p(-r + 3 * r * r);
+}
+
 double norm_sf(double z) { return 0.5 * std::erfc(z * std::numbers::sqrt2 / 2); }
 
 double norm_ppf(double p) {

@@ -21,6 +21,9 @@ double norm_mass(double a, double b);
 // A standard normal truncated to [a, b], by inverse CDF from u in [0, 1).
 double truncated_norm_sample(double a, double b, double u);
 
+// log Phi(z), accurate for very negative z (where Phi underflows).
+double log_norm_cdf(double z);
+
 // log(z Phi(z) + phi(z)): the log of expected improvement per unit sd,
 // accurate for very negative z (where EI underflows).
 double log_ei_factor(double z);

@@ -22,18 +22,22 @@ void Repeater::set_search_properties(const std::string& metric, Mode mode,
 }
 
 Suggestion Repeater::suggest(const std::string& trial_id) {
+  std::optional<double> model_fit_s;  // the group's first trial's only
   if (filling_.empty()) {
     Suggestion s = inner_->suggest(trial_id);
     if (s.status != Suggestion::Status::kConfig) return s;
     groups_[trial_id] = Group{std::move(s.config)};
     filling_ = trial_id;
+    model_fit_s = s.model_fit_s;
   }
   Group& group = groups_.at(filling_);
   Json config = group.config;
   if (set_index_) config["__trial_index__"] = group.handed_out;
   group_of_[trial_id] = filling_;
   if (++group.handed_out == repeat_) filling_.clear();
-  return Suggestion::of(std::move(config));
+  Suggestion out = Suggestion::of(std::move(config));
+  out.model_fit_s = model_fit_s;
+  return out;
 }
 
 void Repeater::on_trial_complete(const std::string& trial_id, const Json* last_result, bool error) {

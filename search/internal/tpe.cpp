@@ -349,7 +349,9 @@ std::vector<double> TpeModel::propose_joint(const Split& split, const std::vecto
   // Neighbour widths vary per kernel, so the kernels are densities (a wide
   // one must not outweigh a narrow one); Scott's widths are Optuna's
   // estimator, scaled as Optuna scales it.
-  const bool scott = options_.bandwidth == TpeBandwidth::kScott;
+  const bool scott =
+      options_.bandwidth == TpeBandwidth::kScott ||
+      (options_.bandwidth == TpeBandwidth::kAuto && dims.size() > kAutoNeighbourDims);
   const auto bandwidth = scott ? detail::Bandwidth::kScott : detail::Bandwidth::kNeighbour;
   const auto scale = scott ? detail::KernelScale::kOptuna : detail::KernelScale::kDensity;
   const detail::ParzenEstimator l(dims, split.below, split.below_weight, options_.prior_weight,

@@ -53,6 +53,8 @@ TrialRecord read_trial(const Statement& row, const std::filesystem::path& path) 
   trial.last_iteration = row.column_int(9);
   trial.num_failures = row.column_int(10);
   trial.error = row.column_text(11);
+  trial.suggest_s = row.column_optional_double(13);
+  trial.model_fit_s = row.column_optional_double(14);
   return trial;
 }
 

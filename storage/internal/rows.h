@@ -30,7 +30,10 @@ Mode read_mode(const std::string& text, const std::filesystem::path& path);
 inline constexpr std::string_view kTrialColumns =
     "trial_id, trial_index, config, status, status_reason, trial_dir, created_at, started_at, "
     "finished_at, last_iteration, num_failures, error, config_nonfinite";
-inline constexpr int kTrialColumnCount = 13;
+// What reads select: those, then the suggest call's times (schema version
+// 6 on), which put_trial leaves alone (set_trial_search_time writes them).
+inline constexpr std::string_view kTrialTimeColumns = "suggest_s, model_fit_s";
+inline constexpr int kTrialColumnCount = 15;
 
 TrialRecord read_trial(const Statement& row, const std::filesystem::path& path);
 

@@ -109,7 +109,7 @@ TEST_CASE("tpe and gp take their options, and num_samples as their budget") {
   CHECK(factory_error("tpe", {{"n_candidates", 1}}).first == "n_candidates");
   const auto [key, message] = factory_error("tpe", {{"bandwidth", "silverman"}});
   CHECK(key == "bandwidth");
-  CHECK(message == R"(expected one of "neighbour", "scott", got "silverman")");
+  CHECK(message == R"(expected one of "neighbour", "scott", "auto", got "silverman")");
   CHECK(factory_error("tpe", {{"weighting", 1}}).first == "weighting");
   CHECK(factory_error("gp", {{"n_ei_candidates", 1}}).first == "n_ei_candidates");
   CHECK(factory_error("gp", {{"incumbent", "worst"}}).first == "incumbent");

@@ -35,6 +35,20 @@ TEST_CASE("gp: the same seed gives the same configs") {
   CHECK(run_sequential(a, 20, branin) == run_sequential(b, 20, branin));
 }
 
+TEST_CASE("gp: a suggestion from the model reports its model fit, a random one none") {
+  GpOptions o = gp_options(14, 3);
+  o.tpe_trials = 0;
+  GpSearcher gp(o);
+  gp.set_search_properties("loss", Mode::kMin, branin_space());
+  run_sequential(gp, 10, branin);  // n_startup_trials: random configs
+  Suggestion from_model = gp.suggest("t10");
+  REQUIRE(from_model.model_fit_s);
+  CHECK(*from_model.model_fit_s >= 0);
+  GpSearcher fresh(o);
+  fresh.set_search_properties("loss", Mode::kMin, branin_space());
+  CHECK_FALSE(fresh.suggest("t0").model_fit_s);
+}
+
 TEST_CASE("gp: restore on a fresh searcher gives the same next suggestions") {
   GpSearcher a(gp_options(30, 2));
   a.set_search_properties("loss", Mode::kMin, branin_space());

@@ -22,9 +22,10 @@ namespace {
 using Rows = std::vector<std::vector<std::string>>;
 
 // The columns on the host's clock, not the simulation's: when the row was
-// last written.
+// last written, and how long the searcher took to suggest the trial.
 bool wall_clock(const std::string& table, const std::string& column) {
-  return (table == "experiment" || table == "experiment_state") && column == "updated_at";
+  return ((table == "experiment" || table == "experiment_state") && column == "updated_at") ||
+         (table == "trials" && (column == "suggest_s" || column == "model_fit_s"));
 }
 
 // Every row of every table of the experiment, in the table's order, all

@@ -138,13 +138,44 @@ TEST_CASE("an experiment status the store does not know is a StorageError naming
                        StorageError);
 }
 
-TEST_CASE("the database is in WAL mode with schema version 5") {
+TEST_CASE("the database is in WAL mode with schema version 6") {
   TempDir dir;
   ExperimentStore::open(dir.path());
   Sql sql(dir.path() / "experiment.db");
   CHECK(sql.scalar("PRAGMA journal_mode") == "wal");
-  CHECK(sql.scalar("PRAGMA user_version") == "5");
-  CHECK(sql.scalar("SELECT value FROM schema_info WHERE key = 'schema_version'") == "5");
+  CHECK(sql.scalar("PRAGMA user_version") == "6");
+  CHECK(sql.scalar("SELECT value FROM schema_info WHERE key = 'schema_version'") == "6");
+}
+
+TEST_CASE("a trial's suggestion time reads back; a version 5 file gains the columns, empty") {
+  TempDir dir;
+  {
+    ExperimentStore store = ExperimentStore::open(dir.path());
+    store.put_experiment(experiment(Mode::kMin));
+    store.put_trial(trial(0));
+    store.put_trial(trial(1));
+    store.flush();
+  }
+  {  // what schema version 5 wrote: no search time columns
+    Sql sql(dir.path() / "experiment.db", SQLITE_OPEN_READWRITE);
+    sql.exec(
+        R"(ALTER TABLE trials DROP COLUMN suggest_s; ALTER TABLE trials DROP COLUMN model_fit_s;
+                UPDATE schema_info SET value = '5'; PRAGMA user_version = 5;)");
+  }
+  CHECK_FALSE(ExperimentStore::open_read_only(dir.path()).trials().at(0).suggest_s);
+  ExperimentStore store = ExperimentStore::open(dir.path());
+  store.set_trial_search_time("exp_00000", 0.25, 0.125);
+  store.set_trial_search_time("exp_00001", 0.5, std::nullopt);
+  store.put_trial(trial(0));  // a later write of the row keeps them
+  CHECK_THROWS_WITH_AS(store.set_trial_search_time("exp_00009", 1, 1),
+                       doctest::Contains("no trial exp_00009"), StorageError);
+  store.flush();
+  const auto trials = ExperimentStore::open_read_only(dir.path()).trials();
+  CHECK(trials.at(0).suggest_s == 0.25);
+  CHECK(trials.at(0).model_fit_s == 0.125);
+  CHECK(trials.at(1).suggest_s == 0.5);
+  CHECK_FALSE(trials.at(1).model_fit_s);
+  CHECK(Sql(dir.path() / "experiment.db").scalar("PRAGMA user_version") == "6");
 }
 
 TEST_CASE("results are visible to another connection after flush, not before") {
@@ -373,11 +404,11 @@ TEST_CASE("a database from a newer tunerun refuses to open") {
   ExperimentStore::open(dir.path());
   {
     Sql sql(dir.path() / "experiment.db", SQLITE_OPEN_READWRITE);
-    sql.exec("PRAGMA user_version = 6");
-    sql.exec("UPDATE schema_info SET value = '6' WHERE key = 'schema_version'");
+    sql.exec("PRAGMA user_version = 7");
+    sql.exec("UPDATE schema_info SET value = '7' WHERE key = 'schema_version'");
   }
   std::string expected = (dir.path() / "experiment.db").string() +
-                         " has schema version 6; this tunerun understands up to 5";
+                         " has schema version 7; this tunerun understands up to 6";
   CHECK_THROWS_WITH_AS(ExperimentStore::open(dir.path()), expected.c_str(), StorageError);
   CHECK_THROWS_WITH_AS(ExperimentStore::open_read_only(dir.path()), expected.c_str(), StorageError);
 }

@@ -197,8 +197,8 @@ TEST_CASE("a version 1 file is read as it is read-only, and upgraded when opened
   CHECK(store.results("exp_00000").at(0).metrics == Json{{"loss", 0.25}});
   CHECK(std::isnan(store.results("exp_00000").at(1).metrics["loss"].get<double>()));
   Sql sql(dir.path() / "experiment.db");
-  CHECK(sql.scalar("PRAGMA user_version") == "5");
-  CHECK(sql.scalar("SELECT value FROM schema_info WHERE key = 'schema_version'") == "5");
+  CHECK(sql.scalar("PRAGMA user_version") == "6");
+  CHECK(sql.scalar("SELECT value FROM schema_info WHERE key = 'schema_version'") == "6");
   // The recreated views: the NaN result has no metric_value.
   CHECK(sql.scalar("SELECT count(*) FROM all_results WHERE metric_value IS NULL") == "1");
 }

@@ -184,7 +184,7 @@ TEST_CASE("a version 3 file opened for writing gains trial_last_result, filled f
   }
   ExperimentStore store = ExperimentStore::open(dir.path());
   Sql sql(dir.path() / "experiment.db");
-  CHECK(sql.scalar("PRAGMA user_version") == "5");
+  CHECK(sql.scalar("PRAGMA user_version") == "6");
   CHECK(kept_rows(sql) == kept);
   for (size_t i = 0; i < kQueries.size(); ++i) {
     INFO(kQueries[i]);

@@ -112,7 +112,7 @@ TEST_CASE("one objective: the objectives table has it, and a version 2 file gain
   CHECK(ExperimentStore::open_read_only(dir.path()).pareto_front().empty());
   ExperimentStore store = ExperimentStore::open(dir.path());
   Sql sql(dir.path() / "experiment.db");
-  CHECK(sql.scalar("PRAGMA user_version") == "5");
+  CHECK(sql.scalar("PRAGMA user_version") == "6");
   CHECK(sql.scalar("SELECT metric || ' ' || mode FROM objectives") == "loss min");
   CHECK(store.pareto_front(true).at(0).trial.trial_id == "exp_1");
 }

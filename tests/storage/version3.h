@@ -1,5 +1,6 @@
 // Turns an experiment database into what schema version 3 wrote: no
-// trial_last_result and its triggers, and the views that searched each
+// trial_last_result and its triggers, no trials.suggest_s and model_fit_s,
+// and the views that searched each
 // trial's results for its last one. Tests compare the kept last results
 // with what those views computed, and open such files as older tunerun
 // builds left them.
@@ -34,6 +35,8 @@ LIMIT 1;)";
 
 // `sql` must be opened read-write on a file of this build's schema.
 inline void make_version_3(Sql& sql) {
+  // Columns first: SQLite checks every view when one is dropped.
+  sql.exec("ALTER TABLE trials DROP COLUMN suggest_s; ALTER TABLE trials DROP COLUMN model_fit_s");
   sql.exec(R"(
       DROP TRIGGER IF EXISTS trial_last_result_on_insert; DROP TRIGGER trial_last_result_on_delete;
       DROP TRIGGER trial_last_result_on_update; DROP TRIGGER trial_last_result_on_metric;

@@ -85,6 +85,46 @@ x2 = { uniform = [0, 15] }
   CHECK(a == b);
 }
 
+TEST_CASE("each trial stores its suggestion time; status --verbose shows it and the model fit") {
+  ScratchDir dir;
+  dir.write("timed.toml", R"(
+name = "timed"
+metric = "loss"
+num_samples = 5
+max_concurrent_trials = 1
+[trainable]
+builtin = "branin"
+[param_space]
+x1 = { uniform = [-5, 10] }
+x2 = { uniform = [0, 15] }
+[search]
+algorithm = "tpe"
+n_startup_trials = 3
+)");
+  REQUIRE(run_tunerun("-q timed.toml", dir.path()).exit_code == 0);
+  // The start-up trials are random: a suggest time, no model fitted. The
+  // controller suggests one trial ahead of the running one, so the 4th may
+  // come before 3 have completed; the 5th comes from the model.
+  auto rows =
+      query(dir.path() / "runs/timed/experiment.db",
+            "SELECT suggest_s IS NOT NULL, model_fit_s IS NOT NULL, model_fit_s <= suggest_s"
+            " FROM trials ORDER BY trial_index");
+  REQUIRE(rows.size() == 5);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    CAPTURE(i);
+    CHECK(rows[i][0] == "1");
+    if (i < 3) CHECK(rows[i][1] == "0");
+    if (i == 4) CHECK(rows[i][1] == "1");
+    if (rows[i][1] == "1") CHECK(rows[i][2] == "1");
+  }
+  auto plain = run_tunerun("status runs/timed", dir.path());
+  CHECK(plain.output.find("suggest ms") == std::string::npos);
+  auto verbose = run_tunerun("status --verbose runs/timed", dir.path());
+  CHECK(verbose.exit_code == 0);
+  CHECK(verbose.output.find("suggest ms") != std::string::npos);
+  CHECK(verbose.output.find("fit ms") != std::string::npos);
+}
+
 TEST_CASE("a bad sweep file exits 2 with file, line and key, and writes nothing") {
   ScratchDir dir;
   dir.write("typo.toml", "name = \"typo\"\n[trainable]\nbuiltin = \"quadratic\"\nnum_worker = 2\n");

@@ -1,5 +1,7 @@
-// `tunerun status EXPERIMENT_DIR`: every trial's state and why it is in it.
-// Reads the database while an experiment runs without blocking it.
+// `tunerun status EXPERIMENT_DIR [--verbose]`: every trial's state and why it
+// is in it; with --verbose also what its suggestion cost (the searcher's
+// suggest call and, of it, the model fit). Reads the database while an
+// experiment runs without blocking it.
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -16,7 +18,13 @@ namespace {
 
 struct StatusOptions {
   std::string experiment_dir;
+  bool verbose = false;  // the suggestion's times beside each trial
 };
+
+// Milliseconds, or "-" when not recorded.
+std::string ms(const std::optional<double>& seconds) {
+  return seconds ? fmt::format("{:.2f}", 1e3 * *seconds) : "-";
+}
 
 std::string metric_of(const storage::ExperimentStore& store, const storage::TrialRecord& trial,
                       const std::string& metric) {
@@ -102,12 +110,15 @@ void status(const StatusOptions& options) {
   for (const auto& [status, n] : counts) fmt::print(" {} {}", n, status);
   fmt::print("\n");
   const std::string& metric = experiment->metric;
-  fmt::print("{:<28} {:<10} {:>5} {:>12}  {}\n", "trial", "status", "iter",
-             metric.empty() ? "metric" : metric, "reason");
+  fmt::print("{:<28} {:<10} {:>5} {:>12}", "trial", "status", "iter",
+             metric.empty() ? "metric" : metric);
+  if (options.verbose) fmt::print(" {:>10} {:>10}", "suggest ms", "fit ms");
+  fmt::print("  reason\n");
   for (const auto& t : trials) {
-    fmt::print("{:<28} {:<10} {:>5} {:>12}  {}\n", t.trial_id, to_string(t.status),
-               t.last_iteration, metric_of(store, t, metric),
-               t.status == TrialStatus::kError ? t.error : t.status_reason);
+    fmt::print("{:<28} {:<10} {:>5} {:>12}", t.trial_id, to_string(t.status), t.last_iteration,
+               metric_of(store, t, metric));
+    if (options.verbose) fmt::print(" {:>10} {:>10}", ms(t.suggest_s), ms(t.model_fit_s));
+    fmt::print("  {}\n", t.status == TrialStatus::kError ? t.error : t.status_reason);
   }
   print_hosts(store, trials);
 }
@@ -120,6 +131,8 @@ void setup_status(CLI::App& app) {
   cmd->add_option("experiment", options->experiment_dir, "Experiment directory (runs/NAME)")
       ->required()
       ->check(CLI::ExistingDirectory);
+  cmd->add_flag("-v,--verbose", options->verbose,
+                "Also each trial's suggestion time and the searcher's model-fit time (ms)");
   cmd->callback([options] { status(*options); });
 }
 

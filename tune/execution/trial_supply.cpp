@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <map>
 
@@ -79,9 +80,9 @@ void TrialSupply::resume_status(Trial& t) {
     // Deleted since the experiment stopped: its work since the newest one
     // still there is lost.
     const int64_t gone = t.checkpoints.missing.front();
-    const std::string what = fmt::format(
-        "checkpoint {} of trial {} is missing ({}); it resumes {}", gone, t.id,
-        storage::CheckpointManager::path(t.dir, gone).string(), from);
+    const std::string what =
+        fmt::format("checkpoint {} of trial {} is missing ({}); it resumes {}", gone, t.id,
+                    storage::CheckpointManager::path(t.dir, gone).string(), from);
     parts_.log.log(0, "warning: {}", what);
     parts_.trials.note(t, what, now);
   }
@@ -139,7 +140,12 @@ void TrialSupply::create_trials() {
     while (!exhausted() && parts_.trials.count(TrialStatus::kPending) <
                                parts_.plugins.searcher->max_pending_trials()) {
       const std::string id = fmt::format("{}_{:05d}", parts_.spec.name, next_index_);
+      // Timed on the steady clock, whatever clock_now() simulates: the
+      // searcher's real cost, stored with the trial.
+      const auto asked = std::chrono::steady_clock::now();
       search::Suggestion s = parts_.plugins.searcher->suggest(id);
+      const double suggest_s =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - asked).count();
       if (s.status == search::Suggestion::Status::kFinished) {
         searcher_finished_ = true;
         break;
@@ -148,6 +154,7 @@ void TrialSupply::create_trials() {
       auto dir = parts_.spec.experiment_dir() / "trials" / dir_name(id, s.config);
       Trial& trial =
           parts_.trials.create(id, next_index_++, std::move(s.config), std::move(dir), unix_now());
+      parts_.store.set_trial_search_time(id, suggest_s, s.model_fit_s);
       created = true;
       // Its directory now, not on the way to its start; launch() names the
       // error if it cannot be made.
