@@ -42,6 +42,23 @@ class ExperimentAnalysis:
     def results_df(self):
         return self._grid.get_dataframe().set_index("trial_id", drop=False)
 
+    @property
+    def trial_dataframes(self):
+        """{trial directory: its results, one row per report}, as Ray's."""
+        return self.fetch_trial_dataframes()
+
+    def fetch_trial_dataframes(self):
+        return {r.path: r.metrics_dataframe for r in self._grid}
+
+    def get_all_configs(self, prefix=False):
+        """{trial directory: its config}; prefix=True flattens it with "config/" keys."""
+        if not prefix:
+            return {r.path: r.config for r in self._grid}
+        df = self._grid.get_dataframe()
+        columns = [c for c in df.columns if c.startswith("config/")]
+        return {path: row.to_dict() for path, (_, row) in
+                zip((r.path for r in self._grid), df[columns].iterrows())}
+
     def dataframe(self, metric=None, mode=None):
         """One row per trial: its last result, or with metric and mode its best one."""
         return self._grid.get_dataframe(filter_metric=metric, filter_mode=mode)
@@ -74,6 +91,13 @@ class ExperimentAnalysis:
     @property
     def best_result(self):
         return self._best(None, None).metrics
+
+    @property
+    def best_result_df(self):
+        """The best trial's last result as a one-row dataframe indexed by trial_id."""
+        best = self._best(None, None)
+        df = self.results_df
+        return df[df["trial_id"] == best.trial_id]
 
     @property
     def best_logdir(self):

@@ -113,6 +113,30 @@ class _WithResources:
         return self.trainable(*args, **kwargs)
 
 
+def _has_grid(value):
+    if isinstance(value, Domain):
+        return value.kind == "grid_search"
+    if isinstance(value, dict):
+        return any(_has_grid(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(_has_grid(v) for v in value)
+    return False
+
+
+def _points_count_as_samples(spec, searcher, param_space):
+    """Ray's BasicVariantGenerator counts its points_to_evaluate among the
+    num_samples (4 samples and 2 points: 4 trials); the engine's runs the
+    points, then num_samples. Without a grid_search, num_samples less the
+    points goes to the engine, when at least one sample is left (else one
+    random trial runs after the points, where Ray runs none)."""
+    if type(searcher).__name__ != "BasicVariantGenerator":
+        return
+    points = len(spec["search"].get("points_to_evaluate") or [])
+    samples = spec.get("num_samples", 1)
+    if points and samples > points and not _has_grid(param_space):
+        spec["num_samples"] = samples - points
+
+
 def with_resources(trainable, resources):
     return _WithResources(trainable, resources)
 
@@ -466,6 +490,7 @@ class Tuner:
         })
         if isinstance(tc.search_alg, _NativeSearcher):
             spec["search"] = tc.search_alg._spec(metric)
+            _points_count_as_samples(spec, tc.search_alg, self._param_space)
         elif isinstance(tc.search_alg, Searcher):
             spec["custom_searcher"] = _adapters.SearcherAdapter(tc.search_alg, self._param_space,
                                                                 tc.num_samples)
