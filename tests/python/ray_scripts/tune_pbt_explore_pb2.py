@@ -61,7 +61,7 @@ tuner = tune.Tuner(
                                checkpoint_config=train.CheckpointConfig(num_to_keep=3)),
     tune_config=tune.TuneConfig(scheduler=pbt, metric="mean_accuracy", mode="max",
                                 num_samples=4),
-    param_space={"lr": 0.0001, "some_other_factor": 1},
+    param_space={"lr": 0.001, "some_other_factor": 1},
 )
 results = tuner.fit()
 assert results.num_errors == 0, [r.error for r in results]
@@ -70,7 +70,7 @@ print("Best hyperparameters found were: ", best.config)
 for r in results:
     assert 0.0001 <= r.config["lr"] <= 0.5
     assert r.metrics["training_iteration"] == 12
-assert any(r.config["lr"] != 0.0001 for r in results), "PBT never explored"
+assert any(r.config["lr"] != 0.001 for r in results), "PBT never explored"
 
 pb2 = PB2(
     time_attr="training_iteration",
