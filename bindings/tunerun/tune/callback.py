@@ -22,9 +22,9 @@ A hook whose parameters include `iteration` or `trials` gets Ray's. Both get
     setup(stop=, num_samples=, total_num_samples=, experiment_path=)  once.
 Where we differ from Ray: `iteration` counts the hook calls, not the
 controller's steps; on_step_begin/end, on_trial_save/restore/recover are not
-called (a callback that overrides one is warned once); and setting result["should_checkpoint"] in
-on_trial_result does not reach the trial (a warning says so; checkpoint
-from the trainable instead).
+called (a callback that overrides one is warned); and setting
+result["should_checkpoint"] in on_trial_result does not reach the trial (a
+warning says so; checkpoint from the trainable instead).
 """
 
 import os
