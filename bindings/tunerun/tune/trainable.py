@@ -138,7 +138,10 @@ def run_class(cls, config, parameters, options):
     """The worker's loop for a class trainable; options: checkpoint_frequency,
     checkpoint_at_end, max_iteration (RunConfig.stop's training_iteration)."""
     global _kept, _cleanup_registered
-    reuse = os.environ.get("TUNERUN_REUSE") == "1"
+    # An instance is kept for the rank's next trial only when it may take
+    # it (reset_config overridden); else cleanup() runs at the trial's end, as Ray's.
+    reuse = (os.environ.get("TUNERUN_REUSE") == "1"
+             and getattr(cls, "reset_config", None) is not Trainable.reset_config)
     trainable = _instance(cls, config, parameters) if reuse else cls(config, **parameters)
     keep = False
     try:
