@@ -10,7 +10,7 @@ _DOMAINS = ["Domain", "choice", "grid_search", "lograndint", "loguniform", "qlog
 
 _lazy.install(globals(), {
     **{m: f"tunerun.tune.{m}"
-       for m in ("error", "examples", "experiment", "integration", "logger", "result",
+       for m in ("analysis", "error", "examples", "experiment", "integration", "logger", "result",
                  "schedulers", "search",
                  "stopper", "utils")},
     **{name: f"tunerun.tune.search_space:{name}" for name in _DOMAINS},
@@ -25,6 +25,8 @@ _lazy.install(globals(), {
                                                             "checkpoint_dir")},
     "Checkpoint": "tunerun.train.checkpoint:Checkpoint",
     "CLIReporter": "tunerun.tune.progress:CLIReporter",
+    "create_scheduler": "tunerun.tune.schedulers:create_scheduler",
+    "create_searcher": "tunerun.tune.search:create_searcher",
     "register_trainable": "tunerun.tune.registry:register_trainable",
     **{name: f"tunerun.tune.legacy:{name}" for name in ("Experiment", "ExperimentAnalysis",
                                                           "run", "run_experiments")},
