@@ -27,7 +27,7 @@ from tunerun.tune import _adapters, _nesting, _per_trial_scaling, _values
 from tunerun.tune.callback import Callback, _with_ray_hooks
 from tunerun.tune.experiment import Trial, _trials_of
 from tunerun.tune.placement_groups import PlacementGroupFactory
-from tunerun.tune.progress import CLIReporter
+from tunerun.tune.progress import CLIReporter, ProgressReporter
 from tunerun.tune.registry import resolve_trainable
 from tunerun.tune.result_grid import ResultGrid
 from tunerun.tune.schedulers import TrialScheduler, _NativeScheduler
@@ -454,9 +454,10 @@ class Tuner:
         for callback in rc.callbacks or []:
             if not isinstance(callback, Callback):
                 raise ValueError(f"RunConfig.callbacks: {callback!r} is not a tune.Callback")
-        if rc.progress_reporter is not None and not isinstance(rc.progress_reporter, CLIReporter):
+        if rc.progress_reporter is not None and not isinstance(rc.progress_reporter,
+                                                               (CLIReporter, ProgressReporter)):
             raise ValueError(f"RunConfig.progress_reporter: {rc.progress_reporter!r} is not a "
-                             "tune.CLIReporter")
+                             "tune.CLIReporter or tune.ProgressReporter")
         metric, mode = _metric_and_mode(tc)
         if metric is not None and mode is None:
             raise ValueError("mode: TuneConfig(metric=...) needs mode=\"min\" or \"max\"")
@@ -577,7 +578,7 @@ class Tuner:
                                                                           False),
                                          zygote_argv=zygote)
         if reporter is not None:
-            reporter.report()
+            reporter._finish()
         if interrupted and self._run_config.verbose:
             print(f"tunerun: the experiment stopped early; continue it with "
                   f"tune.Tuner.restore({path!r}, trainable)", file=sys.stderr)
