@@ -21,8 +21,10 @@ iteration 0), then reset_config(new_config); True: it runs the trial
 without setup() (and load_checkpoint() if the trial resumes). False (the
 default): where we differ from Ray, which fails the trial, the old instance
 is cleaned up and a new one set up in the same process. An instance whose
-trial raised is cleaned up, never reused; a kept one is cleaned up when the
-rank exits.
+trial raised is cleaned up, never reused. An instance is kept only when its
+class overrides reset_config (else cleanup() runs at the trial's end); a
+kept one is cleaned up at the rank's exit, which the rank's end after fit()
+may skip (a known gap: Ray cleans up when the actor stops).
 """
 
 import atexit
