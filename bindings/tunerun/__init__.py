@@ -20,7 +20,8 @@ _lazy.install(globals(), {"air": "tunerun.air", "train": "tunerun.train", "tune"
                           "exceptions": "tunerun.exceptions",
                           "load": "tunerun.tune.result_grid:load",
                           **{name: f"tunerun._ray:{name}"
-                             for name in ("init", "is_initialized", "shutdown")},
+                             for name in ("init", "is_initialized", "shutdown", "cluster_resources",
+                                          "available_resources")},
                           # ray.remote & co.: an in-process layer (tunerun/_remote.py)
                           **{name: f"tunerun._remote:{name}"
                              for name in ("ObjectRef", "get", "put", "remote", "wait")}})

@@ -55,6 +55,36 @@ def is_initialized():
     return _initialized
 
 
+def cluster_resources():
+    """Ray's ray.cluster_resources(): {"CPU": n, "GPU": n, "memory": bytes}
+    of this machine, or init()'s num_cpus/num_gpus where given. GPUs counted
+    from CUDA_VISIBLE_DEVICES, else torch when the script imported it."""
+    import os
+    cpus = _resources.get("cpus") or len(os.sched_getaffinity(0))
+    gpus = _resources.get("gpus")
+    if gpus is None:
+        visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+        torch = sys.modules.get("torch")
+        if visible is not None:
+            gpus = len([d for d in visible.split(",") if d.strip()])
+        elif torch is not None:
+            gpus = torch.cuda.device_count()
+        else:
+            gpus = 0
+    out = {"CPU": float(cpus)}
+    if gpus:
+        out["GPU"] = float(gpus)
+    out["memory"] = float(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    return out
+
+
+def available_resources():
+    """Ray's ray.available_resources(): between fit() calls nothing holds
+    resources in the driver, so cluster_resources() (during a fit, from a
+    trial, the same: tunerun does not count what the trials hold here)."""
+    return cluster_resources()
+
+
 def resources():
     """init()'s num_cpus and num_gpus as the spec's resources section
     ({"cpus": 4, "gpus": 1}): the most the trials hold at once."""

@@ -10,9 +10,8 @@ _DOMAINS = ["Domain", "choice", "grid_search", "lograndint", "loguniform", "qlog
 
 _lazy.install(globals(), {
     **{m: f"tunerun.tune.{m}"
-       for m in ("error", "examples", "experiment", "integration", "logger", "result",
-                 "schedulers", "search",
-                 "stopper", "utils")},
+       for m in ("analysis", "error", "examples", "experiment", "integration", "logger",
+                 "progress_reporter", "result", "schedulers", "search", "stopper", "utils")},
     **{name: f"tunerun.tune.search_space:{name}" for name in _DOMAINS},
     **{name: f"tunerun.tune.callback:{name}" for name in ("Callback", "Stopper")},
     **{name: f"tunerun.tune.result_grid:{name}" for name in ("Result", "ResultGrid")},
@@ -24,7 +23,10 @@ _lazy.install(globals(), {
                                                             "get_context", "should_checkpoint",
                                                             "checkpoint_dir")},
     "Checkpoint": "tunerun.train.checkpoint:Checkpoint",
-    "CLIReporter": "tunerun.tune.progress:CLIReporter",
+    **{name: f"tunerun.tune.progress:{name}" for name in ("CLIReporter", "JupyterNotebookReporter",
+                                                           "ProgressReporter")},
+    "create_scheduler": "tunerun.tune.schedulers:create_scheduler",
+    "create_searcher": "tunerun.tune.search:create_searcher",
     "register_trainable": "tunerun.tune.registry:register_trainable",
     **{name: f"tunerun.tune.legacy:{name}" for name in ("Experiment", "ExperimentAnalysis",
                                                           "run", "run_experiments")},

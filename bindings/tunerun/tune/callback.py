@@ -10,6 +10,9 @@ the list of every trial seen so far:
     on_trial_complete(iteration, trials, trial, **info)
     on_trial_error(iteration, trials, trial, **info)
     on_experiment_end(trials, **info)                  after the run
+    on_checkpoint(iteration, trials, trial, checkpoint, **info)
+                          after on_trial_result, when that result came with a
+                          checkpoint (a train.Checkpoint of the trial's copy)
 or tunerun's plain values, which need no records:
     on_trial_start(trial_id, config)
     on_trial_result(trial_id, config, result)
@@ -18,17 +21,21 @@ or tunerun's plain values, which need no records:
 A hook whose parameters include `iteration` or `trials` gets Ray's. Both get
     setup(stop=, num_samples=, total_num_samples=, experiment_path=)  once.
 Where we differ from Ray: `iteration` counts the hook calls, not the
-controller's steps; on_step_begin/end, on_trial_save/restore and
-on_checkpoint are not called; and setting result["should_checkpoint"] in
-on_trial_result does not reach the trial (a warning says so; checkpoint
-from the trainable instead).
+controller's steps; on_step_begin/end, on_trial_save/restore/recover are not
+called (a callback that overrides one is warned); and setting
+result["should_checkpoint"] in on_trial_result does not reach the trial (a
+warning says so; checkpoint from the trainable instead).
 """
 
+import os
 import sys
+import warnings
 
 from tunerun.tune.experiment import _record
 
 _HOOKS = ("on_trial_start", "on_trial_result", "on_trial_complete", "on_trial_error")
+_NEVER_CALLED = ("on_step_begin", "on_step_end", "on_trial_save", "on_trial_restore",
+                 "on_trial_recover")
 
 
 class Callback:
@@ -50,6 +57,9 @@ class Callback:
     def on_experiment_end(self, trials, **info):
         pass
 
+    def on_checkpoint(self, iteration, trials, trial, checkpoint, **info):
+        pass
+
 
 def _takes_ray_arguments(hook):
     import inspect  # here: a rank that imports tune.Callback need not load it
@@ -63,9 +73,20 @@ def _takes_ray_arguments(hook):
 def _with_ray_hooks(callback, trainable_name):
     """The callback as the controller calls it: itself, or _RayHooks over it
     when one of its trial hooks takes Ray's arguments."""
-    if any(_takes_ray_arguments(getattr(callback, hook)) for hook in _HOOKS):
+    overridden = [h for h in _NEVER_CALLED if callable(getattr(callback, h, None))]
+    if overridden:
+        warnings.warn(f"tunerun: {type(callback).__name__}.{', '.join(overridden)} will not be "
+                      "called (tunerun has no such event; on_trial_result and on_checkpoint "
+                      "are)", stacklevel=3)
+    if (any(_takes_ray_arguments(getattr(callback, hook)) for hook in _HOOKS)
+            or _overrides(callback, "on_checkpoint")):
         return _RayHooks(callback, trainable_name)
     return callback
+
+
+def _overrides(callback, hook):
+    own = getattr(type(callback), hook, None)
+    return own is not None and own is not getattr(Callback, hook)
 
 
 class _RayHooks(Callback):
@@ -101,12 +122,30 @@ class _RayHooks(Callback):
         asked = result.get("should_checkpoint")
         self._call("on_trial_result", (trial_id, config, result), trial_id, config, "RUNNING",
                    result, result)
+        self._checkpoint(trial_id, config, result)
         if result.get("should_checkpoint") and not asked and not self._warned:
             self._warned = True
             print(f"tunerun: {type(self._callback).__name__} set result['should_checkpoint']; a "
                   "callback cannot make a trial checkpoint here (return should_checkpoint=True "
                   "from the trainable's step(), or set CheckpointConfig(checkpoint_frequency=))",
                   file=sys.stderr)
+
+    def _checkpoint(self, trial_id, config, result):
+        """on_checkpoint when this result's checkpoint is in the trial's
+        directory (the trial writes checkpoint_<iteration> before the
+        result reaches the controller)."""
+        if not _overrides(self._callback, "on_checkpoint") or self._experiment_path is None:
+            return
+        trial = _record(self._records, trial_id, config, "RUNNING", result,
+                        self._experiment_path)
+        path = os.path.join(trial.local_path,
+                            f"checkpoint_{int(result.get('training_iteration', 0)):06d}")
+        if os.path.isdir(path):
+            from tunerun.train import Checkpoint
+            trial.checkpoint = Checkpoint(path)
+            self._iteration += 1
+            self._callback.on_checkpoint(self._iteration, list(self._records.values()), trial,
+                                         trial.checkpoint)
 
     def on_trial_complete(self, trial_id, config, last_result):
         self._call("on_trial_complete", (trial_id, config, last_result), trial_id, config,

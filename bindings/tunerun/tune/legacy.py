@@ -42,6 +42,23 @@ class ExperimentAnalysis:
     def results_df(self):
         return self._grid.get_dataframe().set_index("trial_id", drop=False)
 
+    @property
+    def trial_dataframes(self):
+        """{trial directory: its results, one row per report}, as Ray's."""
+        return self.fetch_trial_dataframes()
+
+    def fetch_trial_dataframes(self):
+        return {r.path: r.metrics_dataframe for r in self._grid}
+
+    def get_all_configs(self, prefix=False):
+        """{trial directory: its config}; prefix=True flattens it with "config/" keys."""
+        if not prefix:
+            return {r.path: r.config for r in self._grid}
+        df = self._grid.get_dataframe()
+        columns = [c for c in df.columns if c.startswith("config/")]
+        return {path: row.to_dict() for path, (_, row) in
+                zip((r.path for r in self._grid), df[columns].iterrows())}
+
     def dataframe(self, metric=None, mode=None):
         """One row per trial: its last result, or with metric and mode its best one."""
         return self._grid.get_dataframe(filter_metric=metric, filter_mode=mode)
@@ -76,6 +93,13 @@ class ExperimentAnalysis:
         return self._best(None, None).metrics
 
     @property
+    def best_result_df(self):
+        """The best trial's last result as a one-row dataframe indexed by trial_id."""
+        best = self._best(None, None)
+        df = self.results_df
+        return df[df["trial_id"] == best.trial_id]
+
+    @property
     def best_logdir(self):
         return self.get_best_logdir()
 
@@ -90,8 +114,8 @@ class ExperimentAnalysis:
 
 # tune.run's keywords that have no counterpart here, with the value that
 # means "not used" (Ray's default).
-_UNSUPPORTED = {"log_to_file": False, "sync_config": None, "export_formats": None,
-                "restore": None, "resume": None, "storage_filesystem": None}
+_UNSUPPORTED = {"sync_config": None, "export_formats": None, "restore": None,
+                "storage_filesystem": None}
 
 
 def run(run_or_experiment, name=None, metric=None, mode=None, stop=None, time_budget_s=None,
@@ -101,12 +125,17 @@ def run(run_or_experiment, name=None, metric=None, mode=None, stop=None, time_bu
         callbacks=None, progress_reporter=None, max_concurrent_trials=None,
         keep_checkpoints_num=None,
         checkpoint_score_attr=None, checkpoint_freq=0, checkpoint_at_end=False,
-        local_dir=None, trial_name_creator=None, trial_dirname_creator=None, **unsupported):
+        local_dir=None, trial_name_creator=None, trial_dirname_creator=None, resume=False,
+        log_to_file=False, **unsupported):
     """Ray's tune.run: runs `run_or_experiment` (a function or tune.Trainable
     class) over `config` as tune.Tuner would and returns an
     ExperimentAnalysis. checkpoint_score_attr "min-<metric>" orders by min,
-    as Ray's. Differences: the keywords of _UNSUPPORTED raise ValueError when
-    set; storage_path (or local_dir) defaults to "runs"."""
+    as Ray's. resume ("AUTO", True, "LOCAL", "ERRORED_ONLY",
+    "AUTO+RESTART_ERRORED"...) continues the experiment `name` with
+    Tuner.restore (with AUTO, a new one starts when there is none); a
+    trial's output always goes to its directory (rank_<n>.log), so
+    log_to_file is accepted. Differences: the keywords of _UNSUPPORTED raise
+    ValueError when set; storage_path (or local_dir) defaults to "runs"."""
     for key, value in unsupported.items():
         if key not in _UNSUPPORTED:
             raise TypeError(f"tune.run() got an unexpected keyword argument {key!r}")
@@ -135,12 +164,42 @@ def run(run_or_experiment, name=None, metric=None, mode=None, stop=None, time_bu
         checkpoint_config=checkpoint_config,
         failure_config=FailureConfig(max_failures=max_failures, fail_fast=fail_fast),
         verbose=1 if verbose is None else min(int(verbose), 2))
-    grid = Tuner(trainable, param_space=config or {}, tune_config=tune_config,
-                 run_config=run_config).fit()
+    tuner = _resumed(resume, trainable, run_config)
+    if tuner is None:
+        tuner = Tuner(trainable, param_space=config or {}, tune_config=tune_config,
+                      run_config=run_config)
+    grid = tuner.fit()
     if raise_on_failed_trial and grid.num_errors:
         failed = [r.trial_id for r in grid if r.error is not None]
         raise TuneError(f"Trials did not complete: {failed}")
     return ExperimentAnalysis(grid.experiment_path, default_metric=metric, default_mode=mode)
+
+
+def _resumed(resume, trainable, run_config):
+    """tune.run(resume=...): the Tuner that continues the experiment, or None
+    for a new one."""
+    if not resume:
+        return None
+    import os
+    mode = "LOCAL" if resume is True else str(resume).upper()
+    if not run_config.name:
+        raise ValueError(f"tune.run: resume={resume!r} needs the experiment's name= (the "
+                         "experiment to continue)")
+    path = os.path.join(os.path.expanduser(str(run_config.storage_path)), run_config.name)
+    if not Tuner.can_restore(path):
+        if mode.startswith("AUTO"):
+            return None
+        raise ValueError(f"tune.run: resume={resume!r}, but {path} holds no experiment to "
+                         "continue (resume=\"AUTO\" starts one when there is none)")
+    restart = "RESTART_ERRORED" in mode
+    return Tuner.restore(path, trainable, resume_errored="ERRORED" in mode and not restart,
+                         restart_errored=restart,
+                         run_config=RunConfig(
+                             callbacks=run_config.callbacks,
+                             progress_reporter=run_config.progress_reporter,
+                             stop=run_config.stop, verbose=run_config.verbose,
+                             checkpoint_config=run_config.checkpoint_config,
+                             failure_config=run_config.failure_config))
 
 
 # An Experiment's keywords (Ray's Experiment.__init__ and the keys of its

@@ -4,6 +4,11 @@ runs, and once at the end. Given as RunConfig(progress_reporter=...) or
 tune.run(progress_reporter=...); it runs as a tune.Callback on the
 controller's loop (a table is printed from there, after a result).
 
+ProgressReporter is Ray's base for a reporter of one's own:
+should_report(trials, done=False) and report(trials, done, *sys_info), called
+with Trial records after each trial event and once with done=True at the end.
+JupyterNotebookReporter is CLIReporter here.
+
 Where we differ from Ray: the table is plain text (no HTML), and a trial
 appears once it has started.
 """
@@ -12,6 +17,7 @@ import sys
 import time
 
 from tunerun.tune.callback import Callback
+from tunerun.tune.experiment import _record
 
 
 def _cell(value, width):
@@ -103,8 +109,61 @@ class CLIReporter(Callback):
         return f"== Status ==\nNumber of trials: {len(self._trials)} ({summary})\n" + \
             "\n".join(lines)
 
+    def _finish(self):
+        self.report()
+
     def report(self):
         """Prints the table now."""
         self._last = time.monotonic()
         if self._trials:
             print(self._table(), file=sys.stdout, flush=True)
+
+
+class JupyterNotebookReporter(CLIReporter):
+    """Ray's notebook reporter: the same plain-text table as CLIReporter."""
+
+    def __init__(self, overwrite=True, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+
+
+class ProgressReporter(Callback):
+    """Ray's ProgressReporter: subclass it with should_report(trials,
+    done=False) -> bool and report(trials, done, *sys_info); `trials` are
+    tune.experiment.Trial records (trial_id, status, config, last_result)."""
+
+    def should_report(self, trials, done=False):
+        return True
+
+    def report(self, trials, done, *sys_info):
+        raise NotImplementedError(f"{type(self).__name__}.report(trials, done, *sys_info)")
+
+    def setup(self, start_time=None, total_samples=None, metric=None, mode=None, **info):
+        self._experiment_path = info.get("experiment_path")
+
+    def _event(self, trial_id, config, status, result, done=False):
+        records = self.__dict__.setdefault("_records", {})
+        if trial_id is not None:
+            _record(records, trial_id, config, status, result,
+                    getattr(self, "_experiment_path", None))
+        trials = list(records.values())
+        if self.should_report(trials, done=done):
+            counts = {}
+            for trial in trials:
+                counts[trial.status] = counts.get(trial.status, 0) + 1
+            summary = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
+            self.report(trials, done, f"Number of trials: {len(trials)} ({summary})")
+
+    def on_trial_start(self, trial_id, config):
+        self._event(trial_id, config, "RUNNING", None)
+
+    def on_trial_result(self, trial_id, config, result):
+        self._event(trial_id, config, "RUNNING", result)
+
+    def on_trial_complete(self, trial_id, config, last_result):
+        self._event(trial_id, config, "TERMINATED", last_result)
+
+    def on_trial_error(self, trial_id, config, error):
+        self._event(trial_id, config, "ERROR", None)
+
+    def _finish(self):
+        self._event(None, None, None, None, done=True)

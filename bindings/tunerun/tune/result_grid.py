@@ -58,7 +58,7 @@ class Result:
     @property
     def metrics_dataframe(self):
         import pandas
-        return pandas.DataFrame(self.history)
+        return pandas.DataFrame([_flat(h) for h in self.history])
 
     @classmethod
     def from_path(cls, path):
@@ -92,6 +92,14 @@ class Result:
                    trial_id=d["trial_id"], status=d["status"],
                    best_checkpoints=[(Checkpoint(p), r) for p, r in d["best_checkpoints"]],
                    history=d["history"])
+
+
+def _flat(metrics):
+    """A result as one row, as Ray's progress.csv: nested dicts as "a/b" keys."""
+    out = {}
+    for key, value in metrics.items():
+        _flatten(key, value, out)
+    return out
 
 
 def _flatten(prefix, value, out):
@@ -175,19 +183,21 @@ class ResultGrid:
 
     def get_dataframe(self, filter_metric=None, filter_mode=None):
         """One row per trial: its last metrics (or, with filter_metric, its best
-        row by that metric and filter_mode), config/<key> columns and logdir."""
+        row by that metric and filter_mode; nested dicts as "a/b" columns),
+        config/<key> columns and logdir."""
         import pandas
         if (filter_metric is None) != (filter_mode is None):
             raise ValueError("give both filter_metric and filter_mode, or neither")
         rows = []
         for r in self._results:
-            row = dict(r.metrics)
+            row = r.metrics
             if filter_metric is not None:
                 scored = [h for h in r.history if isinstance(h.get(filter_metric), (int, float))
                           and not math.isnan(h[filter_metric])]
                 if scored:
                     pick = max if filter_mode == "max" else min
-                    row = dict(pick(scored, key=lambda h: h[filter_metric]))
+                    row = pick(scored, key=lambda h: h[filter_metric])
+            row = _flat(row)
             _flatten("config", r.config, row)
             row["logdir"] = r.path
             row.setdefault("trial_id", r.trial_id)

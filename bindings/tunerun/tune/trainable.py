@@ -21,8 +21,10 @@ iteration 0), then reset_config(new_config); True: it runs the trial
 without setup() (and load_checkpoint() if the trial resumes). False (the
 default): where we differ from Ray, which fails the trial, the old instance
 is cleaned up and a new one set up in the same process. An instance whose
-trial raised is cleaned up, never reused; a kept one is cleaned up when the
-rank exits.
+trial raised is cleaned up, never reused. An instance is kept only when its
+class overrides reset_config (else cleanup() runs at the trial's end); a
+kept one is cleaned up at the rank's exit, which the rank's end after fit()
+may skip (a known gap: Ray cleans up when the actor stops).
 """
 
 import atexit
@@ -138,7 +140,10 @@ def run_class(cls, config, parameters, options):
     """The worker's loop for a class trainable; options: checkpoint_frequency,
     checkpoint_at_end, max_iteration (RunConfig.stop's training_iteration)."""
     global _kept, _cleanup_registered
-    reuse = os.environ.get("TUNERUN_REUSE") == "1"
+    # An instance is kept for the rank's next trial only when it may take
+    # it (reset_config overridden); else cleanup() runs at the trial's end, as Ray's.
+    reuse = (os.environ.get("TUNERUN_REUSE") == "1"
+             and getattr(cls, "reset_config", None) is not Trainable.reset_config)
     trainable = _instance(cls, config, parameters) if reuse else cls(config, **parameters)
     keep = False
     try:

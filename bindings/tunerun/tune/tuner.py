@@ -27,7 +27,7 @@ from tunerun.tune import _adapters, _nesting, _per_trial_scaling, _values
 from tunerun.tune.callback import Callback, _with_ray_hooks
 from tunerun.tune.experiment import Trial, _trials_of
 from tunerun.tune.placement_groups import PlacementGroupFactory
-from tunerun.tune.progress import CLIReporter
+from tunerun.tune.progress import CLIReporter, ProgressReporter
 from tunerun.tune.registry import resolve_trainable
 from tunerun.tune.result_grid import ResultGrid
 from tunerun.tune.schedulers import TrialScheduler, _NativeScheduler
@@ -111,6 +111,30 @@ class _WithResources:
 
     def __call__(self, *args, **kwargs):
         return self.trainable(*args, **kwargs)
+
+
+def _has_grid(value):
+    if isinstance(value, Domain):
+        return value.kind == "grid_search"
+    if isinstance(value, dict):
+        return any(_has_grid(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(_has_grid(v) for v in value)
+    return False
+
+
+def _points_count_as_samples(spec, searcher, param_space):
+    """Ray's BasicVariantGenerator counts its points_to_evaluate among the
+    num_samples (4 samples and 2 points: 4 trials); the engine's runs the
+    points, then num_samples. Without a grid_search, num_samples less the
+    points goes to the engine, when at least one sample is left (else one
+    random trial runs after the points, where Ray runs none)."""
+    if type(searcher).__name__ != "BasicVariantGenerator":
+        return
+    points = len(spec["search"].get("points_to_evaluate") or [])
+    samples = spec.get("num_samples", 1)
+    if points and samples > points and not _has_grid(param_space):
+        spec["num_samples"] = samples - points
 
 
 def with_resources(trainable, resources):
@@ -430,9 +454,10 @@ class Tuner:
         for callback in rc.callbacks or []:
             if not isinstance(callback, Callback):
                 raise ValueError(f"RunConfig.callbacks: {callback!r} is not a tune.Callback")
-        if rc.progress_reporter is not None and not isinstance(rc.progress_reporter, CLIReporter):
+        if rc.progress_reporter is not None and not isinstance(rc.progress_reporter,
+                                                               (CLIReporter, ProgressReporter)):
             raise ValueError(f"RunConfig.progress_reporter: {rc.progress_reporter!r} is not a "
-                             "tune.CLIReporter")
+                             "tune.CLIReporter or tune.ProgressReporter")
         metric, mode = _metric_and_mode(tc)
         if metric is not None and mode is None:
             raise ValueError("mode: TuneConfig(metric=...) needs mode=\"min\" or \"max\"")
@@ -466,6 +491,7 @@ class Tuner:
         })
         if isinstance(tc.search_alg, _NativeSearcher):
             spec["search"] = tc.search_alg._spec(metric)
+            _points_count_as_samples(spec, tc.search_alg, self._param_space)
         elif isinstance(tc.search_alg, Searcher):
             spec["custom_searcher"] = _adapters.SearcherAdapter(tc.search_alg, self._param_space,
                                                                 tc.num_samples)
@@ -552,7 +578,7 @@ class Tuner:
                                                                           False),
                                          zygote_argv=zygote)
         if reporter is not None:
-            reporter.report()
+            reporter._finish()
         if interrupted and self._run_config.verbose:
             print(f"tunerun: the experiment stopped early; continue it with "
                   f"tune.Tuner.restore({path!r}, trainable)", file=sys.stderr)

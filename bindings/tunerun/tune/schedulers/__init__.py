@@ -224,3 +224,21 @@ class PB2(_NativeScheduler):
                          hyperparam_bounds=hyperparam_bounds,
                          quantile_fraction=quantile_fraction, synch=synch,
                          burn_in_period=burn_in_period, seed=seed)
+
+
+# Ray's tune.create_scheduler names, those with a scheduler here.
+_SCHEDULERS = {"fifo": FIFOScheduler, "async_hyperband": AsyncHyperBandScheduler,
+               "asynchyperband": AsyncHyperBandScheduler, "asha": AsyncHyperBandScheduler,
+               "median_stopping_rule": MedianStoppingRule, "medianstopping": MedianStoppingRule,
+               "hyperband": HyperBandScheduler, "hb_bohb": HyperBandForBOHB,
+               "pbt": PopulationBasedTraining, "pb2": PB2}
+
+
+def create_scheduler(scheduler, **kwargs):
+    """Ray's tune.create_scheduler: the scheduler named `scheduler` made with kwargs."""
+    cls = _SCHEDULERS.get(str(scheduler).lower())
+    if cls is None:
+        raise ValueError(f"create_scheduler: unknown scheduler {scheduler!r} (known: "
+                         f"{', '.join(sorted(_SCHEDULERS))}; Ray's pbt_replay and "
+                         "resource_changing are not in tunerun)")
+    return cls(**kwargs)

@@ -18,3 +18,18 @@ from tunerun.tune.search.bayesopt import BayesOptSearch  # noqa: F401
 from tunerun.tune.search.bohb import TuneBOHB  # noqa: F401
 from tunerun.tune.search.hyperopt import HyperOptSearch  # noqa: F401
 from tunerun.tune.search.optuna import OptunaSearch  # noqa: F401
+
+# Ray's tune.create_searcher names, those with a searcher here.
+_SEARCHERS = {"variant_generator": BasicVariantGenerator, "random": BasicVariantGenerator,
+              "bayesopt": BayesOptSearch, "bohb": TuneBOHB, "hyperopt": HyperOptSearch,
+              "optuna": OptunaSearch, "tpe": TPESearch}
+
+
+def create_searcher(search_alg, **kwargs):
+    """Ray's tune.create_searcher: the searcher named `search_alg` made with kwargs."""
+    cls = _SEARCHERS.get(str(search_alg).lower())
+    if cls is None:
+        raise ValueError(f"create_searcher: unknown search algorithm {search_alg!r} (known: "
+                         f"{', '.join(sorted(_SEARCHERS))}; Ray's ax, nevergrad, zoopt, hebo, "
+                         "blendsearch and cfo are not in tunerun)")
+    return cls(**kwargs)
