@@ -16,6 +16,7 @@
 #include "tune/execution/controller.h"
 #include "tune/result_grid.h"
 #include "tune/spec/fields.h"
+#include "tune/spec/hostfile.h"
 #include "tune/spec/json.h"
 #include "tune/spec/plugins.h"
 #include "tune/spec/validation.h"
@@ -144,10 +145,20 @@ std::vector<std::string> program_dirs() {
 
 // The checks fit() would make before it writes anything, raising ValueError;
 // returns the effective spec, as `tunerun validate --print-config --json`
-// prints a sweep file's.
+// prints a sweep file's. Launcher "ssh" as `tunerun run` takes it: its
+// hostfile read, and no control address is loopback, which the hosts
+// cannot reach (a script has no --control-address to give one later).
 py::object check_spec(const py::dict& dict) {
   const tune::ExperimentSpec spec = to_spec(dict);
   tune::Plugins::from_spec(spec);
+  if (spec.cluster.launcher == "ssh") {
+    tune::ExperimentSpec checked = spec;
+    if (checked.cluster.control_address.empty() && checked.cluster.control_interface.empty()) {
+      checked.cluster.control_address = "127.0.0.1";
+    }
+    tune::check_ssh_cluster(checked);
+    tune::read_hostfile(spec.cluster.hostfile);
+  }
   return to_python(tune::experiment_spec_to_json(spec));
 }
 
