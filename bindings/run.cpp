@@ -1,9 +1,11 @@
 #include "bindings/run.h"
 
+#include <dlfcn.h>
 #include <fmt/format.h>
 #include <pybind11/stl.h>
 
 #include <chrono>
+#include <filesystem>
 #include <memory>
 
 #include "bindings/json_py.h"
@@ -14,6 +16,7 @@
 #include "tune/execution/controller.h"
 #include "tune/result_grid.h"
 #include "tune/spec/fields.h"
+#include "tune/spec/hostfile.h"
 #include "tune/spec/json.h"
 #include "tune/spec/plugins.h"
 #include "tune/spec/validation.h"
@@ -126,12 +129,36 @@ tune::ExperimentSpec to_spec(const py::dict& dict) {
   return spec;
 }
 
+// Where launcher "ssh" finds tunerun-ssh-rank: the interpreter that runs
+// this module is no tunerun program to look beside, so the folders of the
+// installed or built programs, relative to this module's file
+// (bindings/CMakeLists.txt).
+std::vector<std::string> program_dirs() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&program_dirs), &info) == 0 || info.dli_fname == nullptr) {
+    return {};
+  }
+  const auto dir = std::filesystem::absolute(info.dli_fname).parent_path();
+  return {(dir / TUNERUN_PROGRAMS_FROM_MODULE).lexically_normal().string(),
+          (dir / TUNERUN_BUILT_PROGRAMS_FROM_MODULE).lexically_normal().string()};
+}
+
 // The checks fit() would make before it writes anything, raising ValueError;
 // returns the effective spec, as `tunerun validate --print-config --json`
-// prints a sweep file's.
+// prints a sweep file's. Launcher "ssh" as `tunerun run` takes it: its
+// hostfile read, and no control address is loopback, which the hosts
+// cannot reach (a script has no --control-address to give one later).
 py::object check_spec(const py::dict& dict) {
   const tune::ExperimentSpec spec = to_spec(dict);
   tune::Plugins::from_spec(spec);
+  if (spec.cluster.launcher == "ssh") {
+    tune::ExperimentSpec checked = spec;
+    if (checked.cluster.control_address.empty() && checked.cluster.control_interface.empty()) {
+      checked.cluster.control_address = "127.0.0.1";
+    }
+    tune::check_ssh_cluster(checked);
+    tune::read_hostfile(spec.cluster.hostfile);
+  }
   return to_python(tune::experiment_spec_to_json(spec));
 }
 
@@ -210,6 +237,7 @@ void add_run_functions(py::module_& m) {
         // (tune/launch/make_launcher.h); local ranks fork from the zygote.
         options.zygote_argv = std::move(zygote_argv);
         options.worker_argv = std::move(worker_argv);
+        options.program_dirs = program_dirs();
         options.verbosity = verbosity;
         options.resume = resume;
         options.resume_errored = resume_errored;

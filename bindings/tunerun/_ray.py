@@ -1,11 +1,12 @@
 """ray.init / ray.shutdown / ray.is_initialized for scripts written for Ray.
 tunerun needs no cluster to connect to; init() takes instead where the ranks
-run (launcher, control_address, control_interface, slurm_poll_s: the fields
-of train.ClusterConfig), which every RunConfig then defaults to. Ray's own
-arguments are accepted and, where they have no meaning here, said to be
-ignored once."""
+run (launcher, control_address, control_interface, slurm_poll_s, hostfile,
+ssh_config, ssh_retry_s, ssh_retire_after: the fields of train.ClusterConfig),
+which every RunConfig then defaults to. Ray's own arguments are accepted and,
+where they have no meaning here, said to be ignored once."""
 
 import dataclasses
+import os
 import sys
 import warnings
 
@@ -98,5 +99,12 @@ def cluster_settings(cluster):
         cluster = ClusterConfig()
     elif isinstance(cluster, dict):
         cluster = ClusterConfig(**cluster)
-    return ClusterConfig(**{name: getattr(cluster, name) if getattr(cluster, name) is not None
-                            else getattr(_cluster, name) for name in _CLUSTER_FIELDS})
+    settings = {name: getattr(cluster, name) if getattr(cluster, name) is not None
+                else getattr(_cluster, name) for name in _CLUSTER_FIELDS}
+    # The ssh launcher's files, relative to the working directory now (a
+    # restored run may start elsewhere); another type is the engine's to refuse.
+    for name in ("hostfile", "ssh_config"):
+        path = settings[name]
+        if isinstance(path, (str, os.PathLike)) and os.fspath(path):
+            settings[name] = os.path.abspath(os.path.expanduser(os.fspath(path)))
+    return ClusterConfig(**settings)

@@ -52,7 +52,8 @@ class TrialController::Impl {
     } else {
       LauncherChoice choice = make_launcher(spec_, {.worker_argv0 = options_.worker_argv.front(),
                                                     .zygote_argv = options_.zygote_argv,
-                                                    .worker_argv = options_.worker_argv});
+                                                    .worker_argv = options_.worker_argv,
+                                                    .program_dirs = options_.program_dirs});
       options_.launcher = std::move(choice.launcher);
       control_address_ = std::move(choice.control_address);
     }

@@ -49,6 +49,9 @@ struct ControllerOptions {
   // Python only: local ranks fork from this pre-started interpreter instead
   // of starting python3 (tune/launch/local/zygote.h). Empty: exec.
   std::vector<std::string> zygote_argv;
+  // Folders launcher "ssh" looks for tunerun-ssh-rank in first
+  // (LaunchContext::program_dirs); empty: beside the worker and this executable.
+  std::vector<std::string> program_dirs;
   int verbosity = 1;  // 0: silent; 1: trial starts and ends; 2: every result
   // Null: log lines go to stderr as they are. Set (make_progress_reporter):
   // lines go through it and it gets a snapshot of every trial when it asks

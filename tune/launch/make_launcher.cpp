@@ -47,10 +47,11 @@ std::shared_ptr<Launcher> make_ssh_launcher(const ExperimentSpec& spec,
   } catch (const ConfigError& e) {
     throw error_at(spec, e.key(), e.message());
   }
-  SshLauncherOptions options{.ssh_config = spec.cluster.ssh_config,
-                             .retry_s = spec.cluster.ssh_retry_s,
-                             .retire_after = spec.cluster.ssh_retire_after,
-                             .rank_shim = find_ssh_rank_shim(context.worker_argv0)};
+  SshLauncherOptions options{
+      .ssh_config = spec.cluster.ssh_config,
+      .retry_s = spec.cluster.ssh_retry_s,
+      .retire_after = spec.cluster.ssh_retire_after,
+      .rank_shim = find_ssh_rank_shim(context.worker_argv0, context.program_dirs)};
   return std::make_shared<SshLauncher>(read_hostfile(spec.cluster.hostfile), options);
 }
 

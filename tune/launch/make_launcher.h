@@ -30,6 +30,10 @@ struct LaunchContext {
   // other nodes or are simulated.
   std::vector<std::string> zygote_argv;
   std::vector<std::string> worker_argv;
+  // Folders the SSH launcher looks for tunerun-ssh-rank in before beside
+  // worker_argv0 and this executable: Python's module's (bindings/run.cpp),
+  // whose interpreter is neither.
+  std::vector<std::string> program_dirs;
 };
 
 struct LauncherChoice {

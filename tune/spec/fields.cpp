@@ -359,19 +359,22 @@ const SpecField kFields[] = {
      "RunConfig.cluster.slurm_poll_s", "10"},
     {"cluster.hostfile", field_at<&ES::cluster, &ClusterSpec::hostfile>,
      "launcher ssh: the hosts ranks run on, one a line: HOST [slots=N] [cpus=N] [gpus=N] "
-     "(DeepSpeed's form; Horovod's HOST:N too); relative to the sweep file",
-     nullptr, "", "", R"("/etc/tunerun/hosts")"},
+     "(DeepSpeed's form; Horovod's HOST:N too); relative to the sweep file (Python: to the "
+     "working directory)",
+     nullptr, "", "RunConfig.cluster.hostfile", R"("/etc/tunerun/hosts")"},
     {"cluster.ssh_config", field_at<&ES::cluster, &ClusterSpec::ssh_config>,
      "launcher ssh: an ssh_config file every ssh it runs reads (ssh -F); empty: ssh's own "
      "(~/.ssh/config)",
-     nullptr, "", "", R"("/etc/tunerun/ssh_config")"},
+     nullptr, "", "RunConfig.cluster.ssh_config", R"("/etc/tunerun/ssh_config")"},
     {"cluster.ssh_retry_s", field_at<&ES::cluster, &ClusterSpec::ssh_retry_s>,
      "launcher ssh: seconds between tries to reach a host that was lost or never answered",
-     [](const Json& v) { return v >= 1 && v <= 3600; }, "must be between 1 and 3600", "", "2"},
+     [](const Json& v) { return v >= 1 && v <= 3600; }, "must be between 1 and 3600",
+     "RunConfig.cluster.ssh_retry_s", "2"},
     {"cluster.ssh_retire_after", field_at<&ES::cluster, &ClusterSpec::ssh_retire_after>,
      "launcher ssh: a host lost this many times is not used again in the run (as a Slurm node "
      "failing twice); 0: a host that returns is always used again",
-     [](const Json& v) { return v >= 0; }, "must be >= 0 (0: never)", "", "0"},
+     [](const Json& v) { return v >= 0; }, "must be >= 0 (0: never)",
+     "RunConfig.cluster.ssh_retire_after", "0"},
 
     {"simulation.nodes", field_at<&ES::simulation, &SimulationSpec::nodes>,
      "simulated nodes (launcher \"sim\")", [](const Json& v) { return v >= 1 && v <= 100000; },

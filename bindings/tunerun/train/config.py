@@ -27,11 +27,20 @@ class ClusterConfig:
     ray.init instead). None takes tunerun.init()'s value, else the default:
     launcher "auto" runs ranks as Slurm job steps inside an allocation
     (SLURM_JOB_ID set) and on this machine elsewhere; Slurm's nodes need a
-    control_address or control_interface they reach the driver at."""
-    launcher: Optional[str] = None  # "auto", "local", "slurm" or "sim"
+    control_address or control_interface they reach the driver at, and so
+    do launcher "ssh"'s hosts (never loopback). The sweep file's [cluster]
+    keys of the same names (docs/clusters.md)."""
+    launcher: Optional[str] = None  # "auto", "local", "slurm", "sim" or "ssh"
     control_address: Optional[str] = None  # an IPv4 address of this machine
     control_interface: Optional[str] = None  # or the interface whose address that is
     slurm_poll_s: Optional[float] = None  # seconds between reads of Slurm's node states
+    # Launcher "ssh": the hostfile (HOST [slots=N] [cpus=N] [gpus=N] a line)
+    # and an ssh_config for every ssh (ssh -F); a relative path is relative
+    # to the working directory when the Tuner is made (a trainer's: at fit()).
+    hostfile: Optional[Any] = None
+    ssh_config: Optional[Any] = None
+    ssh_retry_s: Optional[float] = None  # seconds between tries to reach a lost host
+    ssh_retire_after: Optional[int] = None  # the loss that retires a host (0: never)
 
 
 @dataclass

@@ -453,8 +453,14 @@ std::unique_ptr<LaunchedGroup> SshLauncher::launch(const GroupLaunch& launch) {
   return std::make_unique<SshGroup>(state_, placed, cpus, gpus, std::move(ranks));
 }
 
-std::string find_ssh_rank_shim(const std::string& worker_argv0) {
+std::string find_ssh_rank_shim(const std::string& worker_argv0,
+                               const std::vector<std::string>& program_dirs) {
   std::vector<std::string> looked;
+  for (const std::string& dir : program_dirs) {
+    const auto path = (std::filesystem::path(dir) / "tunerun-ssh-rank").lexically_normal();
+    if (access(path.c_str(), X_OK) == 0) return std::filesystem::absolute(path).string();
+    looked.push_back(path.string());
+  }
   for (const std::string& beside : {worker_argv0, self_executable()}) {
     for (const auto& path : train::builtin_plugin_candidates("tunerun-ssh-rank", beside)) {
       if (access(path.c_str(), X_OK) == 0) return std::filesystem::absolute(path).string();

@@ -87,8 +87,9 @@ class SshLauncher final : public Launcher {
   std::shared_ptr<detail::SshState> state_;  // shared with live groups, which free their share
 };
 
-// tunerun-ssh-rank beside `worker_argv0` or this executable. Throws
-// ConfigError keyed "cluster.launcher" naming where it looked.
-std::string find_ssh_rank_shim(const std::string& worker_argv0);
+// tunerun-ssh-rank in one of `program_dirs`, or beside `worker_argv0` or this
+// executable. Throws ConfigError keyed "cluster.launcher" naming where it looked.
+std::string find_ssh_rank_shim(const std::string& worker_argv0,
+                               const std::vector<std::string>& program_dirs = {});
 
 }  // namespace tune
