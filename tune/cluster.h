@@ -19,6 +19,13 @@ struct ClusterSpec {
   // Launcher slurm: how often Slurm's node states are read (sinfo) while
   // trials wait or a node is suspected.
   double slurm_poll_s = 30;
+  // Launcher slurm: how long trials may wait while no node that is up and
+  // in the allocation can hold their group, before every trial pauses and
+  // the run exits resumable.
+  double node_wait_s = 60;
+  // Launcher slurm: seconds before the allocation's time limit at which
+  // every trial pauses and the run exits resumable; 0: only on SIGTERM.
+  double end_margin_s = 120;
 };
 
 }  // namespace tune

@@ -108,6 +108,7 @@ class TrialController::Impl {
         log_refusals();
         options_.launcher->poll();
         for (const auto& notice : options_.launcher->take_notices()) log_.log(0, "{}", notice);
+        check_launcher_stop();
         record_nodes(false);
         handle_timers(groups_->now());
       }
@@ -176,6 +177,7 @@ class TrialController::Impl {
       runs_->load();
       store_->set_experiment_status(ExperimentStatus::kRunning);
     }
+    store_cluster_settings();
     store_->flush();
     log_.log(1, "experiment {} in {} (controller at {})", spec_.name, dir.string(),
              channel_->endpoint());
@@ -292,13 +294,15 @@ class TrialController::Impl {
     if (items[0].revents & ZMQ_POLLIN) {
       channel_->drain(kMaxMessagesPerTurn, on_message_, on_reject_);
     }
+    // A signal before exits of the same turn: a SIGTERM from Slurm reaches
+    // the ranks too, whose deaths are then the interrupt's.
+    if (signals_ && (items[1].revents & ZMQ_POLLIN)) {
+      for (int n = signals_->take(); n > 0; --n) on_signal();
+    }
     if (items[exits].revents & ZMQ_POLLIN) {
       for (const std::string& trial_id : groups_->exited()) {
         for (const auto& event : groups_->reap(trial_id)) runs_->on_group_event(event);
       }
-    }
-    if (signals_ && (items[1].revents & ZMQ_POLLIN)) {
-      for (int n = signals_->take(); n > 0; --n) on_signal();
     }
   }
 
@@ -362,6 +366,31 @@ class TrialController::Impl {
     if (nodes.is_null() || nodes == recorded_nodes_) return;
     store_->put_state("nodes", nodes);
     recorded_nodes_ = std::move(nodes);
+  }
+
+  // Where the ranks run cannot go on (the allocation ends): paused as on SIGTERM.
+  void check_launcher_stop() {
+    if (runs_->interrupted()) return;
+    const std::string why = options_.launcher->stop_reason();
+    if (why.empty()) return;
+    const auto waiting = runs_->waiting_trials();
+    log_.log(0, "stopping: {}", why);
+    log_.log(
+        0, "pausing running trials at their next checkpoint (at most {} s){}",
+        options_.interrupt_grace_s,
+        waiting.empty() ? std::string() : fmt::format("; waiting: {}", fmt::join(waiting, ", ")));
+    runs_->interrupt(why);
+  }
+
+  // The cluster settings this run took effect with, so that a resume needs
+  // no --control-address again: the interface too, which a resume on
+  // another host of the cluster finds there under its name.
+  void store_cluster_settings() {
+    std::string interface = spec_.cluster.control_interface;
+    if (interface.empty()) interface = interface_of(control_address_);
+    store_->put_state("cluster", {{"launcher", spec_.cluster.launcher},
+                                  {"control_address", control_address_},
+                                  {"control_interface", interface}});
   }
 
   void on_signal() {

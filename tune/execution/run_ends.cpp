@@ -83,6 +83,15 @@ void RunEnds::on_group_event(const GroupEvent& event) {
 }
 
 void RunEnds::on_rank_exit(Trial& trial, int rank, const ExitStatus& status) {
+  // During an interrupt a rank that dies was most likely ended with the
+  // rest (a SIGTERM from Slurm, the allocation's end): the trial pauses at
+  // its latest checkpoint, resumable, instead of failing.
+  if (!status.ok() && wind_down_.interrupted() && trial.phase != TrialPhase::kFailing &&
+      trial.phase != TrialPhase::kInterrupted) {
+    parts_.log.log(1, "{}: rank {} {} during the interrupt", trial.id, rank, status.describe());
+    kill_for_interrupt(trial);
+    return maybe_conclude(trial);
+  }
   // Once the group is failing, a rank killed by a signal was most likely
   // killed by fail()'s SIGTERM: the first error stands.
   if (!status.ok() && !(trial.phase == TrialPhase::kFailing && status.signaled)) {
@@ -157,6 +166,11 @@ std::string counted_note(const EndOutcome& outcome, bool cluster_fault) {
 void RunEnds::conclude(Trial& trial, bool keep_ranks) {
   bool all_done = false;
   HandAhead::Next next;  // the trial its ranks were handed ahead, which they run now
+  // The cluster ended the run during an interrupt (the allocation's end):
+  // no fault of the trial's, which resumes from its checkpoint.
+  if (trial.phase == TrialPhase::kFailing && trial.cluster_fault && wind_down_.interrupted()) {
+    parts_.trials.transition(trial, TrialPhase::kInterrupted, trial.error, unix_now());
+  }
   if (Group* group = parts_.groups.find(trial.id)) {
     all_done = group->all_done();
     if (trial.phase != TrialPhase::kInterrupted && !trial.cluster_fault && blame_node(trial)) {

@@ -232,8 +232,7 @@ const SpecField kFields[] = {
     {"name", field_at<&ES::name>,
      "names the experiment's directory (storage_path/name) and its trials; default: the sweep "
      "file's stem, in the APIs the trainable's name and the time",
-     valid_name,
-     "'{}' is not a valid experiment name (1 to 128 letters, digits, '_', '-', '.')",
+     valid_name, "'{}' is not a valid experiment name (1 to 128 letters, digits, '_', '-', '.')",
      "RunConfig.name", R"("demo")"},
     {"storage_path", field_at<&ES::storage_path>,
      "the folder that holds experiments, relative to the working directory", nullptr, "",
@@ -353,6 +352,15 @@ const SpecField kFields[] = {
      "or a node is suspected",
      [](const Json& v) { return v >= 1 && v <= 3600; }, "must be between 1 and 3600",
      "RunConfig.cluster.slurm_poll_s", "10"},
+    {"cluster.node_wait_s", field_at<&ES::cluster, &ClusterSpec::node_wait_s>,
+     "launcher slurm: seconds trials may wait while no node that is up and in the allocation "
+     "can hold their group; then every trial pauses at a checkpoint and the run exits "
+     "resumable (130)",
+     [](const Json& v) { return v >= 1 && v <= 86400; }, "must be between 1 and 86400", "", "300"},
+    {"cluster.end_margin_s", field_at<&ES::cluster, &ClusterSpec::end_margin_s>,
+     "launcher slurm: seconds before the allocation's time limit at which every trial pauses "
+     "at a checkpoint and the run exits resumable (130); 0: only on SIGTERM",
+     [](const Json& v) { return v >= 0 && v <= 86400; }, "must be between 0 and 86400", "", "600"},
 
     {"simulation.nodes", field_at<&ES::simulation, &SimulationSpec::nodes>,
      "simulated nodes (launcher \"sim\")", [](const Json& v) { return v >= 1 && v <= 100000; },

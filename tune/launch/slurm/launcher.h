@@ -44,6 +44,7 @@
 
 #include "tune/launch/launcher.h"
 #include "tune/launch/nodes.h"
+#include "tune/system/clock.h"
 
 namespace tune {
 namespace detail {
@@ -58,8 +59,10 @@ SlurmAllocation read_slurm_allocation();
 
 class SlurmLauncher final : public Launcher {
  public:
-  // `poll_s`: seconds between reads of Slurm's node states ([cluster] slurm_poll_s).
-  SlurmLauncher(SlurmAllocation allocation, double poll_s);
+  // `poll_s`: seconds between reads of Slurm's node states ([cluster]
+  // slurm_poll_s); `node_wait_s`, `end_margin_s`: see stop_reason().
+  SlurmLauncher(SlurmAllocation allocation, double poll_s, double node_wait_s = 60,
+                double end_margin_s = 120);
   ~SlurmLauncher() override;  // kills probe steps still running
 
   std::unique_ptr<LaunchedGroup> launch(const GroupLaunch& launch) override;
@@ -84,6 +87,13 @@ class SlurmLauncher final : public Launcher {
   Json describe_nodes() const override;
   // Learns what probe steps and Slurm's node states say.
   void poll() override;
+  // The allocation ended (squeue no longer lists it RUNNING: revoked,
+  // cancelled, its time is up), or its time limit is `end_margin_s` away,
+  // or for `node_wait_s` no node that is up and in the allocation could
+  // hold a waiting group even were it free (every one of its nodes down,
+  // suspected or retired). Names the nodes and the command that resumes
+  // the experiment in a new allocation.
+  std::string stop_reason() override;
   // Failure counts by node name; a node that failed before is probed
   // before use, one that failed twice is retired if this is the allocation
   // it failed in (else probed, and retired at its next failure).
@@ -93,7 +103,11 @@ class SlurmLauncher final : public Launcher {
   const SlurmAllocation& allocation() const;
 
  private:
-  std::shared_ptr<detail::SlurmState> state_;  // shared with live groups, which free their share
+  void note_if_stuck(int ranks, int cpus, int gpus, PlacementStrategy strategy) const;
+
+  std::shared_ptr<detail::SlurmState> state_;
+  Clock::duration node_wait_;
+  Clock::duration end_margin_;  // shared with live groups, which free their share
 };
 
 }  // namespace tune
