@@ -123,6 +123,12 @@ class TrialController::Impl {
   void open() {
     const auto dir = spec_.experiment_dir();
     std::filesystem::create_directories(dir);
+    // Configs, logs and checkpoints are the owner's alone unless the spec
+    // shares them with the folder's group.
+    using std::filesystem::perms;
+    std::filesystem::permissions(dir, spec_.share_with_group
+                                          ? perms::owner_all | perms::group_read | perms::group_exec
+                                          : perms::owner_all);
     lock_.emplace(dir);
     options_.launcher->check_storage(dir);
     store_.emplace(storage::ExperimentStore::open(dir));
@@ -139,6 +145,7 @@ class TrialController::Impl {
     if (options_.handle_signals) signals_.emplace();
     raise_file_limit_for_ranks();
     const ChannelKeys keys = make_channel_keys(dir);
+    keys_dir_ = keys.dir;
     channel_.emplace(zmq_, fmt::format("tcp://{}:*", control_address_), keys);
     if (lockstep_) channel_->record_sends();
     keyed_launcher_.emplace(*options_.launcher, *channel_, keys.dir);
@@ -222,8 +229,15 @@ class TrialController::Impl {
     }
   }
 
+  // The controller's secret key and the ranks' go with the run.
+  void remove_keys() noexcept {
+    std::error_code ignored;
+    if (!keys_dir_.empty()) std::filesystem::remove_all(keys_dir_, ignored);
+  }
+
   ExperimentSummary finish() {
     groups_->discard_idle();
+    remove_keys();
     log_refusals();
     record_nodes(true);
     runs_->save_state(true);
@@ -258,6 +272,7 @@ class TrialController::Impl {
   // The experiment ends abnormally: say so in its row (documented FAILED)
   // when the store still takes writes. It stays resumable.
   void mark_failed() noexcept {
+    remove_keys();
     try {
       if (store_) {
         store_->set_experiment_status(ExperimentStatus::kFailed);
@@ -418,6 +433,7 @@ class TrialController::Impl {
   std::optional<ControlChannel> channel_;
   std::optional<KeyedLauncher> keyed_launcher_;  // each rank's own keys, on channel_
   std::string control_address_;                  // the IPv4 address channel_ binds
+  std::filesystem::path keys_dir_;               // the run's keys (tune/channel/router.h)
   std::optional<WorkerGroups> groups_;  // after channel_: destroyed first, killing the groups
   std::optional<TrialRuns> runs_;
   Lockstep* lockstep_ = nullptr;             // the launcher's, in virtual time

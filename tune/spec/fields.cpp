@@ -237,6 +237,9 @@ const SpecField kFields[] = {
     {"storage_path", field_at<&ES::storage_path>,
      "the folder that holds experiments, relative to the working directory", nullptr, "",
      "RunConfig.storage_path", R"("elsewhere")"},
+    {"share_with_group", field_at<&ES::share_with_group>,
+     "the experiment folder's group may read it (0750); else only its owner (0700)", nullptr, "",
+     "", "true"},
     {"metric", kMetricAccess,
      "the result key searchers, schedulers and the best trial judge by; empty: none; a list "
      "names several objectives (searchers motpe, nsga2, gp, random; the store's pareto_front)",
