@@ -219,3 +219,48 @@ TEST_CASE("on Slurm, a time limit near pauses every trial and the resume finishe
   for (const auto& row : test::query(db, "SELECT status FROM trials")) CHECK(row[0] == "PAUSED");
   resume_finishes_every_trial(dir, "pair");
 }
+
+TEST_CASE("on Slurm, the sbatch recipe runs as written and a requeued job resumes by itself") {
+  LocalCluster cluster;
+  if (cluster.skipped()) return;
+  test::ScratchDir dir;
+  dir.write("sweep.toml", kTwoTrials);
+  // docs/clusters.md's batch script, on this cluster's 2 nodes: the
+  // controller runs on the first node, at the address `hostname -I` gives there.
+  dir.write("job.sh", std::string("#!/bin/sh\n#SBATCH -N 2 --exclusive --no-kill -t 8:00:00\n"
+                                  "#SBATCH --signal=B:TERM@120 --requeue\n"
+                                  "exec ") +
+                          TUNERUN_BINARY +
+                          " sweep.toml --control-address \"$(hostname -I | cut -d' ' -f1)\"\n");
+  auto submit = LocalCluster::cluster("run sh -c \"cd '" + dir.path().string() +
+                                      "' && sbatch --parsable -o out.txt job.sh\"");
+  INFO(submit.output);
+  REQUIRE(submit.exit_code == 0);
+  const std::string job = submit.output.substr(0, submit.output.find_first_of(";\n"));
+  const auto db = dir.path() / "runs/pair/experiment.db";
+  REQUIRE(test::eventually([&] { return holds_results(db, 6); }, 60));
+  // Slurm kills the job and runs its script again: the run resumes.
+  auto requeue = LocalCluster::cluster("run scontrol requeue " + job);
+  INFO(requeue.output);
+  REQUIRE(requeue.exit_code == 0);
+  // Slurm holds a requeued job back a while (its begin time); not the case's subject.
+  test::eventually(
+      [&] {
+        return LocalCluster::cluster("run scontrol update JobId=" + job + " StartTime=now")
+                   .exit_code == 0;
+      },
+      10);
+  CHECK(test::eventually(
+      [&] {
+        return LocalCluster::cluster("run squeue -h -j " + job).output.find_first_not_of(" \n") ==
+                   std::string::npos &&
+               test::query(db, "SELECT count(*) FROM trials WHERE status = 'TERMINATED'")[0][0] ==
+                   "2";
+      },
+      200));
+  const std::string out = file_text(dir.path() / "out.txt");
+  INFO(out);
+  CHECK(out.find("Slurm requeued job " + job) != std::string::npos);
+  CHECK(trial_statuses(db) == std::vector<std::vector<std::string>>{{"TERMINATED", "40", "40"},
+                                                                    {"TERMINATED", "40", "40"}});
+}

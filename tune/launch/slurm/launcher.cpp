@@ -173,6 +173,31 @@ class SlurmGroup final : public LaunchedGroup {
   }
 
  private:
+  // Slurm held the step because it shrank the job, not for its nodes: after
+  // it removes a failed node from a --no-kill job it loses track of the
+  // survivors' cores ("unable to update job's core use information due to
+  // job resizing") and holds new exclusive steps there ("Requested nodes
+  // are busy"), while their probes pass. The step's nodes are not charged;
+  // later steps overlap (tunerun's own counts keep their CPUs apart).
+  bool held_after_resize(const SrunReport& said) {
+    if (!said.step_pending && held_.empty()) return false;
+    const auto in_job = detail::job_nodes(state_->allocation.job_id);
+    if (!in_job || in_job->size() >= state_->allocation.nodes.size()) return false;
+    for (int node : nodes_) {
+      const std::string& name = state_->allocation.nodes[node].name;
+      if (std::find(in_job->begin(), in_job->end(), name) == in_job->end()) return false;
+    }
+    if (!std::exchange(state_->overlap_steps, true)) {
+      state_->note(fmt::format(
+          "Slurm holds new steps on nodes of allocation {} since it shrank the job to {} ({}); "
+          "their nodes are not charged, and steps from now on overlap (tunerun keeps their CPUs "
+          "apart)",
+          state_->allocation.job_id, fmt::join(*in_job, ","),
+          said.step_pending ? said.pending_line : held_));
+    }
+    return true;
+  }
+
   void drain_log_watch() {
     if (log_watch_ < 0) return;
     char events[4096];
@@ -205,7 +230,7 @@ class SlurmGroup final : public LaunchedGroup {
       if (srun_failure_.empty()) srun_failure_ = fmt::format("node {} failed ({})", name, line);
       state_->note(node_failed(state_->allocation.nodes[node], line));
     }
-    if (!started_ && (said.step_pending || killed_)) {
+    if (!started_ && (said.step_pending || killed_) && !held_after_resize(said)) {
       const std::string why = !held_.empty()      ? held_
                               : said.step_pending ? said.pending_line
                                                   : "cancelled before its ranks started";
@@ -568,12 +593,14 @@ std::unique_ptr<LaunchedGroup> SlurmLauncher::launch(const GroupLaunch& launch) 
   // The step's name is the attempt's own: an earlier attempt's step on a
   // lost node can stay listed a while (SlurmGroup::held_reason).
   const std::string step_name = fmt::format("{}.{}", launch.trial_id, launch.attempt);
-  spawn.argv = state_->srun_argv(
-      {"--job-name=" + step_name, fmt::format("--nodes={}", distinct.size()),
-       fmt::format("--ntasks={}", ranks), "--distribution=arbitrary", "--exclusive",
-       fmt::format("--cpus-per-task={}", cpus), "--kill-on-bad-exit=0", "--open-mode=append",
-       "--output=" + (log_dir / "rank_%t.log").string()},
-      false);
+  spawn.argv =
+      state_->srun_argv({"--job-name=" + step_name, fmt::format("--nodes={}", distinct.size()),
+                         fmt::format("--ntasks={}", ranks), "--distribution=arbitrary",
+                         // GPUs are Slurm's to bind, per step: those steps stay exclusive.
+                         state_->overlap_steps && gpus == 0 ? "--overlap" : "--exclusive",
+                         fmt::format("--cpus-per-task={}", cpus), "--kill-on-bad-exit=0",
+                         "--open-mode=append", "--output=" + (log_dir / "rank_%t.log").string()},
+                        false);
   // Slurm 22.05 binds --gpus-per-task per task: each task's CUDA_VISIBLE_DEVICES
   // names its own devices. In a step asking none Slurm unsets the variable,
   // which CUDA reads as "every device": `env` empties it, so that no rank

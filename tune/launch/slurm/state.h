@@ -99,6 +99,8 @@ struct SlurmState {
   Clock::time_point stuck_seen{};
   std::string stuck_reason;
   std::filesystem::path experiment_dir;  // check_storage's, for the resume command
+  // Slurm held a step after it shrank the job: steps overlap from then on.
+  bool overlap_steps = false;
 
   ~SlurmState();  // kills probe steps still running
 
