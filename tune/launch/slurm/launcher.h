@@ -13,6 +13,13 @@
 // table). srun runs under `setpriv --pdeathsig TERM`: when the controller
 // dies, even by SIGKILL, srun gets SIGTERM and kills every task of the step.
 //
+// A rank's death is seen at once: srun's line for a task's end ("srun:
+// error: n1: task 0: Killed") is that rank's exit (an inotify watch on
+// srun's log wakes the event loop), not the heartbeat timeout's.
+//
+// The end of the allocation (stop_reason()): squeue no longer lists the job
+// RUNNING, or its time limit is near; the controller pauses every trial.
+//
 // Node failures (tune/launch/nodes.h): the nodes of a step that ended
 // abnormally (srun failed, or the controller had to kill it) are suspected
 // and not placed on until a one-task probe step (`srun --overlap true`)
