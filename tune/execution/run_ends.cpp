@@ -166,15 +166,15 @@ std::string counted_note(const EndOutcome& outcome, bool cluster_fault) {
 void RunEnds::conclude(Trial& trial, bool keep_ranks) {
   bool all_done = false;
   HandAhead::Next next;  // the trial its ranks were handed ahead, which they run now
-  // The cluster ended the run during an interrupt (the allocation's end):
-  // no fault of the trial's, which resumes from its checkpoint.
-  if (trial.phase == TrialPhase::kFailing && trial.cluster_fault && wind_down_.interrupted()) {
-    parts_.trials.transition(trial, TrialPhase::kInterrupted, trial.error, unix_now());
-  }
   if (Group* group = parts_.groups.find(trial.id)) {
     all_done = group->all_done();
     if (trial.phase != TrialPhase::kInterrupted && !trial.cluster_fault && blame_node(trial)) {
       parts_.log.log(0, "{}: {}", trial.id, trial.error);
+    }
+    // The cluster ended the run during an interrupt (the allocation's end):
+    // no fault of the trial's, which resumes from its checkpoint.
+    if (trial.phase == TrialPhase::kFailing && trial.cluster_fault && wind_down_.interrupted()) {
+      parts_.trials.transition(trial, TrialPhase::kInterrupted, trial.error, unix_now());
     }
     for (int r = 0; !all_done && trial.error.empty() && r < group->processes->size(); ++r) {
       const auto& exit = group->processes->exit_status(r);
@@ -211,7 +211,10 @@ void RunEnds::conclude(Trial& trial, bool keep_ranks) {
                                   .checkpoint_iteration = trial.checkpoints.latest,
                                   .num_failures = trial.num_failures,
                                   .max_failures = parts_.spec.max_failures,
-                                  .experiment_stopping = wind_down_.winding_down(),
+                                  // An interrupt leaves a failed trial as it
+                                  // would be without it (to restart on resume);
+                                  // only a stop_all makes its failure final.
+                                  .experiment_stopping = wind_down_.stop_all_reason().has_value(),
                                   .cluster_fault = trial.cluster_fault,
                                   .cluster_ends_in_row = trial.cluster_ends_in_row,
                                   .misconfigured = trial.misconfigured});
