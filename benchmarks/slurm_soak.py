@@ -3,9 +3,12 @@
 
 A sweep of TRIALS two-rank trials on three 2-CPU nodes, checkpointing every
 iteration, while random faults hit it: a node's slurmd, stepds and tasks
-killed (`local_cluster.sh crash`, the node revived a few seconds later), a
-rank killed by SIGKILL, the controller killed by SIGKILL (resumed in a new
-allocation). Afterwards it checks what a user would: every trial
+killed (`local_cluster.sh crash`, the node revived a few seconds later),
+two nodes crashed at once, a rank killed by SIGKILL, the controller killed
+by SIGKILL (resumed in a new allocation), the allocation's time limit
+brought within two minutes (`scontrol update TimeLimit`: the controller
+pauses every trial and exits 130) and the allocation revoked (`scancel`:
+likewise); after a pause the sweep is resumed in a new allocation. Afterwards it checks what a user would: every trial
 TERMINATED, every iteration recorded exactly once (none lost, none
 duplicated), no task of the sweep left running and no job step left in
 Slurm; and it prints a table of the faults, how many the sweep recovered
@@ -36,6 +39,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CLUSTER = os.path.join(ROOT, "tests/slurm/local_cluster.sh")
 NODES = ["n1", "n2", "n3"]
+KINDS = ["node", "two nodes", "rank", "controller", "time limit", "revoke"]
 
 SWEEP = """name = "soak"
 metric = "accuracy"
@@ -105,6 +109,27 @@ class Controller:
     def running(self):
         return self.process.poll() is None
 
+    def job_id(self):
+        """The allocation the controller runs in, from its environment."""
+        pid = self.pid()
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                for var in f.read().split(b"\0"):
+                    if var.startswith(b"SLURM_JOB_ID="):
+                        return var.split(b"=", 1)[1].decode()
+        except (OSError, TypeError):
+            pass
+        return None
+
+
+def minutes(text):
+    """squeue's %M ("1:02", "1:02:03", "1-01:02:03") in whole minutes, rounded up."""
+    days, _, clock = text.rpartition("-")
+    seconds = 0
+    for part in clock.split(":"):
+        seconds = seconds * 60 + int(part)
+    return int(days or 0) * 1440 + (seconds + 59) // 60
+
 
 def db_rows(db, sql):
     try:
@@ -155,7 +180,8 @@ def main():
                                        "('TERMINATED', 'ERROR')")
                 if finished and finished[0][0] == opts.trials and not down:
                     break
-                # Stopped with work left (no node could hold a trial): once more.
+                # Stopped with work left (paused at the allocation's end, or no
+                # node could hold a trial): once more, in a new allocation.
                 time.sleep(2)
                 controller = Controller(binary, work, ["resume", "runs/soak"], log)
                 lives += 1
@@ -166,8 +192,32 @@ def main():
             time.sleep(rng.uniform(3, 6))
             if not controller.running():
                 continue
-            kind = rng.choices(["node", "rank", "controller"], weights=[4, 4, 2])[0]
-            if kind == "node":
+            kind = rng.choices(KINDS, weights=[4, 1, 4, 2, 1, 1])[0]
+            if kind == "two nodes":
+                up = [n for n in NODES if n not in down]
+                if len(up) < 3:
+                    continue
+                pair = rng.sample(up, 2)
+                for node in pair:
+                    cluster("crash", node)
+                    down[node] = time.time() + rng.uniform(4, 12)
+                faults.append(("two nodes", time.time(), ",".join(pair)))
+            elif kind in ("time limit", "revoke"):
+                job = controller.job_id()
+                if job is None:
+                    continue
+                if kind == "revoke":
+                    cluster("run", "scancel", job, check=False)
+                else:
+                    used = cluster("run", "squeue", "-h", "-j", job, "-o", "%M",
+                                   check=False).stdout.strip()
+                    if not used:
+                        continue
+                    # At most two minutes left: within the controller's end_margin_s.
+                    cluster("run", "scontrol", "update", f"JobId={job}",
+                            f"TimeLimit={minutes(used) + 1}", check=False)
+                faults.append((kind, time.time(), job))
+            elif kind == "node":
                 up = [n for n in NODES if n not in down]
                 if len(up) < 2:
                     continue
@@ -233,13 +283,13 @@ def main():
         """The trials a fault hit (running then: a result in the 5 s before it), and the
         seconds from the fault to each one's next result."""
         running = {t for t, when in results if at - 5 <= when <= at}
-        if kind == "node":
+        if kind in ("node", "two nodes"):
             latest = {}
             for trial, host, when in placements:
                 if when <= at:
                     latest.setdefault(trial, {})[host] = when
-            hit = {t for t, hosts in latest.items()
-                   if hosts.get(detail) == max(hosts.values()) and t in running}
+            hit = {t for t, hosts in latest.items() for node in detail.split(",")
+                   if hosts.get(node) == max(hosts.values()) and t in running}
         elif kind == "rank":
             hit = {detail} & running
         else:
@@ -257,7 +307,7 @@ def main():
     print(f"{'fault':<12} {'count':>5} {'trials hit':>10} {'recovered':>9} "
           f"{'median s':>9} {'max s':>7}")
     ok = True
-    for kind in ("node", "rank", "controller"):
+    for kind in KINDS:
         mine = [f for f in faults if f[0] == kind]
         hit_all, times = 0, []
         for f in mine:

@@ -28,6 +28,13 @@ struct ClusterSpec {
   std::filesystem::path ssh_config;  // given to every ssh it runs (ssh -F); empty: ssh's own
   double ssh_retry_s = 10;           // seconds between tries to reach a lost host again
   int ssh_retire_after = 2;          // the failure that retires a host (as Slurm's nodes); 0: none
+  // Launcher slurm: how long trials may wait while no node that is up and
+  // in the allocation can hold their group, before every trial pauses and
+  // the run exits resumable.
+  double node_wait_s = 60;
+  // Launcher slurm: seconds before the allocation's time limit at which
+  // every trial pauses and the run exits resumable; 0: only on SIGTERM.
+  double end_margin_s = 120;
 };
 
 }  // namespace tune

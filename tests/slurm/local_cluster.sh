@@ -174,7 +174,9 @@ cmd_can_run() {
 
 cmd_up() {
   local why; why=$(cmd_can_run) || die "$why"
-  if ip -4 route show | grep -v "dev $BR" | grep -q "^$NET\."; then
+  # Another user of 198.18.0.128/25 (beside this cluster's addresses, all
+  # below .128) is no conflict; a route over .0 is.
+  if ip -4 route show | grep -v "dev $BR" | grep -q "^$NET\.0/"; then
     die "$NET.0/24 is already routed on this machine"
   fi
   cmd_down >/dev/null 2>&1 || true

@@ -1,9 +1,13 @@
 // Placement over an allocation's nodes and the nodes' health
-// (tune/launch/nodes.h), without Slurm.
+// (tune/launch/nodes.h), and what srun and squeue say, without Slurm.
 #include <doctest/doctest.h>
 
+#include <csignal>
+
 #include "core/errors.h"
+#include "tune/launch/make_launcher.h"
 #include "tune/launch/nodes.h"
+#include "tune/launch/slurm/state.h"
 
 using namespace tune;
 
@@ -280,4 +284,73 @@ TEST_CASE("placement strategies as Ray's placement groups mean them") {
   // Suspected and down nodes are not placed on, whatever the strategy.
   suspect_node(nodes[1]);
   CHECK(place_ranks(nodes, 2, 1, 0, P::kStrictSpread) == std::vector<int>{0, 2});
+}
+
+TEST_CASE("srun's lines of a task's end are that rank's exit, while the step goes on") {
+  const auto exits = detail::read_task_exits(
+      "srun: error: n1: task 0: Killed\n"
+      "srun: error: n2: tasks 1-2,4: Exited with exit code 3\n"
+      "srun: error: n1: task 0: Killed\n"
+      "srun: error: n2: task 5: Segmentation fault (core dumped)\n"
+      "srun: Job step aborted: Waiting up to 4 seconds for job step to finish.\n"
+      "srun: error: Node failure on n3\n");
+  REQUIRE(exits.size() == 5);
+  CHECK(exits[0].task == 0);
+  CHECK((exits[0].status.signaled && exits[0].status.signal == SIGKILL));
+  CHECK(exits[1].task == 1);
+  CHECK(exits[2].task == 2);
+  CHECK(exits[3].task == 4);
+  CHECK((!exits[3].status.signaled && exits[3].status.code == 3));
+  CHECK((exits[4].task == 5 && exits[4].status.signal == SIGSEGV));
+  CHECK(detail::read_task_exits("srun: error: Node failure on n3\n").empty());
+}
+
+TEST_CASE("srun's lines say when Slurm ended a step for the whole job") {
+  CHECK(detail::step_cancelled_by_slurm(
+      "slurmstepd-n1: error: *** STEP 4.0 ON n1 CANCELLED AT 2026-12-06T21:44:14 ***\n"));
+  CHECK(detail::step_cancelled_by_slurm(
+      "srun: Job step aborted: Waiting up to 4 seconds for job step to finish.\n"));
+  CHECK(detail::step_cancelled_by_slurm("*** STEP 9.1 ON n2 CANCELLED AT x DUE TO TIME LIMIT ***"));
+  CHECK_FALSE(detail::step_cancelled_by_slurm("srun: error: n1: task 0: Killed\n"));
+}
+
+TEST_CASE("squeue's time left is read in seconds, and no limit as none") {
+  CHECK(detail::parse_time_left("59") == 59);
+  CHECK(detail::parse_time_left("1:58") == 118);
+  CHECK(detail::parse_time_left("2:00:01") == 7201);
+  CHECK(detail::parse_time_left("1-00:00:10") == 86410);
+  CHECK_FALSE(detail::parse_time_left("UNLIMITED"));
+  CHECK_FALSE(detail::parse_time_left("NOT_SET"));
+  CHECK_FALSE(detail::parse_time_left("x:y"));
+}
+
+TEST_CASE("a loopback control address is refused with the slurm launcher, naming the key") {
+  CHECK(loopback_address("127.0.0.1"));
+  CHECK(loopback_address("127.1.2.3"));
+  CHECK(loopback_address("0.0.0.0"));
+  CHECK(loopback_address("localhost"));
+  CHECK(loopback_address("::1"));
+  CHECK_FALSE(loopback_address("10.0.0.5"));
+  CHECK_FALSE(loopback_address("198.18.0.1"));
+  ExperimentSpec spec;
+  spec.cluster.launcher = "slurm";
+  spec.cluster.control_address = "127.0.0.1";
+  try {
+    check_control_address(spec);
+    FAIL("a loopback address was accepted");
+  } catch (const ConfigError& e) {
+    CHECK(e.key() == "cluster.control_address");
+    CHECK(std::string(e.what()).find("hostname -I") != std::string::npos);
+  }
+  spec.cluster.launcher = "local";
+  CHECK_NOTHROW(check_control_address(spec));
+  spec.cluster.launcher = "slurm";
+  spec.cluster.control_address.clear();
+  spec.cluster.control_interface = "lo";
+  try {
+    check_control_address(spec);
+    FAIL("the loopback interface was accepted");
+  } catch (const ConfigError& e) {
+    CHECK(e.key() == "cluster.control_interface");
+  }
 }

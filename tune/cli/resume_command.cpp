@@ -9,6 +9,7 @@
 #include "storage/experiment_store.h"
 #include "tune/cli/commands.h"
 #include "tune/cli/run_experiment.h"
+#include "tune/launch/make_launcher.h"
 #include "tune/spec/sweep_file.h"
 
 namespace tune::cli {
@@ -22,14 +23,41 @@ struct ResumeOptions {
   ClusterOptions cluster;
 };
 
-// The spec the experiment was started with, from the sweep text it stored.
+// Where the last run's ranks reached the controller, when neither the
+// command line nor the sweep file says: its interface where this host has
+// one of that name (a resume in a new allocation may run on another node),
+// else its address.
+void apply_stored_cluster(ExperimentSpec& spec, const Json& cluster) {
+  if (!cluster.is_object() || !spec.cluster.control_address.empty() ||
+      !spec.cluster.control_interface.empty()) {
+    return;
+  }
+  const std::string interface = cluster.value("control_interface", std::string());
+  const std::string address = cluster.value("control_address", std::string());
+  if (!interface.empty()) {
+    try {
+      interface_address(interface);
+      spec.cluster.control_interface = interface;
+      return;
+    } catch (const ConfigError&) {  // not on this host: its address, if that is
+    }
+  }
+  if (!address.empty() && !interface_of(address).empty()) spec.cluster.control_address = address;
+}
+
+}  // namespace
+
+// The spec the experiment was started with, from the sweep text it stored,
+// with the cluster settings its last run took effect with.
 ExperimentSpec stored_spec(const std::filesystem::path& dir) {
   Json stored;
+  Json cluster;
   try {
     auto store = storage::ExperimentStore::open_read_only(dir);
     auto experiment = store.experiment();
     if (!experiment) throw StorageError(fmt::format("{} holds no experiment", dir.string()));
     stored = experiment->spec;
+    cluster = store.state("cluster").value_or(Json());
   } catch (const StorageError& e) {
     fmt::print(stderr, "error: {}\n", e.what());
     throw ExitRequest{kExitBadInput};
@@ -45,8 +73,11 @@ ExperimentSpec stored_spec(const std::filesystem::path& dir) {
                                     stored.value("sweep_file", std::string("sweep.toml")));
   spec.name = dir.filename().string();
   spec.storage_path = dir.parent_path();
+  apply_stored_cluster(spec, cluster);
   return spec;
 }
+
+namespace {
 
 void resume(const ResumeOptions& options) {
   auto dir = std::filesystem::absolute(options.experiment_dir).lexically_normal();

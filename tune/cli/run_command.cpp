@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <cstdlib>
 #include <filesystem>
 
 #include "storage/experiment_store.h"
@@ -15,6 +16,7 @@
 #include "tune/cli/run_experiment.h"
 #include "tune/execution/controller.h"
 #include "tune/spec/hostfile.h"
+#include "tune/launch/make_launcher.h"
 #include "tune/spec/json.h"
 #include "tune/spec/sweep_file.h"
 #include "tune/spec/validation.h"
@@ -127,16 +129,25 @@ std::vector<std::string> worker_argv() {
 
 }  // namespace
 
-void run_experiment(const ExperimentSpec& file_spec, const OutputOptions& output,
-                    const ClusterOptions& cluster, ControllerOptions options) {
-  // The command line's cluster settings over the file's; the controller
-  // chooses the launcher from them (tune/launch/make_launcher.h).
-  ExperimentSpec spec = file_spec;
+namespace {
+
+// The command line's cluster settings over the file's.
+void apply_cluster_options(ExperimentSpec& spec, const ClusterOptions& cluster) {
   if (!cluster.launcher.empty()) spec.cluster.launcher = cluster.launcher;
   if (!cluster.control_address.empty()) {
     spec.cluster.control_address = cluster.control_address;
     spec.cluster.control_interface.clear();
   }
+}
+
+}  // namespace
+
+void run_experiment(const ExperimentSpec& file_spec, const OutputOptions& output,
+                    const ClusterOptions& cluster, ControllerOptions options) {
+  // The command line's cluster settings over the file's; the controller
+  // chooses the launcher from them (tune/launch/make_launcher.h).
+  ExperimentSpec spec = file_spec;
+  apply_cluster_options(spec, cluster);
   if (options.worker_argv.empty()) options.worker_argv = worker_argv();
   options.verbosity = output.verbosity;
   options.progress = make_progress_reporter(output.progress);
@@ -164,8 +175,24 @@ void run_experiment(const ExperimentSpec& file_spec, const OutputOptions& output
 
 namespace {
 
+// A batch job Slurm requeued (sbatch --requeue: preempted, or its node
+// failed) runs its script again, in a new allocation: the experiment its
+// first run began goes on where it paused.
+bool requeued_slurm_job() {
+  const char* restarts = std::getenv("SLURM_RESTART_COUNT");
+  return restarts != nullptr && std::atoi(restarts) > 0;
+}
+
 void run(const RunOptions& options) {
-  run_experiment(load(options), options.output, options.cluster, {});
+  const ExperimentSpec spec = load(options);
+  if (requeued_slurm_job() && std::filesystem::exists(spec.experiment_dir() / "experiment.db")) {
+    fmt::print(stderr, "Slurm requeued job {} (SLURM_RESTART_COUNT={}): resuming {}\n",
+               std::getenv("SLURM_JOB_ID") != nullptr ? std::getenv("SLURM_JOB_ID") : "?",
+               std::getenv("SLURM_RESTART_COUNT"), spec.experiment_dir().string());
+    run_experiment(spec, options.output, options.cluster, ControllerOptions{.resume = true});
+    return;
+  }
+  run_experiment(spec, options.output, options.cluster, {});
 }
 
 }  // namespace
@@ -193,10 +220,13 @@ void setup_validate(CLI::App& app) {
   cmd->add_flag("--print-config", options->print_config,
                 "Print the effective experiment spec, defaults filled in (TOML)");
   cmd->add_flag("--json", options->json, "With --print-config: print JSON");
+  add_cluster_options(cmd, options->cluster);
   cmd->callback([options] {
     ExperimentSpec spec = load(*options);
+    apply_cluster_options(spec, options->cluster);
     check_storage_path(spec);
     if (spec.cluster.launcher == "ssh") read_hostfile(spec.cluster.hostfile);
+    check_control_address(spec);
     if (options->print_config) {
       const Json json = experiment_spec_to_json(spec);
       fmt::print("{}\n", options->json ? json.dump(2) : json_to_toml(json));

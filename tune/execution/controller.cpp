@@ -109,6 +109,7 @@ class TrialController::Impl {
         log_refusals();
         options_.launcher->poll();
         for (const auto& notice : options_.launcher->take_notices()) log_.log(0, "{}", notice);
+        check_launcher_stop();
         record_nodes(false);
         handle_timers(groups_->now());
       }
@@ -123,6 +124,12 @@ class TrialController::Impl {
   void open() {
     const auto dir = spec_.experiment_dir();
     std::filesystem::create_directories(dir);
+    // Configs, logs and checkpoints are the owner's alone unless the spec
+    // shares them with the folder's group.
+    using std::filesystem::perms;
+    std::filesystem::permissions(dir, spec_.share_with_group
+                                          ? perms::owner_all | perms::group_read | perms::group_exec
+                                          : perms::owner_all);
     lock_.emplace(dir);
     options_.launcher->check_storage(dir);
     store_.emplace(storage::ExperimentStore::open(dir));
@@ -139,6 +146,7 @@ class TrialController::Impl {
     if (options_.handle_signals) signals_.emplace();
     raise_file_limit_for_ranks();
     const ChannelKeys keys = make_channel_keys(dir);
+    keys_dir_ = keys.dir;
     channel_.emplace(zmq_, fmt::format("tcp://{}:*", control_address_), keys);
     if (lockstep_) channel_->record_sends();
     keyed_launcher_.emplace(*options_.launcher, *channel_, keys.dir);
@@ -177,6 +185,7 @@ class TrialController::Impl {
       runs_->load();
       store_->set_experiment_status(ExperimentStatus::kRunning);
     }
+    store_cluster_settings();
     store_->flush();
     log_.log(1, "experiment {} in {} (controller at {})", spec_.name, dir.string(),
              channel_->endpoint());
@@ -221,8 +230,15 @@ class TrialController::Impl {
     }
   }
 
+  // The controller's secret key and the ranks' go with the run.
+  void remove_keys() noexcept {
+    std::error_code ignored;
+    if (!keys_dir_.empty()) std::filesystem::remove_all(keys_dir_, ignored);
+  }
+
   ExperimentSummary finish() {
     groups_->discard_idle();
+    remove_keys();
     log_refusals();
     record_nodes(true);
     runs_->save_state(true);
@@ -257,6 +273,7 @@ class TrialController::Impl {
   // The experiment ends abnormally: say so in its row (documented FAILED)
   // when the store still takes writes. It stays resumable.
   void mark_failed() noexcept {
+    remove_keys();
     try {
       if (store_) {
         store_->set_experiment_status(ExperimentStatus::kFailed);
@@ -293,13 +310,15 @@ class TrialController::Impl {
     if (items[0].revents & ZMQ_POLLIN) {
       channel_->drain(kMaxMessagesPerTurn, on_message_, on_reject_);
     }
+    // A signal before exits of the same turn: a SIGTERM from Slurm reaches
+    // the ranks too, whose deaths are then the interrupt's.
+    if (signals_ && (items[1].revents & ZMQ_POLLIN)) {
+      for (int n = signals_->take(); n > 0; --n) on_signal();
+    }
     if (items[exits].revents & ZMQ_POLLIN) {
       for (const std::string& trial_id : groups_->exited()) {
         for (const auto& event : groups_->reap(trial_id)) runs_->on_group_event(event);
       }
-    }
-    if (signals_ && (items[1].revents & ZMQ_POLLIN)) {
-      for (int n = signals_->take(); n > 0; --n) on_signal();
     }
   }
 
@@ -365,6 +384,31 @@ class TrialController::Impl {
     recorded_nodes_ = std::move(nodes);
   }
 
+  // Where the ranks run cannot go on (the allocation ends): paused as on SIGTERM.
+  void check_launcher_stop() {
+    if (runs_->interrupted()) return;
+    const std::string why = options_.launcher->stop_reason();
+    if (why.empty()) return;
+    const auto waiting = runs_->waiting_trials();
+    log_.log(0, "stopping: {}", why);
+    log_.log(
+        0, "pausing running trials at their next checkpoint (at most {} s){}",
+        options_.interrupt_grace_s,
+        waiting.empty() ? std::string() : fmt::format("; waiting: {}", fmt::join(waiting, ", ")));
+    runs_->interrupt(why);
+  }
+
+  // The cluster settings this run took effect with, so that a resume needs
+  // no --control-address again: the interface too, which a resume on
+  // another host of the cluster finds there under its name.
+  void store_cluster_settings() {
+    std::string interface = spec_.cluster.control_interface;
+    if (interface.empty()) interface = interface_of(control_address_);
+    store_->put_state("cluster", {{"launcher", spec_.cluster.launcher},
+                                  {"control_address", control_address_},
+                                  {"control_interface", interface}});
+  }
+
   void on_signal() {
     if (!runs_->interrupted()) {
       log_.log(0,
@@ -390,6 +434,7 @@ class TrialController::Impl {
   std::optional<ControlChannel> channel_;
   std::optional<KeyedLauncher> keyed_launcher_;  // each rank's own keys, on channel_
   std::string control_address_;                  // the IPv4 address channel_ binds
+  std::filesystem::path keys_dir_;               // the run's keys (tune/channel/router.h)
   std::optional<WorkerGroups> groups_;  // after channel_: destroyed first, killing the groups
   std::optional<TrialRuns> runs_;
   Lockstep* lockstep_ = nullptr;             // the launcher's, in virtual time

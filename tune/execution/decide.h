@@ -63,7 +63,7 @@ struct GroupEnd {
   int64_t checkpoint_iteration = 0;
   int64_t num_failures = 0;          // before this end
   int max_failures = 0;              // -1: unlimited
-  bool experiment_stopping = false;  // interrupted or stop_all: no retries
+  bool experiment_stopping = false;  // a stop_all (an interrupt leaves retries to the resume)
   // The cluster ended the run, not the trial: a node of its group failed,
   // or Slurm held its step pending. Retried without counting a failure...
   bool cluster_fault = false;

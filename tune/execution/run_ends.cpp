@@ -83,6 +83,15 @@ void RunEnds::on_group_event(const GroupEvent& event) {
 }
 
 void RunEnds::on_rank_exit(Trial& trial, int rank, const ExitStatus& status) {
+  // During an interrupt a rank that dies was most likely ended with the
+  // rest (a SIGTERM from Slurm, the allocation's end): the trial pauses at
+  // its latest checkpoint, resumable, instead of failing.
+  if (!status.ok() && wind_down_.interrupted() && trial.phase != TrialPhase::kFailing &&
+      trial.phase != TrialPhase::kInterrupted) {
+    parts_.log.log(1, "{}: rank {} {} during the interrupt", trial.id, rank, status.describe());
+    kill_for_interrupt(trial);
+    return maybe_conclude(trial);
+  }
   // Once the group is failing, a rank killed by a signal was most likely
   // killed by fail()'s SIGTERM: the first error stands.
   if (!status.ok() && !(trial.phase == TrialPhase::kFailing && status.signaled)) {
@@ -162,6 +171,11 @@ void RunEnds::conclude(Trial& trial, bool keep_ranks) {
     if (trial.phase != TrialPhase::kInterrupted && !trial.cluster_fault && blame_node(trial)) {
       parts_.log.log(0, "{}: {}", trial.id, trial.error);
     }
+    // The cluster ended the run during an interrupt (the allocation's end):
+    // no fault of the trial's, which resumes from its checkpoint.
+    if (trial.phase == TrialPhase::kFailing && trial.cluster_fault && wind_down_.interrupted()) {
+      parts_.trials.transition(trial, TrialPhase::kInterrupted, trial.error, unix_now());
+    }
     for (int r = 0; !all_done && trial.error.empty() && r < group->processes->size(); ++r) {
       const auto& exit = group->processes->exit_status(r);
       if (!group->ranks[r].done) {
@@ -197,7 +211,10 @@ void RunEnds::conclude(Trial& trial, bool keep_ranks) {
                                   .checkpoint_iteration = trial.checkpoints.latest,
                                   .num_failures = trial.num_failures,
                                   .max_failures = parts_.spec.max_failures,
-                                  .experiment_stopping = wind_down_.winding_down(),
+                                  // An interrupt leaves a failed trial as it
+                                  // would be without it (to restart on resume);
+                                  // only a stop_all makes its failure final.
+                                  .experiment_stopping = wind_down_.stop_all_reason().has_value(),
                                   .cluster_fault = trial.cluster_fault,
                                   .cluster_ends_in_row = trial.cluster_ends_in_row,
                                   .misconfigured = trial.misconfigured});

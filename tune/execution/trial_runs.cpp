@@ -90,6 +90,12 @@ void TrialRuns::launch_waiting() {
   }
 }
 
+std::vector<std::string> TrialRuns::waiting_trials() {
+  std::vector<std::string> ids;
+  for (const Trial* t : trials_.waiting()) ids.push_back(t->id);
+  return ids;
+}
+
 // ---- the ranks' messages ------------------------------------------------------------
 
 void TrialRuns::on_message(const std::string& routing_id, const Peer* peer,

@@ -74,6 +74,9 @@ class TrialRuns {
   // waiting trials end TERMINATED now, running ones at their next report.
   void check_stop_all() { ends_.check_stop_all(); }
 
+  // The ids of the trials waiting to start, for messages.
+  std::vector<std::string> waiting_trials();
+
   bool interrupted() const { return wind_down_.interrupted(); }
   const std::string& interrupt_reason() const { return wind_down_.interrupt_reason(); }
   bool winding_down() const { return wind_down_.winding_down(); }

@@ -140,6 +140,12 @@ class Launcher {
   // poll() has news for the groups (their exit_fds() become readable once it
   // ran). For news shared by many groups: one fd polled once, not once per group.
   virtual std::vector<int> wake_fds() const { return {}; }
+  // Why ranks cannot go on where this launcher runs them (a Slurm
+  // allocation that ends or ended; no node that is up can hold a waiting
+  // group for long); empty while they can. Asked once per turn of the event
+  // loop: the controller then pauses every trial at its next checkpoint and
+  // exits resumable, as on SIGTERM.
+  virtual std::string stop_reason() { return {}; }
   // On resume: the nodes an earlier run recorded (describe_nodes()); their
   // failure counts carry over.
   virtual void restore_nodes(const Json& nodes) {}

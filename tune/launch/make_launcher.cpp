@@ -57,6 +57,37 @@ std::shared_ptr<Launcher> make_ssh_launcher(const ExperimentSpec& spec,
 
 }  // namespace
 
+bool loopback_address(const std::string& address) {
+  if (address == "localhost") return true;
+  in_addr v4{};
+  if (inet_pton(AF_INET, address.c_str(), &v4) == 1) {
+    const uint32_t host = ntohl(v4.s_addr);
+    return (host >> 24) == 127 || host == 0;  // 127.0.0.0/8, or 0.0.0.0 (this host)
+  }
+  in6_addr v6{};
+  return inet_pton(AF_INET6, address.c_str(), &v6) == 1 &&
+         (IN6_IS_ADDR_LOOPBACK(&v6) || IN6_IS_ADDR_UNSPECIFIED(&v6));
+}
+
+void check_control_address(const ExperimentSpec& spec) {
+  const std::string kind = resolve_launcher(spec.cluster.launcher);
+  if (kind != "slurm" && kind != "ssh") return;
+  const std::string address = settings_address(spec);
+  if (address.empty() || !loopback_address(address)) return;
+  const bool from_interface = spec.cluster.control_address.empty();
+  throw error_at(
+      spec, from_interface ? "cluster.control_interface" : "cluster.control_address",
+      fmt::format(
+          "{} is a loopback address{}: the {} launcher's ranks run on other nodes and cannot "
+          "reach the controller there. Give the address of an interface the nodes route to "
+          "(`ip -4 -brief addr` lists them; `hostname -I` prints the non-loopback ones, where "
+          "`hostname -i` often prints 127.0.0.1), or control_interface = the name of that "
+          "interface (\"eth0\", \"ib0\")",
+          address,
+          from_interface ? fmt::format(" (interface {})", spec.cluster.control_interface) : "",
+          kind));
+}
+
 std::string resolve_launcher(const std::string& launcher) {
   if (launcher != "auto") return launcher;
   return std::getenv("SLURM_JOB_ID") != nullptr ? "slurm" : "local";
@@ -85,6 +116,20 @@ std::string interface_address(const std::string& name) {
   return address;
 }
 
+std::string interface_of(const std::string& address) {
+  ifaddrs* list = nullptr;
+  if (getifaddrs(&list) != 0) return {};
+  std::string name;
+  for (ifaddrs* i = list; i != nullptr && name.empty(); i = i->ifa_next) {
+    if (i->ifa_addr == nullptr || i->ifa_addr->sa_family != AF_INET) continue;
+    char text[INET_ADDRSTRLEN];
+    inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(i->ifa_addr)->sin_addr, text, sizeof text);
+    if (address == text) name = i->ifa_name;
+  }
+  freeifaddrs(list);
+  return name;
+}
+
 std::string control_address_for(const ExperimentSpec& spec) {
   std::string address = settings_address(spec);
   return address.empty() ? "127.0.0.1" : address;
@@ -94,6 +139,7 @@ LauncherChoice make_launcher(const ExperimentSpec& spec, const LaunchContext& co
   LauncherChoice choice;
   choice.kind = resolve_launcher(spec.cluster.launcher);
   choice.control_address = settings_address(spec);
+  check_control_address(spec);
   if (choice.kind == "slurm") {
     if (std::getenv("SLURM_JOB_ID") == nullptr) {
       throw error_at(spec, "cluster.launcher",
@@ -108,7 +154,8 @@ LauncherChoice make_launcher(const ExperimentSpec& spec, const LaunchContext& co
                      "cannot reach 127.0.0.1");
     }
     choice.launcher =
-        std::make_shared<SlurmLauncher>(read_slurm_allocation(), spec.cluster.slurm_poll_s);
+        std::make_shared<SlurmLauncher>(read_slurm_allocation(), spec.cluster.slurm_poll_s,
+                                        spec.cluster.node_wait_s, spec.cluster.end_margin_s);
     return choice;
   }
   if (choice.kind == "ssh") {

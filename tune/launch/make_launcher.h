@@ -55,9 +55,23 @@ struct LauncherChoice {
 // are finish_spec's to check (tune/spec/simulation.h), before this runs.
 LauncherChoice make_launcher(const ExperimentSpec& spec, const LaunchContext& context);
 
+// Whether `address` names this host only: 127.0.0.0/8, ::1, localhost, or
+// the unspecified 0.0.0.0 / ::.
+bool loopback_address(const std::string& address);
+
+// A launcher whose ranks run on other nodes (slurm, or "auto" inside an
+// allocation; ssh) cannot use a loopback control address: throws
+// ConfigError keyed at the setting that gave it (cluster.control_address,
+// or cluster.control_interface naming a loopback interface), saying how to
+// choose one. `tunerun validate` and make_launcher call it.
+void check_control_address(const ExperimentSpec& spec);
+
 // The address the control channel binds for a launcher the caller made
 // itself: the settings' address or interface, else 127.0.0.1.
 std::string control_address_for(const ExperimentSpec& spec);
+
+// The name of this host's interface with IPv4 address `address`; empty when none has it.
+std::string interface_of(const std::string& address);
 
 // The IPv4 address of network interface `name` on this host. Throws
 // ConfigError keyed "cluster.control_interface" naming the interfaces that

@@ -74,7 +74,9 @@ struct SimulationSpec {
 struct ExperimentSpec {
   std::string name;                             // names the directory and the trials
   std::filesystem::path storage_path = "runs";  // experiment dir is storage_path / name
-  std::string metric;                           // may be empty: no best trial then
+  // The experiment dir is private (0700) unless its group may read it (0750).
+  bool share_with_group = false;
+  std::string metric;  // may be empty: no best trial then
   Mode mode = Mode::kMin;
   // Several objectives (metric = ["accuracy", "latency_ms"], mode = ["max",
   // "min"]): every metric and every mode in order, metric and mode above

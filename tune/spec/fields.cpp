@@ -240,6 +240,9 @@ const SpecField kFields[] = {
     {"storage_path", field_at<&ES::storage_path>,
      "the folder that holds experiments, relative to the working directory", nullptr, "",
      "RunConfig.storage_path", R"("elsewhere")"},
+    {"share_with_group", field_at<&ES::share_with_group>,
+     "the experiment folder's group may read it (0750); else only its owner (0700)", nullptr, "",
+     "", "true"},
     {"metric", kMetricAccess,
      "the result key searchers, schedulers and the best trial judge by; empty: none; a list "
      "names several objectives (searchers motpe, nsga2, gp, random; the store's pareto_front)",
@@ -375,6 +378,15 @@ const SpecField kFields[] = {
      "failing twice); 0: a host that returns is always used again",
      [](const Json& v) { return v >= 0; }, "must be >= 0 (0: never)",
      "RunConfig.cluster.ssh_retire_after", "0"},
+    {"cluster.node_wait_s", field_at<&ES::cluster, &ClusterSpec::node_wait_s>,
+     "launcher slurm: seconds trials may wait while no node that is up and in the allocation "
+     "can hold their group; then every trial pauses at a checkpoint and the run exits "
+     "resumable (130)",
+     [](const Json& v) { return v >= 1 && v <= 86400; }, "must be between 1 and 86400", "", "300"},
+    {"cluster.end_margin_s", field_at<&ES::cluster, &ClusterSpec::end_margin_s>,
+     "launcher slurm: seconds before the allocation's time limit at which every trial pauses "
+     "at a checkpoint and the run exits resumable (130); 0: only on SIGTERM",
+     [](const Json& v) { return v >= 0 && v <= 86400; }, "must be between 0 and 86400", "", "600"},
 
     {"simulation.nodes", field_at<&ES::simulation, &SimulationSpec::nodes>,
      "simulated nodes (launcher \"sim\")", [](const Json& v) { return v >= 1 && v <= 100000; },

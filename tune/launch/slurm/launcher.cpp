@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <sys/inotify.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -37,12 +39,14 @@ void set_variable(std::vector<std::string>& env, const std::string& name,
 
 // One srun: every rank of the group is one of its tasks. srun's own lines
 // (its stderr: srun.log, from `log_offset` on) say which node failed under
-// it; squeue whether Slurm holds the step pending.
+// it, and which task ended while the step goes on ("task 0: Killed": the
+// rank's exit, seen at once through `log_watch`, an inotify descriptor on
+// srun.log); squeue whether Slurm holds the step pending.
 class SlurmGroup final : public LaunchedGroup {
  public:
   SlurmGroup(std::shared_ptr<detail::SlurmState> state, std::string name, std::vector<int> nodes,
              int cpus, int gpus, ChildProcess srun, std::filesystem::path log,
-             std::uintmax_t log_offset)
+             std::uintmax_t log_offset, int log_watch)
       : state_(std::move(state)),
         name_(std::move(name)),
         nodes_(std::move(nodes)),
@@ -50,30 +54,59 @@ class SlurmGroup final : public LaunchedGroup {
         gpus_(gpus),
         srun_(std::move(srun)),
         log_(std::move(log)),
-        log_offset_(log_offset) {
+        log_offset_(log_offset),
+        log_watch_(log_watch),
+        rank_exits_(nodes_.size()) {
     for (int node : nodes_) failures_at_launch_.push_back(state_->allocation.nodes[node].failures);
   }
   ~SlurmGroup() override {
     if (!srun_.exit_status()) kill_and_wait();
     end();
+    if (log_watch_ >= 0) ::close(log_watch_);
   }
 
   int size() const override { return static_cast<int>(nodes_.size()); }  // ranks
   int64_t pid(int) const override { return 0; }  // on another node: not comparable
   std::vector<int> exit_fds() const override {
     if (srun_.exit_status()) return {};
-    return {srun_.pidfd()};
+    if (log_watch_ < 0) return {srun_.pidfd()};
+    return {srun_.pidfd(), log_watch_};
   }
-  // srun ends when every task ended (or the step was cancelled): all ranks
-  // exit at once, with srun's status (the worst of its tasks').
+  // A task srun reports ended is that rank's exit; srun ends when every
+  // task ended (or the step was cancelled): the ranks not reported before
+  // exit then, with srun's status (the worst of its tasks').
   std::vector<RankExit> reap() override {
-    if (srun_.exit_status() || !srun_.try_reap()) return {};
-    end();
+    if (srun_.exit_status()) return {};
+    drain_log_watch();
     std::vector<RankExit> exits;
-    for (int r = 0; r < size(); ++r) exits.push_back({r, *srun_.exit_status()});
+    if (srun_.try_reap()) {
+      end();
+      for (int r = 0; r < size(); ++r) {
+        if (!rank_exits_[r]) exits.push_back({r, *srun_.exit_status()});
+      }
+      return exits;
+    }
+    const std::string said = detail::read_from(log_, log_offset_);
+    // Slurm cancelled the step for the job (a time limit, the allocation
+    // revoked): its tasks' ends are the allocation's, which Slurm's word
+    // on the job says at once.
+    if (detail::step_cancelled_by_slurm(said)) {
+      if (!std::exchange(cancel_seen_, true) && state_->job_end.empty()) state_->poll_slurm();
+      return exits;
+    }
+    // A node's failure is srun's exit's to tell (its tasks there are lost, not ended).
+    if (!read_srun_output(said).failed_nodes.empty()) return exits;
+    for (const detail::TaskExit& exit : detail::read_task_exits(said)) {
+      if (exit.task < 0 || exit.task >= size() || rank_exits_[exit.task]) continue;
+      rank_exits_[exit.task] = exit.status;
+      tasks_reported_ = true;
+      exits.push_back({exit.task, exit.status});
+    }
     return exits;
   }
-  const std::optional<ExitStatus>& exit_status(int) const override { return srun_.exit_status(); }
+  const std::optional<ExitStatus>& exit_status(int rank) const override {
+    return rank_exits_.at(rank) ? rank_exits_[rank] : srun_.exit_status();
+  }
 
   // srun forwards most signals to every task; on SIGTERM (and SIGKILL, which
   // srun cannot catch, so it is sent as SIGTERM) it kills the whole step.
@@ -96,6 +129,7 @@ class SlurmGroup final : public LaunchedGroup {
   // srun's word on a node of the step, else a node of it that failed
   // since the launch (a probe there failed, Slurm reports it down).
   std::string node_failure() const override {
+    if (!state_->job_end.empty()) return state_->job_end;
     if (!ended_) return {};
     if (!srun_failure_.empty()) return srun_failure_;
     for (size_t r = 0; r < nodes_.size(); ++r) {
@@ -110,6 +144,7 @@ class SlurmGroup final : public LaunchedGroup {
   // Undecided while a node of it is probed, or Slurm's word on it since
   // the step ended is yet to be read.
   bool nodes_decided() const override {
+    if (!state_->job_end.empty()) return true;
     return std::none_of(nodes_.begin(), nodes_.end(), [&](int node) {
       const SlurmNode& n = state_->allocation.nodes[node];
       return (n.health == NodeHealth::kSuspected && !n.slurm_down) || n.step_ended;
@@ -121,7 +156,7 @@ class SlurmGroup final : public LaunchedGroup {
   // log only later, buffered; once there, the reason quotes it: it says
   // why Slurm waits).
   std::string held_reason() override {
-    if (srun_.exit_status()) return {};
+    if (srun_.exit_status() || tasks_reported_) return {};
     const auto steps = detail::running_steps(state_->allocation.job_id);
     if (!steps || std::find(steps->begin(), steps->end(), name_) != steps->end()) return {};
     const SrunReport said = read_srun_output(detail::read_from(log_, log_offset_));
@@ -138,11 +173,44 @@ class SlurmGroup final : public LaunchedGroup {
   }
 
  private:
+  // Slurm held the step because it shrank the job, not for its nodes: after
+  // it removes a failed node from a --no-kill job it loses track of the
+  // survivors' cores ("unable to update job's core use information due to
+  // job resizing") and holds new exclusive steps there ("Requested nodes
+  // are busy"), while their probes pass. The step's nodes are not charged;
+  // later steps overlap (tunerun's own counts keep their CPUs apart).
+  bool held_after_resize(const SrunReport& said) {
+    if (!said.step_pending && held_.empty()) return false;
+    const auto in_job = detail::job_nodes(state_->allocation.job_id);
+    if (!in_job || in_job->size() >= state_->allocation.nodes.size()) return false;
+    for (int node : nodes_) {
+      const std::string& name = state_->allocation.nodes[node].name;
+      if (std::find(in_job->begin(), in_job->end(), name) == in_job->end()) return false;
+    }
+    if (!std::exchange(state_->overlap_steps, true)) {
+      state_->note(fmt::format(
+          "Slurm holds new steps on nodes of allocation {} since it shrank the job to {} ({}); "
+          "their nodes are not charged, and steps from now on overlap (tunerun keeps their CPUs "
+          "apart)",
+          state_->allocation.job_id, fmt::join(*in_job, ","),
+          said.step_pending ? said.pending_line : held_));
+    }
+    return true;
+  }
+
+  void drain_log_watch() {
+    if (log_watch_ < 0) return;
+    char events[4096];
+    while (::read(log_watch_, events, sizeof events) > 0) {
+    }
+  }
+
   // Gives the CPUs and GPUs back. Nodes srun names failed have failed; a
   // step held or cancelled before its ranks started is one more such step
   // on each of its nodes; a step that failed otherwise, or had to be
-  // killed, makes its nodes suspected; any other has Slurm's word on its
-  // nodes checked.
+  // killed, makes its nodes suspected, unless srun reported a task's end
+  // first (the node's slurmd answered: a rank, not a node, ended it); any
+  // other has Slurm's word on its nodes checked.
   void end() {
     if (std::exchange(ended_, true)) return;
     for (int node : nodes_) {
@@ -162,7 +230,7 @@ class SlurmGroup final : public LaunchedGroup {
       if (srun_failure_.empty()) srun_failure_ = fmt::format("node {} failed ({})", name, line);
       state_->note(node_failed(state_->allocation.nodes[node], line));
     }
-    if (!started_ && (said.step_pending || killed_)) {
+    if (!started_ && (said.step_pending || killed_) && !held_after_resize(said)) {
       const std::string why = !held_.empty()      ? held_
                               : said.step_pending ? said.pending_line
                                                   : "cancelled before its ranks started";
@@ -170,7 +238,8 @@ class SlurmGroup final : public LaunchedGroup {
     }
     if (said.step_pending) {
       // Held by Slurm, never started: nothing more to say of its nodes.
-    } else if (killed_ || (srun_.exit_status() && !srun_.exit_status()->ok())) {
+    } else if ((killed_ || (srun_.exit_status() && !srun_.exit_status()->ok())) &&
+               !(tasks_reported_ && said.failed_nodes.empty())) {
       state_->suspect(nodes_);
     } else {
       state_->step_ended(nodes_);
@@ -187,10 +256,14 @@ class SlurmGroup final : public LaunchedGroup {
   bool started_ = false;    // every rank said HELLO
   std::string held_;        // why Slurm held it, once held_reason() said so
   ChildProcess srun_;
-  std::filesystem::path log_;            // srun's own output
-  std::uintmax_t log_offset_ = 0;        // where this step's begins
-  std::vector<int> failures_at_launch_;  // of rank r's node
-  std::string srun_failure_;             // the first node srun named failed
+  std::filesystem::path log_;                          // srun's own output
+  std::uintmax_t log_offset_ = 0;                      // where this step's begins
+  std::vector<int> failures_at_launch_;                // of rank r's node
+  std::string srun_failure_;                           // the first node srun named failed
+  int log_watch_ = -1;                                 // inotify on log_: readable when srun writes
+  std::vector<std::optional<ExitStatus>> rank_exits_;  // as srun reported them, by rank
+  bool tasks_reported_ = false;                        // srun reported a task's end
+  bool cancel_seen_ = false;                           // srun said Slurm cancelled the step
 };
 
 }  // namespace
@@ -210,8 +283,13 @@ SlurmAllocation read_slurm_allocation() {
   return allocation;
 }
 
-SlurmLauncher::SlurmLauncher(SlurmAllocation allocation, double poll_s)
-    : state_(std::make_shared<detail::SlurmState>()) {
+SlurmLauncher::SlurmLauncher(SlurmAllocation allocation, double poll_s, double node_wait_s,
+                             double end_margin_s)
+    : state_(std::make_shared<detail::SlurmState>()),
+      node_wait_(
+          std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(node_wait_s))),
+      end_margin_(std::chrono::duration_cast<Clock::duration>(
+          std::chrono::duration<double>(end_margin_s))) {
   state_->allocation = std::move(allocation);
   state_->poll_period =
       std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(poll_s));
@@ -260,13 +338,19 @@ std::string_view strategy_means(PlacementStrategy strategy) {
 
 bool SlurmLauncher::can_place(const Resources& per_rank) const {
   state_->refresh();
+  if (!state_->job_end.empty()) return false;  // stop_reason() says why
   const auto& nodes = state_->allocation.nodes;
   const int ranks = per_rank.num_workers;
   const int cpus = std::max(1, static_cast<int>(std::ceil(per_rank.cpus_per_worker)));
   const int gpus = per_rank.gpus_per_worker;
   const PlacementStrategy strategy = per_rank.placement_strategy;
   if (could_ever_place(nodes, ranks, cpus, gpus, strategy)) {
-    return !place_ranks(nodes, ranks, cpus, gpus, strategy).empty();
+    if (!place_ranks(nodes, ranks, cpus, gpus, strategy).empty()) {
+      state_->stuck_since.reset();
+      return true;
+    }
+    note_if_stuck(ranks, cpus, gpus, strategy);
+    return false;
   }
   std::vector<std::string> states;
   for (const auto& node : nodes) states.push_back(node_state(node));
@@ -289,6 +373,61 @@ bool SlurmLauncher::can_place(const Resources& per_rank) const {
       "resume the experiment in a new allocation",
       state_->allocation.job_id, ranks, cpus, gpus, strategy_means(strategy),
       fmt::join(states, "; ")));
+}
+
+// A group that would not fit on the nodes that are up even were they
+// free waits for a node to come back: for node_wait_s at most
+// (stop_reason()). One that fits there waits for running groups to end.
+void SlurmLauncher::note_if_stuck(int ranks, int cpus, int gpus, PlacementStrategy strategy) const {
+  std::vector<SlurmNode> freed = state_->allocation.nodes;
+  for (auto& node : freed) {
+    node.used = 0;
+    node.gpus_used = 0;
+  }
+  const auto now = Clock::now();
+  if (!place_ranks(freed, ranks, cpus, gpus, strategy).empty()) {
+    state_->stuck_since.reset();
+    return;
+  }
+  // Not asked for a while (no trial waited): the wait begins anew.
+  if (!state_->stuck_since || now - state_->stuck_seen > std::chrono::seconds(30)) {
+    state_->stuck_since = now;
+  }
+  state_->stuck_seen = now;
+  std::vector<std::string> states;
+  for (const auto& node : state_->allocation.nodes) states.push_back(node_state(node));
+  state_->stuck_reason = fmt::format(
+      "no node of allocation {} that is up can hold a group of {} ranks x {} CPUs x {} GPUs "
+      "({}): {}",
+      state_->allocation.job_id, ranks, cpus, gpus, strategy_means(strategy),
+      fmt::join(states, "; "));
+}
+
+std::string SlurmLauncher::stop_reason() {
+  const auto now = Clock::now();
+  std::string why;
+  if (!state_->job_end.empty()) {
+    why = state_->job_end;
+  } else if (state_->ends_at && end_margin_ > Clock::duration::zero() &&
+             now >= *state_->ends_at - end_margin_) {
+    why = fmt::format(
+        "allocation {} reaches its time limit in {:.0f} s (cluster.end_margin_s = {:g})",
+        state_->allocation.job_id,
+        std::max(0.0, std::chrono::duration<double>(*state_->ends_at - now).count()),
+        std::chrono::duration<double>(end_margin_).count());
+  } else if (state_->stuck_since && now - state_->stuck_seen < std::chrono::seconds(30) &&
+             now - *state_->stuck_since >= node_wait_) {
+    why = fmt::format("trials waited {:.0f} s (cluster.node_wait_s): {}",
+                      std::chrono::duration<double>(now - *state_->stuck_since).count(),
+                      state_->stuck_reason);
+  }
+  if (why.empty()) return why;
+  return fmt::format(
+      "{}; resume it in a new allocation: salloc --nodes={} --exclusive --no-kill tunerun resume "
+      "{}",
+      why, state_->allocation.nodes.size(),
+      state_->experiment_dir.empty() ? std::string("EXPERIMENT_DIR")
+                                     : state_->experiment_dir.string());
 }
 
 int SlurmLauncher::max_ranks(const Resources& per_rank) const {
@@ -340,6 +479,7 @@ void SlurmLauncher::restore_nodes(const Json& nodes) {
 // (dead, though Slurm does not know yet) is skipped and suspected, not
 // taken for a node that does not share the directory.
 void SlurmLauncher::check_storage(const std::filesystem::path& experiment_dir) {
+  state_->experiment_dir = std::filesystem::absolute(experiment_dir);
   state_->poll_slurm();
   std::vector<int> probed;
   std::vector<std::string> skipped;
@@ -453,12 +593,14 @@ std::unique_ptr<LaunchedGroup> SlurmLauncher::launch(const GroupLaunch& launch) 
   // The step's name is the attempt's own: an earlier attempt's step on a
   // lost node can stay listed a while (SlurmGroup::held_reason).
   const std::string step_name = fmt::format("{}.{}", launch.trial_id, launch.attempt);
-  spawn.argv = state_->srun_argv(
-      {"--job-name=" + step_name, fmt::format("--nodes={}", distinct.size()),
-       fmt::format("--ntasks={}", ranks), "--distribution=arbitrary", "--exclusive",
-       fmt::format("--cpus-per-task={}", cpus), "--kill-on-bad-exit=0", "--open-mode=append",
-       "--output=" + (log_dir / "rank_%t.log").string()},
-      false);
+  spawn.argv =
+      state_->srun_argv({"--job-name=" + step_name, fmt::format("--nodes={}", distinct.size()),
+                         fmt::format("--ntasks={}", ranks), "--distribution=arbitrary",
+                         // GPUs are Slurm's to bind, per step: those steps stay exclusive.
+                         state_->overlap_steps && gpus == 0 ? "--overlap" : "--exclusive",
+                         fmt::format("--cpus-per-task={}", cpus), "--kill-on-bad-exit=0",
+                         "--open-mode=append", "--output=" + (log_dir / "rank_%t.log").string()},
+                        false);
   // Slurm 22.05 binds --gpus-per-task per task: each task's CUDA_VISIBLE_DEVICES
   // names its own devices. In a step asking none Slurm unsets the variable,
   // which CUDA reads as "every device": `env` empties it, so that no rank
@@ -480,13 +622,27 @@ std::unique_ptr<LaunchedGroup> SlurmLauncher::launch(const GroupLaunch& launch) 
   const std::uintmax_t log_size = std::filesystem::file_size(spawn.log_file, no_file);
   // The step's command line heads its output: the record of what each rank holds.
   std::ofstream(spawn.log_file, std::ios::app) << fmt::format("{}\n", fmt::join(spawn.argv, " "));
-  ChildProcess srun = ChildProcess::spawn(spawn);
+  // Watched before srun starts: a task's end it reports at once is not missed.
+  int log_watch = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+  if (log_watch >= 0 && ::inotify_add_watch(log_watch, spawn.log_file.c_str(), IN_MODIFY) < 0) {
+    ::close(log_watch);
+    log_watch = -1;
+  }
+  ChildProcess srun = [&] {
+    try {
+      return ChildProcess::spawn(spawn);
+    } catch (...) {
+      if (log_watch >= 0) ::close(log_watch);
+      throw;
+    }
+  }();
   for (int node : nodes) {
     allocation.nodes[node].used += cpus;
     allocation.nodes[node].gpus_used += gpus;
   }
   return std::make_unique<SlurmGroup>(state_, step_name, std::move(nodes), cpus, gpus,
-                                      std::move(srun), spawn.log_file, no_file ? 0 : log_size);
+                                      std::move(srun), spawn.log_file, no_file ? 0 : log_size,
+                                      log_watch);
 }
 
 }  // namespace tune

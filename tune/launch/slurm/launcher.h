@@ -13,6 +13,13 @@
 // table). srun runs under `setpriv --pdeathsig TERM`: when the controller
 // dies, even by SIGKILL, srun gets SIGTERM and kills every task of the step.
 //
+// A rank's death is seen at once: srun's line for a task's end ("srun:
+// error: n1: task 0: Killed") is that rank's exit (an inotify watch on
+// srun's log wakes the event loop), not the heartbeat timeout's.
+//
+// The end of the allocation (stop_reason()): squeue no longer lists the job
+// RUNNING, or its time limit is near; the controller pauses every trial.
+//
 // Node failures (tune/launch/nodes.h): the nodes of a step that ended
 // abnormally (srun failed, or the controller had to kill it) are suspected
 // and not placed on until a one-task probe step (`srun --overlap true`)
@@ -44,6 +51,7 @@
 
 #include "tune/launch/launcher.h"
 #include "tune/launch/nodes.h"
+#include "tune/system/clock.h"
 
 namespace tune {
 namespace detail {
@@ -58,8 +66,10 @@ SlurmAllocation read_slurm_allocation();
 
 class SlurmLauncher final : public Launcher {
  public:
-  // `poll_s`: seconds between reads of Slurm's node states ([cluster] slurm_poll_s).
-  SlurmLauncher(SlurmAllocation allocation, double poll_s);
+  // `poll_s`: seconds between reads of Slurm's node states ([cluster]
+  // slurm_poll_s); `node_wait_s`, `end_margin_s`: see stop_reason().
+  SlurmLauncher(SlurmAllocation allocation, double poll_s, double node_wait_s = 60,
+                double end_margin_s = 120);
   ~SlurmLauncher() override;  // kills probe steps still running
 
   std::unique_ptr<LaunchedGroup> launch(const GroupLaunch& launch) override;
@@ -84,6 +94,13 @@ class SlurmLauncher final : public Launcher {
   Json describe_nodes() const override;
   // Learns what probe steps and Slurm's node states say.
   void poll() override;
+  // The allocation ended (squeue no longer lists it RUNNING: revoked,
+  // cancelled, its time is up), or its time limit is `end_margin_s` away,
+  // or for `node_wait_s` no node that is up and in the allocation could
+  // hold a waiting group even were it free (every one of its nodes down,
+  // suspected or retired). Names the nodes and the command that resumes
+  // the experiment in a new allocation.
+  std::string stop_reason() override;
   // Failure counts by node name; a node that failed before is probed
   // before use, one that failed twice is retired if this is the allocation
   // it failed in (else probed, and retired at its next failure).
@@ -93,7 +110,11 @@ class SlurmLauncher final : public Launcher {
   const SlurmAllocation& allocation() const;
 
  private:
-  std::shared_ptr<detail::SlurmState> state_;  // shared with live groups, which free their share
+  void note_if_stuck(int ranks, int cpus, int gpus, PlacementStrategy strategy) const;
+
+  std::shared_ptr<detail::SlurmState> state_;
+  Clock::duration node_wait_;
+  Clock::duration end_margin_;  // shared with live groups, which free their share
 };
 
 }  // namespace tune

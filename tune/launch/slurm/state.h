@@ -40,12 +40,38 @@ bool wait_ok(ChildProcess& child, std::chrono::seconds limit);
 std::string last_line(const std::filesystem::path& file);
 // What `file` holds from byte `offset` on; empty when it cannot be read.
 std::string read_from(const std::filesystem::path& file, std::uintmax_t offset);
+// A task's end as srun reports it on its stderr while the step goes on
+// ("srun: error: n1: task 0: Killed", "srun: error: n2: tasks 0-1,3: Exited
+// with exit code 3"): srun hears of it from the node's slurmd at once.
+struct TaskExit {
+  int task = 0;
+  ExitStatus status;
+};
+// Every task end `srun_output` reports, in its order; a task named twice
+// is named once. Exits with code 0 are not reported by srun.
+std::vector<TaskExit> read_task_exits(std::string_view srun_output);
+
 // The names of the running steps of job `job_id` (`squeue -s`: a step Slurm
 // holds pending is not among them); nullopt when squeue cannot say.
 std::optional<std::vector<std::string>> running_steps(const std::string& job_id);
 // The names of the nodes job `job_id` holds now (`scontrol show job`);
 // nullopt when scontrol cannot say.
 std::optional<std::vector<std::string>> job_nodes(const std::string& job_id);
+
+// Job `job_id` as squeue lists it now.
+struct JobState {
+  bool ended = false;                 // no longer listed, or in a state that is not RUNNING
+  std::string state;                  // squeue's %T ("RUNNING", "CANCELLED"...)
+  std::optional<double> time_left_s;  // until its time limit; nullopt: none
+};
+// nullopt when squeue cannot say (the controller does not answer).
+std::optional<JobState> read_job_state(const std::string& job_id);
+// squeue's %L ("1-02:03:04", "59:58", "UNLIMITED") in seconds; nullopt: no limit.
+std::optional<double> parse_time_left(std::string_view text);
+// Whether srun's lines say Slurm ended the step for the whole job ("***
+// STEP 5.0 ON n1 CANCELLED AT ...", "DUE TO TIME LIMIT", "Job step
+// aborted"): the allocation may be ending.
+bool step_cancelled_by_slurm(std::string_view srun_output);
 
 // The allocation and what the launcher learns of its nodes, shared with the
 // live groups (which free their CPUs, and report a step that ended badly).
@@ -63,6 +89,18 @@ struct SlurmState {
   Clock::time_point next_poll{};     // of Slurm's node states
   Clock::time_point last_poll{};
   Clock::duration poll_period{};  // [cluster] slurm_poll_s, set by SlurmLauncher
+  // The allocation's end: why it ended (empty while it runs), and when its
+  // time limit ends it (as squeue said at the last poll).
+  std::string job_end;
+  std::optional<Clock::time_point> ends_at;
+  // Since when no node that is up and in the allocation could hold a
+  // waiting group even were it free (SlurmLauncher::can_place), and why.
+  std::optional<Clock::time_point> stuck_since;
+  Clock::time_point stuck_seen{};
+  std::string stuck_reason;
+  std::filesystem::path experiment_dir;  // check_storage's, for the resume command
+  // Slurm held a step after it shrank the job: steps overlap from then on.
+  bool overlap_steps = false;
 
   ~SlurmState();  // kills probe steps still running
 
