@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <charconv>
+#include <cstdlib>
 #include <string>
 #include <thread>
 #include <vector>
@@ -18,6 +19,7 @@
 #include "dashboard/report.h"
 #include "dashboard/server.h"
 #include "tune/cli/commands.h"
+#include "tune/cli/dashboard_program.h"
 #include "tune/system/signal_pipe.h"
 
 namespace tune::cli {
@@ -95,8 +97,13 @@ int parse_port(const std::string& text) {
 }
 
 void run(const std::vector<std::string>& args) {
-  if (args.size() == 5 && args[0] == "dashboard") {
-    serve({.dir = args[1], .host = args[2], .port = parse_port(args[3]), .token = args[4]});
+  if (args.size() == 4 && args[0] == "dashboard") {
+    // The token comes in the environment (only this user can read it), never in argv.
+    const char* token = std::getenv(kDashboardTokenVariable);
+    serve({.dir = args[1],
+           .host = args[2],
+           .port = parse_port(args[3]),
+           .token = token != nullptr ? token : ""});
   } else if (args.size() == 3 && args[0] == "report") {
     report(args[1], args[2]);
   } else {

@@ -1,7 +1,8 @@
 """ray.init / ray.shutdown / ray.is_initialized for scripts written for Ray.
 tunerun needs no cluster to connect to; init() takes instead where the ranks
 run (launcher, control_address, control_interface, slurm_poll_s, hostfile,
-ssh_config, ssh_retry_s, ssh_retire_after: the fields of train.ClusterConfig),
+ssh_config, ssh_retry_s, ssh_retire_after, node_wait_s, end_margin_s: the
+fields of train.ClusterConfig),
 which every RunConfig then defaults to. Ray's own arguments are accepted and,
 where they have no meaning here, said to be ignored once."""
 

@@ -104,3 +104,12 @@ def test_other_launchers_ignore_the_ssh_settings(storage):
     # As a sweep file: a hostfile named for later does not stop a local run.
     assert cluster_of(tuner(storage, launcher="local", hostfile="/nonexistent/hosts"))[
         "launcher"] == "local"
+
+
+def test_the_slurm_wait_and_end_margin_reach_the_spec_and_are_checked(storage):
+    cluster = cluster_of(tuner(storage, launcher="local", node_wait_s=90, end_margin_s=300))
+    assert (cluster["node_wait_s"], cluster["end_margin_s"]) == (90, 300)
+    with pytest.raises(ValueError, match=r"cluster\.node_wait_s.*must be between 1 and 86400"):
+        tuner(storage, launcher="local", node_wait_s=0)
+    with pytest.raises(ValueError, match=r"cluster\.end_margin_s.*must be between 0 and 86400"):
+        tuner(storage, launcher="local", end_margin_s=-1)

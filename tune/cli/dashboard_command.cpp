@@ -1,10 +1,17 @@
 // `tunerun dashboard DIR`: a live, read-only web view of every experiment
 // under DIR (or of DIR itself), served until Ctrl-C by tunerun-dashboard
-// (dashboard_main.cpp).
+// (dashboard/main.cpp). The token reaches that program in its environment,
+// never on its command line, which every user can read through /proc.
+
+#include <fmt/format.h>
+#include <sys/stat.h>
 
 #include <CLI/CLI.hpp>
+#include <cstdlib>
+#include <fstream>
 #include <string>
 
+#include "core/errors.h"
 #include "tune/cli/commands.h"
 #include "tune/cli/dashboard_program.h"
 
@@ -15,8 +22,49 @@ struct DashboardOptions {
   std::string dir;
   std::string host = "127.0.0.1";
   int port = 8265;
-  std::string token;  // empty: none on loopback, a fresh one on any other address
+  std::string token;       // empty: none on loopback, a fresh one on any other address
+  std::string token_file;  // a file whose first line is the token
 };
+
+// The first line of `path`, which only its owner may read: a token in a
+// file others can read is no secret.
+std::string read_token_file(const std::string& path) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) {
+    throw ConfigError::at_key("--token-file", fmt::format("cannot read {}", path));
+  }
+  if ((st.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
+    throw ConfigError::at_key(
+        "--token-file",
+        fmt::format("{} can be read by other users (mode {:04o}); `chmod 600 {}` first", path,
+                    st.st_mode & 07777, path));
+  }
+  std::ifstream in(path);
+  std::string token;
+  std::getline(in, token);
+  while (!token.empty() && (token.back() == '\r' || token.back() == ' ')) token.pop_back();
+  if (token.empty()) {
+    throw ConfigError::at_key("--token-file",
+                              fmt::format("{} holds no token on its first line", path));
+  }
+  return token;
+}
+
+// The token to serve with: --token-file, else TUNERUN_DASHBOARD_TOKEN, else
+// --token (with a warning: a command line is readable by every user).
+std::string chosen_token(const DashboardOptions& options) {
+  if (!options.token_file.empty()) return read_token_file(options.token_file);
+  if (const char* env = std::getenv(kDashboardTokenVariable); env != nullptr && *env != '\0') {
+    return env;
+  }
+  if (!options.token.empty()) {
+    fmt::print(stderr,
+               "warning: --token is readable by every user of this machine (ps, /proc); "
+               "set {} or use --token-file instead\n",
+               kDashboardTokenVariable);
+  }
+  return options.token;
+}
 
 }  // namespace
 
@@ -35,10 +83,19 @@ void setup_dashboard(CLI::App& app) {
       ->check(CLI::Range(0, 65535));
   cmd->add_option(
       "--token", options->token,
-      "Token every request must carry (default: none on 127.0.0.1, a random one otherwise)");
+      "Token every request must carry (default: none on 127.0.0.1, a random one otherwise); "
+      "other users can read a command line: prefer TUNERUN_DASHBOARD_TOKEN or --token-file");
+  cmd->add_option("--token-file", options->token_file,
+                  "A file (mode 0600) whose first line is the token");
   cmd->callback([options] {
-    exec_dashboard_program(
-        "dashboard", {options->dir, options->host, std::to_string(options->port), options->token});
+    const std::string token = chosen_token(*options);
+    if (token.empty()) {
+      unsetenv(kDashboardTokenVariable);
+    } else {
+      setenv(kDashboardTokenVariable, token.c_str(), 1);
+    }
+    exec_dashboard_program("dashboard",
+                           {options->dir, options->host, std::to_string(options->port)});
   });
 }
 

@@ -11,6 +11,10 @@
 
 namespace tune::cli {
 
+// The environment variable that holds the dashboard's token: `tunerun
+// dashboard` reads it from the user and hands it to tunerun-dashboard in it.
+inline constexpr const char* kDashboardTokenVariable = "TUNERUN_DASHBOARD_TOKEN";
+
 // Replaces this process with tunerun-dashboard, its arguments `args`
 // (dashboard_main.cpp reads them). Where the build lacks the program, or
 // exec fails, prints what and where it looked and throws ExitRequest.

@@ -382,11 +382,13 @@ const SpecField kFields[] = {
      "launcher slurm: seconds trials may wait while no node that is up and in the allocation "
      "can hold their group; then every trial pauses at a checkpoint and the run exits "
      "resumable (130)",
-     [](const Json& v) { return v >= 1 && v <= 86400; }, "must be between 1 and 86400", "", "300"},
+     [](const Json& v) { return v >= 1 && v <= 86400; }, "must be between 1 and 86400",
+     "RunConfig.cluster.node_wait_s", "300"},
     {"cluster.end_margin_s", field_at<&ES::cluster, &ClusterSpec::end_margin_s>,
      "launcher slurm: seconds before the allocation's time limit at which every trial pauses "
      "at a checkpoint and the run exits resumable (130); 0: only on SIGTERM",
-     [](const Json& v) { return v >= 0 && v <= 86400; }, "must be between 0 and 86400", "", "600"},
+     [](const Json& v) { return v >= 0 && v <= 86400; }, "must be between 0 and 86400",
+     "RunConfig.cluster.end_margin_s", "600"},
 
     {"simulation.nodes", field_at<&ES::simulation, &SimulationSpec::nodes>,
      "simulated nodes (launcher \"sim\")", [](const Json& v) { return v >= 1 && v <= 100000; },

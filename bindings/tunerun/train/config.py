@@ -41,6 +41,11 @@ class ClusterConfig:
     ssh_config: Optional[Any] = None
     ssh_retry_s: Optional[float] = None  # seconds between tries to reach a lost host
     ssh_retire_after: Optional[int] = None  # the loss that retires a host (0: never)
+    # Launcher "slurm": how long trials may wait while no node can hold their
+    # group, and how long before the allocation's time limit, every trial
+    # pauses at a checkpoint and fit() returns early (Tuner.restore goes on).
+    node_wait_s: Optional[float] = None
+    end_margin_s: Optional[float] = None
 
 
 @dataclass
