@@ -15,12 +15,7 @@ SCRIPTS = sorted((pathlib.Path(__file__).parent / "ray_scripts").glob("*.py"))
 
 # Scripts that run under Ray and not yet here, each with why. Strict: one
 # that starts passing fails the suite until it leaves this table.
-KNOWN_GAPS = {
-    "tune_bohb_example": "a pausing scheduler (HyperBandForBOHB) fails a function trial that "
-                         "never reported a checkpoint; Ray restarts it from its start",
-    "tune_median_stopping": "MedianStoppingRule pauses a trial when too few others have "
-                            "results; one that never reported a checkpoint fails here",
-}
+KNOWN_GAPS = {}
 
 
 def _needs(script):

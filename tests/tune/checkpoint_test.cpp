@@ -1,11 +1,14 @@
 // Checkpoints through real worker processes: publishing, pause and resume,
 // and PBT-style exploits, driven by small test schedulers.
 #include <doctest/doctest.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <set>
 
 #include "curve_experiment.h"
 #include "schedulers/internal/fifo.h"
+#include "sqlite_query.h"
 #include "storage/experiment_store.h"
 #include "test_util.h"
 #include "tune/execution/controller.h"
@@ -53,6 +56,19 @@ class ExploitOnce : public PauseOnce {
 
  private:
   std::set<std::string> handed_out_;
+};
+
+// PauseOnce, but a new trial runs before a paused one: with reuse_workers
+// it takes the paused trial's waiting ranks.
+class PauseOnceNewFirst : public PauseOnce {
+ public:
+  using PauseOnce::PauseOnce;
+  int choose_trial_to_run(const std::vector<schedulers::TrialView>& candidates) override {
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      if (candidates[i].status == TrialStatus::kPending) return static_cast<int>(i);
+    }
+    return PauseOnce::choose_trial_to_run(candidates);
+  }
 };
 
 // ExploitOnce, but the exploit is decided while the recipient waits (as
@@ -155,16 +171,82 @@ TEST_CASE("an exploit clones the donor's checkpoint and the recipient continues 
   CHECK(cloned.back().source == "clone of exploit_00000");
 }
 
-TEST_CASE("a pausing scheduler on a trainable that never checkpoints is a clear error") {
+namespace {
+
+// The reasons of a trial's events, in order.
+std::vector<std::string> event_reasons(const ExperimentSpec& spec, const std::string& trial_id) {
+  std::vector<std::string> out;
+  for (const auto& row : test::query(
+           spec.experiment_dir() / "experiment.db",
+           "SELECT reason FROM trial_events WHERE trial_id = '" + trial_id + "' ORDER BY rowid")) {
+    out.push_back(row.at(0));
+  }
+  return out;
+}
+
+bool any_contains(const std::vector<std::string>& lines, const std::string& what) {
+  return std::any_of(lines.begin(), lines.end(),
+                     [&](const std::string& l) { return l.find(what) != std::string::npos; });
+}
+
+}  // namespace
+
+TEST_CASE(
+    "a trial paused without a checkpoint whose ranks wait in place goes on where it stopped") {
   test::ScratchDir dir;
   ExperimentSpec spec = curve_spec(dir, "no_checkpoints");
   spec.param_space.set("checkpoint_every", 0);
   spec.custom_scheduler = std::make_shared<PauseOnce>(2);
   ExperimentSummary summary = run(spec);
-  CHECK(summary.num_errors == 1);
-  auto trial = storage::ExperimentStore::open_read_only(spec.experiment_dir()).trials().at(0);
-  CHECK(trial.error.find("never reported a checkpoint") != std::string::npos);
-  CHECK(trial.last_iteration == 2);
+  CHECK(summary.num_errors == 0);
+  CHECK(summary.num_terminated == 1);
+  auto store = storage::ExperimentStore::open_read_only(spec.experiment_dir());
+  auto trial = store.trials().at(0);
+  CHECK(trial.error == "");
+  CHECK(trial.last_iteration == 8);
+  auto results = store.results(trial.trial_id);
+  REQUIRE(results.size() == 8);
+  for (size_t i = 0; i < results.size(); ++i)
+    CHECK(results[i].training_iteration == int64_t(i) + 1);
+  const auto events = event_reasons(spec, trial.trial_id);
+  INFO(fmt::format("{}", fmt::join(events, " | ")));
+  CHECK(any_contains(events, "paused by scheduler at iteration 2 (no checkpoint)"));
+  // Its ranks waited inside report(): it went on where it stopped.
+  CHECK(any_contains(events, "resumed in place at iteration 2"));
+  CHECK_FALSE(any_contains(events, "restarts from scratch"));
+}
+
+TEST_CASE(
+    "a trial paused without a checkpoint whose ranks another trial took restarts from scratch") {
+  test::ScratchDir dir;
+  ExperimentSpec spec = curve_spec(dir, "from_scratch");
+  spec.param_space.set("checkpoint_every", 0);
+  spec.param_space.set("speed", grid_search({0.1, 0.2}));
+  spec.reuse_workers = true;
+  spec.max_concurrent_trials = 1;
+  spec.custom_scheduler = std::make_shared<PauseOnceNewFirst>(3);
+  ExperimentSummary summary = run(spec);
+  CHECK(summary.num_errors == 0);
+  CHECK(summary.num_terminated == 2);
+  auto store = storage::ExperimentStore::open_read_only(spec.experiment_dir());
+  bool restarted = false;
+  for (const auto& trial : store.trials()) {
+    INFO(trial.trial_id, ": ", trial.status_reason);
+    CHECK(trial.status == TrialStatus::kTerminated);
+    auto results = store.results(trial.trial_id);
+    // Iterations 1-3 ran twice; each is recorded once.
+    REQUIRE(results.size() == 8);
+    for (size_t i = 0; i < results.size(); ++i) {
+      CHECK(results[i].training_iteration == int64_t(i) + 1);
+    }
+    const auto events = event_reasons(spec, trial.trial_id);
+    INFO(fmt::format("{}", fmt::join(events, " | ")));
+    CHECK(any_contains(events, "(no checkpoint)"));
+    restarted = restarted || any_contains(events,
+                                          "paused at iteration 3 without a checkpoint: "
+                                          "restarts from scratch");
+  }
+  CHECK(restarted);
 }
 
 TEST_CASE("an exploit that rewinds the recipient replaces the discarded iterations") {

@@ -72,11 +72,15 @@ TEST_CASE("decide: an interrupt pauses a continuing trial to keep its progress")
   CHECK(decide(v).kind == Action::Kind::kStop);
 }
 
-TEST_CASE("decide: a pause of a trial that never checkpointed fails it") {
+TEST_CASE("decide: a pause of a trial that never checkpointed pauses it, never fails it") {
   const Action a = decide(at(2, Decision::kPause, 0));
-  CHECK(a.kind == Action::Kind::kFail);
-  CHECK(a.decision() == Decision::kStop);
-  CHECK(a.reason.find("never reported a checkpoint") != std::string::npos);
+  CHECK(a.kind == Action::Kind::kPause);
+  CHECK(a.decision() == Decision::kPause);
+  CHECK(a.reason == "paused by scheduler at iteration 2 (no checkpoint)");
+  // When its ranks cannot wait in place, its reason says it restarts from scratch.
+  const std::string from_scratch = paused_from_scratch_reason("HyperBand", 2);
+  CHECK(from_scratch.find("HyperBand at iteration 2 without a checkpoint") != std::string::npos);
+  CHECK(from_scratch.find("restarts from scratch") != std::string::npos);
 }
 
 TEST_CASE("judge_end: where a trial goes when its group is gone") {

@@ -239,3 +239,55 @@ x = 1
   CHECK(by_hand.exit_code == 2);
   CHECK(by_hand.output.find("tunerun controller, which starts it") != std::string::npos);
 }
+
+TEST_CASE("HyperBand over a trainable without checkpoints: paused trials restart, none fails") {
+  ScratchDir dir;
+  // max_t = 9, eta = 3: bracket s=0 takes the first 3 trials to 9; bracket
+  // s=1 pauses its 5 at milestone 3 and resumes the best 2. With
+  // reuse_workers and one trial at a time, the next trial takes a paused
+  // one's waiting ranks: a resumed winner restarts from iteration 1.
+  dir.write("hb.toml", R"(
+name = "hb"
+metric = "accuracy"
+mode = "max"
+max_concurrent_trials = 1
+reuse_workers = true
+[trainable]
+builtin = "learning_curve"
+[param_space]
+iterations = 20
+speed = 0.3
+ceiling = { grid_search = [0.5, 0.6, 0.7, 0.55, 0.9, 0.65, 0.95, 0.75] }
+[scheduler]
+type = "hyperband"
+max_t = 9
+reduction_factor = 3
+)");
+  auto run = run_tunerun("-q hb.toml", dir.path());
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  const auto db = dir.path() / "runs/hb/experiment.db";
+  for (const auto& row : query(db, "SELECT trial_id, status, error FROM trials")) {
+    INFO(row[0], ": ", row[2]);
+    CHECK(row[1] == "TERMINATED");
+  }
+  // Every iteration recorded once: 3 * 9 (s=0), 2 * 9 (winners), 3 * 3 (losers).
+  CHECK(query(db, "SELECT trial_id, training_iteration FROM results").size() == 54);
+  CHECK(query(db,
+              "SELECT trial_id FROM results GROUP BY trial_id, training_iteration "
+              "HAVING COUNT(*) > 1")
+            .empty());
+  auto last = query(db,
+                    "SELECT json_extract(config, '$.ceiling'), MAX(training_iteration), "
+                    "COUNT(*) FROM results JOIN trials USING (trial_id) GROUP BY trial_id");
+  for (const auto& row : last) {
+    INFO("ceiling ", row[0]);
+    const bool short_run = row[0] == "0.55" || row[0] == "0.65" || row[0] == "0.75";
+    CHECK(row[1] == (short_run ? "3" : "9"));
+    CHECK(row[2] == row[1]);
+  }
+  CHECK_FALSE(query(db,
+                    "SELECT reason FROM trial_events WHERE reason LIKE "
+                    "'%without a checkpoint: restarts from scratch%'")
+                  .empty());
+}

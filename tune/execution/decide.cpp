@@ -42,15 +42,11 @@ Action decide(const ResultVerdicts& v) {
             fmt::format("interrupted; resumes from checkpoint {}", v.checkpoint_iteration)};
   }
   if (decision == Decision::kPause) {
-    if (v.checkpoint_iteration == 0) {
-      return {Action::Kind::kFail,
-              fmt::format("scheduler {} paused the trial at iteration {}, but its trainable "
-                          "never reported a checkpoint; pausing schedulers need trainables that "
-                          "pass a checkpoint to train::report",
-                          v.scheduler_name, v.iteration)};
-    }
-    std::string paused = fmt::format("paused by scheduler at iteration {} (checkpoint {})",
-                                     v.iteration, v.checkpoint_iteration);
+    std::string paused =
+        v.checkpoint_iteration > 0
+            ? fmt::format("paused by scheduler at iteration {} (checkpoint {})", v.iteration,
+                          v.checkpoint_iteration)
+            : fmt::format("paused by scheduler at iteration {} (no checkpoint)", v.iteration);
     if (!v.scheduler_reason.empty()) paused += ": " + v.scheduler_reason;
     return {Action::Kind::kPause, paused};
   }
@@ -60,6 +56,13 @@ Action decide(const ResultVerdicts& v) {
     return {Action::Kind::kStop, reason};
   }
   return {};
+}
+
+std::string paused_from_scratch_reason(const std::string& scheduler_name, int64_t iteration) {
+  return fmt::format(
+      "paused by scheduler {} at iteration {} without a checkpoint: restarts from scratch when "
+      "resumed (report a checkpoint to train::report to resume where it stopped)",
+      scheduler_name, iteration);
 }
 
 double restart_backoff_s(int64_t failures) {

@@ -2,8 +2,7 @@
 // functions of their inputs, so every rule is testable without processes.
 //
 // decide() merges, for one complete iteration, the scheduler's decision,
-// the stoppers', the experiment's stop_all and interrupt, and the rule that
-// a trial without a checkpoint cannot pause, into one action.
+// the stoppers', the experiment's stop_all and interrupt into one action.
 // judge_end() says where a trial goes once its group is gone.
 #pragma once
 
@@ -31,7 +30,7 @@ struct Action {
   enum class Kind {
     kContinue,
     kStop,   // ends TERMINATED once the ranks said DONE
-    kPause,  // ends PAUSED once the ranks said DONE; resumes from its checkpoint
+    kPause,  // ends PAUSED once the ranks said DONE; resumes from its checkpoint (or scratch)
     kFail,   // the trial fails (reason is the error); the ranks are told to stop
   };
   Kind kind = Kind::kContinue;
@@ -42,10 +41,15 @@ struct Action {
 };
 
 // A stopper's STOP overrides the scheduler's PAUSE (as in Ray); stop_all
-// stops; an interrupt turns CONTINUE into a pause that keeps the progress; a
-// PAUSE of a trial that never checkpointed fails it (resuming would silently
-// restart it from scratch).
+// stops; an interrupt turns CONTINUE into a pause that keeps the progress. A
+// PAUSE of a trial that never checkpointed pauses it too: it resumes in place
+// when its ranks can wait inside report(), else from scratch, as in Ray
+// (paused_from_scratch_reason says so).
 Action decide(const ResultVerdicts& verdicts);
+
+// The status reason of a scheduler's pause of a trial without a checkpoint
+// whose ranks cannot wait in place: its resume restarts it from iteration 1.
+std::string paused_from_scratch_reason(const std::string& scheduler_name, int64_t iteration);
 
 // The status reason of a trial the scheduler stopped at `iteration`: its
 // own reason (TrialScheduler::decision_reason) when it gave one, else its

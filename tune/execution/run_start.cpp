@@ -46,6 +46,7 @@ bool RunStart::launch(Trial& trial) {
   if (!in_place) skip_missing_checkpoints(trial);
   const bool resuming = trial.checkpoints.latest > 0;
   const bool unpausing = trial.phase == TrialPhase::kPaused;
+  const int64_t progress = trial.iteration;  // where a paused trial stopped
   if (!in_place) trial.world_size = world_size();
   if (in_place) {
     trial.collector.reset(trial.world_size, trial.iteration);
@@ -83,6 +84,14 @@ bool RunStart::launch(Trial& trial) {
   }
   const bool resumed_in_place = in_place && source == GroupSource::kSuspended;
   if (in_place && !resumed_in_place) restart_from_checkpoint(trial);  // its kept ranks were gone
+  if (unpausing && !resumed_in_place && trial.checkpoints.latest == 0 && progress > 0) {
+    const std::string what = fmt::format(
+        "paused at iteration {} without a checkpoint: restarts from scratch (report a checkpoint "
+        "to train::report to resume where it stopped)",
+        progress);
+    parts_.log.log(0, "warning: {} {}", trial.id, what);
+    parts_.trials.note(trial, what, unix_now());
+  }
   trial.suspended = false;
   grant_first_leases(trial, trial.iteration);
   if (resumed_in_place) {

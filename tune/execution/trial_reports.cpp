@@ -166,6 +166,11 @@ void TrialReports::complete_iteration(Trial& trial, CompleteIteration done) {
     suspend = awaited && !trial.exploit && !trial.pause_at_next_report &&
               !wind_down_.interrupted() && parts_.groups.can_keep(true) &&
               !hand_ahead_.ranks_hold_next(trial.id);
+    if (!suspend && !trial.exploit && verdicts.scheduler == Decision::kPause &&
+        verdicts.checkpoint_iteration == 0) {
+      // Its resume restarts it from scratch (RunStart::launch warns then).
+      action.reason = paused_from_scratch_reason(verdicts.scheduler_name, iteration);
+    }
   }
   const LeaseTerms terms = start_.lease_terms(trial, iteration);
   if (action.kind == Action::Kind::kContinue) {
