@@ -13,7 +13,6 @@ Decision Action::decision() const {
     case Kind::kPause:
       return Decision::kPause;
     case Kind::kStop:
-    case Kind::kFail:
       return Decision::kStop;
   }
   return Decision::kStop;  // not reached: every kind returns above

@@ -31,10 +31,9 @@ struct Action {
     kContinue,
     kStop,   // ends TERMINATED once the ranks said DONE
     kPause,  // ends PAUSED once the ranks said DONE; resumes from its checkpoint (or scratch)
-    kFail,   // the trial fails (reason is the error); the ranks are told to stop
   };
   Kind kind = Kind::kContinue;
-  std::string reason;  // the status reason, or the error for kFail
+  std::string reason;  // the status reason
 
   // What the ranks hear.
   Decision decision() const;

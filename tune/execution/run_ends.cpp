@@ -29,8 +29,6 @@ void RunEnds::apply(Trial& trial, const Action& action) {
       trial.end_reason = action.reason;
       parts_.plugins.scheduler->on_trial_remove(trial.view());
       return;
-    case Action::Kind::kFail:
-      return fail(trial, action.reason, true);
   }
 }
 
