@@ -14,6 +14,7 @@
 #include "search/domain_spec.h"
 #include "tune/builtin_stoppers.h"
 #include "tune/execution/controller.h"
+#include "tune/launch/make_launcher.h"
 #include "tune/result_grid.h"
 #include "tune/spec/fields.h"
 #include "tune/spec/hostfile.h"
@@ -151,12 +152,14 @@ std::vector<std::string> program_dirs() {
 py::object check_spec(const py::dict& dict) {
   const tune::ExperimentSpec spec = to_spec(dict);
   tune::Plugins::from_spec(spec);
+  tune::ExperimentSpec checked = spec;
+  if (spec.cluster.launcher == "ssh" && spec.cluster.control_address.empty() &&
+      spec.cluster.control_interface.empty()) {
+    checked.cluster.control_address = "127.0.0.1";
+  }
+  tune::check_control_address(checked);
   if (spec.cluster.launcher == "ssh") {
-    tune::ExperimentSpec checked = spec;
-    if (checked.cluster.control_address.empty() && checked.cluster.control_interface.empty()) {
-      checked.cluster.control_address = "127.0.0.1";
-    }
-    tune::check_ssh_cluster(checked);
+    tune::check_ssh_cluster(spec);
     tune::read_hostfile(spec.cluster.hostfile);
   }
   return to_python(tune::experiment_spec_to_json(spec));

@@ -44,7 +44,7 @@ def test_every_ssh_setting_reaches_the_spec(storage, hostfile, tmp_path):
 
 def test_relative_paths_are_the_working_directory_s(storage, hostfile, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    cluster = cluster_of(tuner(storage, launcher="ssh", control_interface="eth9",
+    cluster = cluster_of(tuner(storage, launcher="ssh", control_address="10.1.2.3",
                                hostfile="hosts", ssh_config="ssh_config"))
     assert cluster["hostfile"] == str(tmp_path / "hosts")
     assert cluster["ssh_config"] == str(tmp_path / "ssh_config")
@@ -98,6 +98,11 @@ def test_a_bad_ssh_setting_names_its_key(storage, hostfile, key, value, rule):
     with pytest.raises(ValueError, match=rf"cluster\.{key}.*{rule}"):
         tuner(storage, **{"launcher": "ssh", "control_address": "10.1.2.3",
                           "hostfile": hostfile, key: value})
+
+
+def test_an_interface_this_machine_lacks_is_refused_naming_the_key(storage, hostfile):
+    with pytest.raises(ValueError, match=r"cluster\.control_interface.*no interface 'eth9'"):
+        tuner(storage, launcher="ssh", control_interface="eth9", hostfile=hostfile)
 
 
 def test_other_launchers_ignore_the_ssh_settings(storage):

@@ -35,15 +35,12 @@ std::string settings_address(const ExperimentSpec& spec) {
   }
 }
 
-// Launcher "ssh": the hostfile's hosts, reached at `address`, which must not be loopback.
+// Launcher "ssh": the hostfile's hosts, which reach the controller at the
+// address check_control_address has passed.
 std::shared_ptr<Launcher> make_ssh_launcher(const ExperimentSpec& spec,
-                                            const LaunchContext& context,
-                                            const std::string& address) {
-  ExperimentSpec checked = spec;
-  checked.cluster.control_address = address.empty() ? "127.0.0.1" : address;
-  checked.cluster.control_interface.clear();
+                                            const LaunchContext& context) {
   try {
-    check_ssh_cluster(checked);
+    check_ssh_cluster(spec);
   } catch (const ConfigError& e) {
     throw error_at(spec, e.key(), e.message());
   }
@@ -159,14 +156,19 @@ LauncherChoice make_launcher(const ExperimentSpec& spec, const LaunchContext& co
     return choice;
   }
   if (choice.kind == "ssh") {
-    choice.launcher = make_ssh_launcher(spec, context, choice.control_address);
+    if (choice.control_address.empty()) {  // none is loopback, which the hosts cannot reach
+      ExperimentSpec unset = spec;
+      unset.cluster.control_address = "127.0.0.1";
+      check_control_address(unset);
+    }
+    choice.launcher = make_ssh_launcher(spec, context);
     return choice;
   }
   if (choice.control_address.empty()) choice.control_address = "127.0.0.1";
   if (choice.kind == "sim") {
     SimulationSpec simulation = spec.simulation;
     simulation.heartbeat_timeout_s = spec.heartbeat_timeout_s;
-    choice.launcher = make_sim_launcher(simulation, context.worker_argv0);
+    choice.launcher = make_sim_launcher(simulation, context.worker_argv0, context.program_dirs);
     return choice;
   }
   if (choice.kind != "local") {

@@ -37,12 +37,11 @@ std::vector<SshHost> parse_hostfile(std::string_view text, const std::string& so
 // when it cannot be read, or as parse_hostfile.
 std::vector<SshHost> read_hostfile(const std::filesystem::path& path);
 
-// With launcher "ssh": the ranks run on other hosts, so the controller's
-// address must be one they route to. Throws ConfigError keyed
-// "cluster.control_address" for a loopback address (127.0.0.0/8),
-// "cluster.control_interface" for the loopback interface, naming how to
-// choose another; "cluster.hostfile" when none is set. Looks at the spec
-// alone (finish_spec calls it).
+// With launcher "ssh": throws ConfigError keyed "cluster.hostfile" when no
+// hostfile is set. Looks at the spec alone (finish_spec calls it); that the
+// hosts can reach the controller's address (never loopback) is
+// check_control_address's (tune/launch/make_launcher.h), which resolves
+// interfaces.
 void check_ssh_cluster(const ExperimentSpec& spec);
 
 }  // namespace tune

@@ -11,7 +11,6 @@
 #include <csignal>
 
 #include "core/errors.h"
-#include "train/plugin.h"
 #include "train/worker_env.h"
 #include "tune/launch/process.h"
 #include "tune/launch/sim/peer_process.h"
@@ -292,14 +291,11 @@ bool SimLauncher::advance(std::optional<Clock::time_point> deadline,
 
 void SimLauncher::lose_node(int node) { peers_->send({{"op", "lose"}, {"node", node}}); }
 
-std::filesystem::path find_sim_peers_executable(const std::string& worker_argv0) {
+std::filesystem::path find_sim_peers_executable(const std::string& worker_argv0,
+                                                const std::vector<std::string>& program_dirs) {
   std::vector<std::string> looked;
-  for (const std::string& beside : {worker_argv0, self_executable()}) {
-    for (const auto& path : train::builtin_plugin_candidates("tunerun-sim", beside)) {
-      if (access(path.c_str(), X_OK) == 0) return path;
-      looked.push_back(path.string());
-    }
-  }
+  std::string path = find_program("tunerun-sim", worker_argv0, program_dirs, looked);
+  if (!path.empty()) return path;
   throw ConfigError::at_key(
       "cluster.launcher",
       fmt::format("launcher \"sim\" needs tunerun-sim, the simulated peers' program, which this "
@@ -308,8 +304,10 @@ std::filesystem::path find_sim_peers_executable(const std::string& worker_argv0)
 }
 
 std::shared_ptr<Launcher> make_sim_launcher(const SimulationSpec& simulation,
-                                            const std::string& worker_argv0) {
-  return std::make_shared<SimLauncher>(simulation, find_sim_peers_executable(worker_argv0));
+                                            const std::string& worker_argv0,
+                                            const std::vector<std::string>& program_dirs) {
+  return std::make_shared<SimLauncher>(simulation,
+                                       find_sim_peers_executable(worker_argv0, program_dirs));
 }
 
 }  // namespace tune

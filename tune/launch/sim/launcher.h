@@ -71,13 +71,16 @@ class SimLauncher final : public Launcher, public Lockstep {
   std::shared_ptr<sim::PeerProcess> peers_;
 };
 
-// The tunerun-sim executable beside the worker executable `worker_argv0`,
-// or beside this one, or in the installed plug-in folder of either. Throws
+// The tunerun-sim executable in one of `program_dirs` (the Python module
+// names its own), else beside the worker executable `worker_argv0` or this
+// one, or in the installed plug-in folder of either (find_program). Throws
 // ConfigError at cluster.launcher when there is none.
-std::filesystem::path find_sim_peers_executable(const std::string& worker_argv0);
+std::filesystem::path find_sim_peers_executable(const std::string& worker_argv0,
+                                                const std::vector<std::string>& program_dirs = {});
 
-// A SimLauncher for `simulation`, its peers' executable found beside `worker_argv0`.
+// A SimLauncher for `simulation`, its peers' executable found as above.
 std::shared_ptr<Launcher> make_sim_launcher(const SimulationSpec& simulation,
-                                            const std::string& worker_argv0);
+                                            const std::string& worker_argv0,
+                                            const std::vector<std::string>& program_dirs);
 
 }  // namespace tune

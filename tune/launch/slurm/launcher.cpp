@@ -12,7 +12,6 @@
 #include <cmath>
 #include <csignal>
 #include <fstream>
-#include <random>
 #include <thread>
 #include <utility>
 
@@ -20,6 +19,7 @@
 #include "train/node_ranks.h"
 #include "train/worker_env.h"
 #include "tune/launch/slurm/state.h"
+#include "tune/launch/storage_probe.h"
 
 namespace tune {
 namespace {
@@ -493,16 +493,8 @@ void SlurmLauncher::check_storage(const std::filesystem::path& experiment_dir) {
           node.slurm_down ? "Slurm reports it down or drained" : to_string(node.health)));
     }
   }
-  const auto dir = std::filesystem::absolute(experiment_dir) / ".storage_probe";
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  const std::string token = fmt::format("{:016x}{:016x}", std::random_device{}(),
-                                        Clock::now().time_since_epoch().count());
-  {
-    std::ofstream out(dir / "token");
-    out << token;
-    if (!out.flush()) throw StorageError(fmt::format("cannot write {}", (dir / "token").string()));
-  }
+  const StorageProbe probe = StorageProbe::write(experiment_dir);
+  const std::filesystem::path& dir = probe.dir;
   // Each node copies the controller's token into a file named after itself;
   // the step exits 0 whenever it ran, so that srun's failure means it did not.
   std::vector<ChildProcess> steps;
@@ -521,10 +513,7 @@ void SlurmLauncher::check_storage(const std::filesystem::path& experiment_dir) {
   for (size_t k = 0; k < probed.size(); ++k) {
     SlurmNode& node = state_->allocation.nodes[probed[k]];
     const bool ran = wait_ok(steps[k], detail::SlurmState::kProbeTimeout);
-    std::ifstream in(dir / ("seen_" + node.name));
-    std::string seen;
-    std::getline(in, seen);
-    if (seen == token) continue;
+    if (probe.seen_in(dir / ("seen_" + node.name))) continue;
     if (ran) {
       blind.push_back(node.name);
       continue;

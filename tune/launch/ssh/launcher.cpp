@@ -18,7 +18,6 @@
 
 #include "core/errors.h"
 #include "train/node_ranks.h"
-#include "train/plugin.h"
 #include "train/worker_env.h"
 #include "tune/launch/ssh/state.h"
 #include "tune/system/executable.h"
@@ -456,17 +455,8 @@ std::unique_ptr<LaunchedGroup> SshLauncher::launch(const GroupLaunch& launch) {
 std::string find_ssh_rank_shim(const std::string& worker_argv0,
                                const std::vector<std::string>& program_dirs) {
   std::vector<std::string> looked;
-  for (const std::string& dir : program_dirs) {
-    const auto path = (std::filesystem::path(dir) / "tunerun-ssh-rank").lexically_normal();
-    if (access(path.c_str(), X_OK) == 0) return std::filesystem::absolute(path).string();
-    looked.push_back(path.string());
-  }
-  for (const std::string& beside : {worker_argv0, self_executable()}) {
-    for (const auto& path : train::builtin_plugin_candidates("tunerun-ssh-rank", beside)) {
-      if (access(path.c_str(), X_OK) == 0) return std::filesystem::absolute(path).string();
-      looked.push_back(path.string());
-    }
-  }
+  std::string path = find_program("tunerun-ssh-rank", worker_argv0, program_dirs, looked);
+  if (!path.empty()) return path;
   throw ConfigError::at_key(
       "cluster.launcher",
       fmt::format("launcher \"ssh\" needs tunerun-ssh-rank, the ranks' end of each session, which "

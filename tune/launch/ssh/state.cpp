@@ -10,10 +10,10 @@
 #include <csignal>
 #include <cstdlib>
 #include <fstream>
-#include <random>
 #include <thread>
 
 #include "core/errors.h"
+#include "tune/launch/storage_probe.h"
 
 namespace tune::detail {
 namespace {
@@ -260,16 +260,8 @@ void SshState::refresh() {
 // Every reachable host copies a token the controller wrote into a file of its own.
 void SshState::check_storage(const std::filesystem::path& experiment_dir) {
   refresh();
-  const auto dir = std::filesystem::absolute(experiment_dir) / ".storage_probe";
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  const std::string token = fmt::format("{:016x}{:016x}", std::random_device{}(),
-                                        Clock::now().time_since_epoch().count());
-  {
-    std::ofstream out(dir / "token");
-    out << token;
-    if (!out.flush()) throw StorageError(fmt::format("cannot write {}", (dir / "token").string()));
-  }
+  const StorageProbe probe = StorageProbe::write(experiment_dir);
+  const std::filesystem::path& dir = probe.dir;
   std::vector<int> probed;
   std::vector<ChildProcess> sessions;
   std::vector<std::string> skipped;
@@ -298,10 +290,7 @@ void SshState::check_storage(const std::filesystem::path& experiment_dir) {
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
     const std::string& name = allocation.nodes[probed[k]].name;
-    std::ifstream in(dir / fmt::format("seen_{}", probed[k]));
-    std::string seen;
-    std::getline(in, seen);
-    if (seen == token) continue;
+    if (probe.seen_in(dir / fmt::format("seen_{}", probed[k]))) continue;
     if (sessions[k].exit_status()->ok()) {
       blind.push_back(name);
     } else {
