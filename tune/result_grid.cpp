@@ -156,12 +156,11 @@ const Result& ResultGrid::get_best_result(const std::string& metric, std::option
     }
   }
   if (best == nullptr) {
-    throw Error(fmt::format("no best trial for metric '{}': no trial outside ERROR reported it{}",
-                            m,
-                            filter_nan_and_inf
-                                ? ", or every score was NaN or infinite (pass filter_nan_and_inf = "
-                                  "false to keep those)"
-                                : ""));
+    throw Error(fmt::format(
+        "no best trial for metric '{}': no trial outside ERROR reported it{}", m,
+        filter_nan_and_inf ? ", or every score was NaN or infinite (pass filter_nan_and_inf = "
+                             "false to keep those)"
+                           : ""));
   }
   return *best;
 }

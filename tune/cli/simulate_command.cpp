@@ -172,9 +172,10 @@ void setup_simulate(CLI::App& app) {
             // The nodes they make are bounded as [simulation] nodes is.
             int64_t n = 0;
             if (!CLI::detail::lexical_cast(text, n) || n < 1 || n > 100000) {
-              return fmt::format("must be a whole number of ranks from 1 to 100000, "
-                                 "got {}",
-                                 text);
+              return fmt::format(
+                  "must be a whole number of ranks from 1 to 100000, "
+                  "got {}",
+                  text);
             }
             return {};
           },

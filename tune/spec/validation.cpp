@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-
 #include <unistd.h>
 
 #include <algorithm>
@@ -123,8 +122,8 @@ void check_plugins(const ExperimentSpec& spec) {
 // A model-based searcher samples every value of a config, a grid_search's
 // too: a grid of N cells would not run N trials, as `validate` counts them.
 void check_grid(const ExperimentSpec& spec) {
-  static const std::set<std::string> kModelBased = {"tpe", "motpe", "nsga2", "gp", "bayesopt",
-                                                    "bohb"};
+  static const std::set<std::string> kModelBased = {"tpe", "motpe",    "nsga2",
+                                                    "gp",  "bayesopt", "bohb"};
   const std::string kind = searcher_kind(spec);
   const size_t cells = spec.param_space.num_grid_cells();
   if (cells < 2 || !kModelBased.contains(kind)) return;
