@@ -3,6 +3,7 @@
 // one node does not share.
 #include <doctest/doctest.h>
 
+#include <csignal>
 #include <fstream>
 #include <set>
 #include <thread>
@@ -374,4 +375,63 @@ TEST_CASE("on Slurm, a node where Slurm holds every step of ours fails, and the 
         std::to_string(kUnstartedStepsFailed));
   CHECK(test::query(db, "SELECT DISTINCT host FROM placements") ==
         std::vector<std::vector<std::string>>{{"n2"}});
+}
+
+TEST_CASE(
+    "on Slurm, a node lost under a killed controller costs no survivor in the same allocation") {
+  // Slurm slow to notice (20 s): the resumed controller meets Slurm's hold
+  // before Slurm takes the dead node out of the job.
+  LocalCluster cluster(test::ClusterNodes{.nodes = 3, .slurmd_timeout = 20});
+  if (cluster.skipped()) return;
+  test::ScratchDir dir;
+  // Two ranks of a whole 2-CPU node each, SPREAD: one trial at a time on
+  // two of the three nodes. One of them dies and the controller is killed
+  // before Slurm notices: the trial's step, whose part on the dead node
+  // never ends, stays listed with the survivor's CPUs, and Slurm holds
+  // every new exclusive step there, also after it took the dead node out
+  // of the job. The resumed controller, in the same allocation, must not
+  // take that for the survivor's fault.
+  dir.write("spread.toml", test::sweep("spread",
+                                       "num_workers = 2\ncpus_per_worker = 2\n"
+                                       "placement_strategy = \"SPREAD\"\n",
+                                       "speed = { grid_search = [0.1, 0.2, 0.3] }\n"
+                                       "iterations = 15\nsleep_s = 0.4\ncheckpoint_every = 1\n\n"
+                                       "[failure]\nmax_failures = 0\n"));
+  const std::string script = fmt::format(
+      "'{0}' run spread.toml --storage-path runs --control-address 198.18.0.1 -q & "
+      "echo \\$! > controller.pid; wait; '{0}' resume runs/spread -q",
+      TUNERUN_BINARY);
+  test::run_shell("cd '" + dir.path().string() + "' && ('" + test::kCluster +
+                  "' run salloc --nodes=3 --exclusive --no-kill --quiet sh -c \"" + script +
+                  "\" >tunerun.log 2>&1; echo $? > exit_code) >/dev/null 2>&1 &");
+  const auto db = dir.path() / "runs/spread/experiment.db";
+  std::string victim;
+  REQUIRE(test::eventually([&] { return !(victim = trial_running_on(db, "n2")).empty(); }, 60));
+  std::string survivor;
+  for (const auto& row : test::query(
+           db, "SELECT host FROM placements WHERE trial_id = '" + victim + "' AND host != 'n2'")) {
+    survivor = row[0];
+  }
+  REQUIRE(!survivor.empty());
+  REQUIRE(LocalCluster::cluster("crash n2").exit_code == 0);
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  int controller = 0;
+  std::ifstream(dir.path() / "controller.pid") >> controller;
+  REQUIRE(controller > 0);
+  REQUIRE(kill(controller, SIGKILL) == 0);
+  REQUIRE(test::eventually([&] { return std::filesystem::exists(dir.path() / "exit_code"); }, 200));
+  const std::string log = read_file(dir.path() / "tunerun.log");
+  INFO(log);
+  CAPTURE(survivor);
+  // The resume ends in the same allocation, every trial finished on the
+  // two nodes left.
+  CHECK(read_file(dir.path() / "exit_code") == "0\n");
+  CHECK(test::query(db, "SELECT count(*) FROM trials WHERE status = 'TERMINATED'")[0][0] == "3");
+  CHECK(test::query(db, "SELECT sum(num_failures) FROM trials")[0][0] == "0");
+  for (const auto& row : test::query(db, "SELECT trial_id FROM trials")) {
+    CHECK(iteration_counts(db, row[0]) == std::vector<std::string>{"15", "15", "15"});
+  }
+  // The survivor is not charged for the steps Slurm held there.
+  CHECK(recorded_node(db, survivor) == std::vector<std::string>{"0", "usable"});
+  CHECK(log.find("node " + survivor + " failed") == std::string::npos);
 }

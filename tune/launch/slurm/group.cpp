@@ -139,7 +139,10 @@ class SlurmGroup final : public LaunchedGroup {
   std::string held_reason() override {
     if (srun_.exit_status() || tasks_reported_) return {};
     const auto steps = running_steps(state_->allocation.job_id);
-    if (!steps || std::find(steps->begin(), steps->end(), name_) != steps->end()) return {};
+    if (!steps || std::any_of(steps->begin(), steps->end(),
+                              [&](const ListedStep& step) { return step.name == name_; })) {
+      return {};
+    }
     const SrunReport said = read_srun_output(read_from(log_, log_offset_));
     held_ = fmt::format(
         "Slurm holds its step pending, though the nodes' CPUs are free as tunerun counts them "
@@ -154,29 +157,63 @@ class SlurmGroup final : public LaunchedGroup {
   }
 
  private:
-  // Slurm held the step because it shrank the job, not for its nodes: after
-  // it removes a failed node from a --no-kill job it loses track of the
-  // survivors' cores ("unable to update job's core use information due to
-  // job resizing") and holds new exclusive steps there ("Requested nodes
-  // are busy"), while their probes pass. The step's nodes are not charged;
-  // later steps overlap (tunerun's own counts keep their CPUs apart).
-  bool held_after_resize(const SrunReport& said) {
+  // Slurm held the step for CPUs it still counts for a step that can never
+  // end, not for its nodes' fault: a step with a part on a node that died
+  // stays listed, holding its CPUs on the other nodes too (the dead part
+  // never reports its end, and scancel cannot end it), even after Slurm
+  // took the dead node out of a --no-kill job ("unable to update job's core
+  // use information due to job resizing", slurmctld logs). Slurm holds new
+  // exclusive steps there ("Requested nodes are busy") while probe steps,
+  // which overlap, pass. Told from a sick node by squeue (a step listed on a
+  // node of this one and on a lost node: out of the job, down in Slurm,
+  // failed or suspected here) or by the job's node list (Slurm shrank the
+  // job, every node of this step still in it). The step's nodes are not
+  // charged; steps from then on overlap (tunerun's own counts keep their
+  // CPUs apart).
+  bool held_by_slurm(const SrunReport& said) {
     if (!said.step_pending && held_.empty()) return false;
-    const auto in_job = job_nodes(state_->allocation.job_id);
-    if (!in_job || in_job->size() >= state_->allocation.nodes.size()) return false;
-    for (int node : nodes_) {
-      const std::string& name = state_->allocation.nodes[node].name;
-      if (std::find(in_job->begin(), in_job->end(), name) == in_job->end()) return false;
-    }
+    const std::string why = held_for_a_lost_step();
+    if (why.empty()) return false;
     if (!std::exchange(state_->overlap_steps, true)) {
       state_->note(fmt::format(
-          "Slurm holds new steps on nodes of allocation {} since it shrank the job to {} ({}); "
-          "their nodes are not charged, and steps from now on overlap (tunerun keeps their CPUs "
-          "apart)",
-          state_->allocation.job_id, fmt::join(*in_job, ","),
-          said.step_pending ? said.pending_line : held_));
+          "Slurm holds new steps on nodes of allocation {}: {} ({}); their nodes are not "
+          "charged, and steps from now on overlap (tunerun keeps their CPUs apart)",
+          state_->allocation.job_id, why, said.step_pending ? said.pending_line : held_));
     }
     return true;
+  }
+
+  // What says that Slurm holds this step for a step it cannot end; empty: nothing.
+  std::string held_for_a_lost_step() const {
+    const std::string& job = state_->allocation.job_id;
+    const auto in_job = job_nodes(job);
+    auto out_of_job = [&](const std::string& name) {
+      return in_job && std::find(in_job->begin(), in_job->end(), name) == in_job->end();
+    };
+    auto lost = [&](const std::string& name) {
+      const int node = state_->allocation.find(name);
+      if (node < 0 || out_of_job(name)) return true;
+      const SlurmNode& n = state_->allocation.nodes[node];
+      return n.slurm_down || n.health != NodeHealth::kUsable;
+    };
+    auto mine = [&](const std::string& name) {
+      return std::any_of(nodes_.begin(), nodes_.end(),
+                         [&](int node) { return state_->allocation.nodes[node].name == name; });
+    };
+    for (const ListedStep& step : running_steps(job).value_or(std::vector<ListedStep>{})) {
+      if (step.name == name_) continue;
+      const auto here = std::find_if(step.nodes.begin(), step.nodes.end(), mine);
+      const auto gone = std::find_if(step.nodes.begin(), step.nodes.end(), lost);
+      if (here != step.nodes.end() && gone != step.nodes.end()) {
+        return fmt::format("step {} is still listed on {} and on {}, which is lost", step.name,
+                           *here, *gone);
+      }
+    }
+    if (!in_job || in_job->size() >= state_->allocation.nodes.size()) return {};
+    for (int node : nodes_) {
+      if (out_of_job(state_->allocation.nodes[node].name)) return {};
+    }
+    return fmt::format("Slurm shrank the job to {}", fmt::join(*in_job, ","));
   }
 
   void drain_log_watch() {
@@ -211,7 +248,7 @@ class SlurmGroup final : public LaunchedGroup {
       if (srun_failure_.empty()) srun_failure_ = fmt::format("node {} failed ({})", name, line);
       state_->note(node_failed(state_->allocation.nodes[node], line));
     }
-    if (!started_ && (said.step_pending || killed_) && !held_after_resize(said)) {
+    if (!started_ && (said.step_pending || killed_) && !held_by_slurm(said)) {
       const std::string why = !held_.empty()      ? held_
                               : said.step_pending ? said.pending_line
                                                   : "cancelled before its ranks started";
