@@ -1,8 +1,10 @@
 // On the local Slurm cluster: an elastic trial (num_workers = [min, max])
-// that loses a node restarts at once with the ranks the nodes left hold, and
-// one that started small grows when a node frees.
+// that loses a node restarts at once with the ranks the nodes left hold; one
+// that started small grows when a node frees; one shrunk by a node's loss
+// grows back when the node returns, or when resumed in a new allocation.
 #include <doctest/doctest.h>
 
+#include <csignal>
 #include <fstream>
 #include <thread>
 
@@ -95,4 +97,123 @@ TEST_CASE("on Slurm, an elastic trial started small grows at a checkpoint once a
   REQUIRE(hosts.size() >= 2);
   CHECK(hosts.front() == std::vector<std::string>{"0", "1"});
   CHECK(hosts.back()[1] == "2");
+}
+
+TEST_CASE("on Slurm, an elastic trial shrunk by a node's loss grows back in a new allocation") {
+  LocalCluster cluster;
+  if (cluster.skipped()) return;
+  test::ScratchDir dir;
+  dir.write("regrow.toml", test::sweep("regrow", "num_workers = [2, 4]\ncpus_per_worker = 1\n",
+                                       "speed = 0.1\niterations = 40\nsleep_s = 0.4\n"
+                                       "checkpoint_every = 1\n\n[failure]\nmax_failures = 0\n"));
+  const std::string script = fmt::format(
+      "'{}' run regrow.toml --storage-path runs --control-address 198.18.0.1 -q & "
+      "echo \\$! > controller.pid; wait \\$!",
+      TUNERUN_BINARY);
+  test::run_shell("cd '" + dir.path().string() + "' && ('" + test::kCluster +
+                  "' run salloc --nodes=2 --exclusive --no-kill --quiet sh -c \"" + script +
+                  "\" >tunerun.log 2>&1; echo $? > exit_code) >/dev/null 2>&1 &");
+  const auto db = dir.path() / "runs/regrow/experiment.db";
+  auto results_at = [&](int world_size) {
+    if (!std::filesystem::exists(db) ||
+        test::query(db, "SELECT count(*) FROM sqlite_master WHERE name = 'results'")[0][0] != "1") {
+      return 0;
+    }
+    return std::stoi(test::query(db, fmt::format("SELECT count(*) FROM results WHERE "
+                                                 "json_extract(metrics, '$.world_size') = {}",
+                                                 world_size))[0][0]);
+  };
+  REQUIRE(test::eventually([&] { return results_at(4) >= 3; }, 60));
+  REQUIRE(LocalCluster::cluster("crash n2").exit_code == 0);
+  // On at two ranks on n1; then the allocation ends (SIGTERM, as at a time
+  // limit): the trial pauses at a checkpoint.
+  REQUIRE(test::eventually([&] { return results_at(2) >= 2; }, 90));
+  int controller = 0;
+  std::ifstream(dir.path() / "controller.pid") >> controller;
+  REQUIRE(controller > 0);
+  REQUIRE(kill(controller, SIGTERM) == 0);
+  REQUIRE(test::eventually([&] { return std::filesystem::exists(dir.path() / "exit_code"); }, 60));
+  std::ifstream log_file(dir.path() / "tunerun.log");
+  const std::string log((std::istreambuf_iterator<char>(log_file)), {});
+  INFO(log);
+  std::ifstream code(dir.path() / "exit_code");
+  int exit_code = -1;
+  code >> exit_code;
+  CHECK(exit_code == 130);
+  CHECK(test::query(db, "SELECT status FROM trials")[0][0] == "PAUSED");
+
+  // n2 is back; the resume, in a new allocation of both nodes, runs the
+  // trial at four ranks again.
+  REQUIRE(LocalCluster::cluster("revive n2").exit_code == 0);
+  REQUIRE(test::eventually(
+      [] {
+        return LocalCluster::cluster("run sinfo -h -n n2 -o %t").output.find("idle") !=
+               std::string::npos;
+      },
+      60));
+  auto resumed = cluster.tunerun_in_allocation("resume runs/regrow", dir.path());
+  INFO(resumed.output);
+  CHECK(resumed.exit_code == 0);
+  CHECK(test::query(db, "SELECT status, num_failures FROM trials") ==
+        std::vector<std::vector<std::string>>{{"TERMINATED", "0"}});
+  auto sizes = test::query(db,
+                           "SELECT json_extract(metrics, '$.world_size') FROM results ORDER BY "
+                           "training_iteration");
+  REQUIRE(sizes.size() == 40);  // every iteration once, across the shrink and the regrowth
+  CHECK(sizes.front()[0] == "4");
+  CHECK(sizes.back()[0] == "4");
+  CHECK(results_at(2) >= 2);
+  // The resumed run spans both nodes.
+  CHECK(test::query(db,
+                    "SELECT count(DISTINCT host) FROM placements WHERE attempt = (SELECT "
+                    "max(attempt) FROM placements)") ==
+        std::vector<std::vector<std::string>>{{"2"}});
+}
+
+TEST_CASE("on Slurm, an elastic trial grows back on a node that returns to the allocation") {
+  // Slurm slow to notice (60 s, its default is 300): n2, out for 35 s, is
+  // back before Slurm takes it out of the job. srun hears of the loss only
+  // when n2's slurmd is back; the ranks' silence (10 s) tells tunerun before,
+  // and probe steps that n2 is out, then back.
+  LocalCluster cluster(test::ClusterNodes{.slurmd_timeout = 60});
+  if (cluster.skipped()) return;
+  test::ScratchDir dir;
+  dir.write("back.toml", test::sweep("back", "num_workers = [2, 4]\ncpus_per_worker = 1\n",
+                                     "speed = 0.1\niterations = 100\nsleep_s = 0.4\n"
+                                     "checkpoint_every = 1\n\n[failure]\nmax_failures = 0\n"
+                                     "heartbeat_timeout_s = 10\n"));
+  test::run_shell("cd '" + dir.path().string() + "' && (" +
+                  LocalCluster::tunerun_command("run back.toml --storage-path runs") +
+                  " >tunerun.log 2>&1; echo $? > exit_code) >/dev/null 2>&1 &");
+  const auto db = dir.path() / "runs/back/experiment.db";
+  REQUIRE(test::eventually(
+      [&] {
+        return std::filesystem::exists(db) &&
+               test::query(db, "SELECT count(*) FROM sqlite_master WHERE name = 'results'")[0][0] ==
+                   "1" &&
+               std::stoi(test::query(db, "SELECT count(*) FROM results")[0][0]) >= 3;
+      },
+      60));
+  REQUIRE(LocalCluster::cluster("crash n2").exit_code == 0);
+  std::this_thread::sleep_for(std::chrono::seconds(35));
+  REQUIRE(LocalCluster::cluster("revive n2").exit_code == 0);
+  REQUIRE(test::eventually([&] { return std::filesystem::exists(dir.path() / "exit_code"); }, 150));
+  std::ifstream log_file(dir.path() / "tunerun.log");
+  const std::string log((std::istreambuf_iterator<char>(log_file)), {});
+  INFO(log);
+  std::ifstream code(dir.path() / "exit_code");
+  int exit_code = -1;
+  code >> exit_code;
+  CHECK(exit_code == 0);
+  CHECK(test::query(db, "SELECT status, num_failures FROM trials") ==
+        std::vector<std::vector<std::string>>{{"TERMINATED", "0"}});
+  auto sizes = test::query(db,
+                           "SELECT json_extract(metrics, '$.world_size') FROM results ORDER BY "
+                           "training_iteration");
+  REQUIRE(sizes.size() == 100);
+  std::string seen;
+  for (const auto& row : sizes) {
+    if (seen.empty() || seen.back() != row[0][0]) seen += row[0];
+  }
+  CHECK(seen == "424");  // four ranks, two while n2 was out, four again
 }

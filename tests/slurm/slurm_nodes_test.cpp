@@ -362,3 +362,25 @@ TEST_CASE("squeue's steps are read as their names and node lists") {
   // A name with the separator in it keeps it; a line without one is no step.
   CHECK(detail::parse_listed_steps("a|b|n1\n\nbroken\n") == Steps{{"a|b", "n1"}});
 }
+
+TEST_CASE("a probe that fails on a failed node not yet back is the same outage, not a failure") {
+  std::vector<SlurmNode> nodes{{"n1", 2}, {"n2", 2}};
+  CHECK(node_failed(nodes[1], "srun: error: Node failure on n2") ==
+        "node n2 failed (srun: error: Node failure on n2); no trial is placed there until Slurm "
+        "reports it up");
+  // Slurm never saw it down (it came back within SlurmdTimeout, or not yet):
+  // probed, and the probe fails while it is still out.
+  apply_slurm_state(nodes[1], "alloc");
+  CHECK(nodes[1].health == NodeHealth::kSuspected);
+  CHECK(node_failed(nodes[1], "a probe step there exited with code 233").empty());
+  CHECK(nodes[1].health == NodeHealth::kDown);
+  CHECK(nodes[1].failures == 1);
+  // Back: the next probe passes, and the node takes ranks again.
+  apply_slurm_state(nodes[1], "alloc");
+  CHECK(probe_passed(nodes[1]) == "node n2 is back: a probe step ran there");
+  CHECK(place_ranks(nodes, 2, 2) == std::vector<int>{0, 1});
+  // A failure after that is its second.
+  CHECK(node_failed(nodes[1], "srun: error: Node failure on n2") ==
+        "node n2 failed twice (srun: error: Node failure on n2); it is not used again in this "
+        "allocation");
+}

@@ -248,6 +248,7 @@ std::string suspect_node(SlurmNode& node) {
 
 std::string probe_passed(SlurmNode& node) {
   if (node.health != NodeHealth::kSuspected) return {};
+  node.down_since_failure = false;
   node.health = NodeHealth::kUsable;
   if (node.failures == 0) return {};
   return fmt::format("node {} is back: a probe step ran there", node.name);
@@ -257,6 +258,11 @@ std::string node_failed(SlurmNode& node, std::string_view why) {
   // Already counted: this is the same failure seen another way.
   if (node.health == NodeHealth::kRetired || node.health == NodeHealth::kDown) return {};
   node.failure = why;
+  if (node.down_since_failure) {  // never back since: still down
+    node.health = NodeHealth::kDown;
+    return {};
+  }
+  node.down_since_failure = true;
   node.unstarted_steps = 0;
   if (++node.failures >= node.retire_after && node.retire_after > 0) {
     node.health = NodeHealth::kRetired;

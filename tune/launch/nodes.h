@@ -65,6 +65,9 @@ struct SlurmNode {
   bool slurm_down = false;  // Slurm's latest word: down, drained, failing or not responding
   bool step_ended = false;  // a step there ended since Slurm's state was last read
   int unstarted_steps = 0;  // steps in a row there that ended before their ranks all started
+  // Failed, and no probe has passed there since: a probe that fails now is
+  // the same outage, not a failure of its own.
+  bool down_since_failure = false;
   // The failure that retires it; 0: none does (an SSH host the user
   // brings back as often as it drops, tune/launch/ssh/launcher.h).
   int retire_after = 2;

@@ -157,19 +157,19 @@ class SlurmGroup final : public LaunchedGroup {
   }
 
  private:
-  // Slurm held the step for CPUs it still counts for a step that can never
-  // end, not for its nodes' fault: a step with a part on a node that died
-  // stays listed, holding its CPUs on the other nodes too (the dead part
-  // never reports its end, and scancel cannot end it), even after Slurm
-  // took the dead node out of a --no-kill job ("unable to update job's core
-  // use information due to job resizing", slurmctld logs). Slurm holds new
-  // exclusive steps there ("Requested nodes are busy") while probe steps,
-  // which overlap, pass. Told from a sick node by squeue (a step listed on a
-  // node of this one and on a lost node: out of the job, down in Slurm,
-  // failed or suspected here) or by the job's node list (Slurm shrank the
-  // job, every node of this step still in it). The step's nodes are not
-  // charged; steps from then on overlap (tunerun's own counts keep their
-  // CPUs apart).
+  // Slurm held the step for CPUs it still counts for a step that never
+  // ends, not for its nodes' fault: a step whose node died (or whose slurmd
+  // restarted under it) stays listed, holding its CPUs on every node of it
+  // (the lost part never reports its end, and scancel cannot end it), even
+  // after Slurm took the dead node out of a --no-kill job ("unable to update
+  // job's core use information due to job resizing", slurmctld logs). Slurm
+  // holds new exclusive steps there ("Requested nodes are busy") while probe
+  // steps, which overlap, pass. Told from a sick node by squeue (a step
+  // listed on a node of this one whose srun ended, or that is also on a lost
+  // node: out of the job, down in Slurm, failed or suspected here) or by the
+  // job's node list (Slurm shrank the job, every node of this step still in
+  // it). The step's nodes are not charged; steps from then on overlap
+  // (tunerun's own counts keep their CPUs apart).
   bool held_by_slurm(const SrunReport& said) {
     if (!said.step_pending && held_.empty()) return false;
     const std::string why = held_for_a_lost_step();
@@ -203,8 +203,13 @@ class SlurmGroup final : public LaunchedGroup {
     for (const ListedStep& step : running_steps(job).value_or(std::vector<ListedStep>{})) {
       if (step.name == name_) continue;
       const auto here = std::find_if(step.nodes.begin(), step.nodes.end(), mine);
+      if (here == step.nodes.end()) continue;
+      if (state_->ended_steps.contains(step.name)) {
+        return fmt::format("step {} is still listed on {}, though its srun ended", step.name,
+                           *here);
+      }
       const auto gone = std::find_if(step.nodes.begin(), step.nodes.end(), lost);
-      if (here != step.nodes.end() && gone != step.nodes.end()) {
+      if (gone != step.nodes.end()) {
         return fmt::format("step {} is still listed on {} and on {}, which is lost", step.name,
                            *here, *gone);
       }
@@ -231,6 +236,7 @@ class SlurmGroup final : public LaunchedGroup {
   // other has Slurm's word on its nodes checked.
   void end() {
     if (std::exchange(ended_, true)) return;
+    state_->ended_steps.insert(name_);
     for (int node : nodes_) {
       state_->allocation.nodes[node].used -= cpus_;
       state_->allocation.nodes[node].gpus_used -= gpus_;

@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -106,8 +107,11 @@ struct SlurmState {
   Clock::time_point stuck_seen{};
   std::string stuck_reason;
   std::filesystem::path experiment_dir;  // check_storage's, for the resume command
-  // Slurm held a step after it shrank the job: steps overlap from then on.
+  // Slurm held a step for a step it cannot end: steps overlap from then on.
   bool overlap_steps = false;
+  // The steps of this run whose srun ended: one Slurm still lists is
+  // Slurm's bookkeeping, not a step running there.
+  std::unordered_set<std::string> ended_steps;
 
   ~SlurmState();  // kills probe steps still running
 
