@@ -202,6 +202,9 @@ std::vector<double> MotpeSearcher::propose(Rng& rng) {
                            : Feasibility({}, dims, options_.prior_weight, bandwidth, scale);
   const auto m = static_cast<size_t>(options_.n_ei_candidates);
   if (!options_.multivariate) return propose_univariate(l, g, feasibility, dims.size(), m, rng);
+  // Where the joint model has Scott's widths, a share of the suggestions
+  // from the univariate model with the neighbour widths (motpe.h); P(x) as
+  // the joint model has it, dimension by dimension.
   const double share = scott ? options_.univariate_share : 0;
   if (share >= 1 || (share > 0 && std::uniform_real_distribution<double>(0, 1)(rng) < share)) {
     const detail::ParzenEstimator lu(dims, below_points, below_weights, options_.prior_weight,
