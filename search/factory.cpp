@@ -148,6 +148,7 @@ std::unique_ptr<Searcher> make_inner(const std::string& algorithm, OptionReader&
     r.read_choice("weighting", {"improvement", "optuna"}, o.weighting);
     if (algorithm == "motpe") {
       r.read("feasibility", o.feasibility);
+      r.read("univariate_share", o.univariate_share);
       return std::make_unique<MotpeSearcher>(std::move(o));
     }
     return std::make_unique<TpeSearcher>(std::move(o));

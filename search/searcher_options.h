@@ -41,16 +41,21 @@ struct TpeOptions {
   // once trials of both kinds have completed (Optuna: none, a feasible-first
   // split alone).
   bool feasibility = true;
+  // MOTPE only: where the joint model has Scott's widths, the share of
+  // suggestions made by the univariate one instead (neighbour widths, each
+  // parameter drawn and scored on its own, as Optuna's MOTPE).
+  double univariate_share = 0;
 };
 
-// MOTPE (search/internal/motpe.h) takes TPE's options, with two defaults of
-// its own: bandwidth = "auto" (Scott's beyond 3 dimensions) and weighting =
+// MOTPE (search/internal/motpe.h) takes TPE's options, with three defaults
+// of its own: bandwidth = "auto" (Scott's beyond 3 dimensions), weighting =
 // "optuna" (each good trial's hypervolume contribution over the largest, as
-// Optuna's MOTPE).
+// Optuna's MOTPE) and univariate_share = 0.25.
 inline TpeOptions motpe_defaults() {
   TpeOptions o;
   o.bandwidth = TpeBandwidth::kAuto;
   o.weighting = TpeWeighting::kOptuna;
+  o.univariate_share = 0.25;
   return o;
 }
 

@@ -1,10 +1,14 @@
 #include "search/internal/motpe.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <optional>
+#include <random>
 
+#include "core/errors.h"
 #include "core/pareto.h"
 #include "search/internal/parzen.h"
 #include "search/internal/tpe.h"
@@ -128,11 +132,34 @@ class Feasibility {
   double log_n_f_ = 0, log_n_i_ = 0;
 };
 
+// Optuna's univariate suggestion: each dimension's value the best of
+// `m` draws from l's marginal by l / g there (times P there).
+std::vector<double> propose_univariate(const detail::ParzenEstimator& l,
+                                       const detail::ParzenEstimator& g,
+                                       const Feasibility& feasibility, size_t num_dims, size_t m,
+                                       Rng& rng) {
+  std::vector<double> x(num_dims), candidates(m), log_l(m), log_g(m);
+  for (size_t d = 0; d < num_dims; ++d) {
+    for (size_t c = 0; c < m; ++c) {
+      candidates[c] = l.sample_dim(d, rng);
+      log_l[c] = l.log_pdf_dim(d, candidates[c]);
+      log_g[c] = g.log_pdf_dim(d, candidates[c]);
+    }
+    feasibility.add_dim(d, candidates, log_l);
+    x[d] = candidates[detail::most_promising(log_l, log_g)];
+  }
+  return x;
+}
+
 }  // namespace
 
 MotpeSearcher::MotpeSearcher(TpeOptions options)
     : ModelBasedSearcher("motpe", options.base), options_(std::move(options)) {
   detail::check_tpe_options(options_);
+  if (!(options_.univariate_share >= 0 && options_.univariate_share <= 1)) {
+    throw ConfigError::at_key("univariate_share",
+                              fmt::format("must lie in [0, 1], got {}", options_.univariate_share));
+  }
 }
 
 std::vector<double> MotpeSearcher::propose(Rng& rng) {
@@ -174,26 +201,25 @@ std::vector<double> MotpeSearcher::propose(Rng& rng) {
       options_.feasibility ? Feasibility(obs, dims, options_.prior_weight, bandwidth, scale)
                            : Feasibility({}, dims, options_.prior_weight, bandwidth, scale);
   const auto m = static_cast<size_t>(options_.n_ei_candidates);
+  if (!options_.multivariate) return propose_univariate(l, g, feasibility, dims.size(), m, rng);
+  // Where the joint model has Scott's widths, a share of the suggestions
+  // from the univariate model with the neighbour widths (motpe.h); P(x) as
+  // the joint model has it, dimension by dimension.
+  const double share = scott ? options_.univariate_share : 0;
+  if (share >= 1 || (share > 0 && std::uniform_real_distribution<double>(0, 1)(rng) < share)) {
+    const detail::ParzenEstimator lu(dims, below_points, below_weights, options_.prior_weight,
+                                     detail::Bandwidth::kNeighbour, detail::KernelScale::kOptuna);
+    const detail::ParzenEstimator gu(dims, above_points, above_weights, options_.prior_weight,
+                                     detail::Bandwidth::kNeighbour, detail::KernelScale::kOptuna);
+    return propose_univariate(lu, gu, feasibility, dims.size(), m, rng);
+  }
+  std::vector<std::vector<double>> candidates;
+  for (size_t c = 0; c < m; ++c) candidates.push_back(l.sample_joint(rng));
   std::vector<double> log_l(m), log_g(m);
-  if (options_.multivariate) {
-    std::vector<std::vector<double>> candidates;
-    for (size_t c = 0; c < m; ++c) candidates.push_back(l.sample_joint(rng));
-    l.log_pdf_joint(candidates, log_l);
-    g.log_pdf_joint(candidates, log_g);
-    feasibility.add_joint(candidates, log_l);
-    return candidates[detail::most_promising(log_l, log_g)];
-  }
-  std::vector<double> x(dims.size()), candidates(m);
-  for (size_t d = 0; d < dims.size(); ++d) {
-    for (size_t c = 0; c < m; ++c) {
-      candidates[c] = l.sample_dim(d, rng);
-      log_l[c] = l.log_pdf_dim(d, candidates[c]);
-      log_g[c] = g.log_pdf_dim(d, candidates[c]);
-    }
-    feasibility.add_dim(d, candidates, log_l);
-    x[d] = candidates[detail::most_promising(log_l, log_g)];
-  }
-  return x;
+  l.log_pdf_joint(candidates, log_l);
+  g.log_pdf_joint(candidates, log_g);
+  feasibility.add_joint(candidates, log_l);
+  return candidates[detail::most_promising(log_l, log_g)];
 }
 
 }  // namespace tune::search
