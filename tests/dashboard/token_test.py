@@ -72,6 +72,25 @@ class TokenTest(unittest.TestCase):
         os.chmod(path, 0o600)
         self.serve_and_check([self.runs, "--token-file", path], self.env, "file-s3cret")
 
+    def test_a_token_given_on_the_command_line_wins_over_the_environment(self):
+        path = os.path.join(self.tmp.name, "token")
+        with open(path, "w") as f:
+            f.write("file-s3cret\n")
+        os.chmod(path, 0o600)
+        env = dict(self.env, TUNERUN_DASHBOARD_TOKEN="env-s3cret")
+        self.serve_and_check([self.runs, "--token-file", path], env, "file-s3cret")
+
+    def test_both_token_flags_are_refused(self):
+        path = os.path.join(self.tmp.name, "token")
+        with open(path, "w") as f:
+            f.write("file-s3cret\n")
+        os.chmod(path, 0o600)
+        run = subprocess.run([ARGS.tunerun, "dashboard", self.runs, "--token-file", path,
+                              "--token", "argv-s3cret"],
+                             capture_output=True, text=True, env=self.env, timeout=30)
+        self.assertEqual(run.returncode, 2, run.stderr)
+        self.assertIn("--token or --token-file, not both", run.stderr)
+
     def test_a_token_file_others_can_read_is_refused(self):
         path = os.path.join(self.tmp.name, "token")
         with open(path, "w") as f:

@@ -50,20 +50,23 @@ std::string read_token_file(const std::string& path) {
   return token;
 }
 
-// The token to serve with: --token-file, else TUNERUN_DASHBOARD_TOKEN, else
-// --token (with a warning: a command line is readable by every user).
+// The token to serve with: the one given on the command line (--token-file,
+// or --token, with a warning: a command line is readable by every user),
+// else TUNERUN_DASHBOARD_TOKEN's. Both flags at once are bad input.
 std::string chosen_token(const DashboardOptions& options) {
-  if (!options.token_file.empty()) return read_token_file(options.token_file);
-  if (const char* env = std::getenv(kDashboardTokenVariable); env != nullptr && *env != '\0') {
-    return env;
+  if (!options.token_file.empty() && !options.token.empty()) {
+    throw ConfigError::at_key("--token", "give --token or --token-file, not both");
   }
+  if (!options.token_file.empty()) return read_token_file(options.token_file);
   if (!options.token.empty()) {
     fmt::print(stderr,
                "warning: --token is readable by every user of this machine (ps, /proc); "
                "set {} or use --token-file instead\n",
                kDashboardTokenVariable);
+    return options.token;
   }
-  return options.token;
+  const char* env = std::getenv(kDashboardTokenVariable);
+  return env != nullptr ? env : "";
 }
 
 }  // namespace
