@@ -17,42 +17,6 @@ using test::LocalCluster;
 
 namespace {
 
-std::string file_text(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  return std::string((std::istreambuf_iterator<char>(in)), {});
-}
-
-// Starts `command` (a shell command run from `dir`) in the background:
-// its output goes to dir/tunerun.log, its exit code to dir/exit_code.
-void start_in_background(const test::ScratchDir& dir, const std::string& command) {
-  test::run_shell("cd '" + dir.path().string() + "' && (" + command +
-                  " >tunerun.log 2>&1; echo $? > exit_code) >/dev/null 2>&1 &");
-}
-
-// The background command's exit code once it exited within `seconds`; -1 if not.
-int exit_code_within(const test::ScratchDir& dir, double seconds) {
-  if (!test::eventually([&] { return std::filesystem::exists(dir.path() / "exit_code"); },
-                        seconds)) {
-    return -1;
-  }
-  int code = -1;
-  test::eventually(
-      [&] {
-        std::ifstream(dir.path() / "exit_code") >> code;
-        return code != -1;
-      },
-      5);
-  return code;
-}
-
-// Whether `db` holds at least `n` results.
-bool holds_results(const std::filesystem::path& db, int n) {
-  return std::filesystem::exists(db) &&
-         test::query(db, "SELECT count(*) FROM sqlite_master WHERE name = 'results'")[0][0] ==
-             "1" &&
-         std::stoi(test::query(db, "SELECT count(*) FROM results")[0][0]) >= n;
-}
-
 // Every trial's status, and its results against its distinct iterations.
 std::vector<std::vector<std::string>> trial_statuses(const std::filesystem::path& db) {
   return test::query(db,
@@ -121,17 +85,17 @@ TEST_CASE("on Slurm, a rank killed ends its group from srun's line, not a heartb
                                      "checkpoint_every = 1\n\n[failure]\nmax_failures = 1\n"
                                      "heartbeat_timeout_s = 200\n"));
   // Not quiet: the log says how the group ended.
-  start_in_background(
+  test::start_in_background(
       dir, "'" + test::kCluster + "' run salloc --nodes=2 --exclusive --no-kill --quiet " +
                TUNERUN_BINARY + " run kill.toml --storage-path runs --control-address 198.18.0.1");
   const auto db = dir.path() / "runs/kill/experiment.db";
-  REQUIRE(test::eventually([&] { return holds_results(db, 3); }, 60));
+  REQUIRE(test::eventually([&] { return test::holds_results(db, 3); }, 60));
   const auto ranks =
       test::processes_with_env(std::string("SLURM_PROCID=0") + '\0', "TUNERUN_CONTROLLER");
   REQUIRE(ranks.size() == 1);
   ::kill(ranks[0], SIGKILL);
-  const int code = exit_code_within(dir, 60);
-  const std::string log = file_text(dir.path() / "tunerun.log");
+  const int code = test::exit_code_within(dir, 60);
+  const std::string log = test::file_text(dir.path() / "tunerun.log");
   INFO(log);
   CHECK(code == 0);
   CHECK(log.find("rank 0 killed by signal 9") != std::string::npos);
@@ -151,12 +115,13 @@ TEST_CASE("on Slurm, trials no node left can hold pause and the run exits resuma
   dir.write("stuck.toml", test::sweep("stuck", "num_workers = 2\ncpus_per_worker = 2\n",
                                       "speed = 0.1\niterations = 60\nsleep_s = 0.3\n"
                                       "checkpoint_every = 1\n"));
-  start_in_background(dir, LocalCluster::tunerun_command("run stuck.toml --storage-path runs"));
+  test::start_in_background(dir,
+                            LocalCluster::tunerun_command("run stuck.toml --storage-path runs"));
   const auto db = dir.path() / "runs/stuck/experiment.db";
-  REQUIRE(test::eventually([&] { return holds_results(db, 3); }, 60));
+  REQUIRE(test::eventually([&] { return test::holds_results(db, 3); }, 60));
   REQUIRE(LocalCluster::cluster("crash n2").exit_code == 0);
-  const int code = exit_code_within(dir, 150);
-  const std::string log = file_text(dir.path() / "tunerun.log");
+  const int code = test::exit_code_within(dir, 150);
+  const std::string log = test::file_text(dir.path() / "tunerun.log");
   INFO(log);
   CHECK(code == 130);
   CHECK(log.find("cluster.node_wait_s") != std::string::npos);
@@ -174,17 +139,19 @@ TEST_CASE(
   if (cluster.skipped()) return;
   test::ScratchDir dir;
   dir.write("pair.toml", kTwoTrials);
-  start_in_background(dir, "'" + test::kCluster +
-                               "' run salloc --nodes=2 --exclusive --no-kill --quiet sh -c 'echo "
-                               "$SLURM_JOB_ID > job; exec " +
-                               TUNERUN_BINARY +
-                               " run pair.toml --storage-path runs --control-address "
-                               "198.18.0.1 -q'");
+  test::start_in_background(dir,
+                            "'" + test::kCluster +
+                                "' run salloc --nodes=2 --exclusive --no-kill --quiet sh -c 'echo "
+                                "$SLURM_JOB_ID > job; exec " +
+                                TUNERUN_BINARY +
+                                " run pair.toml --storage-path runs --control-address "
+                                "198.18.0.1 -q'");
   const auto db = dir.path() / "runs/pair/experiment.db";
-  REQUIRE(test::eventually([&] { return holds_results(db, 6); }, 60));
-  REQUIRE(LocalCluster::cluster("run scancel " + file_text(dir.path() / "job")).exit_code == 0);
-  const int code = exit_code_within(dir, 60);
-  const std::string log = file_text(dir.path() / "tunerun.log");
+  REQUIRE(test::eventually([&] { return test::holds_results(db, 6); }, 60));
+  REQUIRE(LocalCluster::cluster("run scancel " + test::file_text(dir.path() / "job")).exit_code ==
+          0);
+  const int code = test::exit_code_within(dir, 60);
+  const std::string log = test::file_text(dir.path() / "tunerun.log");
   INFO(log);
   CHECK(code == 130);
   CHECK(log.find("allocation") != std::string::npos);
@@ -205,13 +172,13 @@ TEST_CASE("on Slurm, a time limit near pauses every trial and the resume finishe
   // A 1-minute allocation whose last 50 s are the margin: the trials pause
   // about 10 s in, well before Slurm would kill them.
   dir.write("pair.toml", kTwoTrials + "\n[cluster]\nend_margin_s = 50\n");
-  start_in_background(dir, "'" + test::kCluster +
-                               "' run salloc --nodes=2 --exclusive --no-kill --time=1 --quiet " +
-                               TUNERUN_BINARY +
-                               " run pair.toml --storage-path runs --control-address "
-                               "198.18.0.1 -q");
-  const int code = exit_code_within(dir, 100);
-  const std::string log = file_text(dir.path() / "tunerun.log");
+  test::start_in_background(
+      dir, "'" + test::kCluster + "' run salloc --nodes=2 --exclusive --no-kill --time=1 --quiet " +
+               TUNERUN_BINARY +
+               " run pair.toml --storage-path runs --control-address "
+               "198.18.0.1 -q");
+  const int code = test::exit_code_within(dir, 100);
+  const std::string log = test::file_text(dir.path() / "tunerun.log");
   INFO(log);
   CHECK(code == 130);
   CHECK(log.find("reaches its time limit") != std::string::npos);
@@ -238,7 +205,7 @@ TEST_CASE("on Slurm, the sbatch recipe runs as written and a requeued job resume
   REQUIRE(submit.exit_code == 0);
   const std::string job = submit.output.substr(0, submit.output.find_first_of(";\n"));
   const auto db = dir.path() / "runs/pair/experiment.db";
-  REQUIRE(test::eventually([&] { return holds_results(db, 6); }, 60));
+  REQUIRE(test::eventually([&] { return test::holds_results(db, 6); }, 60));
   // Slurm kills the job and runs its script again: the run resumes.
   auto requeue = LocalCluster::cluster("run scontrol requeue " + job);
   INFO(requeue.output);
@@ -258,7 +225,7 @@ TEST_CASE("on Slurm, the sbatch recipe runs as written and a requeued job resume
                    "2";
       },
       200));
-  const std::string out = file_text(dir.path() / "out.txt");
+  const std::string out = test::file_text(dir.path() / "out.txt");
   INFO(out);
   CHECK(out.find("Slurm requeued job " + job) != std::string::npos);
   CHECK(trial_statuses(db) == std::vector<std::vector<std::string>>{{"TERMINATED", "40", "40"},

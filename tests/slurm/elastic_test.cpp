@@ -22,27 +22,15 @@ TEST_CASE("on Slurm, an elastic trial shrinks onto the nodes left when one dies"
   dir.write("shrink.toml", test::sweep("shrink", "num_workers = [2, 4]\ncpus_per_worker = 1\n",
                                        "speed = 0.1\niterations = 30\nsleep_s = 0.4\n"
                                        "checkpoint_every = 1\n\n[failure]\nmax_failures = 0\n"));
-  test::run_shell("cd '" + dir.path().string() + "' && (" +
-                  LocalCluster::tunerun_command("run shrink.toml --storage-path runs") +
-                  " >tunerun.log 2>&1; echo $? > exit_code) >/dev/null 2>&1 &");
+  test::start_in_background(dir,
+                            LocalCluster::tunerun_command("run shrink.toml --storage-path runs"));
   const auto db = dir.path() / "runs/shrink/experiment.db";
-  REQUIRE(test::eventually(
-      [&] {
-        return std::filesystem::exists(db) &&
-               test::query(db, "SELECT count(*) FROM sqlite_master WHERE name = 'results'")[0][0] ==
-                   "1" &&
-               std::stoi(test::query(db, "SELECT count(*) FROM results")[0][0]) >= 3;
-      },
-      60));
+  REQUIRE(test::eventually([&] { return test::holds_results(db, 3); }, 60));
   REQUIRE(LocalCluster::cluster("crash n2").exit_code == 0);
-  REQUIRE(test::eventually([&] { return std::filesystem::exists(dir.path() / "exit_code"); }, 150));
-  std::ifstream log_file(dir.path() / "tunerun.log");
-  const std::string log((std::istreambuf_iterator<char>(log_file)), {});
+  const int code = test::exit_code_within(dir, 150);
+  const std::string log = test::file_text(dir.path() / "tunerun.log");
   INFO(log);
-  std::ifstream code(dir.path() / "exit_code");
-  int exit_code = -1;
-  code >> exit_code;
-  CHECK(exit_code == 0);
+  CHECK(code == 0);
   CHECK(test::query(db, "SELECT status, num_failures FROM trials") ==
         std::vector<std::vector<std::string>>{{"TERMINATED", "0"}});
   auto sizes = test::query(db,
@@ -110,15 +98,12 @@ TEST_CASE("on Slurm, an elastic trial shrunk by a node's loss grows back in a ne
       "'{}' run regrow.toml --storage-path runs --control-address 198.18.0.1 -q & "
       "echo \\$! > controller.pid; wait \\$!",
       TUNERUN_BINARY);
-  test::run_shell("cd '" + dir.path().string() + "' && ('" + test::kCluster +
-                  "' run salloc --nodes=2 --exclusive --no-kill --quiet sh -c \"" + script +
-                  "\" >tunerun.log 2>&1; echo $? > exit_code) >/dev/null 2>&1 &");
+  test::start_in_background(
+      dir, "'" + test::kCluster + "' run salloc --nodes=2 --exclusive --no-kill --quiet sh -c \"" +
+               script + "\"");
   const auto db = dir.path() / "runs/regrow/experiment.db";
   auto results_at = [&](int world_size) {
-    if (!std::filesystem::exists(db) ||
-        test::query(db, "SELECT count(*) FROM sqlite_master WHERE name = 'results'")[0][0] != "1") {
-      return 0;
-    }
+    if (!test::holds_results(db, 0)) return 0;
     return std::stoi(test::query(db, fmt::format("SELECT count(*) FROM results WHERE "
                                                  "json_extract(metrics, '$.world_size') = {}",
                                                  world_size))[0][0]);
@@ -132,14 +117,9 @@ TEST_CASE("on Slurm, an elastic trial shrunk by a node's loss grows back in a ne
   std::ifstream(dir.path() / "controller.pid") >> controller;
   REQUIRE(controller > 0);
   REQUIRE(kill(controller, SIGTERM) == 0);
-  REQUIRE(test::eventually([&] { return std::filesystem::exists(dir.path() / "exit_code"); }, 60));
-  std::ifstream log_file(dir.path() / "tunerun.log");
-  const std::string log((std::istreambuf_iterator<char>(log_file)), {});
-  INFO(log);
-  std::ifstream code(dir.path() / "exit_code");
-  int exit_code = -1;
-  code >> exit_code;
-  CHECK(exit_code == 130);
+  const int code = test::exit_code_within(dir, 60);
+  INFO(test::file_text(dir.path() / "tunerun.log"));
+  CHECK(code == 130);
   CHECK(test::query(db, "SELECT status FROM trials")[0][0] == "PAUSED");
 
   // n2 is back; the resume, in a new allocation of both nodes, runs the
@@ -182,29 +162,16 @@ TEST_CASE("on Slurm, an elastic trial grows back on a node that returns to the a
                                      "speed = 0.1\niterations = 100\nsleep_s = 0.4\n"
                                      "checkpoint_every = 1\n\n[failure]\nmax_failures = 0\n"
                                      "heartbeat_timeout_s = 10\n"));
-  test::run_shell("cd '" + dir.path().string() + "' && (" +
-                  LocalCluster::tunerun_command("run back.toml --storage-path runs") +
-                  " >tunerun.log 2>&1; echo $? > exit_code) >/dev/null 2>&1 &");
+  test::start_in_background(dir,
+                            LocalCluster::tunerun_command("run back.toml --storage-path runs"));
   const auto db = dir.path() / "runs/back/experiment.db";
-  REQUIRE(test::eventually(
-      [&] {
-        return std::filesystem::exists(db) &&
-               test::query(db, "SELECT count(*) FROM sqlite_master WHERE name = 'results'")[0][0] ==
-                   "1" &&
-               std::stoi(test::query(db, "SELECT count(*) FROM results")[0][0]) >= 3;
-      },
-      60));
+  REQUIRE(test::eventually([&] { return test::holds_results(db, 3); }, 60));
   REQUIRE(LocalCluster::cluster("crash n2").exit_code == 0);
   std::this_thread::sleep_for(std::chrono::seconds(35));
   REQUIRE(LocalCluster::cluster("revive n2").exit_code == 0);
-  REQUIRE(test::eventually([&] { return std::filesystem::exists(dir.path() / "exit_code"); }, 150));
-  std::ifstream log_file(dir.path() / "tunerun.log");
-  const std::string log((std::istreambuf_iterator<char>(log_file)), {});
-  INFO(log);
-  std::ifstream code(dir.path() / "exit_code");
-  int exit_code = -1;
-  code >> exit_code;
-  CHECK(exit_code == 0);
+  const int code = test::exit_code_within(dir, 150);
+  INFO(test::file_text(dir.path() / "tunerun.log"));
+  CHECK(code == 0);
   CHECK(test::query(db, "SELECT status, num_failures FROM trials") ==
         std::vector<std::vector<std::string>>{{"TERMINATED", "0"}});
   auto sizes = test::query(db,

@@ -94,4 +94,39 @@ inline std::map<std::string, std::set<std::string>> hosts_per_trial(
   return hosts;
 }
 
+// What `file` holds; empty when it cannot be read.
+inline std::string file_text(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  return std::string((std::istreambuf_iterator<char>(in)), {});
+}
+
+// Starts `command` (a shell command run from `dir`) in the background:
+// its output goes to dir/tunerun.log, its exit code to dir/exit_code.
+inline void start_in_background(const ScratchDir& dir, const std::string& command) {
+  run_shell("cd '" + dir.path().string() + "' && (" + command +
+            " >tunerun.log 2>&1; echo $? > exit_code) >/dev/null 2>&1 &");
+}
+
+// The background command's exit code once it exited within `seconds`; -1 if not.
+inline int exit_code_within(const ScratchDir& dir, double seconds) {
+  if (!eventually([&] { return std::filesystem::exists(dir.path() / "exit_code"); }, seconds)) {
+    return -1;
+  }
+  int code = -1;
+  eventually(
+      [&] {
+        std::ifstream(dir.path() / "exit_code") >> code;
+        return code != -1;
+      },
+      5);
+  return code;
+}
+
+// Whether `db` holds at least `n` results.
+inline bool holds_results(const std::filesystem::path& db, int n) {
+  return std::filesystem::exists(db) &&
+         query(db, "SELECT count(*) FROM sqlite_master WHERE name = 'results'")[0][0] == "1" &&
+         std::stoi(query(db, "SELECT count(*) FROM results")[0][0]) >= n;
+}
+
 }  // namespace tune::test

@@ -401,9 +401,9 @@ TEST_CASE(
       "'{0}' run spread.toml --storage-path runs --control-address 198.18.0.1 -q & "
       "echo \\$! > controller.pid; wait; '{0}' resume runs/spread -q",
       TUNERUN_BINARY);
-  test::run_shell("cd '" + dir.path().string() + "' && ('" + test::kCluster +
-                  "' run salloc --nodes=3 --exclusive --no-kill --quiet sh -c \"" + script +
-                  "\" >tunerun.log 2>&1; echo $? > exit_code) >/dev/null 2>&1 &");
+  test::start_in_background(
+      dir, "'" + test::kCluster + "' run salloc --nodes=3 --exclusive --no-kill --quiet sh -c \"" +
+               script + "\"");
   const auto db = dir.path() / "runs/spread/experiment.db";
   std::string victim;
   REQUIRE(test::eventually([&] { return !(victim = trial_running_on(db, "n2")).empty(); }, 60));
@@ -419,13 +419,13 @@ TEST_CASE(
   std::ifstream(dir.path() / "controller.pid") >> controller;
   REQUIRE(controller > 0);
   REQUIRE(kill(controller, SIGKILL) == 0);
-  REQUIRE(test::eventually([&] { return std::filesystem::exists(dir.path() / "exit_code"); }, 200));
-  const std::string log = read_file(dir.path() / "tunerun.log");
+  const int code = test::exit_code_within(dir, 200);
+  const std::string log = test::file_text(dir.path() / "tunerun.log");
   INFO(log);
   CAPTURE(survivor);
   // The resume ends in the same allocation, every trial finished on the
   // two nodes left.
-  CHECK(read_file(dir.path() / "exit_code") == "0\n");
+  CHECK(code == 0);
   CHECK(test::query(db, "SELECT count(*) FROM trials WHERE status = 'TERMINATED'")[0][0] == "3");
   CHECK(test::query(db, "SELECT sum(num_failures) FROM trials")[0][0] == "0");
   for (const auto& row : test::query(db, "SELECT trial_id FROM trials")) {
