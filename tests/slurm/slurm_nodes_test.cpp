@@ -356,7 +356,7 @@ TEST_CASE("a loopback control address is refused with the slurm launcher, naming
 }
 
 TEST_CASE("squeue's steps are read as their names and node lists") {
-  using Steps = std::vector<std::pair<std::string, std::string>>;
+  using Steps = std::vector<detail::ListedStep>;
   CHECK(detail::parse_listed_steps("spread_00000.2|n[1,3]\ntunerun-storage-probe|n2\n") ==
         Steps{{"spread_00000.2", "n[1,3]"}, {"tunerun-storage-probe", "n2"}});
   // A name with the separator in it keeps it; a line without one is no step.

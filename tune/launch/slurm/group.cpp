@@ -10,6 +10,7 @@
 #include <thread>
 #include <utility>
 
+#include "core/errors.h"
 #include "tune/launch/nodes.h"
 #include "tune/launch/slurm/state.h"
 
@@ -201,15 +202,21 @@ class SlurmGroup final : public LaunchedGroup {
                          [&](int node) { return state_->allocation.nodes[node].name == name; });
     };
     for (const ListedStep& step : running_steps(job).value_or(std::vector<ListedStep>{})) {
-      if (step.name == name_) continue;
-      const auto here = std::find_if(step.nodes.begin(), step.nodes.end(), mine);
-      if (here == step.nodes.end()) continue;
+      if (step.name == name_ || step.nodelist.empty()) continue;
+      std::vector<std::string> nodes;
+      try {
+        nodes = expand_hostnames(step.nodelist, "squeue -s: NODELIST");
+      } catch (const Error&) {
+        continue;  // not a node list as Slurm writes one
+      }
+      const auto here = std::find_if(nodes.begin(), nodes.end(), mine);
+      if (here == nodes.end()) continue;
       if (state_->ended_steps.contains(step.name)) {
         return fmt::format("step {} is still listed on {}, though its srun ended", step.name,
                            *here);
       }
-      const auto gone = std::find_if(step.nodes.begin(), step.nodes.end(), lost);
-      if (gone != step.nodes.end()) {
+      const auto gone = std::find_if(nodes.begin(), nodes.end(), lost);
+      if (gone != nodes.end()) {
         return fmt::format("step {} is still listed on {} and on {}, which is lost", step.name,
                            *here, *gone);
       }

@@ -275,14 +275,13 @@ bool step_cancelled_by_slurm(std::string_view srun_output) {
   return false;
 }
 
-std::vector<std::pair<std::string, std::string>> parse_listed_steps(
-    std::string_view squeue_output) {
-  std::vector<std::pair<std::string, std::string>> steps;
+std::vector<ListedStep> parse_listed_steps(std::string_view squeue_output) {
+  std::vector<ListedStep> steps;
   std::istringstream lines{std::string(squeue_output)};
   for (std::string line; std::getline(lines, line);) {
     const size_t bar = line.rfind('|');
     if (bar == std::string::npos) continue;
-    steps.emplace_back(line.substr(0, bar), line.substr(bar + 1));
+    steps.push_back({line.substr(0, bar), line.substr(bar + 1)});
   }
   return steps;
 }
@@ -290,17 +289,7 @@ std::vector<std::pair<std::string, std::string>> parse_listed_steps(
 std::optional<std::vector<ListedStep>> running_steps(const std::string& job_id) {
   const auto out = read_command(fmt::format("squeue -h -s -j '{}' -o '%j|%N' 2>/dev/null", job_id));
   if (!out) return std::nullopt;
-  std::vector<ListedStep> steps;
-  for (auto& [name, nodelist] : parse_listed_steps(*out)) {
-    ListedStep step{std::move(name), {}};
-    try {
-      if (!nodelist.empty()) step.nodes = expand_hostnames(nodelist, "squeue -s: NODELIST");
-    } catch (const Error&) {
-      // Not a node list as Slurm writes one: the step's name still counts.
-    }
-    steps.push_back(std::move(step));
-  }
-  return steps;
+  return parse_listed_steps(*out);
 }
 
 std::optional<std::vector<std::string>> job_nodes(const std::string& job_id) {

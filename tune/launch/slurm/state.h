@@ -52,16 +52,17 @@ struct TaskExit {
 // is named once. Exits with code 0 are not reported by srun.
 std::vector<TaskExit> read_task_exits(std::string_view srun_output);
 
-// A running step of a job as squeue lists it: its name and its nodes.
+// A running step of a job as squeue lists it.
 struct ListedStep {
   std::string name;
-  std::vector<std::string> nodes;
+  std::string nodelist;  // as Slurm writes it ("n[1,3]"): expand_hostnames names them
+  bool operator==(const ListedStep&) const = default;
 };
 // The running steps of job `job_id` (`squeue -s`: a step Slurm holds
 // pending is not among them); nullopt when squeue cannot say.
 std::optional<std::vector<ListedStep>> running_steps(const std::string& job_id);
-// squeue's lines "NAME|NODELIST" as {name, the node list as Slurm wrote it}.
-std::vector<std::pair<std::string, std::string>> parse_listed_steps(std::string_view squeue_output);
+// squeue's lines "NAME|NODELIST" as steps.
+std::vector<ListedStep> parse_listed_steps(std::string_view squeue_output);
 // The names of the nodes job `job_id` holds now (`scontrol show job`);
 // nullopt when scontrol cannot say.
 std::optional<std::vector<std::string>> job_nodes(const std::string& job_id);
