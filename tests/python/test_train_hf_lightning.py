@@ -65,15 +65,19 @@ class StandInHFTrainer:
     def train(self):
         optimiser = torch.optim.SGD(self.model.parameters(), lr=0.1)
         for epoch in range(self.args.num_train_epochs):
+            losses = []
             for batch in self.get_train_dataloader():
                 loss = ((self.model(batch["x"].float().unsqueeze(1)).squeeze(1)
                          - batch["y"].float()) ** 2).mean()
                 optimiser.zero_grad()
                 loss.backward()
                 optimiser.step()
+                losses.append(loss.item())
                 self.state.global_step += 1
             self.state.epoch = float(epoch + 1)
-            self.state.log_history.append({"loss": loss.item(), "epoch": self.state.epoch,
+            # As transformers logs it: the mean training loss since the last log.
+            self.state.log_history.append({"loss": sum(losses) / len(losses),
+                                           "epoch": self.state.epoch,
                                            "step": self.state.global_step})
             self._call("on_log")
             with torch.no_grad():
@@ -91,6 +95,7 @@ def hf_loop(config):
     context = train.get_context()
     shard = train.get_dataset_shard("train")
     output = os.path.join(config["out"], f"rank_{context.get_world_rank()}")
+    torch.manual_seed(0)  # the same start on every rank, as DDP gives it
     trainer = StandInHFTrainer(
         torch.nn.Linear(1, 1), HFArgs(output, num_train_epochs=3),
         train_dataset=shard.iter_torch_batches(batch_size=4),
