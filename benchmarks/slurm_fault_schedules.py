@@ -32,7 +32,8 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from slurm_soak import CLUSTER, cluster, db_rows  # noqa: E402
+from slurm_soak import CLUSTER, cluster  # noqa: E402
+from soak_processes import db_rows, process_of  # noqa: E402
 
 SCHEDULES = ["crash-then-kill", "revive-after-down", "two-nodes", "spread-then-kill"]
 
@@ -59,19 +60,6 @@ max_failures = 0
 def node_down(node):
     state = cluster("run", "sinfo", "-h", "-N", "-n", node, "-o", "%T", check=False).stdout
     return "down" in state or "fail" in state
-
-
-def controller_pid(binary):
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            try:
-                with open(f"/proc/{name}/cmdline", "rb") as f:
-                    argv = f.read().split(b"\0")
-            except OSError:
-                continue
-            if argv[0] == binary.encode():
-                return int(name)
-    return None
 
 
 def run_schedule(schedule, binary):
@@ -116,7 +104,7 @@ def run_schedule(schedule, binary):
                 cluster("revive", crashed[0])
             else:
                 time.sleep(8)
-                pid = controller_pid(binary)
+                pid = process_of(binary)
                 if pid:
                     os.kill(pid, signal.SIGKILL)
                 time.sleep(20)

@@ -26,12 +26,14 @@ import argparse
 import os
 import random
 import signal
-import sqlite3
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from soak_processes import db_rows, process_of, processes_with_env  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CLUSTER = os.path.join(ROOT, "tests/ssh/local_cluster.sh")
@@ -69,22 +71,6 @@ def cluster(*args, check=True):
     return subprocess.run([CLUSTER, *args], check=check, capture_output=True, text=True)
 
 
-def processes_with_env(*needles):
-    """Pids of processes whose environment holds every needle."""
-    pids = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/environ", "rb") as f:
-                env = f.read()
-        except OSError:
-            continue
-        if all(n.encode() in env for n in needles):
-            pids.append(int(name))
-    return pids
-
-
 class Controller:
     """One life of the controller: `tunerun run|resume`."""
 
@@ -96,29 +82,11 @@ class Controller:
         self.binary = binary
 
     def pid(self):
-        """The tunerun process itself ."""
-        for name in os.listdir("/proc"):
-            if not name.isdigit():
-                continue
-            try:
-                with open(f"/proc/{name}/cmdline", "rb") as f:
-                    argv = f.read().split(b"\0")
-            except OSError:
-                continue
-            if argv[0] == self.binary.encode():
-                return int(name)
-        return None
+        """The tunerun process itself."""
+        return process_of(self.binary)
 
     def running(self):
         return self.process.poll() is None
-
-
-def db_rows(db, sql):
-    try:
-        with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5) as con:
-            return con.execute(sql).fetchall()
-    except sqlite3.Error:
-        return []
 
 
 def main():
