@@ -148,6 +148,8 @@ std::unique_ptr<Searcher> make_inner(const std::string& algorithm, OptionReader&
     r.read_choice("weighting", {"improvement", "optuna"}, o.weighting);
     if (algorithm == "motpe") {
       r.read("feasibility", o.feasibility);
+      r.read("redraw_share", o.redraw_share);
+      r.read("redraw_ramp", o.redraw_ramp);
       r.read("univariate_share", o.univariate_share);
       return std::make_unique<MotpeSearcher>(std::move(o));
     }

@@ -31,7 +31,7 @@ struct SearcherContext {
 //                              trust_region_dims
 //   "motpe"                    MotpeSearcher (search/internal/motpe.h), several objectives:
 //                              TPE's options (defaults: motpe_defaults()), feasibility,
-//                              univariate_share
+//                              redraw_share, redraw_ramp, univariate_share
 //   "nsga2"                    Nsga2Searcher (search/internal/nsga2.h), several objectives:
 //                              seed, points_to_evaluate, population_size, crossover_prob,
 //                              mutation_prob, swapping_prob, crossover ("sbx" | "uniform"),

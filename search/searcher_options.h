@@ -41,20 +41,31 @@ struct TpeOptions {
   // once trials of both kinds have completed (Optuna: none, a feasible-first
   // split alone).
   bool feasibility = true;
-  // MOTPE only: where the joint model has Scott's widths, the share of
-  // suggestions made by the univariate one instead (neighbour widths, each
-  // parameter drawn and scored on its own, as Optuna's MOTPE).
+  // MOTPE only, where the joint model has Scott's widths: the share of
+  // suggestions that take a good trial (drawn by its weight in l(x)) and
+  // redraw some of its parameters (each with probability 1 / the number of
+  // parameters, at least one) with the univariate model's choice for them.
+  double redraw_share = 0;
+  // MOTPE only: the completed trials over which the redraws' share grows
+  // from 0 to redraw_share, in proportion (0: the whole share at once).
+  int64_t redraw_ramp = 50;
+  // MOTPE only, where the joint model has Scott's widths: of the
+  // suggestions not redrawn, the share made by the univariate model instead
+  // of the joint one (neighbour widths, each parameter drawn and scored on
+  // its own, as Optuna's MOTPE).
   double univariate_share = 0;
 };
 
-// MOTPE (search/internal/motpe.h) takes TPE's options, with three defaults
+// MOTPE (search/internal/motpe.h) takes TPE's options, with four defaults
 // of its own: bandwidth = "auto" (Scott's beyond 3 dimensions), weighting =
 // "optuna" (each good trial's hypervolume contribution over the largest, as
-// Optuna's MOTPE) and univariate_share = 0.25.
+// Optuna's MOTPE), redraw_share = 0.9 (reached after redraw_ramp = 50
+// completed trials) and univariate_share = 0.25.
 inline TpeOptions motpe_defaults() {
   TpeOptions o;
   o.bandwidth = TpeBandwidth::kAuto;
   o.weighting = TpeWeighting::kOptuna;
+  o.redraw_share = 0.9;
   o.univariate_share = 0.25;
   return o;
 }

@@ -151,14 +151,45 @@ std::vector<double> propose_univariate(const detail::ParzenEstimator& l,
   return x;
 }
 
+// True with probability `p` (no draw for 0 or 1, so a share of 0 leaves
+// the other suggestions as they were).
+bool chance(double p, Rng& rng) {
+  return p >= 1 || (p > 0 && std::uniform_real_distribution<double>(0, 1)(rng) < p);
+}
+
+// `good` with each parameter taken from `univariate` with probability 1 /
+// the number of parameters, and one at random when none was.
+std::vector<double> redrawn(std::vector<double> good, const std::vector<double>& univariate,
+                            Rng& rng) {
+  const double p = 1.0 / static_cast<double>(good.size());
+  bool any = false;
+  for (size_t d = 0; d < good.size(); ++d) {
+    if (chance(p, rng)) {
+      good[d] = univariate[d];
+      any = true;
+    }
+  }
+  if (!any) {
+    const size_t d = std::uniform_int_distribution<size_t>(0, good.size() - 1)(rng);
+    good[d] = univariate[d];
+  }
+  return good;
+}
+
 }  // namespace
 
 MotpeSearcher::MotpeSearcher(TpeOptions options)
     : ModelBasedSearcher("motpe", options.base), options_(std::move(options)) {
   detail::check_tpe_options(options_);
-  if (!(options_.univariate_share >= 0 && options_.univariate_share <= 1)) {
-    throw ConfigError::at_key("univariate_share",
-                              fmt::format("must lie in [0, 1], got {}", options_.univariate_share));
+  for (const auto& [key, share] : {std::pair{"redraw_share", options_.redraw_share},
+                                   std::pair{"univariate_share", options_.univariate_share}}) {
+    if (!(share >= 0 && share <= 1)) {
+      throw ConfigError::at_key(key, fmt::format("must lie in [0, 1], got {}", share));
+    }
+  }
+  if (options_.redraw_ramp < 0) {
+    throw ConfigError::at_key(
+        "redraw_ramp", fmt::format("must be at least 0 trials, got {}", options_.redraw_ramp));
   }
 }
 
@@ -193,26 +224,34 @@ std::vector<double> MotpeSearcher::propose(Rng& rng) {
   const auto bandwidth = scott ? detail::Bandwidth::kScott : detail::Bandwidth::kNeighbour;
   const auto scale = options_.multivariate && !scott ? detail::KernelScale::kDensity
                                                      : detail::KernelScale::kOptuna;
-  const detail::ParzenEstimator l(dims, below_points, below_weights, options_.prior_weight,
-                                  bandwidth, scale);
-  const detail::ParzenEstimator g(dims, above_points, above_weights, options_.prior_weight,
-                                  bandwidth, scale);
   const Feasibility feasibility =
       options_.feasibility ? Feasibility(obs, dims, options_.prior_weight, bandwidth, scale)
                            : Feasibility({}, dims, options_.prior_weight, bandwidth, scale);
   const auto m = static_cast<size_t>(options_.n_ei_candidates);
-  if (!options_.multivariate) return propose_univariate(l, g, feasibility, dims.size(), m, rng);
-  // Where the joint model has Scott's widths, a share of the suggestions
-  // from the univariate model with the neighbour widths (motpe.h); P(x) as
-  // the joint model has it, dimension by dimension.
-  const double share = scott ? options_.univariate_share : 0;
-  if (share >= 1 || (share > 0 && std::uniform_real_distribution<double>(0, 1)(rng) < share)) {
-    const detail::ParzenEstimator lu(dims, below_points, below_weights, options_.prior_weight,
-                                     detail::Bandwidth::kNeighbour, detail::KernelScale::kOptuna);
-    const detail::ParzenEstimator gu(dims, above_points, above_weights, options_.prior_weight,
-                                     detail::Bandwidth::kNeighbour, detail::KernelScale::kOptuna);
-    return propose_univariate(lu, gu, feasibility, dims.size(), m, rng);
+  // The univariate model makes the suggestion when multivariate = false,
+  // and where the joint model has Scott's widths, for shares of them: one
+  // redrawing part of a good trial, or one whole (motpe.h). Then its widths
+  // are the neighbour ones; P(x) is as the joint model has it, dimension by
+  // dimension.
+  const double ramp = options_.redraw_ramp > 0 ? static_cast<double>(options_.redraw_ramp) : 1;
+  const double redraw_share =
+      options_.redraw_share * std::min(1.0, static_cast<double>(obs.size()) / ramp);
+  const bool redraw = options_.multivariate && scott && chance(redraw_share, rng);
+  if (!options_.multivariate || redraw || (scott && chance(options_.univariate_share, rng))) {
+    const auto own = options_.multivariate ? detail::Bandwidth::kNeighbour : bandwidth;
+    const detail::ParzenEstimator l(dims, below_points, below_weights, options_.prior_weight, own,
+                                    detail::KernelScale::kOptuna);
+    const detail::ParzenEstimator g(dims, above_points, above_weights, options_.prior_weight, own,
+                                    detail::KernelScale::kOptuna);
+    std::vector<double> x = propose_univariate(l, g, feasibility, dims.size(), m, rng);
+    if (!redraw) return x;
+    std::discrete_distribution<size_t> pick(below_weights.begin(), below_weights.end());
+    return redrawn(obs[below[pick(rng)]].x, x, rng);
   }
+  const detail::ParzenEstimator l(dims, below_points, below_weights, options_.prior_weight,
+                                  bandwidth, scale);
+  const detail::ParzenEstimator g(dims, above_points, above_weights, options_.prior_weight,
+                                  bandwidth, scale);
   std::vector<std::vector<double>> candidates;
   for (size_t c = 0; c < m; ++c) candidates.push_back(l.sample_joint(rng));
   std::vector<double> log_l(m), log_g(m);

@@ -16,7 +16,8 @@
 // the good group weigh 1e-3. l(x) is fitted to the good group, g(x) to the rest and
 // the running trials (constant liar: the worst, so always in the rest), and
 // of n_ei_candidates draws from l the one maximising l(x) / g(x) P(x) is
-// suggested.
+// suggested (by the joint model; beyond 3 parameters most suggestions
+// redraw part of a good trial instead, see below).
 //
 // P(x), the probability of feasibility (c-TPE, Watanabe and Hutter 2023),
 // is a density ratio: estimators of the feasible and of the infeasible
@@ -30,41 +31,54 @@
 // 72 to 131, and the median hypervolume of both up (docs/benchmarks.md).
 //
 // Options are TpeOptions (search/searcher_options.h), with TPE's meanings
-// and defaults but three (motpe_defaults()): bandwidth = "auto", weighting
-// = "optuna" and univariate_share = 0.25. Against TPE's "neighbour" and
-// "improvement", Scott's widths and Optuna's weighting measured better on
-// all six problems of benchmarks/multi_objective's first family (6 to 10
-// parameters; 20 seeds, median hypervolume after 100 trials, before the
-// univariate share): ZDT1 6.17 against 5.76, ZDT2 5.30 /
-// 4.99, ZDT3 6.18 / 5.53, DTLZ2 2.17 / 2.01, mlp_latency 59.0 / 58.1,
-// cnn_latency 83.7 / 80.9. In two dimensions the neighbour widths do far
-// better: on TNK and SRN (--hard, seeds 0..19, 200 trials) 0.581 against
-// 0.481 and 29966 against 29407, so "auto" takes them in up to 3 searchable
-// dimensions and Scott's beyond. gamma = 0.1 with bandwidth = "scott" is
-// Optuna's TPESampler(multivariate=True) (our 0.15 measured better on five
-// of the first family's six problems after 100 trials); multivariate = false, bandwidth =
-// "neighbour", gamma = 0.1, feasibility = false its TPESampler(), the
-// MOTPE Optuna runs by default. Univariate, our model gains on the
-// separable multimodal ZDT4 and DTLZ1 (seeds 0..19, 200 trials: 99.6
-// against 98.6, 2.97e6 against 2.84e6) and loses far more on ZDT6 and DTLZ7
-// (10 seeds: 1.48 against 2.06, 8.40 against 11.08), hence joint.
+// and defaults but five (motpe_defaults()): bandwidth = "auto", weighting
+// = "optuna", redraw_share = 0.9, redraw_ramp = 50 and univariate_share =
+// 0.25. Against TPE's "neighbour" and "improvement", Scott's widths and
+// Optuna's weighting measured better on all six problems of
+// benchmarks/multi_objective's first family (6 to 10 parameters; 20 seeds,
+// median hypervolume after 100 trials, before the redraws and the
+// univariate share): ZDT1 6.17 against 5.76, ZDT2 5.30 / 4.99, ZDT3 6.18 /
+// 5.53, DTLZ2 2.17 / 2.01, mlp_latency 59.0 / 58.1, cnn_latency 83.7 /
+// 80.9. In two dimensions the neighbour widths do far better: on TNK and
+// SRN (--hard, seeds 0..19, 200 trials) 0.581 against 0.481 and 29966
+// against 29407, so "auto" takes them in up to 3 searchable dimensions and
+// Scott's beyond. gamma = 0.1 with
+// bandwidth = "scott" is Optuna's TPESampler(multivariate=True) (our 0.15
+// measured better on five of the first family's six problems after 100
+// trials); multivariate = false, bandwidth = "neighbour", gamma = 0.1,
+// feasibility = false, redraw_share = 0 its TPESampler(), the MOTPE Optuna
+// runs by default.
 //
 // Where the joint model has Scott's widths (beyond 3 parameters under
-// "auto"), a random quarter of the suggestions (univariate_share) comes
-// from the univariate model instead, built from the same split and weights
-// with the neighbour widths: each parameter drawn and scored on its own,
-// as Optuna's MOTPE. Scott's widths, a fifth of the range, blur the many
-// local fronts of a multimodal problem, while the univariate model
-// combines good values of each parameter found in different trials; the
-// joint one keeps what the parameters do together. Against the joint model
-// alone (--hard, seeds 0..39, 200 trials, mean of log(share / none) per
-// seed, docs/benchmarks.md): DTLZ1 +6.3% ± 1.5, ZDT6 +4.4% ± 3.8, ZDT6_in
-// +4.6% ± 2.5, ZDT4 +1.8% ± 2.6, DTLZ7 +1.4% ± 0.7, DTLZ7_in +1.8% ± 1.1;
-// the first family: DTLZ2 +3.6% ± 0.6, mlp_latency +1.0% ± 0.4, ZDT1-3
-// -0.6% to -0.9% (± 0.4-0.6), cnn_latency -0.3% ± 0.2.
-// A share of 0.5 gained more on ZDT4 and lost DTLZ7 (-2.4% ± 0.9). Held
-// out (seeds 100..109) our MOTPE went from 0.93 to 1.04 of Optuna's on
-// DTLZ1 and stayed below it on ZDT4.
+// "auto"), it makes few of the suggestions. Scott's widths, a fifth of the
+// range, move every parameter of a good trial at once, across the many
+// local fronts of a multimodal problem; Optuna's univariate model combines
+// good values of each parameter found in different trials, but loses what
+// the parameters do together. So:
+//   - redraw_share (0.9) of the suggestions, once redraw_ramp (50) trials
+//     have completed (before, in proportion to those that have), take a
+//     good trial, drawn by its weight in l, and redraw some of its
+//     parameters (each with probability 1 / their number, at least one)
+//     with the univariate model's choice for them: the neighbour widths,
+//     each parameter drawn from l's marginal and scored by l / g (times P)
+//     there, as Optuna's MOTPE. What the good trial's other parameters do
+//     together is kept. The ramp leaves the first suggestions to the joint
+//     model: while every parameter is still far off, moving one at a time
+//     is slow.
+//   - univariate_share (0.25) of the rest are the univariate model's whole;
+//     the others the joint model's.
+// Against the joint model with a univariate quarter alone (--hard, mean of
+// log(new / old) per seed, seeds 0..59 and 200..259, after 100 / 200
+// trials; docs/benchmarks.md): ZDT4 +28% / +38%, DTLZ1 +19% / +12%, ZDT6
+// +5% / +9%, ZDT6_in +1% / +16%, DTLZ7 -1% / +2%, DTLZ7_in -0.4% / +8%
+// (standard errors 1-4%). Without the ramp ZDT6_in lost after 100 trials
+// (-5.8% ± 3.0) and the others gained 1-5% more; a
+// share of 1 lost ZDT6_in at 100 trials (-15.8% ± 4.8); 0.5 and 0.75
+// gained less on ZDT4, DTLZ1 and DTLZ7. The first family (seeds 0..39):
+// ZDT1-3 -0.3% to +3.3%, DTLZ2 -3.4% ± 1.5 / -2.6% ± 0.7, the latency
+// problems -0.6% to -1.9%; with its constraint (seeds 0..19) -3.5% to
+// +3.9%. In 2 parameters redraws lost TNK (-22% after 200 trials), hence
+// beyond 3 only.
 //
 // It handles one objective too (the hypervolume of one objective is the
 // distance to the reference, so the best trials weigh most), but TPE
