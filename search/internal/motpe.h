@@ -42,12 +42,11 @@
 // 80.9. In two dimensions the neighbour widths do far better: on TNK and
 // SRN (--hard, seeds 0..19, 200 trials) 0.581 against 0.481 and 29966
 // against 29407, so "auto" takes them in up to 3 searchable dimensions and
-// Scott's beyond. gamma = 0.1 with
-// bandwidth = "scott" is Optuna's TPESampler(multivariate=True) (our 0.15
-// measured better on five of the first family's six problems after 100
-// trials); multivariate = false, bandwidth = "neighbour", gamma = 0.1,
-// feasibility = false, redraw_share = 0 its TPESampler(), the MOTPE Optuna
-// runs by default.
+// Scott's beyond. gamma = 0.1 with bandwidth = "scott" is Optuna's
+// TPESampler(multivariate=True) (our 0.15 measured better on five of the
+// first family's six problems after 100 trials); multivariate = false,
+// bandwidth = "neighbour", gamma = 0.1, feasibility = false its
+// TPESampler(), the MOTPE Optuna runs by default.
 //
 // Where the joint model has Scott's widths (beyond 3 parameters under
 // "auto"), it makes few of the suggestions. Scott's widths, a fifth of the
@@ -72,9 +71,9 @@
 // trials; docs/benchmarks.md): ZDT4 +28% / +38%, DTLZ1 +19% / +12%, ZDT6
 // +5% / +9%, ZDT6_in +1% / +16%, DTLZ7 -1% / +2%, DTLZ7_in -0.4% / +8%
 // (standard errors 1-4%). Without the ramp ZDT6_in lost after 100 trials
-// (-5.8% ± 3.0) and the others gained 1-5% more; a
-// share of 1 lost ZDT6_in at 100 trials (-15.8% ± 4.8); 0.5 and 0.75
-// gained less on ZDT4, DTLZ1 and DTLZ7. The first family (seeds 0..39):
+// (-5.8% ± 3.0) and the others gained 1-5% more; a share of 1 lost ZDT6_in
+// at 100 trials (-15.8% ± 4.8); 0.5 and 0.75 gained less on ZDT4, DTLZ1
+// and DTLZ7. The first family (seeds 0..39):
 // ZDT1-3 -0.3% to +3.3%, DTLZ2 -3.4% ± 1.5 / -2.6% ± 0.7, the latency
 // problems -0.6% to -1.9%; with its constraint (seeds 0..19) -3.5% to
 // +3.9%. In 2 parameters redraws lost TNK (-22% after 200 trials), hence
