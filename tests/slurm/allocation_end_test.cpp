@@ -86,8 +86,9 @@ TEST_CASE("on Slurm, a rank killed ends its group from srun's line, not a heartb
                                      "heartbeat_timeout_s = 200\n"));
   // Not quiet: the log says how the group ended.
   test::start_in_background(
-      dir, "'" + test::kCluster + "' run salloc --nodes=2 --exclusive --no-kill --quiet " +
-               TUNERUN_BINARY + " run kill.toml --storage-path runs --control-address 198.18.0.1");
+      dir, LocalCluster::in_allocation(std::string(TUNERUN_BINARY) +
+                                       " run kill.toml --storage-path runs --control-address "
+                                       "198.18.0.1"));
   const auto db = dir.path() / "runs/kill/experiment.db";
   REQUIRE(test::eventually([&] { return test::holds_results(db, 3); }, 60));
   const auto ranks =

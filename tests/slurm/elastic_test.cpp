@@ -5,7 +5,6 @@
 #include <doctest/doctest.h>
 
 #include <csignal>
-#include <fstream>
 #include <thread>
 
 #include "../tune/sqlite_query.h"
@@ -13,6 +12,17 @@
 
 using namespace tune;
 using test::LocalCluster;
+
+namespace {
+
+// Each result's world size, in iteration order.
+std::vector<std::vector<std::string>> world_sizes(const std::filesystem::path& db) {
+  return test::query(db,
+                     "SELECT json_extract(metrics, '$.world_size') FROM results ORDER BY "
+                     "training_iteration");
+}
+
+}  // namespace
 
 TEST_CASE("on Slurm, an elastic trial shrinks onto the nodes left when one dies") {
   LocalCluster cluster;
@@ -33,9 +43,7 @@ TEST_CASE("on Slurm, an elastic trial shrinks onto the nodes left when one dies"
   CHECK(code == 0);
   CHECK(test::query(db, "SELECT status, num_failures FROM trials") ==
         std::vector<std::vector<std::string>>{{"TERMINATED", "0"}});
-  auto sizes = test::query(db,
-                           "SELECT json_extract(metrics, '$.world_size') FROM results ORDER BY "
-                           "training_iteration");
+  auto sizes = world_sizes(db);
   REQUIRE(sizes.size() == 30);  // every iteration once, across the shrink
   CHECK(sizes.front()[0] == "4");
   CHECK(sizes.back()[0] == "2");
@@ -98,9 +106,7 @@ TEST_CASE("on Slurm, an elastic trial shrunk by a node's loss grows back in a ne
       "'{}' run regrow.toml --storage-path runs --control-address 198.18.0.1 -q & "
       "echo \\$! > controller.pid; wait \\$!",
       TUNERUN_BINARY);
-  test::start_in_background(
-      dir, "'" + test::kCluster + "' run salloc --nodes=2 --exclusive --no-kill --quiet sh -c \"" +
-               script + "\"");
+  test::start_in_background(dir, LocalCluster::in_allocation("sh -c \"" + script + "\""));
   const auto db = dir.path() / "runs/regrow/experiment.db";
   auto results_at = [&](int world_size) {
     if (!test::holds_results(db, 0)) return 0;
@@ -113,8 +119,7 @@ TEST_CASE("on Slurm, an elastic trial shrunk by a node's loss grows back in a ne
   // On at two ranks on n1; then the allocation ends (SIGTERM, as at a time
   // limit): the trial pauses at a checkpoint.
   REQUIRE(test::eventually([&] { return results_at(2) >= 2; }, 90));
-  int controller = 0;
-  std::ifstream(dir.path() / "controller.pid") >> controller;
+  const int controller = test::controller_pid(dir);
   REQUIRE(controller > 0);
   REQUIRE(kill(controller, SIGTERM) == 0);
   const int code = test::exit_code_within(dir, 60);
@@ -136,9 +141,7 @@ TEST_CASE("on Slurm, an elastic trial shrunk by a node's loss grows back in a ne
   CHECK(resumed.exit_code == 0);
   CHECK(test::query(db, "SELECT status, num_failures FROM trials") ==
         std::vector<std::vector<std::string>>{{"TERMINATED", "0"}});
-  auto sizes = test::query(db,
-                           "SELECT json_extract(metrics, '$.world_size') FROM results ORDER BY "
-                           "training_iteration");
+  auto sizes = world_sizes(db);
   REQUIRE(sizes.size() == 40);  // every iteration once, across the shrink and the regrowth
   CHECK(sizes.front()[0] == "4");
   CHECK(sizes.back()[0] == "4");
@@ -174,9 +177,7 @@ TEST_CASE("on Slurm, an elastic trial grows back on a node that returns to the a
   CHECK(code == 0);
   CHECK(test::query(db, "SELECT status, num_failures FROM trials") ==
         std::vector<std::vector<std::string>>{{"TERMINATED", "0"}});
-  auto sizes = test::query(db,
-                           "SELECT json_extract(metrics, '$.world_size') FROM results ORDER BY "
-                           "training_iteration");
+  auto sizes = world_sizes(db);
   REQUIRE(sizes.size() == 100);
   std::string seen;
   for (const auto& row : sizes) {

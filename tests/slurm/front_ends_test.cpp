@@ -17,8 +17,8 @@ namespace {
 
 // `command` run from `cwd` inside a 2-node allocation of the local cluster.
 test::CommandResult in_allocation(const std::string& command, const std::filesystem::path& cwd) {
-  return test::run_shell("cd '" + cwd.string() + "' && '" + test::kCluster +
-                         "' run salloc --nodes=2 --exclusive --no-kill --quiet " + command);
+  return test::run_shell("cd '" + cwd.string() + "' && " +
+                         LocalCluster::in_allocation(command));
 }
 
 // Two-rank DDP over torch.distributed (Gloo across the nodes), as Ray

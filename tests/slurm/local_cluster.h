@@ -64,9 +64,15 @@ class LocalCluster {
   // (--no-kill). `address`: pass --control-address (else the sweep file's
   // [cluster] must say it).
   static std::string tunerun_command(const std::string& args, bool address = true, int nodes = 2) {
+    return in_allocation("'" + std::string(TUNERUN_BINARY) + "' " + args +
+                             (address ? " --control-address 198.18.0.1" : "") + " -q",
+                         nodes);
+  }
+  // The shell command that runs `command` in a new allocation of `nodes`
+  // whole nodes that survives a node's death (--no-kill).
+  static std::string in_allocation(const std::string& command, int nodes = 2) {
     return "'" + kCluster + "' run salloc --nodes=" + std::to_string(nodes) +
-           " --exclusive --no-kill --quiet '" + std::string(TUNERUN_BINARY) + "' " + args +
-           (address ? " --control-address 198.18.0.1" : "") + " -q";
+           " --exclusive --no-kill --quiet " + command;
   }
   // `local_cluster.sh ARGS` (exec, crash...).
   static CommandResult cluster(const std::string& args) {
@@ -105,6 +111,14 @@ inline std::string file_text(const std::filesystem::path& file) {
 inline void start_in_background(const ScratchDir& dir, const std::string& command) {
   run_shell("cd '" + dir.path().string() + "' && (" + command +
             " >tunerun.log 2>&1; echo $? > exit_code) >/dev/null 2>&1 &");
+}
+
+// The pid a case's script wrote to dir/controller.pid (`& echo \$! >
+// controller.pid`); 0 when there is none.
+inline int controller_pid(const ScratchDir& dir) {
+  int pid = 0;
+  std::ifstream(dir.path() / "controller.pid") >> pid;
+  return pid;
 }
 
 // The background command's exit code once it exited within `seconds`; -1 if not.

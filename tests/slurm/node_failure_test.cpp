@@ -4,7 +4,6 @@
 #include <doctest/doctest.h>
 
 #include <csignal>
-#include <fstream>
 #include <set>
 #include <thread>
 
@@ -35,11 +34,6 @@ std::vector<std::string> recorded_node(const std::filesystem::path& db, const st
       WHERE experiment_state.key = 'nodes' AND json_extract(n.value, '$.name') = ')" +
                                   node + "'");
   return rows.empty() ? std::vector<std::string>{} : rows[0];
-}
-
-std::string read_file(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  return std::string((std::istreambuf_iterator<char>(in)), {});
 }
 
 // Whether the placements table exists yet (the controller may still be creating the schema).
@@ -82,9 +76,8 @@ test::CommandResult run_beside_foreign_step(const std::filesystem::path& dir,
       "sleep 0.1; done; '{}' run {} --storage-path runs --control-address "
       "198.18.0.1 -q; code=\\$?; kill \\$!; wait; exit \\$code",
       node, seconds, TUNERUN_BINARY, sweep);
-  return test::run_shell("cd '" + dir.string() + "' && '" + test::kCluster +
-                         "' run salloc --nodes=2 --exclusive --no-kill --quiet sh -c \"" + script +
-                         "\"");
+  return test::run_shell("cd '" + dir.string() + "' && " +
+                         LocalCluster::in_allocation("sh -c \"" + script + "\""));
 }
 
 }  // namespace
@@ -102,9 +95,8 @@ TEST_CASE("on Slurm, a trial whose node dies restarts from its checkpoint on the
                         "checkpoint_every = 1\n\n[failure]\nmax_failures = 2\n\n"
                         // The controller's address from the bridge the nodes hang on.
                         "[cluster]\nlauncher = \"slurm\"\ncontrol_interface = \"trslurm0\"\n"));
-  test::run_shell("cd '" + dir.path().string() + "' && (" +
-                  LocalCluster::tunerun_command("run crash.toml --storage-path runs", false) +
-                  " >tunerun.log 2>&1; echo $? > exit_code) >/dev/null 2>&1 &");
+  test::start_in_background(
+      dir, LocalCluster::tunerun_command("run crash.toml --storage-path runs", false));
   const auto db = dir.path() / "runs/crash/experiment.db";
   // The trial on n2, once it has checkpointed a few iterations.
   std::string victim;
@@ -120,13 +112,9 @@ TEST_CASE("on Slurm, a trial whose node dies restarts from its checkpoint on the
   auto crash = LocalCluster::cluster("crash n2");
   INFO(crash.output);
   REQUIRE(crash.exit_code == 0);
-  REQUIRE(test::eventually([&] { return std::filesystem::exists(dir.path() / "exit_code"); }, 100));
-  std::ifstream log_file(dir.path() / "tunerun.log");
-  const std::string log((std::istreambuf_iterator<char>(log_file)), {});
+  const int code = test::exit_code_within(dir, 100);
+  const std::string log = test::file_text(dir.path() / "tunerun.log");
   INFO(log);
-  std::ifstream code_file(dir.path() / "exit_code");
-  int code = -1;
-  code_file >> code;
   REQUIRE(code == 0);
   CHECK(log.find("node n2 failed") != std::string::npos);
   auto after = test::run_tunerun("status runs/crash", dir.path());
@@ -164,14 +152,10 @@ TEST_CASE("on Slurm, a node Slurm took out of the allocation is not used again, 
                                       "iterations = 15\nsleep_s = 0.5\ncheckpoint_every = 1\n\n"
                                       "[failure]\nmax_failures = 3\n\n"
                                       "[cluster]\nslurm_poll_s = 2\n"));
-  test::run_shell("cd '" + dir.path().string() + "' && (" +
-                  LocalCluster::tunerun_command("run twice.toml --storage-path runs") +
-                  " >tunerun.log 2>&1; echo $? > exit_code) >/dev/null 2>&1 &");
+  test::start_in_background(dir,
+                            LocalCluster::tunerun_command("run twice.toml --storage-path runs"));
   const auto db = dir.path() / "runs/twice/experiment.db";
-  auto log = [&] {
-    std::ifstream in(dir.path() / "tunerun.log");
-    return std::string((std::istreambuf_iterator<char>(in)), {});
-  };
+  auto log = [&] { return test::file_text(dir.path() / "tunerun.log"); };
   auto running_on_n2 = [&] {
     // The controller may still be creating the schema.
     if (!std::filesystem::exists(db) ||
@@ -184,7 +168,6 @@ TEST_CASE("on Slurm, a node Slurm took out of the allocation is not used again, 
                        "WHERE host = 'n2'")[0][0] != "0";
   };
   auto logged = [&](const std::string& text) { return log().find(text) != std::string::npos; };
-  auto finished = [&] { return std::filesystem::exists(dir.path() / "exit_code"); };
   // First failure: n2 dies under its trial.
   REQUIRE(test::eventually(running_on_n2, 60));
   REQUIRE(LocalCluster::cluster("crash n2").exit_code == 0);
@@ -193,11 +176,9 @@ TEST_CASE("on Slurm, a node Slurm took out of the allocation is not used again, 
   // node out of the --no-kill job): its probe step fails for that, which is
   // no second failure.
   REQUIRE(LocalCluster::cluster("revive n2").exit_code == 0);
-  REQUIRE(test::eventually(finished, 150));
+  const int code = test::exit_code_within(dir, 150);
   INFO(log());
-  std::ifstream code_file(dir.path() / "exit_code");
-  int code = -1;
-  code_file >> code;
+  REQUIRE(code != -1);  // it exited in time
   CHECK(code == 0);
   CHECK(logged("node n2 is no longer in allocation"));
   CHECK_FALSE(logged("node n2 failed twice"));
@@ -242,9 +223,8 @@ TEST_CASE("on Slurm, a node lost under running trials costs no trial a failure a
                                      "speed = { grid_search = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6] }\n"
                                      "iterations = 25\nsleep_s = 0.4\ncheckpoint_every = 1\n\n"
                                      "[failure]\nmax_failures = 0\n"));
-  test::run_shell("cd '" + dir.path().string() + "' && (" +
-                  LocalCluster::tunerun_command("run lost.toml --storage-path runs", true, 3) +
-                  " >tunerun.log 2>&1; echo $? > exit_code) >/dev/null 2>&1 &");
+  test::start_in_background(
+      dir, LocalCluster::tunerun_command("run lost.toml --storage-path runs", true, 3));
   const auto db = dir.path() / "runs/lost/experiment.db";
   std::string victim;
   REQUIRE(test::eventually([&] { return !(victim = trial_running_on(db, "n2")).empty(); }, 60));
@@ -253,10 +233,11 @@ TEST_CASE("on Slurm, a node lost under running trials costs no trial a failure a
   // SlurmdTimeout (5 s), possibly before Slurm noticed.
   std::this_thread::sleep_for(std::chrono::seconds(3));
   REQUIRE(LocalCluster::cluster("revive n2").exit_code == 0);
-  REQUIRE(test::eventually([&] { return std::filesystem::exists(dir.path() / "exit_code"); }, 200));
-  const std::string log = read_file(dir.path() / "tunerun.log");
+  const int code = test::exit_code_within(dir, 200);
+  const std::string log = test::file_text(dir.path() / "tunerun.log");
   INFO(log);
-  CHECK(read_file(dir.path() / "exit_code") == "0\n");
+  REQUIRE(code != -1);  // it exited in time
+  CHECK(code == 0);
   CHECK(test::query(db, "SELECT count(*) FROM trials WHERE status = 'TERMINATED'")[0][0] == "6");
   CHECK(test::query(db, "SELECT sum(num_failures) FROM trials")[0][0] == "0");
   for (const auto& row : test::query(db, "SELECT trial_id FROM trials")) {
@@ -311,9 +292,8 @@ TEST_CASE("on Slurm, the storage check skips a node that died before Slurm knows
   const std::string script = "'" + test::kCluster + "' crash n2 && '" +
                              std::string(TUNERUN_BINARY) +
                              "' run dead.toml --storage-path runs --control-address 198.18.0.1 -q";
-  auto run = test::run_shell("cd '" + dir.path().string() + "' && '" + test::kCluster +
-                             "' run salloc --nodes=2 --exclusive --no-kill --quiet sh -c \"" +
-                             script + "\"");
+  auto run = test::run_shell("cd '" + dir.path().string() + "' && " +
+                             LocalCluster::in_allocation("sh -c \"" + script + "\""));
   INFO(run.output);
   CHECK(run.exit_code == 0);
   CHECK(run.output.find("the storage check skipped node(s) n2 (a step could not run there") !=
@@ -401,9 +381,7 @@ TEST_CASE(
       "'{0}' run spread.toml --storage-path runs --control-address 198.18.0.1 -q & "
       "echo \\$! > controller.pid; wait; '{0}' resume runs/spread -q",
       TUNERUN_BINARY);
-  test::start_in_background(
-      dir, "'" + test::kCluster + "' run salloc --nodes=3 --exclusive --no-kill --quiet sh -c \"" +
-               script + "\"");
+  test::start_in_background(dir, LocalCluster::in_allocation("sh -c \"" + script + "\"", 3));
   const auto db = dir.path() / "runs/spread/experiment.db";
   std::string victim;
   REQUIRE(test::eventually([&] { return !(victim = trial_running_on(db, "n2")).empty(); }, 60));
@@ -415,8 +393,7 @@ TEST_CASE(
   REQUIRE(!survivor.empty());
   REQUIRE(LocalCluster::cluster("crash n2").exit_code == 0);
   std::this_thread::sleep_for(std::chrono::seconds(1));
-  int controller = 0;
-  std::ifstream(dir.path() / "controller.pid") >> controller;
+  const int controller = test::controller_pid(dir);
   REQUIRE(controller > 0);
   REQUIRE(kill(controller, SIGKILL) == 0);
   const int code = test::exit_code_within(dir, 200);

@@ -144,9 +144,7 @@ TEST_CASE("on Slurm, a controller killed by SIGKILL leaves no task running, and 
         return !rows.empty() && rows[0][0] == "4";
       },
       30));
-  std::ifstream pid_file(dir.path() / "controller.pid");
-  int controller = 0;
-  pid_file >> controller;
+  const int controller = test::controller_pid(dir);
   REQUIRE(controller > 0);
   REQUIRE(kill(controller, SIGKILL) == 0);
   CHECK(test::eventually(

@@ -44,6 +44,20 @@ int SlurmAllocation::find(std::string_view name) const {
   return -1;
 }
 
+std::vector<int> SlurmAllocation::failure_counts(const std::vector<int>& group) const {
+  std::vector<int> counts;
+  for (int node : group) counts.push_back(nodes[node].failures);
+  return counts;
+}
+
+const SlurmNode* SlurmAllocation::failed_since(const std::vector<int>& group,
+                                               const std::vector<int>& at_launch) const {
+  for (size_t r = 0; r < group.size(); ++r) {
+    if (nodes[group[r]].failures > at_launch[r]) return &nodes[group[r]];
+  }
+  return nullptr;
+}
+
 std::vector<int> parse_cpus_per_node(std::string_view text) {
   std::vector<int> counts;
   auto malformed = [&] {

@@ -85,6 +85,13 @@ struct SlurmAllocation {
   int total_gpus() const;
   // The index of node `name`; -1 when the allocation has none.
   int find(std::string_view name) const;
+  // The failure counts of `group` (node indices) now: a group's at its
+  // launch, for failed_since.
+  std::vector<int> failure_counts(const std::vector<int>& group) const;
+  // The first node of `group` that failed since its counts were
+  // `at_launch` (failure_counts then); null when none did.
+  const SlurmNode* failed_since(const std::vector<int>& group,
+                                const std::vector<int>& at_launch) const;
 };
 
 // SLURM_JOB_CPUS_PER_NODE ("2(x3),1": three nodes of 2 CPUs, one of 1) as one

@@ -37,10 +37,9 @@ class SlurmGroup final : public LaunchedGroup {
         srun_(std::move(srun)),
         log_(std::move(log)),
         log_offset_(log_offset),
+        failures_at_launch_(state_->allocation.failure_counts(nodes_)),
         log_watch_(log_watch),
-        rank_exits_(nodes_.size()) {
-    for (int node : nodes_) failures_at_launch_.push_back(state_->allocation.nodes[node].failures);
-  }
+        rank_exits_(nodes_.size()) {}
   ~SlurmGroup() override {
     if (!srun_.exit_status()) kill_and_wait();
     end();
@@ -114,13 +113,8 @@ class SlurmGroup final : public LaunchedGroup {
     if (!state_->job_end.empty()) return state_->job_end;
     if (!ended_) return {};
     if (!srun_failure_.empty()) return srun_failure_;
-    for (size_t r = 0; r < nodes_.size(); ++r) {
-      const SlurmNode& node = state_->allocation.nodes[nodes_[r]];
-      if (node.failures > failures_at_launch_[r]) {
-        return fmt::format("node {} failed ({})", node.name, node.failure);
-      }
-    }
-    return {};
+    const SlurmNode* node = state_->allocation.failed_since(nodes_, failures_at_launch_);
+    return node ? fmt::format("node {} failed ({})", node->name, node->failure) : "";
   }
 
   // Undecided while a node of it is probed, or Slurm's word on it since

@@ -74,9 +74,8 @@ class SshGroup final : public LaunchedGroup {
         nodes_(std::move(nodes)),
         cpus_(cpus),
         gpus_(gpus),
-        ranks_(std::move(ranks)) {
-    for (int node : nodes_) failures_at_launch_.push_back(state_->allocation.nodes[node].failures);
-  }
+        ranks_(std::move(ranks)),
+        failures_at_launch_(state_->allocation.failure_counts(nodes_)) {}
   ~SshGroup() override {
     if (!all_exited()) kill_and_wait();
     end();
@@ -143,13 +142,8 @@ class SshGroup final : public LaunchedGroup {
   // The loss of a host of the group since its launch.
   std::string node_failure() const override {
     if (!ended_) return {};
-    for (size_t r = 0; r < nodes_.size(); ++r) {
-      const SlurmNode& node = state_->allocation.nodes[nodes_[r]];
-      if (node.failures > failures_at_launch_[r]) {
-        return fmt::format("host {} was lost ({})", node.name, node.failure);
-      }
-    }
-    return {};
+    const SlurmNode* node = state_->allocation.failed_since(nodes_, failures_at_launch_);
+    return node ? fmt::format("host {} was lost ({})", node->name, node->failure) : "";
   }
 
   // Undecided while a host of the group is suspected and reachable (its
